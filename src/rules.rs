@@ -1,0 +1,520 @@
+//! The rules of Oware: rulesets, move generation and un-moves.
+//!
+//! Everything here follows `RULES.md` of the project's shared specification. Boards are kept in
+//! **mover-first form**: pits 0..5 belong to the player to move, pits 6..11 to the opponent, and a
+//! move's child is turned around so that its mover is first again.
+//!
+//! The move generator is the inner loop of the solver and the verifier: it allocates nothing and
+//! works on fixed-size arrays. A deliberately naive generator lives in the tests and is compared
+//! with this one on hundreds of thousands of random positions.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Number of pits on the board.
+pub const PITS: usize = 12;
+/// Number of pits in one player's row.
+pub const ROW: usize = 6;
+/// Stones in the game (4 in each of the 12 pits at the start).
+pub const TOTAL_STONES: u32 = 48;
+
+/// A board in mover-first form: `b[0..6]` is the mover's row, `b[6..12]` the opponent's.
+pub type Board = [u8; PITS];
+
+/// Total number of stones on a board.
+#[inline]
+pub fn stones(board: &Board) -> u32 {
+    board.iter().map(|&c| u32::from(c)).sum()
+}
+
+/// The board seen from the other side: the rows swap places (`b[0..6]` <-> `b[6..12]`).
+///
+/// This is how a child is put back into mover-first form after a move.
+#[inline]
+pub fn turned(board: &Board) -> Board {
+    let mut t = [0u8; PITS];
+    t[..ROW].copy_from_slice(&board[ROW..]);
+    t[ROW..].copy_from_slice(&board[..ROW]);
+    t
+}
+
+#[inline]
+fn row_sum(board: &Board, first: usize) -> u32 {
+    board[first..first + ROW].iter().map(|&c| u32::from(c)).sum()
+}
+
+/// What a ruleset does with a grand slam (a move whose capture chain would take every stone in
+/// the opponent's row). The options of the `000_*` seed document; see `RULES.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GrandSlam {
+    /// Legal, captures nothing (the international `abapa` default).
+    NoCapture,
+    /// Illegal; if every move the feeding rule allows is a grand slam, the game ends and each
+    /// player takes the stones in his own row.
+    Forbidden,
+    /// Legal and captures normally (the opponent is then left without stones).
+    Capture,
+    /// Legal, captures, and the game ends with every stone left on the board going to the opponent.
+    RemainderToOpponent,
+    /// Legal, captures the chain except the pit where the last stone fell.
+    SpareLast,
+    /// Legal, captures the chain except the pit where the chain ends.
+    SpareFirst,
+}
+
+/// A complete ruleset: which moves are legal, what a grand slam does, how the game ends.
+///
+/// Every ruleset has a stable short [`name`](Ruleset::name) (used on the command line and as the
+/// database directory name) and a stable numeric [`id`](Ruleset::id) (stored in file headers).
+/// Neither may ever change: files already written depend on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ruleset {
+    /// Computer-Olympiad rules, the rules of the published 2002 solution: eradicating moves are
+    /// legal only when every move eradicates; a player who cannot move loses all remaining stones.
+    Awari,
+    /// International rules (feeding obligation) with the given grand-slam option.
+    Abapa(GrandSlam),
+}
+
+impl Ruleset {
+    /// Every ruleset, in id order.
+    pub const ALL: [Ruleset; 7] = [
+        Ruleset::Awari,
+        Ruleset::Abapa(GrandSlam::NoCapture),
+        Ruleset::Abapa(GrandSlam::Forbidden),
+        Ruleset::Abapa(GrandSlam::Capture),
+        Ruleset::Abapa(GrandSlam::RemainderToOpponent),
+        Ruleset::Abapa(GrandSlam::SpareLast),
+        Ruleset::Abapa(GrandSlam::SpareFirst),
+    ];
+
+    /// Stable short name: `awari`, `abapa`, `abapa-forbidden`, `abapa-capture`,
+    /// `abapa-remainder-to-opponent`, `abapa-spare-last`, `abapa-spare-first`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ruleset::Awari => "awari",
+            Ruleset::Abapa(GrandSlam::NoCapture) => "abapa",
+            Ruleset::Abapa(GrandSlam::Forbidden) => "abapa-forbidden",
+            Ruleset::Abapa(GrandSlam::Capture) => "abapa-capture",
+            Ruleset::Abapa(GrandSlam::RemainderToOpponent) => "abapa-remainder-to-opponent",
+            Ruleset::Abapa(GrandSlam::SpareLast) => "abapa-spare-last",
+            Ruleset::Abapa(GrandSlam::SpareFirst) => "abapa-spare-first",
+        }
+    }
+
+    /// Stable numeric id stored in database headers (0 = awari, 1..=6 = abapa options).
+    pub fn id(self) -> u32 {
+        match self {
+            Ruleset::Awari => 0,
+            Ruleset::Abapa(GrandSlam::NoCapture) => 1,
+            Ruleset::Abapa(GrandSlam::Forbidden) => 2,
+            Ruleset::Abapa(GrandSlam::Capture) => 3,
+            Ruleset::Abapa(GrandSlam::RemainderToOpponent) => 4,
+            Ruleset::Abapa(GrandSlam::SpareLast) => 5,
+            Ruleset::Abapa(GrandSlam::SpareFirst) => 6,
+        }
+    }
+
+    /// The ruleset with the given header id, if any.
+    pub fn from_id(id: u32) -> Option<Ruleset> {
+        Ruleset::ALL.into_iter().find(|r| r.id() == id)
+    }
+
+    /// The names accepted by [`FromStr`], for help texts.
+    pub fn names() -> Vec<&'static str> {
+        Ruleset::ALL.iter().map(|r| r.name()).collect()
+    }
+}
+
+impl fmt::Display for Ruleset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Ruleset {
+    type Err = String;
+
+    /// Parses a short name; `abapa-no-capture` is accepted as an alias of `abapa`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim().to_ascii_lowercase();
+        if s == "abapa-no-capture" {
+            return Ok(Ruleset::Abapa(GrandSlam::NoCapture));
+        }
+        Ruleset::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
+            format!("unknown ruleset '{s}' (expected one of: {})", Ruleset::names().join(", "))
+        })
+    }
+}
+
+/// What a legal move leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The game goes on from `child` (mover-first, so the opponent moves next) after the mover
+    /// captured `captured` stones. The move is worth `captured - v(child)`.
+    Child { captured: u8, child: Board },
+    /// The move ends the game; `value` is the mover's final result over all stones that were on the
+    /// board before the move (his stones minus the opponent's, captures included).
+    End { value: i8 },
+}
+
+/// One legal move: the pit (0..5, counted from the mover's first pit) and its outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Move {
+    pub pit: u8,
+    pub outcome: Outcome,
+}
+
+impl Move {
+    /// The move's value given the value of its child (ignored for an ending move).
+    #[inline]
+    pub fn value_with(&self, child_value: impl FnOnce(&Board) -> i8) -> i8 {
+        match self.outcome {
+            Outcome::Child { captured, child } => captured as i8 - child_value(&child),
+            Outcome::End { value } => value,
+        }
+    }
+}
+
+/// The legal moves of a position, or the game's end when there is none.
+///
+/// A fixed-size list (at most 6 moves) so that generating moves allocates nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Moves {
+    moves: [Move; ROW],
+    len: u8,
+    /// The position's final value for the mover when it has no legal move.
+    ending: Option<i8>,
+}
+
+impl Moves {
+    const EMPTY_MOVE: Move = Move { pit: 0, outcome: Outcome::End { value: 0 } };
+
+    fn ended(value: i8) -> Moves {
+        Moves { moves: [Self::EMPTY_MOVE; ROW], len: 0, ending: Some(value) }
+    }
+
+    fn none() -> Moves {
+        Moves { moves: [Self::EMPTY_MOVE; ROW], len: 0, ending: None }
+    }
+
+    #[inline]
+    fn push(&mut self, m: Move) {
+        self.moves[self.len as usize] = m;
+        self.len += 1;
+    }
+
+    /// The legal moves, in increasing pit order. Empty exactly when [`ending`](Self::ending) is set.
+    #[inline]
+    pub fn as_slice(&self) -> &[Move] {
+        &self.moves[..self.len as usize]
+    }
+
+    /// When the position has no legal move: the game is over and this is its value for the mover.
+    #[inline]
+    pub fn ending(&self) -> Option<i8> {
+        self.ending
+    }
+
+    /// Number of legal moves.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True when there is no legal move.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The legal move from `pit`, if there is one.
+    #[inline]
+    pub fn from_pit(&self, pit: u8) -> Option<&Move> {
+        self.as_slice().iter().find(|m| m.pit == pit)
+    }
+}
+
+/// The board right after sowing from `pit` (not yet captured, not turned), and the last pit sown.
+///
+/// Sowing skips the origin pit on every lap, so it receives nothing and ends up empty.
+#[inline]
+pub fn sow(board: &Board, pit: usize) -> (Board, usize) {
+    let mut b = *board;
+    let s = b[pit] as usize;
+    b[pit] = 0;
+    let laps = (s / 11) as u8;
+    let rem = s % 11;
+    for j in 1..PITS {
+        let p = (pit + j) % PITS;
+        b[p] += laps + u8::from(j <= rem);
+    }
+    let last = (pit + (s - 1) % 11 + 1) % PITS;
+    (b, last)
+}
+
+/// The capture chain that ends at `last` on a sown board: returns `(lowest pit of the chain,
+/// stones in the chain)`, or `None` when nothing would be captured.
+#[inline]
+fn capture_chain(b: &Board, last: usize) -> Option<(usize, u8)> {
+    if last < ROW || !matches!(b[last], 2 | 3) {
+        return None;
+    }
+    let mut p = last;
+    let mut taken = 0u8;
+    loop {
+        taken += b[p];
+        if p == ROW || !matches!(b[p - 1], 2 | 3) {
+            return Some((p, taken));
+        }
+        p -= 1;
+    }
+}
+
+/// One move before legality rules are applied: the sown and captured board (not turned) and what
+/// it captured; `grand_slam` tells that the chain took (or would take) the whole opponent row.
+#[derive(Clone, Copy)]
+struct RawMove {
+    board: Board,
+    captured: u8,
+    grand_slam: bool,
+    /// The chain (lowest pit, last pit), when there is one: spare options need it.
+    chain: Option<(usize, usize)>,
+}
+
+#[inline]
+fn raw_move(board: &Board, pit: usize) -> RawMove {
+    let (mut b, last) = sow(board, pit);
+    match capture_chain(&b, last) {
+        None => RawMove { board: b, captured: 0, grand_slam: false, chain: None },
+        Some((low, taken)) => {
+            let opp_total = row_sum(&b, ROW) as u8;
+            let grand_slam = taken == opp_total;
+            for p in b.iter_mut().take(last + 1).skip(low) {
+                *p = 0;
+            }
+            RawMove { board: b, captured: taken, grand_slam, chain: Some((low, last)) }
+        }
+    }
+}
+
+/// Undoes the capture of a [`RawMove`] so the sown stones stay on the board.
+#[inline]
+fn uncaptured(board: &Board, pit: usize) -> Board {
+    sow(board, pit).0
+}
+
+impl Ruleset {
+    /// The legal moves of `board` (mover-first) under this ruleset, or its ending value.
+    ///
+    /// Cost: at most six sowings of twelve pits; no allocation. Works for any board with at most
+    /// 48 stones (more would overflow the `i8` values).
+    pub fn moves(self, board: &Board) -> Moves {
+        let n = stones(board) as i8;
+        let own = row_sum(board, 0);
+        if own == 0 {
+            // A player with no stones in his row cannot move: the opponent takes the rest.
+            return Moves::ended(-n);
+        }
+        match self {
+            Ruleset::Awari => awari_moves(board, n),
+            Ruleset::Abapa(gs) => abapa_moves(board, n, own, gs),
+        }
+    }
+
+    /// The legal move from `pit` of `board`, if that pit holds a legal move.
+    ///
+    /// Cheaper than [`moves`](Self::moves) in the common case: only when legality depends on the
+    /// position's other moves (eradication, feeding, forbidden grand slams) are they generated.
+    pub fn play(self, board: &Board, pit: usize) -> Option<Move> {
+        if pit >= ROW || board[pit] == 0 {
+            return None;
+        }
+        let opp_before = row_sum(board, ROW);
+        let raw = raw_move(board, pit);
+        let opp_after = row_sum(&raw.board, ROW);
+        let simple = match self {
+            // A move that leaves the opponent stones is legal whatever the other moves do.
+            Ruleset::Awari => opp_after > 0,
+            // Feeding matters only when the opponent row is empty; grand slams need their option.
+            Ruleset::Abapa(_) => opp_before > 0 && !raw.grand_slam,
+        };
+        if simple {
+            return Some(Move {
+                pit: pit as u8,
+                outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
+            });
+        }
+        self.moves(board).from_pit(pit as u8).copied()
+    }
+}
+
+fn awari_moves(board: &Board, n: i8) -> Moves {
+    let mut all = Moves::none();
+    let mut any_keeps_opponent = false;
+    let mut raws = [None; ROW];
+    for (pit, slot) in raws.iter_mut().enumerate() {
+        if board[pit] == 0 {
+            continue;
+        }
+        let raw = raw_move(board, pit);
+        if row_sum(&raw.board, ROW) > 0 {
+            any_keeps_opponent = true;
+        }
+        *slot = Some(raw);
+    }
+    for (pit, raw) in raws.iter().enumerate() {
+        let Some(raw) = raw else { continue };
+        let eradicating = row_sum(&raw.board, ROW) == 0;
+        if eradicating && any_keeps_opponent {
+            continue;
+        }
+        all.push(Move {
+            pit: pit as u8,
+            outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
+        });
+    }
+    debug_assert!(!all.is_empty() || n == 0);
+    all
+}
+
+fn abapa_moves(board: &Board, n: i8, own: u32, gs: GrandSlam) -> Moves {
+    let opp_empty = row_sum(board, ROW) == 0;
+    let mut out = Moves::none();
+    let mut feeding_allowed = 0;
+    let mut all_slams = true;
+    for pit in 0..ROW {
+        let s = board[pit] as usize;
+        if s == 0 {
+            continue;
+        }
+        // Feeding: with the opponent's row empty, a move must reach it (pit + s > 5).
+        if opp_empty && pit + s < ROW {
+            continue;
+        }
+        feeding_allowed += 1;
+        let raw = raw_move(board, pit);
+        if !raw.grand_slam {
+            all_slams = false;
+            out.push(Move {
+                pit: pit as u8,
+                outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
+            });
+            continue;
+        }
+        let outcome = match gs {
+            GrandSlam::NoCapture => {
+                Outcome::Child { captured: 0, child: turned(&uncaptured(board, pit)) }
+            }
+            GrandSlam::Forbidden => continue,
+            GrandSlam::Capture => Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
+            GrandSlam::RemainderToOpponent => {
+                let c = raw.captured as i8;
+                Outcome::End { value: c - (n - c) }
+            }
+            GrandSlam::SpareLast | GrandSlam::SpareFirst => {
+                let (low, last) = raw.chain.expect("a grand slam has a capture chain");
+                let spared = if gs == GrandSlam::SpareLast { last } else { low };
+                let mut b = uncaptured(board, pit);
+                let mut captured = 0u8;
+                for p in low..=last {
+                    if p != spared {
+                        captured += b[p];
+                        b[p] = 0;
+                    }
+                }
+                Outcome::Child { captured, child: turned(&b) }
+            }
+        };
+        out.push(Move { pit: pit as u8, outcome });
+    }
+    if feeding_allowed == 0 {
+        // The opponent cannot be fed: the mover takes the stones in his own row.
+        return Moves::ended(own as i8);
+    }
+    if gs == GrandSlam::Forbidden && all_slams {
+        // Every allowed move is a forbidden grand slam: each side takes his own row.
+        return Moves::ended(own as i8 - (n - own as i8));
+    }
+    out
+}
+
+/// Un-moves: the same-layer predecessors of `child` under `rules`.
+///
+/// Calls `visit(parent, pit)` for every board `parent` (mover-first) whose legal move from `pit`
+/// captures nothing and leads to `child`. Every candidate found by un-sowing is confirmed with the
+/// forward generator ([`Ruleset::play`]), so each ruleset's legality rules hold exactly. A parent
+/// is reported whether or not it belongs to a layer; callers that index parents must check.
+///
+/// Cost: a handful of un-sowings per empty pit of the child's opponent row, each confirmed by one
+/// forward move; no allocation.
+#[inline]
+pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, usize)) {
+    // The parent's frame: its row is the child's opponent row.
+    let after = turned(child);
+    let n: u32 = stones(&after);
+    for pit in 0..ROW {
+        if after[pit] != 0 {
+            continue;
+        }
+        // Sowing s stones from `pit` adds laps = s / 11 to every other pit and one more to the
+        // first s % 11 of them. Un-sow for s = 1, 2, ... while every count stays non-negative.
+        let mut s = 1usize;
+        while s as u32 <= n {
+            let laps = (s / 11) as u8;
+            let rem = s % 11;
+            let mut parent = after;
+            let mut ok = true;
+            for j in 1..PITS {
+                let p = (pit + j) % PITS;
+                let add = laps + u8::from(j <= rem);
+                if parent[p] < add {
+                    ok = false;
+                    break;
+                }
+                parent[p] -= add;
+            }
+            if !ok {
+                // Larger s removes at least as much from every pit: no more candidates.
+                break;
+            }
+            parent[pit] = s as u8;
+            if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) =
+                rules.play(&parent, pit)
+            {
+                if c == *child {
+                    visit(&parent, pit);
+                }
+            }
+            s += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sowing_skips_origin() {
+        let mut b = [0u8; 12];
+        b[4] = 14;
+        let (after, last) = sow(&b, 4);
+        assert_eq!(after[4], 0);
+        assert_eq!(after.iter().map(|&c| c as u32).sum::<u32>(), 14);
+        // 14 stones: 11 pits get one, then pits 5, 6, 7 get a second.
+        assert_eq!(after[5], 2);
+        assert_eq!(after[7], 2);
+        assert_eq!(after[8], 1);
+        assert_eq!(last, 7);
+    }
+
+    #[test]
+    fn ruleset_names_and_ids_round_trip() {
+        for r in Ruleset::ALL {
+            assert_eq!(r.name().parse::<Ruleset>().unwrap(), r);
+            assert_eq!(Ruleset::from_id(r.id()), Some(r));
+        }
+        assert!("chess".parse::<Ruleset>().is_err());
+    }
+}
