@@ -18,9 +18,13 @@
 //! counting 0.
 
 pub mod error;
+pub mod format;
 pub mod index;
 pub mod position;
 pub mod rules;
+pub mod solver;
+pub mod storage;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use position::Position;
