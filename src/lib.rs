@@ -20,7 +20,9 @@
 pub mod error;
 pub mod format;
 pub mod index;
+pub mod perft;
 pub mod position;
+pub mod probe;
 pub mod rules;
 pub mod solver;
 pub mod storage;

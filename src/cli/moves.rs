@@ -1,10 +1,182 @@
-//! TEMPORARY scaffold: replaced by the real command before landing.
+//! `oware moves`: the legal moves of a position, what each captures and where it leads.
+
 use clap::Args;
-use oware::{Error, Result};
+use oware::rules::{stones, Outcome};
+use oware::{Error, Position, Result, Ruleset};
+use serde_json::{json, Value};
 
+use super::{PositionArgs, RulesArg};
+
+/// Arguments of `oware moves`.
 #[derive(Args, Debug)]
-pub struct MovesArgs {}
+pub struct MovesArgs {
+    #[command(flatten)]
+    position: PositionArgs,
+    #[command(flatten)]
+    rules: RulesArg,
+    /// Print one JSON object (and nothing else) on stdout, for programs.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn run(_a: MovesArgs) -> Result<()> {
-    Err(Error::Usage("not yet implemented".into()))
+/// How `value` (mover's stones minus the opponent's, over `n` stones) splits the stones:
+/// `(mover's, opponent's)`.
+fn split(n: u32, value: i8) -> (i64, i64) {
+    let n = i64::from(n);
+    let v = i64::from(value);
+    ((n + v) / 2, (n - v) / 2)
+}
+
+/// Lists the legal moves of the given position (or its ending value when it has none).
+///
+/// # Errors
+/// [`Error::InvalidPosition`] / [`Error::Usage`] for a missing or malformed position;
+/// [`Error::Io`] when stdout cannot be written.
+pub fn run(a: MovesArgs) -> Result<()> {
+    let pos = a.position.required()?;
+    let rules = a.rules.rules;
+    let text = if a.json { json_report(rules, &pos).to_string() + "\n" } else { text_report(rules, &pos) };
+    write_stdout(&text)
+}
+
+/// Writes `text` to stdout, turning a write failure (closed pipe, full disk) into an error.
+fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e))
+}
+
+/// The human-readable listing: the drawing, then one line per legal move.
+fn text_report(rules: Ruleset, pos: &Position) -> String {
+    let board = pos.board();
+    let n = stones(board);
+    let moves = rules.moves(board);
+    let mut s = pos.drawing();
+    s.push('\n');
+    s.push_str(&format!("position {pos} ({n} stones), rules {rules}\n"));
+    if let Some(v) = moves.ending() {
+        let (mine, theirs) = split(n, v);
+        s.push_str(&format!(
+            "no legal move: the game is over, value {v:+} for the player to move \
+             (he gets {mine} stones, the opponent {theirs})\n"
+        ));
+        return s;
+    }
+    s.push_str(&format!("{} legal move{}:\n", moves.len(), if moves.len() == 1 { "" } else { "s" }));
+    for m in moves.as_slice() {
+        match m.outcome {
+            Outcome::Child { captured, child } => {
+                // The child is in mover-first form for the opponent, who moves next.
+                let child_pos = Position::new(child).map(|p| p.to_string()).unwrap_or_else(|_| format!("{child:?}"));
+                s.push_str(&format!(
+                    "  pit {}: captures {captured:>2} -> {child_pos}  (opponent to move, {} stones)\n",
+                    m.pit,
+                    stones(&child)
+                ));
+            }
+            Outcome::End { value } => {
+                let (mine, theirs) = split(n, value);
+                s.push_str(&format!(
+                    "  pit {}: ends the game, value {value:+} for the mover (he gets {mine} stones, the opponent {theirs})\n",
+                    m.pit
+                ));
+            }
+        }
+    }
+    s
+}
+
+/// The machine-readable report: one JSON object.
+///
+/// `{"rules", "position": [12 counts, mover-first], "stones", "moves": [{"pit", "ends_game",
+/// "captured", "child", "value", "mover_stones", "opponent_stones"}], "ending"}`. For a
+/// continuing move `captured` and `child` (mover-first for the opponent) are set and the rest is
+/// null; for a move that ends the game `value` (mover's final stones minus the opponent's) and
+/// the split are set. `ending` is null, or `{"value", "mover_stones", "opponent_stones"}` when the
+/// position has no legal move.
+fn json_report(rules: Ruleset, pos: &Position) -> Value {
+    let board = pos.board();
+    let n = stones(board);
+    let moves = rules.moves(board);
+    let list: Vec<Value> = moves
+        .as_slice()
+        .iter()
+        .map(|m| match m.outcome {
+            Outcome::Child { captured, child } => json!({
+                "pit": m.pit,
+                "ends_game": false,
+                "captured": captured,
+                "child": child,
+                "value": Value::Null,
+                "mover_stones": Value::Null,
+                "opponent_stones": Value::Null,
+            }),
+            Outcome::End { value } => {
+                let (mine, theirs) = split(n, value);
+                json!({
+                    "pit": m.pit,
+                    "ends_game": true,
+                    "captured": Value::Null,
+                    "child": Value::Null,
+                    "value": value,
+                    "mover_stones": mine,
+                    "opponent_stones": theirs,
+                })
+            }
+        })
+        .collect();
+    let ending = match moves.ending() {
+        Some(v) => {
+            let (mine, theirs) = split(n, v);
+            json!({ "value": v, "mover_stones": mine, "opponent_stones": theirs })
+        }
+        None => Value::Null,
+    };
+    json!({
+        "rules": rules.name(),
+        "position": board,
+        "stones": n,
+        "moves": list,
+        "ending": ending,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oware::rules::GrandSlam;
+
+    #[test]
+    fn split_adds_up() {
+        assert_eq!(split(12, 2), (7, 5));
+        assert_eq!(split(7, -7), (0, 7));
+        assert_eq!(split(0, 0), (0, 0));
+    }
+
+    #[test]
+    fn json_lists_moves_and_endings() {
+        let start = Position::start();
+        let v = json_report(Ruleset::Awari, &start);
+        assert_eq!(v["stones"], 48);
+        assert_eq!(v["moves"].as_array().map(Vec::len), Some(6));
+        assert_eq!(v["moves"][0]["child"], json!([4, 4, 4, 4, 4, 4, 0, 5, 5, 5, 5, 4]));
+        assert_eq!(v["ending"], Value::Null);
+
+        // Remainder-to-opponent grand slam: 7 captured of 12, the 5 left go to the opponent.
+        let slam = Position::new([1, 1, 2, 0, 4, 0, 2, 1, 1, 0, 0, 0]).unwrap();
+        let v = json_report(Ruleset::Abapa(GrandSlam::RemainderToOpponent), &slam);
+        let last = &v["moves"][3];
+        assert_eq!(last["pit"], 4);
+        assert_eq!(last["ends_game"], true);
+        assert_eq!(last["value"], 2);
+        assert_eq!((last["mover_stones"].as_i64(), last["opponent_stones"].as_i64()), (Some(7), Some(5)));
+
+        // No legal move: abapa, the opponent cannot be fed, the mover takes his 4.
+        let end = Position::new([0, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+        let v = json_report(Ruleset::Abapa(GrandSlam::NoCapture), &end);
+        assert_eq!(v["moves"], json!([]));
+        assert_eq!(v["ending"], json!({"value": 4, "mover_stones": 4, "opponent_stones": 0}));
+        let t = text_report(Ruleset::Abapa(GrandSlam::NoCapture), &end);
+        assert!(t.contains("no legal move") && t.contains("+4"), "{t}");
+    }
 }

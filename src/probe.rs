@@ -1,0 +1,1 @@
+//! Probing built databases (being written).
