@@ -442,17 +442,24 @@ fn abapa_moves(board: &Board, n: i8, own: u32, gs: GrandSlam) -> Moves {
 /// Un-moves: the same-layer predecessors of `child` under `rules`.
 ///
 /// Calls `visit(parent, pit)` for every board `parent` (mover-first) whose legal move from `pit`
-/// captures nothing and leads to `child`. Every candidate found by un-sowing is confirmed with the
-/// forward generator ([`Ruleset::play`]), so each ruleset's legality rules hold exactly. A parent
-/// is reported whether or not it belongs to a layer; callers that index parents must check.
+/// captures nothing and leads to `child`. A parent is reported whether or not it belongs to a
+/// layer; callers that index parents must check.
 ///
-/// Cost: a handful of un-sowings per empty pit of the child's opponent row, each confirmed by one
-/// forward move; no allocation.
+/// Candidates come from un-sowing. Un-sowing is the exact inverse of sowing, so what is left to
+/// confirm is that the move captures nothing and is legal. Where legality depends only on the move
+/// itself (the common case) that is decided here; where it depends on the parent's other moves
+/// (eradication under `awari`, feeding or a grand slam under `abapa`) the forward generator
+/// ([`Ruleset::play`]) decides, so each ruleset's rules hold exactly. The tests compare this
+/// function with a plain search over forward moves.
+///
+/// Cost: a handful of un-sowings per empty pit of the child's opponent row; no allocation.
 #[inline]
 pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, usize)) {
     // The parent's frame: its row is the child's opponent row.
     let after = turned(child);
     let n: u32 = stones(&after);
+    // After the move the parent's opponent row is the child's own row (pits 0..5).
+    let opp_after_nonempty = child[..ROW].iter().any(|&c| c > 0);
     for pit in 0..ROW {
         if after[pit] != 0 {
             continue;
@@ -479,7 +486,18 @@ pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut
                 break;
             }
             parent[pit] = s as u8;
-            if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) =
+            let last = (pit + (s - 1) % 11 + 1) % PITS;
+            let captures = last >= ROW && matches!(after[last], 2 | 3);
+            let plain = !captures
+                && match rules {
+                    // Not eradicating: legal whatever the other moves are.
+                    Ruleset::Awari => opp_after_nonempty,
+                    // No feeding duty (opponent had stones) and no grand slam (no capture).
+                    Ruleset::Abapa(_) => parent[ROW..].iter().any(|&c| c > 0),
+                };
+            if plain {
+                visit(&parent, pit);
+            } else if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) =
                 rules.play(&parent, pit)
             {
                 if c == *child {

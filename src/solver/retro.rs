@@ -5,27 +5,31 @@
 //! first enters WIN at threshold `t` is worth exactly `t`, one that first enters LOSS exactly
 //! `-t`; positions that never enter are worth 0 (neither side can force better than endless play).
 //!
-//! State per position, two bytes:
-//! - the value byte (the layer file's own payload, written in place through the memory map):
-//!   the best exit value (`NO_EXIT` when none) until the position is resolved, then its value;
-//! - the meta byte: a resolved flag and the number of same-layer moves whose child is not yet in
-//!   WIN (`pending`, at most 6).
+//! State per position: one `u16`, so that every update of a position touches one cache line:
+//! - the low byte: the best exit value (`NO_EXIT` when none) until the position is resolved,
+//!   then its value;
+//! - bits 8..10: the number of same-layer moves whose child is not yet in WIN (`pending`, at
+//!   most 6); bit 15: resolved.
+//!
+//! The values are copied into the layer file's payload (memory-mapped) at the end.
 //!
 //! Parallelism: each threshold's seed scan runs over index chunks in parallel; every position a
 //! thread resolves is propagated depth-first from that thread's own stack. Resolution is an atomic
-//! `fetch_or` of the resolved flag, so each position is resolved exactly once, and within one
+//! compare-and-swap setting the resolved flag, so each position is resolved exactly once, and within one
 //! threshold every resolved position gets the same `±t` whatever the order: the result does not
 //! depend on the number of threads or on scheduling.
 
-use std::sync::atomic::{AtomicI8, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
 use crate::index::{chunks, in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
 
-const RESOLVED: u8 = 0x80;
-const PENDING: u8 = 0x07;
+const RESOLVED: u16 = 0x8000;
+const PENDING_SHIFT: u32 = 8;
+const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
+const PENDING: u16 = 0x7 << PENDING_SHIFT;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item.
@@ -51,68 +55,100 @@ pub fn work_units(n: u32) -> u64 {
     layer_size(n) * (EXIT_WEIGHT + u64::from(n) + 1)
 }
 
-/// Bytes of working memory [`solve_layer`] allocates besides its output: the meta bytes.
+/// Bytes of working memory [`solve_layer`] allocates besides its output: two per position.
 pub fn working_memory(n: u32) -> u64 {
-    layer_size(n)
+    2 * layer_size(n)
 }
 
-/// Views a byte buffer as atomics.
-fn as_atomic_i8(b: &mut [u8]) -> &[AtomicI8] {
-    // SAFETY: AtomicI8 has the same size, alignment and bit validity as u8/i8, and the exclusive
-    // borrow guarantees no non-atomic access happens while the atomic view lives.
-    unsafe { &*(b as *mut [u8] as *const [AtomicI8]) }
+#[inline]
+fn value_of(s: u16) -> i8 {
+    s as u8 as i8
 }
-fn as_atomic_u8(b: &mut [u8]) -> &[AtomicU8] {
-    // SAFETY: as above, for AtomicU8.
-    unsafe { &*(b as *mut [u8] as *const [AtomicU8]) }
+
+#[inline]
+fn pack(value: i8, pending: u8) -> u16 {
+    u16::from(value as u8) | (u16::from(pending) << PENDING_SHIFT)
 }
 
 struct State<'a> {
     rules: Ruleset,
-    n: u32,
-    values: &'a [AtomicI8],
-    meta: &'a [AtomicU8],
+    cells: &'a [AtomicU16],
 }
 
 impl State<'_> {
-    /// Marks position `i` resolved with value `v`; false when another thread got there first.
+    /// Marks position `i` resolved with value `v`; false when it already was (another thread may
+    /// have got there first).
     #[inline]
     fn resolve(&self, i: usize, v: i8) -> bool {
-        if self.meta[i].fetch_or(RESOLVED, Relaxed) & RESOLVED != 0 {
-            return false;
+        let cell = &self.cells[i];
+        let mut cur = cell.load(Relaxed);
+        loop {
+            if cur & RESOLVED != 0 {
+                return false;
+            }
+            let new = RESOLVED | (cur & PENDING) | u16::from(v as u8);
+            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
         }
-        self.values[i].store(v, Relaxed);
-        true
     }
 
     /// Propagates every position on `stack` (resolved at threshold `t`) to its same-layer
-    /// predecessors, depth-first, until the stack is empty.
-    fn propagate(&self, t: i8, stack: &mut Vec<(Board, i8)>) {
-        while let Some((board, v)) = stack.pop() {
-            for_each_predecessor(self.rules, &board, |q, _pit| {
-                if !in_some_layer(q) {
-                    return;
-                }
-                let j = rank_unchecked(q) as usize;
-                if v < 0 {
+    /// predecessors until the stack is empty.
+    ///
+    /// Works in batches: the predecessors of up to [`BATCH`] positions are generated and their
+    /// cells prefetched first, then updated, so that many cache misses are in flight at once
+    /// instead of one after the other. `batch` is scratch space.
+    fn propagate(&self, t: i8, stack: &mut Vec<(Board, i8)>, batch: &mut Vec<(usize, Board, bool)>) {
+        while !stack.is_empty() {
+            batch.clear();
+            for _ in 0..BATCH {
+                let Some((board, v)) = stack.pop() else { break };
+                for_each_predecessor(self.rules, &board, |q, _pit| {
+                    if in_some_layer(q) {
+                        let j = rank_unchecked(q) as usize;
+                        prefetch(&self.cells[j]);
+                        batch.push((j, *q, v < 0));
+                    }
+                });
+            }
+            for &(j, q, child_lost) in batch.iter() {
+                if child_lost {
                     // q can move to a position lost by at least t: q wins at least t.
                     if self.resolve(j, t) {
-                        stack.push((*q, t));
+                        stack.push((q, t));
                     }
                 } else {
-                    // One more of q's same-layer moves is worth -t or less.
-                    let prev = self.meta[j].fetch_sub(1, Relaxed);
+                    // One more of q's same-layer moves is worth -t or less. (Resolved positions
+                    // are decremented too: harmless, as each same-layer move is counted once.)
+                    let prev = self.cells[j].fetch_sub(PENDING_ONE, Relaxed);
                     if prev & RESOLVED == 0
-                        && prev & PENDING == 1
-                        && self.values[j].load(Relaxed) <= -t
+                        && prev & PENDING == PENDING_ONE
+                        && value_of(prev) <= -t
                         && self.resolve(j, -t)
                     {
-                        stack.push((*q, -t));
+                        stack.push((q, -t));
                     }
                 }
-            });
+            }
         }
     }
+}
+
+/// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
+const BATCH: usize = 32;
+
+/// Asks the CPU to start loading the cache line of `r`.
+#[inline(always)]
+fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no effect on memory; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 /// Computes the exact value of every position of layer `n` under `rules`.
@@ -136,33 +172,67 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     for m in 0..n {
         assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
     }
-    let mut meta_buf = vec![0u8; size as usize];
-    let state = State { rules, n, values: as_atomic_i8(out), meta: as_atomic_u8(&mut meta_buf) };
+    let cells: Vec<AtomicU16> = (0..size).into_par_iter().map(|_| AtomicU16::new(0)).collect();
+    let state = State { rules, cells: &cells };
     let ranges: Vec<_> = chunks(n, CHUNK).collect();
 
     // 1. Exits pass: best exit and number of same-layer moves of every position.
+    let trace = std::env::var_os("OWARE_TRACE").is_some();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |what: &str| {
+        if trace {
+            eprintln!("  layer {n} {what}: {:.3} s", clock.elapsed().as_secs_f64());
+        }
+        clock = std::time::Instant::now();
+    };
     progress.phase("exits");
     ranges.par_iter().for_each(|r| {
-        let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        for (i, b) in walker {
-            let (best, pending) = exits(&state, lower, &b);
-            state.values[i as usize].store(best, Relaxed);
-            state.meta[i as usize].store(pending, Relaxed);
+        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+        let mut group: Vec<(u64, i8, u8)> = Vec::with_capacity(BATCH);
+        let mut lookups: Vec<(u8, u8, usize, i8)> = Vec::with_capacity(BATCH * 6);
+        loop {
+            // Moves of a group of positions; the lower-layer values they need are prefetched...
+            group.clear();
+            lookups.clear();
+            for (i, b) in walker.by_ref().take(BATCH) {
+                let k = group.len() as u8;
+                let (best, pending) = exits(rules, &b, |captured, child| {
+                    let layer = lower[(n - u32::from(captured)) as usize];
+                    let j = rank_unchecked(child) as usize;
+                    prefetch(&layer[j]);
+                    lookups.push((k, captured, j, 0));
+                });
+                group.push((i, best, pending));
+            }
+            if group.is_empty() {
+                break;
+            }
+            // ...then read once they are on their way.
+            for &(k, captured, j, _) in &lookups {
+                let v = lower[(n - u32::from(captured)) as usize][j];
+                let g = &mut group[k as usize];
+                g.1 = g.1.max(captured as i8 - v);
+            }
+            for &(i, best, pending) in &group {
+                state.cells[i as usize].store(pack(best, pending), Relaxed);
+            }
         }
         progress.advance((r.end - r.start) * EXIT_WEIGHT);
     });
 
+    lap("exits");
     // 2. Thresholds from n down to 1: seed, then propagate.
     for t in (1..=n as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         ranges.par_iter().for_each(|r| {
             let mut stack: Vec<(Board, i8)> = Vec::new();
+            let mut batch = Vec::new();
             for i in r.start as usize..r.end as usize {
-                let m = state.meta[i].load(Relaxed);
+                let m = state.cells[i].load(Relaxed);
                 if m & RESOLVED != 0 {
                     continue;
                 }
-                let best = state.values[i].load(Relaxed);
+                let best = value_of(m);
                 let v = if best >= t {
                     t
                 } else if m & PENDING == 0 && best <= -t {
@@ -172,30 +242,31 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
                 };
                 if state.resolve(i, v) {
                     stack.push((unrank_unchecked(n, i as u64), v));
-                    state.propagate(t, &mut stack);
+                    state.propagate(t, &mut stack, &mut batch);
                 }
             }
             progress.advance(r.end - r.start);
         });
     }
 
-    // 3. Everything still unresolved is worth 0 (endless play).
+    lap("thresholds");
+    // 3. Write the values; everything still unresolved is worth 0 (endless play).
     progress.phase("draws");
-    ranges.par_iter().for_each(|r| {
-        for i in r.start as usize..r.end as usize {
-            if state.meta[i].load(Relaxed) & RESOLVED == 0 {
-                state.values[i].store(0, Relaxed);
-            }
+    out.par_chunks_mut(CHUNK as usize).zip(cells.par_chunks(CHUNK as usize)).for_each(|(o, c)| {
+        for (byte, cell) in o.iter_mut().zip(c) {
+            let s = cell.load(Relaxed);
+            *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
         }
-        progress.advance(r.end - r.start);
+        progress.advance(o.len() as u64);
     });
 }
 
-/// The best exit value (captures into smaller layers and game ends) of `board` and the number of
-/// its moves that stay in the layer.
+/// The best exit value of `board` among its game-ending moves, and the number of its moves that
+/// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
+/// whose value the caller folds into the best exit.
 #[inline]
-fn exits(state: &State<'_>, lower: &[&[i8]], board: &Board) -> (i8, u8) {
-    let moves = state.rules.moves(board);
+fn exits(rules: Ruleset, board: &Board, mut capture: impl FnMut(u8, &Board)) -> (i8, u8) {
+    let moves = rules.moves(board);
     if let Some(ending) = moves.ending() {
         return (ending, 0);
     }
@@ -205,11 +276,7 @@ fn exits(state: &State<'_>, lower: &[&[i8]], board: &Board) -> (i8, u8) {
         match m.outcome {
             Outcome::End { value } => best = best.max(value),
             Outcome::Child { captured: 0, .. } => pending += 1,
-            Outcome::Child { captured, child } => {
-                let layer = lower[(state.n - u32::from(captured)) as usize];
-                let v = layer[rank_unchecked(&child) as usize];
-                best = best.max(captured as i8 - v);
-            }
+            Outcome::Child { captured, ref child } => capture(captured, child),
         }
     }
     (best, pending)
