@@ -38,11 +38,6 @@ pub fn turned(board: &Board) -> Board {
     t
 }
 
-#[inline]
-fn row_sum(board: &Board, first: usize) -> u32 {
-    board[first..first + ROW].iter().map(|&c| u32::from(c)).sum()
-}
-
 /// What a ruleset does with a grand slam (a move whose capture chain would take every stone in
 /// the opponent's row). The options of the `000_*` seed document; see `RULES.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -235,156 +230,212 @@ impl Moves {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Packed boards. The hot paths work on a board packed into a u128, pit p in byte p (bytes 12..15
+// zero). No pit ever holds more than 48 stones, so bytewise sums never carry into the next pit:
+// a sowing is one masked add of a precomputed increment vector, an un-sowing one subtraction with
+// a bytewise borrow test, and a row test one mask.
+
+/// Bytes 0..5 (the mover's row) of a packed board.
+const OWN_MASK: u128 = (1u128 << 48) - 1;
+/// Bytes 6..11 (the opponent's row) of a packed board.
+const OPP_MASK: u128 = OWN_MASK << 48;
+/// 0x80 in each of bytes 0..11: the borrow guards of an un-sowing.
+const GUARDS: u128 = 0x8080_8080_8080_8080_8080_8080;
+
+#[inline(always)]
+fn pack(b: &Board) -> u128 {
+    let mut a = [0u8; 16];
+    a[..PITS].copy_from_slice(b);
+    u128::from_le_bytes(a)
+}
+
+#[inline(always)]
+fn unpack(x: u128) -> Board {
+    let a = x.to_le_bytes();
+    let mut b = [0u8; PITS];
+    b.copy_from_slice(&a[..PITS]);
+    b
+}
+
+#[inline(always)]
+fn pit_of(x: u128, p: usize) -> u8 {
+    (x >> (8 * p)) as u8
+}
+
+/// Sum of the six bytes of a row (the row in bytes 0..5 of `x`).
+#[inline(always)]
+fn sum6(x: u128) -> u32 {
+    // Multiplying by 0x0101.. adds every byte into the top one; sums stay below 256.
+    (((x as u64) & 0xFFFF_FFFF_FFFF).wrapping_mul(0x0101_0101_0101_0101) >> 56) as u32
+}
+
+#[inline(always)]
+fn turned_packed(x: u128) -> u128 {
+    ((x & OWN_MASK) << 48) | ((x >> 48) & OWN_MASK)
+}
+
+/// `INC[pit][s]`: what sowing `s` stones from `pit` adds to each pit (the origin gets nothing).
+/// `LAST[pit][s]`: the pit that receives the last stone.
+struct SowTables {
+    inc: [[u128; 49]; ROW],
+    last: [[u8; 49]; ROW],
+}
+
+const SOW: SowTables = {
+    let mut t = SowTables { inc: [[0; 49]; ROW], last: [[0; 49]; ROW] };
+    let mut pit = 0;
+    while pit < ROW {
+        let mut s = 1;
+        while s <= 48 {
+            let laps = (s / 11) as u128;
+            let rem = s % 11;
+            let mut inc = 0u128;
+            let mut j = 1;
+            while j < PITS {
+                let add = laps + if j <= rem { 1 } else { 0 };
+                inc += add << (8 * ((pit + j) % PITS));
+                j += 1;
+            }
+            t.inc[pit][s] = inc;
+            t.last[pit][s] = ((pit + (s - 1) % 11 + 1) % PITS) as u8;
+            s += 1;
+        }
+        pit += 1;
+    }
+    t
+};
+
 /// The board right after sowing from `pit` (not yet captured, not turned), and the last pit sown.
 ///
 /// Sowing skips the origin pit on every lap, so it receives nothing and ends up empty.
+///
+/// # Panics
+/// When `pit` is not one of the mover's pits (0..5) or holds no stone.
 #[inline]
 pub fn sow(board: &Board, pit: usize) -> (Board, usize) {
-    let mut b = *board;
-    let s = b[pit] as usize;
-    b[pit] = 0;
-    let laps = (s / 11) as u8;
-    let rem = s % 11;
-    for j in 1..PITS {
-        let p = (pit + j) % PITS;
-        b[p] += laps + u8::from(j <= rem);
-    }
-    let last = (pit + (s - 1) % 11 + 1) % PITS;
-    (b, last)
+    assert!(pit < ROW && board[pit] > 0, "sowing needs a non-empty pit of the mover");
+    let (x, last) = sow_packed(pack(board), pit);
+    (unpack(x), last)
 }
 
-/// The capture chain that ends at `last` on a sown board: returns `(lowest pit of the chain,
-/// stones in the chain)`, or `None` when nothing would be captured.
-#[inline]
-fn capture_chain(b: &Board, last: usize) -> Option<(usize, u8)> {
-    if last < ROW || !matches!(b[last], 2 | 3) {
-        return None;
-    }
-    let mut p = last;
-    let mut taken = 0u8;
-    loop {
-        taken += b[p];
-        if p == ROW || !matches!(b[p - 1], 2 | 3) {
-            return Some((p, taken));
-        }
-        p -= 1;
-    }
+#[inline(always)]
+fn sow_packed(x: u128, pit: usize) -> (u128, usize) {
+    let s = pit_of(x, pit) as usize;
+    let sown = (x & !(0xFFu128 << (8 * pit))) + SOW.inc[pit][s];
+    (sown, SOW.last[pit][s] as usize)
 }
 
-/// One move before legality rules are applied: the sown and captured board (not turned) and what
-/// it captured; `grand_slam` tells that the chain took (or would take) the whole opponent row.
+/// One move before legality rules are applied.
 #[derive(Clone, Copy)]
 struct RawMove {
-    board: Board,
+    /// The board after sowing, before any capture (not turned).
+    sown: u128,
+    /// The board after sowing and capture (not turned).
+    after: u128,
     captured: u8,
+    /// The chain took the whole opponent row.
     grand_slam: bool,
-    /// The chain (lowest pit, last pit), when there is one: spare options need it.
+    /// The chain (lowest pit, last pit), when there is one: the spare options need it.
     chain: Option<(usize, usize)>,
 }
 
-#[inline]
-fn raw_move(board: &Board, pit: usize) -> RawMove {
-    let (mut b, last) = sow(board, pit);
-    match capture_chain(&b, last) {
-        None => RawMove { board: b, captured: 0, grand_slam: false, chain: None },
-        Some((low, taken)) => {
-            let opp_total = row_sum(&b, ROW) as u8;
-            let grand_slam = taken == opp_total;
-            for p in b.iter_mut().take(last + 1).skip(low) {
-                *p = 0;
-            }
-            RawMove { board: b, captured: taken, grand_slam, chain: Some((low, last)) }
-        }
+#[inline(always)]
+fn raw_move(x: u128, pit: usize) -> RawMove {
+    let (sown, last) = sow_packed(x, pit);
+    let plain = RawMove { sown, after: sown, captured: 0, grand_slam: false, chain: None };
+    if last < ROW || !matches!(pit_of(sown, last), 2 | 3) {
+        return plain;
     }
+    let mut low = last;
+    let mut taken = u32::from(pit_of(sown, last));
+    while low > ROW && matches!(pit_of(sown, low - 1), 2 | 3) {
+        low -= 1;
+        taken += u32::from(pit_of(sown, low));
+    }
+    let grand_slam = taken == sum6(sown >> 48);
+    let chain_mask = ((1u128 << (8 * (last + 1))) - 1) & !((1u128 << (8 * low)) - 1);
+    RawMove { sown, after: sown & !chain_mask, captured: taken as u8, grand_slam, chain: Some((low, last)) }
 }
 
-/// Undoes the capture of a [`RawMove`] so the sown stones stay on the board.
-#[inline]
-fn uncaptured(board: &Board, pit: usize) -> Board {
-    sow(board, pit).0
+#[inline(always)]
+fn child_move(pit: usize, captured: u8, after: u128) -> Move {
+    Move { pit: pit as u8, outcome: Outcome::Child { captured, child: unpack(turned_packed(after)) } }
 }
 
 impl Ruleset {
     /// The legal moves of `board` (mover-first) under this ruleset, or its ending value.
     ///
-    /// Cost: at most six sowings of twelve pits; no allocation. Works for any board with at most
-    /// 48 stones (more would overflow the `i8` values).
+    /// Cost: at most six sowings (one add each) and capture checks; no allocation. Works for any
+    /// board with at most 48 stones.
+    #[inline]
     pub fn moves(self, board: &Board) -> Moves {
-        let n = stones(board) as i8;
-        let own = row_sum(board, 0);
-        if own == 0 {
+        let x = pack(board);
+        if x & OWN_MASK == 0 {
             // A player with no stones in his row cannot move: the opponent takes the rest.
-            return Moves::ended(-n);
+            return Moves::ended(-(sum6(x >> 48) as i8));
         }
         match self {
-            Ruleset::Awari => awari_moves(board, n),
-            Ruleset::Abapa(gs) => abapa_moves(board, n, own, gs),
+            Ruleset::Awari => awari_moves(x),
+            Ruleset::Abapa(gs) => abapa_moves(x, gs),
         }
     }
 
     /// The legal move from `pit` of `board`, if that pit holds a legal move.
     ///
     /// Cheaper than [`moves`](Self::moves) in the common case: only when legality depends on the
-    /// position's other moves (eradication, feeding, forbidden grand slams) are they generated.
+    /// position's other moves (eradication, feeding, grand slams) are they generated.
+    #[inline]
     pub fn play(self, board: &Board, pit: usize) -> Option<Move> {
         if pit >= ROW || board[pit] == 0 {
             return None;
         }
-        let opp_before = row_sum(board, ROW);
-        let raw = raw_move(board, pit);
-        let opp_after = row_sum(&raw.board, ROW);
+        let x = pack(board);
+        let raw = raw_move(x, pit);
         let simple = match self {
             // A move that leaves the opponent stones is legal whatever the other moves do.
-            Ruleset::Awari => opp_after > 0,
+            Ruleset::Awari => raw.after & OPP_MASK != 0,
             // Feeding matters only when the opponent row is empty; grand slams need their option.
-            Ruleset::Abapa(_) => opp_before > 0 && !raw.grand_slam,
+            Ruleset::Abapa(_) => x & OPP_MASK != 0 && !raw.grand_slam,
         };
         if simple {
-            return Some(Move {
-                pit: pit as u8,
-                outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
-            });
+            return Some(child_move(pit, raw.captured, raw.after));
         }
         self.moves(board).from_pit(pit as u8).copied()
     }
 }
 
-fn awari_moves(board: &Board, n: i8) -> Moves {
+fn awari_moves(x: u128) -> Moves {
     let mut all = Moves::none();
-    let mut any_keeps_opponent = false;
     let mut raws = [None; ROW];
+    let mut any_keeps_opponent = false;
     for (pit, slot) in raws.iter_mut().enumerate() {
-        if board[pit] == 0 {
-            continue;
+        if pit_of(x, pit) != 0 {
+            let raw = raw_move(x, pit);
+            any_keeps_opponent |= raw.after & OPP_MASK != 0;
+            *slot = Some(raw);
         }
-        let raw = raw_move(board, pit);
-        if row_sum(&raw.board, ROW) > 0 {
-            any_keeps_opponent = true;
-        }
-        *slot = Some(raw);
     }
     for (pit, raw) in raws.iter().enumerate() {
         let Some(raw) = raw else { continue };
-        let eradicating = row_sum(&raw.board, ROW) == 0;
-        if eradicating && any_keeps_opponent {
+        // Eradicating moves are legal only when every move eradicates.
+        if raw.after & OPP_MASK == 0 && any_keeps_opponent {
             continue;
         }
-        all.push(Move {
-            pit: pit as u8,
-            outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
-        });
+        all.push(child_move(pit, raw.captured, raw.after));
     }
-    debug_assert!(!all.is_empty() || n == 0);
     all
 }
 
-fn abapa_moves(board: &Board, n: i8, own: u32, gs: GrandSlam) -> Moves {
-    let opp_empty = row_sum(board, ROW) == 0;
+fn abapa_moves(x: u128, gs: GrandSlam) -> Moves {
+    let own = sum6(x) as i8;
+    let n = own + sum6(x >> 48) as i8;
+    let opp_empty = x & OPP_MASK == 0;
     let mut out = Moves::none();
     let mut feeding_allowed = 0;
     let mut all_slams = true;
     for pit in 0..ROW {
-        let s = board[pit] as usize;
+        let s = pit_of(x, pit) as usize;
         if s == 0 {
             continue;
         }
@@ -393,48 +444,37 @@ fn abapa_moves(board: &Board, n: i8, own: u32, gs: GrandSlam) -> Moves {
             continue;
         }
         feeding_allowed += 1;
-        let raw = raw_move(board, pit);
+        let raw = raw_move(x, pit);
         if !raw.grand_slam {
             all_slams = false;
-            out.push(Move {
-                pit: pit as u8,
-                outcome: Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
-            });
+            out.push(child_move(pit, raw.captured, raw.after));
             continue;
         }
-        let outcome = match gs {
-            GrandSlam::NoCapture => {
-                Outcome::Child { captured: 0, child: turned(&uncaptured(board, pit)) }
-            }
+        let m = match gs {
+            GrandSlam::NoCapture => child_move(pit, 0, raw.sown),
             GrandSlam::Forbidden => continue,
-            GrandSlam::Capture => Outcome::Child { captured: raw.captured, child: turned(&raw.board) },
+            GrandSlam::Capture => child_move(pit, raw.captured, raw.after),
             GrandSlam::RemainderToOpponent => {
                 let c = raw.captured as i8;
-                Outcome::End { value: c - (n - c) }
+                Move { pit: pit as u8, outcome: Outcome::End { value: c - (n - c) } }
             }
             GrandSlam::SpareLast | GrandSlam::SpareFirst => {
-                let (low, last) = raw.chain.expect("a grand slam has a capture chain");
+                let Some((low, last)) = raw.chain else { continue };
                 let spared = if gs == GrandSlam::SpareLast { last } else { low };
-                let mut b = uncaptured(board, pit);
-                let mut captured = 0u8;
-                for p in low..=last {
-                    if p != spared {
-                        captured += b[p];
-                        b[p] = 0;
-                    }
-                }
-                Outcome::Child { captured, child: turned(&b) }
+                let keep = 0xFFu128 << (8 * spared);
+                let spared_stones = pit_of(raw.sown, spared);
+                child_move(pit, raw.captured - spared_stones, raw.after | (raw.sown & keep))
             }
         };
-        out.push(Move { pit: pit as u8, outcome });
+        out.push(m);
     }
     if feeding_allowed == 0 {
         // The opponent cannot be fed: the mover takes the stones in his own row.
-        return Moves::ended(own as i8);
+        return Moves::ended(own);
     }
     if gs == GrandSlam::Forbidden && all_slams {
         // Every allowed move is a forbidden grand slam: each side takes his own row.
-        return Moves::ended(own as i8 - (n - own as i8));
+        return Moves::ended(own - (n - own));
     }
     out
 }
@@ -456,55 +496,42 @@ fn abapa_moves(board: &Board, n: i8, own: u32, gs: GrandSlam) -> Moves {
 #[inline]
 pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, usize)) {
     // The parent's frame: its row is the child's opponent row.
-    let after = turned(child);
-    let n: u32 = stones(&after);
-    // After the move the parent's opponent row is the child's own row (pits 0..5).
-    let opp_after_nonempty = child[..ROW].iter().any(|&c| c > 0);
+    let after = turned_packed(pack(child));
+    let n = sum6(after) + sum6(after >> 48);
+    // After the move the parent's opponent row is the child's own row.
+    let opp_after_nonempty = after & OPP_MASK != 0;
     for pit in 0..ROW {
-        if after[pit] != 0 {
+        if pit_of(after, pit) != 0 {
             continue;
         }
-        // Sowing s stones from `pit` adds laps = s / 11 to every other pit and one more to the
-        // first s % 11 of them. Un-sow for s = 1, 2, ... while every count stays non-negative.
-        let mut s = 1usize;
-        while s as u32 <= n {
-            let laps = (s / 11) as u8;
-            let rem = s % 11;
-            let mut parent = after;
-            let mut ok = true;
-            for j in 1..PITS {
-                let p = (pit + j) % PITS;
-                let add = laps + u8::from(j <= rem);
-                if parent[p] < add {
-                    ok = false;
-                    break;
-                }
-                parent[p] -= add;
-            }
-            if !ok {
-                // Larger s removes at least as much from every pit: no more candidates.
+        for s in 1..=n as usize {
+            // Un-sow: every byte of `after | GUARDS` is at least 128 and an increment at most 5,
+            // so the subtraction never borrows across bytes; a byte whose guard is gone went below
+            // zero. Larger s removes at least as much from every pit: then no more candidates.
+            let guarded = (after | GUARDS) - SOW.inc[pit][s];
+            if guarded & GUARDS != GUARDS {
                 break;
             }
-            parent[pit] = s as u8;
-            let last = (pit + (s - 1) % 11 + 1) % PITS;
-            let captures = last >= ROW && matches!(after[last], 2 | 3);
+            let parent = (guarded & !GUARDS) | ((s as u128) << (8 * pit));
+            let last = SOW.last[pit][s] as usize;
+            let captures = last >= ROW && matches!(pit_of(after, last), 2 | 3);
             let plain = !captures
                 && match rules {
                     // Not eradicating: legal whatever the other moves are.
                     Ruleset::Awari => opp_after_nonempty,
-                    // No feeding duty (opponent had stones) and no grand slam (no capture).
-                    Ruleset::Abapa(_) => parent[ROW..].iter().any(|&c| c > 0),
+                    // No feeding duty (the opponent had stones) and no grand slam (no capture).
+                    Ruleset::Abapa(_) => parent & OPP_MASK != 0,
                 };
+            let parent_board = unpack(parent);
             if plain {
-                visit(&parent, pit);
+                visit(&parent_board, pit);
             } else if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) =
-                rules.play(&parent, pit)
+                rules.play(&parent_board, pit)
             {
                 if c == *child {
-                    visit(&parent, pit);
+                    visit(&parent_board, pit);
                 }
             }
-            s += 1;
         }
     }
 }

@@ -50,7 +50,7 @@ enum Command {
 pub struct PositionArgs {
     /// Twelve pit counts in mover-first form (pits 0..5 are the mover's), separated by spaces or
     /// commas, e.g. `1 1 1 1 1 2 4 2 3 0 0 0`.
-    #[arg(value_name = "POSITION", num_args = 0.., allow_hyphen_values = true)]
+    #[arg(value_name = "POSITION", num_args = 0.., allow_negative_numbers = true)]
     pub counts: Vec<String>,
     /// South's six houses in sowing order (with --north and --to-move).
     #[arg(long, value_name = "COUNTS", requires_all = ["north", "to_move"])]

@@ -136,6 +136,25 @@ impl State<'_> {
     }
 }
 
+/// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
+/// accessed at random, and 2 MB pages cut the TLB misses that would otherwise dominate.
+fn huge_zeroed(len: usize) -> memmap2::MmapMut {
+    let map = memmap2::MmapMut::map_anon(len.max(1)).unwrap_or_else(|e| {
+        panic!("cannot allocate {len} bytes of working memory: {e}")
+    });
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    map
+}
+
+/// Views zeroed memory as cells.
+fn as_cells(map: &mut memmap2::MmapMut) -> &[AtomicU16] {
+    let len = map.len() / 2;
+    // SAFETY: the map is page-aligned (so 2-aligned), zero is a valid AtomicU16, and the
+    // exclusive borrow ensures all access goes through the atomic view while it lives.
+    unsafe { std::slice::from_raw_parts(map.as_mut_ptr().cast::<AtomicU16>(), len) }
+}
+
 /// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
 const BATCH: usize = 32;
 
@@ -172,8 +191,9 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     for m in 0..n {
         assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
     }
-    let cells: Vec<AtomicU16> = (0..size).into_par_iter().map(|_| AtomicU16::new(0)).collect();
-    let state = State { rules, cells: &cells };
+    let mut cell_map = huge_zeroed(2 * size as usize);
+    let cells = as_cells(&mut cell_map);
+    let state = State { rules, cells };
     let ranges: Vec<_> = chunks(n, CHUNK).collect();
 
     // 1. Exits pass: best exit and number of same-layer moves of every position.
