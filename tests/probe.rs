@@ -1,0 +1,538 @@
+//! The probing library and `oware query`, on databases built by `solver::build` in temporary
+//! directories.
+//!
+//! The awari layers 0..16 (needed by the published 16-stone example) are built once per test
+//! binary and shared; tests that damage files build their own small databases.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Barrier, OnceLock};
+
+use oware::format::PAYLOAD_OFFSET;
+use oware::index::{layer_size, unrank_unchecked};
+use oware::probe::{Database, MoveResult, PvNext, Split};
+use oware::rules::{GrandSlam, Outcome};
+use oware::solver::{self, BuildConfig, Silent};
+use oware::storage::{layer_path, vu_path};
+use oware::{Board, Error, Position, Ruleset};
+use serde_json::Value;
+use tempfile::TempDir;
+
+const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
+const EXAMPLE: &str = "1 1 1 1 1 2 4 2 3 0 0 0";
+
+fn build(rules: Ruleset, max_stones: u32) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = BuildConfig { rules, max_stones, dir: dir.path().to_path_buf(), max_memory: None };
+    solver::build(&config, &Silent).expect("build");
+    dir
+}
+
+/// Awari layers 0..16, built once for the whole test binary.
+fn awari16() -> &'static Path {
+    static DB: OnceLock<TempDir> = OnceLock::new();
+    DB.get_or_init(|| build(Ruleset::Awari, 16)).path()
+}
+
+fn pos(s: &str) -> Position {
+    s.parse().expect("test position")
+}
+
+/// SplitMix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random board of a layer `<= max`.
+fn random_layer_board(rng: &mut Rng, max: u32) -> Board {
+    let n = rng.below(u64::from(max) + 1) as u32;
+    unrank_unchecked(n, rng.below(layer_size(n)))
+}
+
+/// A random board with `n` stones whose opponent row is full (outside every layer), `n >= 6`.
+fn random_full_row_board(rng: &mut Rng, n: u32) -> Board {
+    let mut b = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];
+    for _ in 6..n {
+        b[rng.below(12) as usize] += 1;
+    }
+    b
+}
+
+/// The value of a board computed by hand from its children: max over legal moves of
+/// `captured - v(child)`, or the ending value.
+fn manual_value(db: &Database, rules: Ruleset, board: &Board) -> i8 {
+    let moves = rules.moves(board);
+    if let Some(e) = moves.ending() {
+        return e;
+    }
+    moves
+        .as_slice()
+        .iter()
+        .map(|m| match m.outcome {
+            Outcome::End { value } => value,
+            Outcome::Child { captured, child } => {
+                captured as i8 - db.value(&Position::new(child).expect("child")).expect("child value")
+            }
+        })
+        .max()
+        .expect("a position without ending has moves")
+}
+
+fn oware(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oware"));
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run oware");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).expect("write stdin");
+    }
+    drop(input);
+    child.wait_with_output().expect("wait for oware")
+}
+
+fn query(dir: &Path, extra: &[&str], position: Option<&str>, stdin: Option<&str>) -> Output {
+    let dir = dir.to_str().expect("utf-8 temp path");
+    let mut args = vec!["query", "--dir", dir];
+    args.extend_from_slice(extra);
+    let words: Vec<&str> = position.map(|p| p.split_whitespace().collect()).unwrap_or_default();
+    args.extend(words);
+    oware(&args, stdin)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Published facts
+
+#[test]
+fn published_example_library() {
+    let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+    let p = pos(EXAMPLE);
+    assert_eq!(p.stones(), 16);
+    assert_eq!(db.value(&p).unwrap(), 0);
+    let moves = db.move_values(&p).unwrap();
+    assert_eq!(moves.iter().map(|m| m.pit).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(moves.iter().map(|m| m.value).collect::<Vec<_>>(), vec![-1, -1, -2, -2, -2, 0]);
+    assert_eq!(moves[5].captured(), Some(3));
+    for m in &moves[..5] {
+        assert_eq!(m.captured(), Some(0));
+    }
+    // Each move value is captured - v(child).
+    for m in &moves {
+        let MoveResult::Continues { captured, child } = m.result else { panic!("no ending move here") };
+        assert_eq!(m.value, captured as i8 - db.value(&child).unwrap());
+    }
+    let best = db.best_moves(&p).unwrap();
+    assert_eq!(best.iter().map(|m| m.pit).collect::<Vec<_>>(), vec![5]);
+    assert_eq!(Split::of(&p, 0), Split { mover: 8.0, opponent: 8.0 });
+
+    // The principal variation: each step starts where the previous one led, plays a best move
+    // of its position, and the values follow v(p) = captured - v(child).
+    let line = db.principal_variation(&p, 200).unwrap();
+    assert!(!line.is_empty());
+    assert_eq!(line[0].position, p);
+    assert_eq!(line[0].played.pit, 5);
+    for (i, step) in line.iter().enumerate() {
+        assert_eq!(step.value, db.value(&step.position).unwrap());
+        let best = db.best_moves(&step.position).unwrap();
+        assert_eq!(best[0], step.played, "lowest-numbered best move at ply {i}");
+        if i + 1 < line.len() {
+            assert_eq!(step.next, PvNext::Continues);
+            assert_eq!(step.played.child(), Some(&line[i + 1].position));
+        }
+    }
+    let last = line.last().unwrap();
+    match last.next {
+        PvNext::Repetition { first_ply } => {
+            assert_eq!(last.played.child(), Some(&line[first_ply].position));
+            // Only endless play can repeat along a best line, and it is worth 0 to both sides.
+            assert_eq!(last.value - last.played.captured().unwrap_or(0) as i8, 0);
+        }
+        PvNext::GameOver => {}
+        other => panic!("a 200-ply line of a 16-stone position ended with {other:?}"),
+    }
+    // A shorter limit cuts the same line.
+    let short = db.principal_variation(&p, 3).unwrap();
+    assert_eq!(short.len(), 3);
+    assert_eq!(short[2].next, PvNext::PlyLimit);
+    assert_eq!(short[..2], line[..2]);
+    assert!(db.principal_variation(&p, 0).unwrap().is_empty());
+}
+
+#[test]
+fn published_example_cli_json() {
+    let o = query(awari16(), &["--json"], Some(EXAMPLE), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["value"], 0);
+    assert_eq!(v["stones"], 16);
+    assert_eq!(v["rules"], "awari");
+    let values: Vec<i64> = v["moves"].as_array().unwrap().iter().map(|m| m["value"].as_i64().unwrap()).collect();
+    assert_eq!(values, vec![-1, -1, -2, -2, -2, 0]);
+    let pits: Vec<i64> = v["moves"].as_array().unwrap().iter().map(|m| m["pit"].as_i64().unwrap()).collect();
+    assert_eq!(pits, vec![0, 1, 2, 3, 4, 5]);
+    assert_eq!(v["moves"][5]["captured"], 3);
+    assert_eq!(v["best_moves"], serde_json::json!([5]));
+    assert_eq!(v["split"], serde_json::json!({"mover": 8, "opponent": 8}));
+    let pv = v["principal_variation"].as_array().unwrap();
+    assert_eq!(pv[0]["pit"], 5);
+    assert_eq!(pv[0]["position"], serde_json::json!([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]));
+    assert_eq!(pv[0]["child"], pv[1]["position"]);
+
+    // Options may also follow the position, as in `oware query POSITION --json`.
+    let dir = awari16().to_str().expect("utf-8 temp path");
+    let mut args = vec!["query"];
+    args.extend(EXAMPLE.split_whitespace());
+    args.extend(["--dir", dir, "--json"]);
+    let o = oware(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w: Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(w, v);
+
+    // The text form says the same.
+    let o = query(awari16(), &[], Some(EXAMPLE), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("value +0"), "{text}");
+    assert!(text.contains("pit 5: captures  3, value +0  best"), "{text}");
+    assert!(text.contains("pit 2: captures  0, value -2"), "{text}");
+    assert!(text.contains("best move: pit 5"), "{text}");
+    assert!(text.contains("ply   1: pit 5 captures  3 -> 5 0 3 0 0 0 1 1 1 1 1 0"), "{text}");
+
+    // --values-only.
+    let o = query(awari16(), &["--values-only"], Some(EXAMPLE), None);
+    assert_eq!(stdout(&o), format!("{EXAMPLE}\t0\n"));
+}
+
+fn lone_stone_values(db: &Database) -> Vec<i8> {
+    (0..12)
+        .map(|p| {
+            let mut b = [0u8; 12];
+            b[p] = 1;
+            db.value(&Position::new(b).unwrap()).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn layer_one_facts_awari_and_abapa() {
+    let expected = vec![1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1];
+    let awari = Database::open(awari16(), Ruleset::Awari).unwrap();
+    assert_eq!(lone_stone_values(&awari), expected);
+    let dir = build(ABAPA, 2);
+    let abapa = Database::open(dir.path(), ABAPA).unwrap();
+    assert_eq!(lone_stone_values(&abapa), expected);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions outside every layer
+
+#[test]
+fn full_opponent_row_answered_from_children() {
+    let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+    let mut rng = Rng(7);
+    let mut seen_moves = 0;
+    for _ in 0..3000 {
+        let n = 6 + rng.below(11) as u32; // 6..=16
+        let b = random_full_row_board(&mut rng, n);
+        let p = Position::new(b).unwrap();
+        let v = db.value(&p).unwrap();
+        assert_eq!(v, manual_value(&db, Ruleset::Awari, &b), "{p}");
+        let moves = db.move_values(&p).unwrap();
+        if let Some(best) = moves.iter().map(|m| m.value).max() {
+            assert_eq!(best, v, "{p}");
+            seen_moves += 1;
+        }
+    }
+    assert!(seen_moves > 1000);
+    // The mover cannot move: the opponent takes all six.
+    assert_eq!(db.value(&pos("0 0 0 0 0 0 1 1 1 1 1 1")).unwrap(), -6);
+
+    // Same under abapa, with its feeding and grand-slam rules.
+    let dir = build(ABAPA, 12);
+    let abapa = Database::open(dir.path(), ABAPA).unwrap();
+    for _ in 0..2000 {
+        let n = 6 + rng.below(7) as u32; // 6..=12
+        let b = random_full_row_board(&mut rng, n);
+        assert_eq!(abapa.value(&Position::new(b).unwrap()).unwrap(), manual_value(&abapa, ABAPA, &b), "{b:?}");
+    }
+
+    // Stored values obey the same recursion: looking up a position in its layer agrees with
+    // deriving it from its children (a wrong rank would break this).
+    for _ in 0..3000 {
+        let b = random_layer_board(&mut rng, 16);
+        assert_eq!(db.value(&Position::new(b).unwrap()).unwrap(), manual_value(&db, Ruleset::Awari, &b), "{b:?}");
+    }
+}
+
+#[test]
+fn start_position_needs_layer_48() {
+    let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+    let err = db.value(&Position::start()).unwrap_err();
+    assert!(matches!(err, Error::LayerMissing { layer: 48, .. }), "{err}");
+    let o = query(awari16(), &[], Some("4 4 4 4 4 4 4 4 4 4 4 4"), None);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("layer 48 is not built"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("oware build --rules awari --max-stones 48"), "{}", stderr(&o));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads
+
+#[test]
+fn many_threads_agree_with_one() {
+    let mut rng = Rng(12345);
+    let positions: Vec<Position> = (0..6000)
+        .map(|i| {
+            let b = if i % 10 == 0 {
+                let n = 6 + rng.below(7) as u32;
+                random_full_row_board(&mut rng, n)
+            } else {
+                random_layer_board(&mut rng, 12)
+            };
+            Position::new(b).unwrap()
+        })
+        .collect();
+    let reference: Vec<(i8, usize)> = {
+        let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+        positions.iter().map(|p| (db.value(p).unwrap(), db.move_values(p).unwrap().len())).collect()
+    };
+    // A fresh database: the threads race to open every layer.
+    let db = Arc::new(Database::open(awari16(), Ruleset::Awari).unwrap());
+    let positions = Arc::new(positions);
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let (db, positions, barrier) = (db.clone(), positions.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                // Each thread walks the list from its own starting point.
+                let len = positions.len();
+                let mut out = vec![(0i8, 0usize); len];
+                for k in 0..len {
+                    let i = (k + t * len / 8) % len;
+                    let p = &positions[i];
+                    out[i] = (db.value(p).unwrap(), db.move_values(p).unwrap().len());
+                }
+                out
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().expect("thread"), reference);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+fn flip_payload_byte(path: &Path, at: u64) {
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes[(PAYLOAD_OFFSET + at) as usize] ^= 0x40;
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn missing_layer() {
+    let dir = build(Ruleset::Awari, 6);
+    let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    let seven = pos("1 1 1 1 1 1 1 0 0 0 0 0");
+    let err = db.value(&seven).unwrap_err();
+    assert!(matches!(err, Error::LayerMissing { layer: 7, .. }), "{err}");
+
+    let o = query(dir.path(), &[], Some("1 1 1 1 1 1 1 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(4));
+    let e = stderr(&o);
+    assert!(e.contains("layer 7 is not built"), "{e}");
+    assert!(e.contains("run `oware build --rules awari --max-stones 7`"), "{e}");
+    assert!(stdout(&o).is_empty());
+
+    // Six-stone positions (children in layers 0..6) still answer.
+    assert!(db.value(&pos("1 1 1 1 1 1 0 0 0 0 0 0")).is_ok());
+
+    // The failure is not remembered: once the layer exists, the same database answers.
+    solver::build(
+        &BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None },
+        &Silent,
+    )
+    .unwrap();
+    let v = db.value(&seven).unwrap();
+    assert_eq!(v, manual_value(&db, Ruleset::Awari, seven.board()));
+}
+
+#[test]
+fn ruleset_mismatch() {
+    let dir = build(Ruleset::Awari, 6);
+    let target = layer_path(dir.path(), ABAPA, 3);
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    std::fs::copy(layer_path(dir.path(), Ruleset::Awari, 3), &target).unwrap();
+    let db = Database::open(dir.path(), ABAPA).unwrap();
+    let err = db.value(&pos("1 1 1 0 0 0 0 0 0 0 0 0")).unwrap_err();
+    assert!(matches!(err, Error::RulesetMismatch { .. }), "{err}");
+
+    let o = query(dir.path(), &["--rules", "abapa"], Some("1 1 1 0 0 0 0 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(6), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds ruleset 'awari', expected 'abapa'"), "{}", stderr(&o));
+}
+
+#[test]
+fn damaged_layer() {
+    let dir = build(Ruleset::Awari, 6);
+    let path = layer_path(dir.path(), Ruleset::Awari, 5);
+    let original = std::fs::read(&path).unwrap();
+    flip_payload_byte(&path, 1000);
+    let five = pos("1 1 1 1 1 0 0 0 0 0 0 0");
+
+    let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    let err = db.value(&five).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("checksum"), "{err}");
+    // Layers that are intact still answer.
+    assert!(db.value(&pos("1 1 1 1 0 0 0 0 0 0 0 0")).is_ok());
+
+    let o = query(dir.path(), &[], Some("1 1 1 1 1 0 0 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(stderr(&o).contains("damaged layer file"), "{}", stderr(&o));
+
+    // Without checksum verification the layer opens; a value outside -5..=5 is still caught.
+    let index = oware::index::rank(five.board()).unwrap();
+    let mut bytes = original.clone();
+    bytes[(PAYLOAD_OFFSET + index) as usize] = 100;
+    std::fs::write(&path, &bytes).unwrap();
+    let lax = Database::open(dir.path(), Ruleset::Awari).unwrap().verify_checksums(false);
+    let err = lax.value(&five).unwrap_err();
+    assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("outside"), "{err}");
+    let o = query(dir.path(), &["--no-verify"], Some("1 1 1 1 1 0 0 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+
+    // The failure was not remembered: once repaired, the first database opens the layer.
+    std::fs::write(&path, &original).unwrap();
+    let v = db.value(&five).unwrap();
+    assert_eq!(v, manual_value(&db, Ruleset::Awari, five.board()));
+
+    // A truncated file.
+    std::fs::write(&path, &original[..original.len() - 1]).unwrap();
+    let fresh = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    assert!(matches!(fresh.value(&five), Err(Error::Corrupt { .. })));
+}
+
+#[test]
+fn malformed_positions() {
+    let dir = build(Ruleset::Awari, 2);
+    for bad in ["1 2 3", "a b c d e f g h i j k l", "49 0 0 0 0 0 0 0 0 0 0 0", "9 9 9 9 9 9 0 0 0 0 0 0"] {
+        let o = query(dir.path(), &[], Some(bad), None);
+        assert_eq!(o.status.code(), Some(3), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("invalid position"), "{}", stderr(&o));
+    }
+    // A bad option value is a usage error.
+    let o = query(dir.path(), &["--format", "zip"], Some("1 0 0 0 0 0 0 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(2));
+    let o = query(dir.path(), &["--format", "vu", "--rules", "abapa"], Some("1 0 0 0 0 0 0 0 0 0 0 0"), None);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn batch_mode() {
+    let dir = build(Ruleset::Awari, 6);
+    let input = "# comment\n\n1 0 0 0 0 0 0 0 0 0 0 0\nnot a position\n0 0 0 0 0 1 0 0 0 0 0 0\n  \n1,1,1,1,1,1,1,0,0,0,0,0\n0 0 0 0 0 0 0 0 1 0 0 0\n";
+    let o = query(dir.path(), &["--values-only"], None, Some(input));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "1 0 0 0 0 0 0 0 0 0 0 0\t1\n0 0 0 0 0 1 0 0 0 0 0 0\t-1\n0 0 0 0 0 0 0 0 1 0 0 0\t-1\n"
+    );
+    let e = stderr(&o);
+    assert!(e.contains("line 4: invalid position"), "{e}");
+    assert!(e.contains("line 7: layer 7 is not built"), "{e}");
+    assert!(e.contains("2 of 5 positions failed"), "{e}");
+
+    // The first error decides the exit code: here the missing layer (4) comes first.
+    let o = query(dir.path(), &["--values-only"], None, Some("1 1 1 1 1 1 1 0 0 0 0 0\nxyz\n"));
+    assert_eq!(o.status.code(), Some(4));
+
+    // All good: exit 0; JSON lines.
+    let o = query(dir.path(), &["--values-only", "--json"], None, Some("1 0 0 0 0 0 0 0 0 0 0 0\n0 0 0 0 0 0 0 0 1 0 0 0\n"));
+    assert!(o.status.success());
+    let lines: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["value"], 1);
+    assert_eq!(lines[1]["value"], -1);
+    assert_eq!(lines[1]["position"], serde_json::json!([0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]));
+
+    // Full reports in batch mode: one JSON object per line.
+    let o = query(dir.path(), &["--json"], None, Some("0 0 0 0 2 1 1 0 0 0 0 0\n0 0 0 0 0 0 1 1 1 1 1 1\n"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reports: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[1]["value"], -6);
+    assert_eq!(reports[1]["game_over"], true);
+    assert_eq!(reports[1]["pv_end"]["reason"], "game_over");
+}
+
+#[test]
+fn published_format_directory() {
+    let dir = build(Ruleset::Awari, 8);
+    let vu: PathBuf = dir.path().join("vu");
+    std::fs::create_dir(&vu).unwrap();
+    for n in 0..=8 {
+        let bytes = std::fs::read(layer_path(dir.path(), Ruleset::Awari, n)).unwrap();
+        std::fs::write(vu_path(&vu, n), &bytes[PAYLOAD_OFFSET as usize..]).unwrap();
+    }
+    let native = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    let published = Database::open_vu(&vu).unwrap();
+    assert_eq!(published.layers_present(), (0..=8).collect::<Vec<_>>());
+    let mut rng = Rng(99);
+    for _ in 0..2000 {
+        let p = Position::new(random_layer_board(&mut rng, 8)).unwrap();
+        assert_eq!(published.value(&p).unwrap(), native.value(&p).unwrap());
+        assert_eq!(published.move_values(&p).unwrap(), native.move_values(&p).unwrap());
+    }
+    let o = oware(
+        &["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "--values-only", "0", "2", "1", "0", "0", "1", "0", "1", "0", "0", "1", "0"],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = native.value(&pos("0 2 1 0 0 1 0 1 0 0 1 0")).unwrap();
+    assert_eq!(stdout(&o), format!("0 2 1 0 0 1 0 1 0 0 1 0\t{want}\n"));
+
+    // A published file of the wrong size is damaged.
+    std::fs::write(vu_path(&vu, 8), [0u8; 10]).unwrap();
+    let fresh = Database::open_vu(&vu).unwrap();
+    assert!(matches!(fresh.value(&pos("8 0 0 0 0 0 0 0 0 0 0 0")), Err(Error::Corrupt { .. })));
+    let o = oware(&["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "8", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"], None);
+    assert_eq!(o.status.code(), Some(5));
+    // Missing published layer.
+    let o = oware(&["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "9", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"], None);
+    assert_eq!(o.status.code(), Some(4));
+}
+
+#[test]
+fn layers_open_lazily() {
+    let dir = build(Ruleset::Awari, 4);
+    let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    assert_eq!(db.layers_present(), vec![0, 1, 2, 3, 4]);
+    // Damage layer 4 after opening the database: probes of other layers never read it.
+    flip_payload_byte(&layer_path(dir.path(), Ruleset::Awari, 4), 0);
+    assert_eq!(db.value(&pos("0 0 0 0 1 0 0 0 0 0 0 0")).unwrap(), 1);
+    assert!(db.value(&pos("1 1 1 0 0 0 0 0 0 0 0 0")).is_ok());
+    assert!(matches!(db.value(&pos("1 1 1 1 0 0 0 0 0 0 0 0")), Err(Error::Corrupt { .. })));
+    assert!(matches!(db.open_layers(4), Err(Error::Corrupt { .. })));
+    assert!(db.open_layers(3).is_ok());
+}
