@@ -130,11 +130,12 @@ impl BuildObserver for Display {
                 format!("layer {:>2}: {:>13} positions, complete (skipped); values {}", stats.layer, group(stats.positions), values.join(" "))
             }
             LayerOutcome::Built { seconds, .. } => format!(
-                "layer {:>2}: {:>13} positions, {:>8.2} s, {:>6.2} M positions/s; values {}",
+                "layer {:>2}: {:>13} positions, {:>8.2} s, {:>6.2} M positions/s, peak memory {}; values {}",
                 stats.layer,
                 group(stats.positions),
                 seconds,
                 stats.positions as f64 / seconds.max(1e-9) / 1e6,
+                stats.peak_memory_bytes.map_or("?".into(), solver::human_bytes),
                 values.join(" ")
             ),
         };
@@ -193,9 +194,16 @@ pub fn run(a: BuildArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let result = pool.install(|| solver::build(&config, &display));
     display.total.finish_and_clear();
-    result?;
+    let stats = result?;
     if !a.quiet {
-        eprintln!("oware: done in {:.1} s", start.elapsed().as_secs_f64());
+        let secs = start.elapsed().as_secs_f64();
+        let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
+        eprintln!(
+            "oware: done in {secs:.1} s ({} positions built, {:.2} M positions/s), peak memory {}",
+            group(built),
+            built as f64 / secs.max(1e-9) / 1e6,
+            solver::peak_memory().map_or("?".into(), solver::human_bytes)
+        );
     }
     Ok(())
 }

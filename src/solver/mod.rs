@@ -61,6 +61,10 @@ pub struct LayerStats {
     pub positions_per_second: Option<f64>,
     /// Threads used.
     pub threads: Option<usize>,
+    /// Peak resident memory of the building process so far, in bytes (Linux `VmHWM`), which
+    /// includes the mapped pages of the layers it read and wrote.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
     /// Number of positions of each value, keyed by value (`-n..=n`, zero counts omitted).
     pub values: BTreeMap<i32, u64>,
 }
@@ -82,6 +86,7 @@ impl LayerStats {
             seconds: None,
             positions_per_second: None,
             threads: None,
+            peak_memory_bytes: None,
             values,
         }
     }
@@ -130,6 +135,14 @@ pub fn memory_needed(n: u32) -> u64 {
 pub fn memory_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Peak resident memory of this process so far (`VmHWM` of `/proc/self/status`), if known.
+pub fn peak_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -193,7 +206,10 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
                     layer: n,
                     needed: human_bytes(needed),
                     available: human_bytes(avail),
-                    hint: format!(" ({source}); layers 0..{} are complete", n.saturating_sub(1)),
+                    hint: match n {
+                        0 => format!(" ({source})"),
+                        _ => format!(" ({source}); layers 0..={} are complete", n - 1),
+                    },
                 });
             }
         }
@@ -227,6 +243,7 @@ fn build_layer(
     stats.seconds = Some(seconds);
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
+    stats.peak_memory_bytes = peak_memory();
     let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Usage(e.to_string()))?;
     write_atomic(&stats_path(&config.dir, rules, n), &json)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
