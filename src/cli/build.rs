@@ -15,7 +15,7 @@ pub struct BuildArgs {
     #[command(flatten)]
     rules: RulesArg,
     /// Build layers 0..=N (N stones on the board at most).
-    #[arg(long, value_name = "N", default_value_t = 16)]
+    #[arg(long, value_name = "N", default_value_t = 18)]
     max_stones: u32,
     #[command(flatten)]
     dir: DirArg,
