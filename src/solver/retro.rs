@@ -262,9 +262,14 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
                 };
                 if state.resolve(i, v) {
                     stack.push((unrank_unchecked(n, i as u64), v));
-                    state.propagate(t, &mut stack, &mut batch);
+                    // Seeds are gathered into full batches before propagating (order within a
+                    // threshold does not matter), so that many cache misses overlap.
+                    if stack.len() >= BATCH {
+                        state.propagate(t, &mut stack, &mut batch);
+                    }
                 }
             }
+            state.propagate(t, &mut stack, &mut batch);
             progress.advance(r.end - r.start);
         });
     }
