@@ -317,12 +317,17 @@ fn sync_dir(path: &Path) {
     }
 }
 
-/// Writes a small file atomically: to `<path>.tmp`, fsync, then rename over `path`.
+/// Writes a small file atomically: to `<path>.tmp` (the full name plus `.tmp`), fsync, then
+/// rename over `path`.
 ///
 /// # Errors
 /// [`Error::Io`] on any failure; `path` is then untouched.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
+    // `<name>.tmp` beside the target (not `with_extension`, which would make `scores.12` and
+    // `scores.13` share `scores.tmp`).
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = PathBuf::from(tmp_name);
     let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
     f.sync_all().map_err(|e| Error::io(&tmp, e))?;

@@ -1,4 +1,5 @@
-//! The verifier: re-derives stored values from their children with the forward move generator.
+//! The verifier: re-derives stored values from their children with the forward move generator,
+//! and checks the published facts of `FACTS.md` that the layers at hand cover.
 //!
 //! This code shares nothing with the builder's propagation: for every position it generates the
 //! legal moves, reads each child's stored value (same layer or a smaller one) and checks that the
@@ -8,10 +9,26 @@
 //! What this check cannot see: values that are consistent with their children yet wrong as a
 //! whole (a cycle of positions all claiming a win that can never be forced). Only a wrong solver
 //! could produce those; the solver is cross-checked against a plain forward fixed-point iteration
-//! on every position of layers 0..10 under every ruleset in the test suite.
+//! on every position of layers 0..10 under every ruleset in the test suite. The facts of
+//! [`check_facts`] (published values) are an independent check of exactly that kind of error.
+//!
+//! Entry points:
+//! - [`derive_value`]: one position, used by the builder's spot check (trusted inputs);
+//! - [`verify_layer`] / [`verify_values`]: every position of a layer, in parallel, on values read
+//!   from files (untrusted inputs: nothing here panics on odd bytes);
+//! - [`check_facts`]: the facts of `FACTS.md` against whatever layers are present.
 
-use crate::index::rank_unchecked;
-use crate::rules::{Board, Outcome, Ruleset};
+use std::ops::Range;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
+use crate::rules::{stones, Board, GrandSlam, Outcome, Ruleset, PITS};
+use crate::solver::Progress;
+use crate::storage::Layer;
 
 /// The value of `board` (layer `n`) derived from its children's stored values.
 ///
@@ -40,4 +57,817 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
         best = best.max(v);
     }
     best
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole-layer verification
+// ---------------------------------------------------------------------------------------------
+
+/// How many mismatches a [`LayerReport`] keeps (the ones with the smallest indices).
+pub const MISMATCHES_KEPT: usize = 10;
+
+/// Positions per parallel work item of [`verify_values`].
+const CHUNK: u64 = 1 << 16;
+
+/// One position whose stored value is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    /// Index of the position in its layer.
+    pub index: u64,
+    /// The board, mover-first.
+    pub board: Board,
+    /// The value stored in the layer.
+    pub stored: i8,
+    /// The value derived from the children's stored values (`i16`: children holding garbage can
+    /// make it leave the `i8` range).
+    pub derived: i16,
+}
+
+impl Mismatch {
+    /// True when the stored value is outside `-n..=n` for a layer of `n` stones (a value no
+    /// position of that layer can have, even if its children happen to agree with it).
+    pub fn out_of_range(&self, n: u32) -> bool {
+        i64::from(self.stored).unsigned_abs() > u64::from(n)
+    }
+}
+
+/// The result of re-deriving every position of one layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerReport {
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions re-derived: always the whole layer, `layer_size(layer)`.
+    pub checked: u64,
+    /// Positions whose stored value differs from the derived one or lies outside `-n..=n`.
+    pub mismatches: u64,
+    /// The first [`MISMATCHES_KEPT`] mismatches in index order.
+    pub first_mismatches: Vec<Mismatch>,
+    /// Wall-clock seconds of the re-derivation.
+    pub seconds: f64,
+}
+
+impl LayerReport {
+    /// True when every value follows from its children.
+    pub fn is_ok(&self) -> bool {
+        self.mismatches == 0
+    }
+
+    /// Positions re-derived per second of wall-clock time.
+    pub fn positions_per_second(&self) -> f64 {
+        self.checked as f64 / self.seconds.max(1e-9)
+    }
+}
+
+/// The layers whose values re-deriving layer `n` reads besides its own: `0..=n-2`.
+///
+/// A capture takes whole pits holding 2 or 3 stones (the spare options leave out a whole pit), so
+/// a move captures either nothing or at least 2 stones under every ruleset: layer `n - 1` is never
+/// reached from layer `n`. A damaged or missing layer `n - 1` therefore does not prevent
+/// verifying layer `n`.
+pub fn layers_needed(n: u32) -> Range<u32> {
+    0..n.saturating_sub(1)
+}
+
+/// Re-derives every position of `this` (layer `n`) from its children: see [`verify_values`].
+///
+/// # Errors
+/// [`Error::Usage`] when `this` is not layer `n`, and as [`verify_values`].
+pub fn verify_layer(
+    rules: Ruleset,
+    n: u32,
+    this: &Layer,
+    lower: &[&[i8]],
+    progress: &dyn Progress,
+) -> Result<LayerReport> {
+    if this.stones() != n {
+        return Err(Error::Usage(format!(
+            "{} holds layer {}, not layer {n}",
+            this.path().display(),
+            this.stones()
+        )));
+    }
+    verify_values(rules, n, this.values(), lower, progress)
+}
+
+/// Re-derives every position of layer `n` from its children's stored values and compares.
+///
+/// Parameters:
+/// - `rules`: the ruleset the values were computed under;
+/// - `n`: the layer (stones on the board), at most 48;
+/// - `this`: layer `n`'s values in index order (`layer_size(n)` of them);
+/// - `lower`: `lower[m]` holds layer `m`'s values for every `m` in [`layers_needed`]`(n)`, i.e.
+///   `0..=n-2` (entries at `n - 1` and above are ignored and may be absent or empty);
+/// - `progress`: told of every position checked, in positions ([`Progress::advance`]).
+///
+/// Result: positions checked (the whole layer), the number of mismatches (stored value different
+/// from the derived one, or outside `-n..=n`) and the first [`MISMATCHES_KEPT`] of them by index.
+/// The result does not depend on the number of threads.
+///
+/// Cost: one move generation and up to six random reads of child values per position, in
+/// parallel on the current rayon pool over index chunks of 65,536 positions (each chunk walks its
+/// boards with a [`LayerWalker`], no ranking of the position itself, and handles them in batches
+/// of 16: moves and child ranks first, then the value reads, so cache misses overlap). No
+/// allocation per position.
+/// Reads `this` randomly (same-layer children) and the lower layers randomly: they should fit in
+/// the page cache for full speed.
+///
+/// # Errors
+/// [`Error::Usage`] when `n > 48`, `this` or a needed lower layer has the wrong length, or a
+/// needed lower layer is not given. Nothing in the stored values (any byte is accepted) makes
+/// this function fail or panic: bad values are mismatches.
+pub fn verify_values(
+    rules: Ruleset,
+    n: u32,
+    this: &[i8],
+    lower: &[&[i8]],
+    progress: &dyn Progress,
+) -> Result<LayerReport> {
+    if n > MAX_STONES {
+        return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
+    }
+    let size = layer_size(n);
+    if this.len() as u64 != size {
+        return Err(Error::Usage(format!("layer {n}: {} values given, the layer has {size} positions", this.len())));
+    }
+    for m in layers_needed(n) {
+        match lower.get(m as usize) {
+            Some(l) if l.len() as u64 == layer_size(m) => {}
+            Some(l) => {
+                return Err(Error::Usage(format!(
+                    "layer {m} (needed by layer {n}): {} values given, the layer has {} positions",
+                    l.len(),
+                    layer_size(m)
+                )))
+            }
+            None => return Err(Error::Usage(format!("layer {m} is needed to re-derive layer {n} but was not given"))),
+        }
+    }
+    let start = Instant::now();
+    let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
+    let total = ranges
+        .into_par_iter()
+        .map(|r| {
+            let len = r.end - r.start;
+            let mut acc = Tally::default();
+            let mut batch = [(0u64, Plan::EMPTY); BATCH];
+            // `n <= 48` was checked, so the walker exists; were it ever to fail, the count of
+            // checked positions below would expose it.
+            let mut walker = LayerWalker::new(n, r).into_iter().flatten().peekable();
+            while walker.peek().is_some() {
+                // Plan a batch (moves, child ranks), then read the children's values in a short
+                // loop: the batch's cache misses overlap instead of being waited for one by one
+                // between move generations (about 1.4x faster on layers that exceed the cache).
+                let mut filled = 0;
+                for (i, board) in walker.by_ref().take(BATCH) {
+                    batch[filled] = (i, plan(rules, n, &board));
+                    filled += 1;
+                }
+                for (i, p) in &batch[..filled] {
+                    acc.checked += 1;
+                    let stored = this[*i as usize];
+                    match p.derive(this, lower) {
+                        Ok(derived) => {
+                            if derived != i16::from(stored) || i64::from(stored).unsigned_abs() > u64::from(n) {
+                                acc.mismatches += 1;
+                                if acc.first.len() < MISMATCHES_KEPT {
+                                    acc.first.push(Mismatch { index: *i, board: p.board, stored, derived });
+                                }
+                            }
+                        }
+                        Err(m) => {
+                            acc.unreadable.get_or_insert(m);
+                        }
+                    }
+                }
+            }
+            progress.advance(len);
+            acc
+        })
+        .reduce(Tally::default, Tally::merge);
+    if let Some(m) = total.unreadable {
+        return Err(Error::Usage(format!(
+            "layer {n} has a move into layer {m}, whose values were not given (a capture of {} stones)",
+            n - m
+        )));
+    }
+    if total.checked != size {
+        return Err(Error::Usage(format!("layer {n}: walked {} of {size} positions", total.checked)));
+    }
+    Ok(LayerReport {
+        layer: n,
+        checked: total.checked,
+        mismatches: total.mismatches,
+        first_mismatches: total.first,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// Per-chunk counts of [`verify_values`].
+#[derive(Default)]
+struct Tally {
+    checked: u64,
+    mismatches: u64,
+    first: Vec<Mismatch>,
+    unreadable: Option<u32>,
+}
+
+impl Tally {
+    fn merge(mut a: Tally, b: Tally) -> Tally {
+        a.checked += b.checked;
+        a.mismatches += b.mismatches;
+        a.first.extend(b.first);
+        a.first.sort_by_key(|m| m.index);
+        a.first.truncate(MISMATCHES_KEPT);
+        a.unreadable = match (a.unreadable, b.unreadable) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        a
+    }
+}
+
+/// Positions planned ahead in [`verify_values`] before their children's values are read.
+const BATCH: usize = 16;
+
+/// One move of a [`Plan`]: a child to read (`layer`, `rank`, stones captured) or an ending value.
+#[derive(Clone, Copy)]
+enum Step {
+    Child { layer: u32, rank: u64, captured: u8 },
+    End(i16),
+}
+
+/// A position's moves, resolved down to the child values to read.
+#[derive(Clone, Copy)]
+struct Plan {
+    board: Board,
+    /// The ending value when the position has no legal move.
+    ending: Option<i16>,
+    len: u8,
+    steps: [Step; 6],
+}
+
+impl Plan {
+    const EMPTY: Plan = Plan { board: [0; PITS], ending: None, len: 0, steps: [Step::End(0); 6] };
+
+    /// The derived value: the best move's `captured - v(child)` (or ending value), in `i16` so
+    /// garbage child values cannot overflow. `Err(m)` when a child lies in layer `m` and no value
+    /// of it was given.
+    #[inline]
+    fn derive(&self, this: &[i8], lower: &[&[i8]]) -> std::result::Result<i16, u32> {
+        if let Some(e) = self.ending {
+            return Ok(e);
+        }
+        let mut best = i16::MIN;
+        for step in &self.steps[..self.len as usize] {
+            let v = match *step {
+                Step::End(v) => v,
+                Step::Child { layer, rank, captured } => {
+                    let values = if captured == 0 { this } else { lower.get(layer as usize).copied().unwrap_or(&[]) };
+                    match values.get(rank as usize) {
+                        Some(&v) => i16::from(captured) - i16::from(v),
+                        None => return Err(layer),
+                    }
+                }
+            };
+            best = best.max(v);
+        }
+        Ok(best)
+    }
+}
+
+/// Generates the moves of `board` (layer `n`) and ranks the children.
+#[inline]
+fn plan(rules: Ruleset, n: u32, board: &Board) -> Plan {
+    let moves = rules.moves(board);
+    let mut p = Plan { board: *board, ..Plan::EMPTY };
+    if let Some(e) = moves.ending() {
+        p.ending = Some(i16::from(e));
+        return p;
+    }
+    for m in moves.as_slice() {
+        p.steps[p.len as usize] = match m.outcome {
+            Outcome::End { value } => Step::End(i16::from(value)),
+            Outcome::Child { captured, child } => {
+                let layer = n - u32::from(captured);
+                let rank = rank_unchecked(&child);
+                Step::Child { layer, rank, captured }
+            }
+        };
+        p.len += 1;
+    }
+    p
+}
+
+// ---------------------------------------------------------------------------------------------
+// Facts of FACTS.md
+// ---------------------------------------------------------------------------------------------
+
+/// The layer-size table of `FACTS.md`: `(n, boards in layer n, boards in layers 0..=n)`, copied
+/// from the document (not computed), for every layer of the 48-stone game (no layer 47).
+pub const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
+    (0, 1, 1),
+    (1, 12, 13),
+    (2, 78, 91),
+    (3, 364, 455),
+    (4, 1_365, 1_820),
+    (5, 4_368, 6_188),
+    (6, 12_375, 18_563),
+    (7, 31_812, 50_375),
+    (8, 75_504, 125_879),
+    (9, 167_596, 293_475),
+    (10, 351_351, 644_826),
+    (11, 701_064, 1_345_890),
+    (12, 1_339_702, 2_685_592),
+    (13, 2_464_320, 5_149_912),
+    (14, 4_381_818, 9_531_730),
+    (15, 7_558_200, 17_089_930),
+    (16, 12_685_179, 29_775_109),
+    (17, 20_768_748, 50_543_857),
+    (18, 33_245_212, 83_789_069),
+    (19, 52_131_156, 135_920_225),
+    (20, 80_214_915, 216_135_140),
+    (21, 121_298_320, 337_433_460),
+    (22, 180_498_825, 517_932_285),
+    (23, 264_623_580, 782_555_865),
+    (24, 382_628_610, 1_165_184_475),
+    (25, 546_177_996, 1_711_362_471),
+    (26, 770_319_837, 2_481_682_308),
+    (27, 1_074_297_808, 3_555_980_116),
+    (28, 1_482_519_324, 5_038_499_440),
+    (29, 2_025_703_680, 7_064_203_120),
+    (30, 2_742_236_068, 9_806_439_188),
+    (31, 3_679_756_080, 13_486_195_268),
+    (32, 4_897_012_197, 18_383_207_465),
+    (33, 6_466_016_844, 24_849_224_309),
+    (34, 8_474_539_866, 33_323_764_175),
+    (35, 11_028_981_756, 44_352_745_931),
+    (36, 14_257_671_649, 58_610_417_580),
+    (37, 18_314_638_992, 76_925_056_572),
+    (38, 23_383_911_915, 100_308_968_487),
+    (39, 29_684_399_668, 129_993_368_155),
+    (40, 37_475_421_060, 167_468_789_215),
+    (41, 47_062_945_644, 214_531_734_859),
+    (42, 58_806_619_443, 273_338_354_302),
+    (43, 73_127_652_312, 346_466_006_614),
+    (44, 90_517_649_586, 436_983_656_200),
+    (45, 111_548_476_480, 548_532_132_680),
+    (46, 136_883_249_790, 685_415_382_470),
+    (48, 203_648_015_935, 889_063_398_405),
+];
+
+/// Positions in the full published solution: every layer of the table plus the start position.
+pub const PUBLISHED_TOTAL_POSITIONS: u64 = 889_063_398_406;
+
+/// The published position of `FACTS.md` (mover-first), its value and its move values.
+pub const PUBLISHED_POSITION: Board = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
+/// Value of [`PUBLISHED_POSITION`] under `awari`.
+pub const PUBLISHED_POSITION_VALUE: i8 = 0;
+/// Values of the moves from pits 0..5 of [`PUBLISHED_POSITION`] under `awari`.
+pub const PUBLISHED_MOVE_VALUES: [i8; 6] = [-1, -1, -2, -2, -2, 0];
+
+/// Outcome of checking one fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FactStatus {
+    /// Checked, and the layers agree with the fact.
+    Passed,
+    /// Checked, and the layers contradict the fact.
+    Failed,
+    /// The layers at hand do not cover the fact, or it is not stated for this ruleset.
+    NotCheckable,
+}
+
+impl FactStatus {
+    /// `passed`, `FAILED` or `not checkable`, for reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            FactStatus::Passed => "passed",
+            FactStatus::Failed => "FAILED",
+            FactStatus::NotCheckable => "not checkable",
+        }
+    }
+}
+
+/// One fact of `FACTS.md` and what checking it gave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FactReport {
+    /// Short stable name: `layer-size-formula`, `layer-entry-counts`, `layer-1-values`,
+    /// `published-position`, `start-position`.
+    pub id: &'static str,
+    /// The fact, as stated.
+    pub statement: String,
+    /// Passed, failed or not checkable.
+    pub status: FactStatus,
+    /// What was compared, what differed, or why it could not be checked.
+    pub detail: String,
+}
+
+impl FactReport {
+    fn new(id: &'static str, statement: impl Into<String>, status: FactStatus, detail: impl Into<String>) -> FactReport {
+        FactReport { id, statement: statement.into(), status, detail: detail.into() }
+    }
+}
+
+/// Checks every fact of `FACTS.md` that the given layers cover.
+///
+/// Parameters: `rules`, the ruleset of the layers; `layers[n]`, layer `n`'s values when it is
+/// present and intact, `None` otherwise (the slice may be shorter than 49).
+///
+/// Result, in this order (one report each):
+/// - `layer-size-formula`: [`layer_size`] reproduces every row of the published table, and the
+///   layers plus the start position sum to 889,063,398,406 positions (needs no layer);
+/// - `layer-entry-counts`: every present layer holds the published number of positions, and the
+///   present prefix `0..=k` the published cumulative count;
+/// - `layer-1-values`: a lone stone in the mover's pits 0..4 is +1, in pit 5 -1, on the opponent's
+///   side -1 (stated for `awari` and `abapa`; needs layer 1);
+/// - `published-position`: `1 1 1 1 1 2 4 2 3 0 0 0` has value 0 and move values
+///   -1 -1 -2 -2 -2 0, move 5 capturing 3 (`awari`; `FACTS.md` calls it 18-stone but the pits hold
+///   16 stones, so it needs layer 16 and the layers its captures lead to, i.e. a build of 0..16);
+/// - `start-position`: the start position has value 0 (`awari`; computed from its children, so it
+///   needs layer 48 and hence a build of every layer).
+///
+/// Move values are computed here from [`Ruleset::moves`] and the layers, not via another module.
+///
+/// Cost: a few table lookups, plus one pass over each present layer's length; no file access.
+pub fn check_facts(rules: Ruleset, layers: &[Option<&[i8]>]) -> Vec<FactReport> {
+    vec![
+        fact_layer_size_formula(),
+        fact_layer_entry_counts(layers),
+        fact_layer_1(rules, layers),
+        fact_published_position(rules, layers),
+        fact_start_position(rules, layers),
+    ]
+}
+
+/// The layer at `n` when present.
+fn layer_at<'a>(layers: &[Option<&'a [i8]>], n: u32) -> Option<&'a [i8]> {
+    layers.get(n as usize).copied().flatten()
+}
+
+/// `0..20`, `0..10, 12, 14..16`: a compact list of layer numbers.
+pub fn describe_layers(ns: impl IntoIterator<Item = u32>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    let flush = |run: Option<(u32, u32)>, parts: &mut Vec<String>| match run {
+        Some((a, b)) if a == b => parts.push(a.to_string()),
+        Some((a, b)) => parts.push(format!("{a}..{b}")),
+        None => {}
+    };
+    for n in ns {
+        run = match run {
+            Some((a, b)) if n == b + 1 => Some((a, n)),
+            other => {
+                flush(other, &mut parts);
+                Some((n, n))
+            }
+        };
+    }
+    flush(run, &mut parts);
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `layer 5`, `layers 5, 7`, `layers 7..9`: [`describe_layers`] with the right noun.
+pub fn layers_phrase(ns: impl IntoIterator<Item = u32>) -> String {
+    let ns: Vec<u32> = ns.into_iter().collect();
+    let word = if ns.len() == 1 { "layer" } else { "layers" };
+    format!("{word} {}", describe_layers(ns))
+}
+
+fn present(layers: &[Option<&[i8]>]) -> String {
+    describe_layers((0..layers.len() as u32).filter(|&n| layer_at(layers, n).is_some()))
+}
+
+fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn fact_layer_size_formula() -> FactReport {
+    let statement = "layer n holds C(n+11,11) - C(n+5,11) boards (FACTS.md table, no layer 47); \
+                     the full solution holds 889,063,398,406 positions";
+    let mut wrong = Vec::new();
+    let mut cumulative = 0u64;
+    for &(n, size, cum) in &PUBLISHED_LAYER_SIZES {
+        cumulative += layer_size(n);
+        if layer_size(n) != size || cumulative != cum {
+            wrong.push(format!(
+                "layer {n}: formula {} (cumulative {}), table {} (cumulative {})",
+                group(layer_size(n)),
+                group(cumulative),
+                group(size),
+                group(cum)
+            ));
+        }
+    }
+    let total = cumulative + 1;
+    if total != PUBLISHED_TOTAL_POSITIONS {
+        wrong.push(format!("total {} + start position = {}, published {}", group(cumulative), group(total), group(PUBLISHED_TOTAL_POSITIONS)));
+    }
+    if wrong.is_empty() {
+        FactReport::new(
+            "layer-size-formula",
+            statement,
+            FactStatus::Passed,
+            format!(
+                "the indexer's layer sizes match all {} rows and sum, with the start position, to {}",
+                PUBLISHED_LAYER_SIZES.len(),
+                group(total)
+            ),
+        )
+    } else {
+        FactReport::new("layer-size-formula", statement, FactStatus::Failed, wrong.join("; "))
+    }
+}
+
+fn fact_layer_entry_counts(layers: &[Option<&[i8]>]) -> FactReport {
+    let statement = "every layer holds the published number of positions";
+    let mut checked = Vec::new();
+    let mut wrong = Vec::new();
+    let mut unlisted = Vec::new();
+    for n in 0..layers.len() as u32 {
+        let Some(values) = layer_at(layers, n) else { continue };
+        match PUBLISHED_LAYER_SIZES.iter().find(|row| row.0 == n) {
+            Some(&(_, size, _)) => {
+                checked.push(n);
+                if values.len() as u64 != size {
+                    wrong.push(format!("layer {n} holds {} positions, published {}", group(values.len() as u64), group(size)));
+                }
+            }
+            None => unlisted.push(n),
+        }
+    }
+    if checked.is_empty() {
+        return FactReport::new(
+            "layer-entry-counts",
+            statement,
+            FactStatus::NotCheckable,
+            format!("no layer of the published table is present (present: {})", present(layers)),
+        );
+    }
+    // The cumulative count of the present prefix 0..=k.
+    let prefix = (0..layers.len() as u32).take_while(|&n| layer_at(layers, n).is_some()).last();
+    let mut detail = format!("{} checked", layers_phrase(checked.iter().copied()));
+    if let Some(k) = prefix {
+        if let Some(&(_, _, cum)) = PUBLISHED_LAYER_SIZES.iter().find(|row| row.0 == k) {
+            let sum: u64 = (0..=k).filter_map(|n| layer_at(layers, n)).map(|v| v.len() as u64).sum();
+            if sum != cum {
+                wrong.push(format!("layers 0..{k} hold {} positions, published {}", group(sum), group(cum)));
+            } else {
+                detail.push_str(&format!("; layers 0..{k} hold {} positions as published", group(sum)));
+            }
+        }
+    }
+    if !unlisted.is_empty() {
+        detail.push_str(&format!("; {} not in the table (never needed)", layers_phrase(unlisted)));
+    }
+    if wrong.is_empty() {
+        FactReport::new("layer-entry-counts", statement, FactStatus::Passed, detail)
+    } else {
+        FactReport::new("layer-entry-counts", statement, FactStatus::Failed, wrong.join("; "))
+    }
+}
+
+fn fact_layer_1(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
+    let statement = "layer 1: a lone stone in the mover's pits 0..4 is worth +1, in pit 5 -1, \
+                     on the opponent's side -1 (awari and abapa)";
+    if !matches!(rules, Ruleset::Awari | Ruleset::Abapa(GrandSlam::NoCapture)) {
+        return FactReport::new(
+            "layer-1-values",
+            statement,
+            FactStatus::NotCheckable,
+            format!("stated for awari and abapa only, not for {rules}"),
+        );
+    }
+    let Some(values) = layer_at(layers, 1) else {
+        return FactReport::new("layer-1-values", statement, FactStatus::NotCheckable, "layer 1 is not present");
+    };
+    let mut wrong = Vec::new();
+    for pit in 0..PITS {
+        let mut board = [0u8; PITS];
+        board[pit] = 1;
+        let expected: i8 = if pit < 5 { 1 } else { -1 };
+        match values.get(rank_unchecked(&board) as usize) {
+            Some(&v) if v == expected => {}
+            Some(&v) => wrong.push(format!("stone in pit {pit}: stored {v:+}, published {expected:+}")),
+            None => wrong.push(format!("stone in pit {pit}: not in the layer file")),
+        }
+    }
+    if wrong.is_empty() {
+        FactReport::new("layer-1-values", statement, FactStatus::Passed, "all 12 positions of layer 1 as published")
+    } else {
+        FactReport::new("layer-1-values", statement, FactStatus::Failed, wrong.join("; "))
+    }
+}
+
+/// A position's moves valued from the layers: `(pit, captured, value)` per legal move, or the
+/// ending value when there is no legal move.
+enum Valued {
+    Moves(Vec<(u8, u8, i16)>),
+    Ending(i8),
+}
+
+/// Values every legal move of `board` from the layers; `Err` lists the layers it would need
+/// that are absent (or too short to hold the child).
+fn value_moves(rules: Ruleset, board: &Board, layers: &[Option<&[i8]>]) -> std::result::Result<Valued, Vec<u32>> {
+    let moves = rules.moves(board);
+    if let Some(v) = moves.ending() {
+        return Ok(Valued::Ending(v));
+    }
+    let mut out = Vec::new();
+    let mut missing = Vec::new();
+    for m in moves.as_slice() {
+        match m.outcome {
+            Outcome::End { value } => out.push((m.pit, 0, i16::from(value))),
+            Outcome::Child { captured, child } => {
+                let l = stones(&child);
+                match layer_at(layers, l).and_then(|v| v.get(rank_unchecked(&child) as usize)) {
+                    Some(&v) => out.push((m.pit, captured, i16::from(captured) - i16::from(v))),
+                    None => missing.push(l),
+                }
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(Valued::Moves(out))
+    } else {
+        missing.sort_unstable();
+        missing.dedup();
+        Err(missing)
+    }
+}
+
+fn fact_published_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
+    let board = PUBLISHED_POSITION;
+    let n = stones(&board);
+    let statement = format!(
+        "position 1 1 1 1 1 2 4 2 3 0 0 0 has value 0 and move values -1 -1 -2 -2 -2 0, move 5 \
+         capturing 3 (awari). FACTS.md calls it 18-stone, but its pits hold {n} stones: it is in \
+         layer {n} and needs a build of layers 0..{n}"
+    );
+    let id = "published-position";
+    if rules != Ruleset::Awari {
+        return FactReport::new(id, statement, FactStatus::NotCheckable, format!("published for awari, not {rules}"));
+    }
+    let mut need = vec![n];
+    let valued = value_moves(rules, &board, layers);
+    if let Err(missing) = &valued {
+        need.extend(missing);
+    }
+    let stored = layer_at(layers, n).and_then(|v| v.get(rank_unchecked(&board) as usize)).copied();
+    let moves = match (stored, valued) {
+        (Some(_), Ok(Valued::Moves(m))) => m,
+        (Some(_), Ok(Valued::Ending(v))) => {
+            return FactReport::new(id, statement, FactStatus::Failed, format!("the move generator finds no legal move (ending value {v:+})"))
+        }
+        _ => {
+            need.sort_unstable();
+            need.dedup();
+            let absent: Vec<u32> = need.into_iter().filter(|&l| layer_at(layers, l).is_none()).collect();
+            return FactReport::new(
+                id,
+                statement,
+                FactStatus::NotCheckable,
+                format!(
+                    "needs {} (build layers 0..{n}); present: {}",
+                    layers_phrase(absent),
+                    present(layers)
+                ),
+            );
+        }
+    };
+    let stored = stored.unwrap_or_default();
+    let mut wrong = Vec::new();
+    if stored != PUBLISHED_POSITION_VALUE {
+        wrong.push(format!("stored value {stored:+}, published {PUBLISHED_POSITION_VALUE:+}"));
+    }
+    let mut got = Vec::new();
+    for (pit, &expected) in PUBLISHED_MOVE_VALUES.iter().enumerate() {
+        match moves.iter().find(|m| m.0 as usize == pit) {
+            Some(&(_, captured, v)) => {
+                got.push(format!("{v:+}"));
+                if v != i16::from(expected) {
+                    wrong.push(format!("move {pit}: value {v:+}, published {expected:+}"));
+                }
+                if pit == 5 && captured != 3 {
+                    wrong.push(format!("move 5 captures {captured}, published 3"));
+                }
+            }
+            None => {
+                got.push("illegal".into());
+                wrong.push(format!("move {pit} is not legal"));
+            }
+        }
+    }
+    let best = moves.iter().map(|m| m.2).max().unwrap_or(i16::MIN);
+    if best != i16::from(stored) {
+        wrong.push(format!("the best move is worth {best:+}, but the stored value is {stored:+}"));
+    }
+    let detail = format!("stored value {stored:+}; move values {}; move 5 captures 3 into layer {}", got.join(" "), n - 3);
+    if wrong.is_empty() {
+        FactReport::new(id, statement, FactStatus::Passed, detail)
+    } else {
+        FactReport::new(id, statement, FactStatus::Failed, format!("{}; {detail}", wrong.join("; ")))
+    }
+}
+
+fn fact_start_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
+    let id = "start-position";
+    let statement = "the 48-stone start position (4 in every pit) has value 0: Awari is a draw";
+    if rules != Ruleset::Awari {
+        return FactReport::new(id, statement, FactStatus::NotCheckable, format!("published for awari, not {rules}"));
+    }
+    let board: Board = [4; PITS];
+    match value_moves(rules, &board, layers) {
+        Err(missing) => FactReport::new(
+            id,
+            statement,
+            FactStatus::NotCheckable,
+            format!(
+                "the start position is in no layer; its value comes from its children in {} \
+                 ({} positions, built from every layer below it); present: {}",
+                layers_phrase(missing.iter().copied()),
+                group(missing.iter().map(|&l| layer_size(l)).sum()),
+                present(layers)
+            ),
+        ),
+        Ok(Valued::Ending(v)) => {
+            FactReport::new(id, statement, FactStatus::Failed, format!("the move generator finds no legal move (ending value {v:+})"))
+        }
+        Ok(Valued::Moves(moves)) => {
+            let best = moves.iter().map(|m| m.2).max().unwrap_or(i16::MIN);
+            let list: Vec<String> = moves.iter().map(|m| format!("{:+}", m.2)).collect();
+            let detail = format!("value {best:+} from move values {}", list.join(" "));
+            let status = if best == 0 { FactStatus::Passed } else { FactStatus::Failed };
+            FactReport::new(id, statement, status, detail)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_lists_are_compact() {
+        assert_eq!(describe_layers([0, 1, 2, 3]), "0..3");
+        assert_eq!(describe_layers([0, 1, 2, 5, 7, 8]), "0..2, 5, 7..8");
+        assert_eq!(describe_layers([]), "none");
+    }
+
+    #[test]
+    fn size_formula_fact_passes_and_table_is_complete() {
+        let f = fact_layer_size_formula();
+        assert_eq!(f.status, FactStatus::Passed, "{}", f.detail);
+        assert!(PUBLISHED_LAYER_SIZES.iter().all(|r| r.0 != 47));
+    }
+
+    #[test]
+    fn layer_1_fact_uses_the_values() {
+        // Layer 1 as published, then with one value changed.
+        let mut v1 = vec![0i8; layer_size(1) as usize];
+        for pit in 0..PITS {
+            let mut b = [0u8; PITS];
+            b[pit] = 1;
+            v1[rank_unchecked(&b) as usize] = if pit < 5 { 1 } else { -1 };
+        }
+        let good = check_facts(Ruleset::Awari, &[None, Some(&v1)]);
+        assert_eq!(good[2].status, FactStatus::Passed, "{}", good[2].detail);
+        let mut b = [0u8; PITS];
+        b[5] = 1;
+        v1[rank_unchecked(&b) as usize] = 1;
+        let bad = check_facts(Ruleset::Awari, &[None, Some(&v1)]);
+        assert_eq!(bad[2].status, FactStatus::Failed);
+        assert!(bad[2].detail.contains("pit 5"), "{}", bad[2].detail);
+        // Other facts need layers that are absent.
+        assert_eq!(bad[3].status, FactStatus::NotCheckable);
+        assert!(bad[3].detail.contains("needs layers 13, 16"), "{}", bad[3].detail);
+        assert_eq!(bad[4].status, FactStatus::NotCheckable);
+        assert!(bad[4].detail.contains("layer 48"), "{}", bad[4].detail);
+    }
+
+    #[test]
+    fn garbage_values_do_not_panic() {
+        // Layer 2 full of -128: every derived value is far from every stored one.
+        let l0 = vec![0i8; 1];
+        let this = vec![i8::MIN; layer_size(2) as usize];
+        let r = verify_values(Ruleset::Awari, 2, &this, &[&l0], &crate::solver::NoProgress).unwrap();
+        assert_eq!(r.checked, layer_size(2));
+        assert_eq!(r.mismatches, layer_size(2));
+        assert_eq!(r.first_mismatches.len(), MISMATCHES_KEPT);
+        assert!(r.first_mismatches.windows(2).all(|w| w[0].index < w[1].index));
+        assert_eq!(r.first_mismatches[0].index, 0);
+        // A missing needed layer is an error, not a panic.
+        assert!(verify_values(Ruleset::Awari, 3, &vec![0; layer_size(3) as usize], &[], &crate::solver::NoProgress).is_err());
+    }
 }
