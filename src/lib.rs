@@ -26,6 +26,7 @@ pub mod probe;
 pub mod rules;
 pub mod solver;
 pub mod storage;
+pub mod units;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -24,6 +24,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::units::group_digits;
 use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::rules::{stones, Board, GrandSlam, Outcome, Ruleset, PITS};
@@ -541,18 +542,6 @@ fn present(layers: &[Option<&[i8]>]) -> String {
     describe_layers((0..layers.len() as u32).filter(|&n| layer_at(layers, n).is_some()))
 }
 
-fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn fact_layer_size_formula() -> FactReport {
     let statement = "layer n holds C(n+11,11) - C(n+5,11) boards (FACTS.md table, no layer 47); \
                      the full solution holds 889,063,398,406 positions";
@@ -563,16 +552,16 @@ fn fact_layer_size_formula() -> FactReport {
         if layer_size(n) != size || cumulative != cum {
             wrong.push(format!(
                 "layer {n}: formula {} (cumulative {}), table {} (cumulative {})",
-                group(layer_size(n)),
-                group(cumulative),
-                group(size),
-                group(cum)
+                group_digits(layer_size(n)),
+                group_digits(cumulative),
+                group_digits(size),
+                group_digits(cum)
             ));
         }
     }
     let total = cumulative + 1;
     if total != PUBLISHED_TOTAL_POSITIONS {
-        wrong.push(format!("total {} + start position = {}, published {}", group(cumulative), group(total), group(PUBLISHED_TOTAL_POSITIONS)));
+        wrong.push(format!("total {} + start position = {}, published {}", group_digits(cumulative), group_digits(total), group_digits(PUBLISHED_TOTAL_POSITIONS)));
     }
     if wrong.is_empty() {
         FactReport::new(
@@ -582,7 +571,7 @@ fn fact_layer_size_formula() -> FactReport {
             format!(
                 "the indexer's layer sizes match all {} rows and sum, with the start position, to {}",
                 PUBLISHED_LAYER_SIZES.len(),
-                group(total)
+                group_digits(total)
             ),
         )
     } else {
@@ -601,7 +590,7 @@ fn fact_layer_entry_counts(layers: &[Option<&[i8]>]) -> FactReport {
             Some(&(_, size, _)) => {
                 checked.push(n);
                 if values.len() as u64 != size {
-                    wrong.push(format!("layer {n} holds {} positions, published {}", group(values.len() as u64), group(size)));
+                    wrong.push(format!("layer {n} holds {} positions, published {}", group_digits(values.len() as u64), group_digits(size)));
                 }
             }
             None => unlisted.push(n),
@@ -622,9 +611,9 @@ fn fact_layer_entry_counts(layers: &[Option<&[i8]>]) -> FactReport {
         if let Some(&(_, _, cum)) = PUBLISHED_LAYER_SIZES.iter().find(|row| row.0 == k) {
             let sum: u64 = (0..=k).filter_map(|n| layer_at(layers, n)).map(|v| v.len() as u64).sum();
             if sum != cum {
-                wrong.push(format!("layers 0..{k} hold {} positions, published {}", group(sum), group(cum)));
+                wrong.push(format!("layers 0..{k} hold {} positions, published {}", group_digits(sum), group_digits(cum)));
             } else {
-                detail.push_str(&format!("; layers 0..{k} hold {} positions as published", group(sum)));
+                detail.push_str(&format!("; layers 0..{k} hold {} positions as published", group_digits(sum)));
             }
         }
     }
@@ -797,7 +786,7 @@ fn fact_start_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
                 "the start position is in no layer; its value comes from its children in {} \
                  ({} positions, built from every layer below it); present: {}",
                 layers_phrase(missing.iter().copied()),
-                group(missing.iter().map(|&l| layer_size(l)).sum()),
+                group_digits(missing.iter().map(|&l| layer_size(l)).sum()),
                 present(layers)
             ),
         ),

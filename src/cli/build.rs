@@ -6,9 +6,10 @@ use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oware::index::layer_size;
 use oware::solver::{self, work_units, BuildConfig, BuildObserver, LayerOutcome, LayerStats, Progress};
+use oware::units::{group_digits, human_bytes};
 use oware::{Error, Result};
 
-use super::{show_progress, DirArg, RulesArg};
+use super::{show_progress, thread_pool, DirArg, RulesArg};
 
 #[derive(Args, Debug)]
 pub struct BuildArgs {
@@ -127,15 +128,15 @@ impl BuildObserver for Display {
         let values: Vec<String> = stats.values.iter().map(|(v, c)| format!("{v}:{c}")).collect();
         let line = match outcome {
             LayerOutcome::Skipped => {
-                format!("layer {:>2}: {:>13} positions, complete (skipped); values {}", stats.layer, group(stats.positions), values.join(" "))
+                format!("layer {:>2}: {:>13} positions, complete (skipped); values {}", stats.layer, group_digits(stats.positions), values.join(" "))
             }
             LayerOutcome::Built { seconds, .. } => format!(
                 "layer {:>2}: {:>13} positions, {:>8.2} s, {:>6.2} M positions/s, peak memory {}; values {}",
                 stats.layer,
-                group(stats.positions),
+                group_digits(stats.positions),
                 seconds,
                 stats.positions as f64 / seconds.max(1e-9) / 1e6,
-                stats.peak_memory_bytes.map_or("?".into(), solver::human_bytes),
+                stats.peak_memory_bytes.map_or("?".into(), human_bytes),
                 values.join(" ")
             ),
         };
@@ -145,19 +146,6 @@ impl BuildObserver for Display {
     fn message(&self, msg: &str) {
         self.multi.suspend(|| eprintln!("oware: {msg}"));
     }
-}
-
-/// `1234567` -> `1,234,567`.
-pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 pub fn run(a: BuildArgs) -> Result<()> {
@@ -170,14 +158,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
         dir: a.dir.dir.clone(),
         max_memory: a.max_memory,
     };
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = a.threads {
-        if t == 0 {
-            return Err(Error::Usage("--threads must be at least 1".into()));
-        }
-        pool = pool.num_threads(t);
-    }
-    let pool = pool.build().map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    let pool = thread_pool(a.threads)?;
     let total_units: u64 = (0..=a.max_stones).map(work_units).sum();
     let display = Display::new(show_progress(a.quiet), total_units, a.json);
     let positions: u64 = (0..=a.max_stones).map(layer_size).sum();
@@ -186,7 +167,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
             "oware: building {} layers 0..={} ({} positions) in {} with {} threads",
             config.rules,
             a.max_stones,
-            group(positions),
+            group_digits(positions),
             oware::storage::ruleset_dir(&config.dir, config.rules).display(),
             pool.current_num_threads()
         );
@@ -200,9 +181,9 @@ pub fn run(a: BuildArgs) -> Result<()> {
         let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
         eprintln!(
             "oware: done in {secs:.1} s ({} positions built, {:.2} M positions/s), peak memory {}",
-            group(built),
+            group_digits(built),
             built as f64 / secs.max(1e-9) / 1e6,
-            solver::peak_memory().map_or("?".into(), solver::human_bytes)
+            solver::peak_memory().map_or("?".into(), human_bytes)
         );
     }
     Ok(())
@@ -220,12 +201,5 @@ mod tests {
         assert_eq!(parse_size("100").unwrap(), 100);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1G").is_err());
-    }
-
-    #[test]
-    fn grouping() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(1234567), "1,234,567");
-        assert_eq!(group(100), "100");
     }
 }

@@ -27,14 +27,14 @@ use oware::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
 use oware::{Error, Result, Ruleset};
 use xxhash_rust::xxh3::Xxh3;
 
-use super::build::group;
+use oware::units::group_digits;
 use super::{show_progress, DirArg, RulesArg};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Output format: `vu`, the headerless `scores.N` files of the 2002 solution (awari only).
-    #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+    #[arg(long, value_name = "FORMAT")]
     format: Format,
     #[command(flatten)]
     rules: RulesArg,
@@ -60,9 +60,6 @@ pub struct ExportArgs {
     quiet: bool,
 }
 
-fn parse_format(s: &str) -> std::result::Result<Format, String> {
-    s.parse()
-}
 
 /// Bytes copied per write.
 const BLOCK: usize = 8 << 20;
@@ -149,21 +146,21 @@ pub fn run(a: ExportArgs) -> Result<()> {
             format!(
                 "layer {:>2}: {:>15} positions -> {} ({} bytes, {:.1}%), checksum ok",
                 layer.stones(),
-                group(w.bytes),
+                group_digits(w.bytes),
                 w.path.display(),
-                group(w.on_disk),
+                group_digits(w.on_disk),
                 100.0 * w.on_disk as f64 / (w.bytes.max(1)) as f64
             )
         } else {
-            format!("layer {:>2}: {:>15} positions -> {}, checksum ok", layer.stones(), group(w.bytes), w.path.display())
+            format!("layer {:>2}: {:>15} positions -> {}, checksum ok", layer.stones(), group_digits(w.bytes), w.path.display())
         };
         bar.suspend(|| println!("{line}"));
     }
     bar.finish_and_clear();
     println!(
         "exported {rules} layers 0..{last}: {} positions, {} bytes written to {} in {:.1} s",
-        group(total),
-        group(on_disk),
+        group_digits(total),
+        group_digits(on_disk),
         a.out.display(),
         start.elapsed().as_secs_f64()
     );

@@ -97,13 +97,10 @@ impl PositionArgs {
 pub struct RulesArg {
     /// Ruleset: awari (the 2002 solution's), abapa, abapa-forbidden, abapa-capture,
     /// abapa-remainder-to-opponent, abapa-spare-last, abapa-spare-first.
-    #[arg(long = "rules", value_name = "RULES", default_value = "awari", value_parser = parse_rules)]
+    #[arg(long = "rules", value_name = "RULES", default_value = "awari")]
     pub rules: Ruleset,
 }
 
-fn parse_rules(s: &str) -> std::result::Result<Ruleset, String> {
-    s.parse()
-}
 
 /// The database directory option (the ruleset's files live in a subdirectory named after it).
 #[derive(Args, Debug, Clone)]
@@ -116,6 +113,21 @@ pub struct DirArg {
 /// Whether to draw progress bars: only on a terminal, and never with --quiet.
 pub fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
+}
+
+/// A rayon thread pool of `threads` workers (default: one per core).
+///
+/// # Errors
+/// [`Error::Usage`] for zero threads or when the threads cannot be started.
+pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        if t == 0 {
+            return Err(Error::Usage("--threads must be at least 1".into()));
+        }
+        pool = pool.num_threads(t);
+    }
+    pool.build().map_err(|e| Error::Usage(format!("cannot start threads: {e}")))
 }
 
 /// Parses the command line, runs the command and returns the process exit code.

@@ -27,7 +27,7 @@ pub struct QueryArgs {
     dir: DirArg,
     /// Database format: `native` (this tool's `<dir>/<rules>/layer-NN.owdb`) or `vu` (the
     /// published 2002 `<dir>/scores.N` files, awari only).
-    #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
+    #[arg(long, value_name = "FORMAT", default_value = "native")]
     format: Format,
     /// Print JSON: one object per position (one line each), for programs.
     #[arg(long)]
@@ -45,9 +45,6 @@ pub struct QueryArgs {
     no_verify: bool,
 }
 
-fn parse_format(s: &str) -> std::result::Result<Format, String> {
-    s.parse()
-}
 
 /// Answers the position given, or every position read from standard input.
 ///

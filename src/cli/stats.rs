@@ -16,7 +16,7 @@ use oware::verify::describe_layers;
 use oware::{Error, Result, Ruleset};
 use serde_json::json;
 
-use super::build::group;
+use oware::units::group_digits;
 use super::{DirArg, RulesArg};
 
 /// Arguments of `oware stats`.
@@ -28,16 +28,13 @@ pub struct StatsArgs {
     dir: DirArg,
     /// Directory format: `native` (this tool's layer files) or `vu` (the published headerless
     /// `scores.N` files, awari only; `.zst` files are not read).
-    #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
+    #[arg(long, value_name = "FORMAT", default_value = "native")]
     format: Format,
     /// Print one JSON document on stdout instead of the table.
     #[arg(long)]
     json: bool,
 }
 
-fn parse_format(s: &str) -> std::result::Result<Format, String> {
-    s.parse()
-}
 
 /// The counts of one layer.
 struct LayerCounts {
@@ -186,7 +183,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     } else {
         println!(
             "all   : {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%  (layers {}, player to move)",
-            group(total),
+            group_digits(total),
             100.0 * share(wins, total),
             100.0 * share(draws, total),
             100.0 * share(losses, total),
@@ -203,7 +200,7 @@ fn print_layer(c: &LayerCounts) {
     println!(
         "layer {:>2}: {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%",
         c.layer,
-        group(c.positions),
+        group_digits(c.positions),
         100.0 * share(c.wins, c.positions),
         100.0 * share(c.draws, c.positions),
         100.0 * share(c.losses, c.positions)
@@ -213,7 +210,7 @@ fn print_layer(c: &LayerCounts) {
     if c.out_of_range > 0 {
         println!(
             "    WARNING: {} position{} hold a value outside -{n}..{n}",
-            group(c.out_of_range),
+            group_digits(c.out_of_range),
             if c.out_of_range == 1 { "" } else { "s" },
             n = c.layer
         );

@@ -27,7 +27,7 @@ use oware::verify::{check_facts, layers_needed, layers_phrase, verify_layer, Fac
 use oware::{Error, Result, Ruleset};
 use serde_json::{json, Value};
 
-use super::build::group;
+use oware::units::group_digits;
 use super::{show_progress, DirArg, RulesArg};
 
 /// Arguments of `oware verify`.
@@ -40,7 +40,7 @@ pub struct VerifyArgs {
     /// Directory format: `native` (this tool's `DIR/<rules>/layer-NN.owdb`, with header and
     /// checksum) or `vu` (the published headerless `DIR/scores.N`, awari only; compressed
     /// `scores.N.zst` files are for distribution and must be decompressed first).
-    #[arg(long, value_name = "FORMAT", default_value = "native", value_parser = parse_format)]
+    #[arg(long, value_name = "FORMAT", default_value = "native")]
     format: Format,
     /// Layers to re-derive: `A..B` (inclusive) or `N`. The layers below A that they read are
     /// opened and checked (header, checksum) but not re-derived. Default: every layer present,
@@ -62,9 +62,6 @@ pub struct VerifyArgs {
     threads: Option<usize>,
 }
 
-fn parse_format(s: &str) -> std::result::Result<Format, String> {
-    s.parse()
-}
 
 /// Parses `A..B`, `A..=B` (both inclusive) or `N`.
 fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
@@ -179,14 +176,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             "the published format (--format vu) holds only 'awari' values, not '{rules}'"
         )));
     }
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = a.threads {
-        if t == 0 {
-            return Err(Error::Usage("--threads must be at least 1".into()));
-        }
-        pool = pool.num_threads(t);
-    }
-    let pool = pool.build().map_err(|e| Error::Usage(format!("cannot start threads: {e}")))?;
+    let pool = super::thread_pool(a.threads)?;
     let where_ = layers_dir(format, &dir, rules);
 
     // Which layers to re-derive (by default up to the first missing one, remembered here).
@@ -306,7 +296,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
 
     let mut problems = Vec::new();
     if mismatches > 0 {
-        problems.push(format!("{} wrong value{} in {}", group(mismatches), plural(mismatches), layers_phrase(bad_layers.iter().copied())));
+        problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers.iter().copied())));
     }
     if !failed_facts.is_empty() {
         let ids: Vec<&str> = failed_facts.iter().map(|f| f.id).collect();
@@ -329,7 +319,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         format!(
             "OK: {} of {rules}{not_present}: {} positions re-derived, every value follows from its children; no fact contradicted",
             layers_phrase(first..=last),
-            group(checked)
+            group_digits(checked)
         )
     } else {
         format!("FAILED: {}", problems.join("; "))
@@ -360,7 +350,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         }
         println!(
             "total: {} positions re-derived in {:.2} s ({:.2} M positions/s); {:.2} s in all",
-            group(checked),
+            group_digits(checked),
             derive_seconds,
             checked as f64 / derive_seconds.max(1e-9) / 1e6,
             seconds
@@ -403,8 +393,8 @@ fn print_layer(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, 
         Outcome::Intact { report: Some(r) } => {
             println!(
                 "layer {n:>2}: {:>15} positions checked, {:>9} mismatch{}, {:>8.2} s, {:>7.2} M positions/s; {file_state}",
-                group(r.checked),
-                group(r.mismatches),
+                group_digits(r.checked),
+                group_digits(r.mismatches),
                 if r.mismatches == 1 { "  " } else { "es" },
                 r.seconds,
                 r.positions_per_second() / 1e6
@@ -413,7 +403,7 @@ fn print_layer(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, 
                 let shown = r.first_mismatches.len() as u64;
                 println!(
                     "  {} position{} of layer {n} do{} not follow from {} children{}:",
-                    group(r.mismatches),
+                    group_digits(r.mismatches),
                     plural(r.mismatches),
                     if r.mismatches == 1 { "es" } else { "" },
                     if r.mismatches == 1 { "its" } else { "their" },

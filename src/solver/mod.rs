@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::storage::{stats_path, write_atomic, Layer, LayerWriter};
+use crate::units::human_bytes;
 use crate::verify::derive_value;
 
 pub use retro::{solve_layer, work_units, NoProgress, Progress};
@@ -145,18 +146,6 @@ pub fn peak_memory() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-/// Formats a byte count for people (`1.5 GB`).
-pub fn human_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else {
-        format!("{:.0} kB", b / 1e3)
-    }
 }
 
 /// Positions spot-checked against their children before a new layer is renamed into place.
