@@ -157,7 +157,7 @@ impl Header {
         let entries = get_u64(bytes, OFF_ENTRIES);
         if entries != layer_size(stones) {
             return Err(bad(format!(
-                "entry count field is {entries}, but layer {stones} has {} positions",
+                "entry count field ({entries}) and stone count field ({stones}, a layer of {} positions) disagree: one of them was altered",
                 layer_size(stones)
             )));
         }
@@ -168,6 +168,17 @@ impl Header {
         let algo = get_str(bytes, OFF_ALGO, 16);
         if algo != CHECKSUM_ALGORITHM {
             return Err(bad(format!("unknown checksum algorithm '{algo}'")));
+        }
+        // Text fields end in NULs, and the reserved bytes are zero (FORMAT.md).
+        for (name, at, len) in [("checksum algorithm", OFF_ALGO, 16), ("ruleset name", OFF_RULES_NAME, 32)] {
+            let field = &bytes[at..at + len];
+            let end = field.iter().position(|&c| c == 0).unwrap_or(len);
+            if field[end..].iter().any(|&c| c != 0) {
+                return Err(bad(format!("{name} field has bytes after its end")));
+            }
+        }
+        if bytes[OFF_RULES_NAME + 32..OFF_HEADER_CHECKSUM].iter().any(|&c| c != 0) {
+            return Err(bad("reserved header bytes 104..120 are not zero".into()));
         }
         if stored != computed {
             return Err(bad(format!(

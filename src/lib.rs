@@ -5,17 +5,22 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`rules`] | rulesets, move generation, un-moves (`RULES.md`) |
+//! | [`error`] | typed errors, each with its exit code |
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
-//! | [`format`] | the layer file format: header, checksum (`FORMAT.md`) |
+//! | [`format`](crate::format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
 //! | [`solver`] | the parallel retrograde builder |
 //! | [`probe`] | queries: value, move values, best line |
-//! | [`verify`] | the independent verifier |
+//! | [`verify`] | the independent verifier and the published facts |
+//! | [`perft`] | move-sequence counts for regression tests of the move generator |
+//! | [`units`] | formatting of counts and sizes |
 //!
 //! Values are from the point of view of the player to move: stones he will still capture minus
 //! stones the opponent will still capture, over the stones on the board, with endless play
 //! counting 0.
+
+#![warn(missing_docs)]
 
 pub mod error;
 pub mod format;

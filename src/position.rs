@@ -18,7 +18,9 @@ pub struct Position {
 /// North's are pits 6..11.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
+    /// Player 0: houses 0..5 of the absolute board (also written `s` or `0`).
     South,
+    /// Player 1: houses 6..11 of the absolute board (also written `n` or `1`).
     North,
 }
 

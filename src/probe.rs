@@ -40,7 +40,7 @@
 //! # }
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -53,6 +53,10 @@ use crate::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
+
+/// Most positions the search of [`Database::principal_variation`] (its rule 2) looks at before
+/// giving up.
+const PV_SEARCH_NODES: usize = 20_000;
 
 /// Where a database's layer files live.
 #[derive(Clone, Debug)]
@@ -145,21 +149,30 @@ impl MoveValue {
     }
 }
 
-/// Why a principal variation stops after a step, or that it goes on.
+/// Why a principal variation stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PvNext {
-    /// Another step follows.
-    Continues,
-    /// The game is over: the move ended it, or the player to move next has no legal move.
+pub enum PvEnd {
+    /// The game is over: the last move ended it, or the player to move next has no legal move
+    /// (also when the line is empty because the starting position has no legal move).
     GameOver,
-    /// The position after this move already occurred before the move of step `first_ply`
-    /// (0-based, an index into the returned steps): best play goes round in a cycle, endless
-    /// play, and the stones left on the board are split evenly.
+    /// The position after the last move already occurred before the move of step `first_ply`
+    /// (0-based, an index into [`PrincipalVariation::steps`]) and its value is 0: best play
+    /// goes round in a cycle, endless play, and the stones left on the board are split evenly
+    /// (the value 0 says so).
     Repetition {
-        /// Index of the step whose starting position this move reached again.
+        /// Index of the step whose starting position the last move reached again.
         first_ply: usize,
     },
-    /// The line was cut at the requested number of plies.
+    /// The position after the last move already occurred before the move of step `first_ply`
+    /// although its value is not 0. Endless play would be worth 0, so this line is not how the
+    /// game goes: a value-only database cannot always show the forcing line (the way to the
+    /// capture that realises the value may lie beyond the search bound of
+    /// [`Database::principal_variation`]); the value itself is exact.
+    Cycle {
+        /// Index of the step whose starting position the last move reached again.
+        first_ply: usize,
+    },
+    /// The line was cut at the requested number of plies (also when that number is 0).
     PlyLimit,
 }
 
@@ -170,10 +183,34 @@ pub struct PvStep {
     pub position: Position,
     /// The exact value of `position` for its mover (equal to `played.value`).
     pub value: i8,
-    /// The move played: the lowest-numbered best move of `position`.
+    /// The move played: a best move of `position`, chosen as described at
+    /// [`Database::principal_variation`].
     pub played: MoveValue,
-    /// What comes after this step; only the last step of a line is not [`PvNext::Continues`].
-    pub next: PvNext,
+}
+
+/// A best line: the steps played and why the line stops there.
+///
+/// Each step's position is the previous step's child ([`MoveValue::child`] of its `played`
+/// move).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PrincipalVariation {
+    /// The plies of the line, from the starting position on.
+    pub steps: Vec<PvStep>,
+    /// Why the line stops after the last step.
+    pub end: PvEnd,
+}
+
+/// Everything known about one position: its value, its moves' values and a best line
+/// ([`Database::analyse`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Analysis {
+    /// The exact value of the position for its mover, as [`Database::value`].
+    pub value: i8,
+    /// Every legal move with its value, in increasing pit order, as
+    /// [`Database::move_values`]; empty when the game is over.
+    pub moves: Vec<MoveValue>,
+    /// A best line from the position, as [`Database::principal_variation`].
+    pub line: PrincipalVariation,
 }
 
 /// The final split of the stones on the board implied by a value: with `n` stones and value
@@ -660,21 +697,43 @@ impl Database {
         Ok(moves)
     }
 
-    /// The best line from `position`: at each ply the lowest-numbered best move is played,
-    /// until the game ends ([`PvNext::GameOver`]), a position repeats ([`PvNext::Repetition`]:
-    /// endless play) or `max_plies` moves have been made ([`PvNext::PlyLimit`]). The last step
-    /// says which; every earlier one is [`PvNext::Continues`]. Empty when `max_plies` is 0 or
-    /// `position` has no legal move.
+    /// The best line from `position`, at most `max_plies` moves long: every move played is a
+    /// best move (its value equals its position's value).
     ///
-    /// Cost: per ply, as [`move_values`](Self::move_values), plus a hash-set insertion; memory
-    /// grows with the length of the line.
+    /// A value-only database says which moves keep the value, not which of them make progress:
+    /// the winner may have a waiting move of the same value as the capture that realises it, and
+    /// playing waiting moves forever would be worth 0, not the value. So the move of each ply is
+    /// chosen among the best moves as follows:
+    /// 1. a move that captures or ends the game (or leaves the opponent without a legal move),
+    ///    the lowest-numbered one: its value comes from a smaller layer or from the end of the
+    ///    game, so it cannot lead back to an earlier position;
+    /// 2. otherwise, when the value is not 0, the next move of a shortest sequence of best moves
+    ///    (of both players, lowest pits first) that leads to a position with such a move. It is
+    ///    found by a breadth-first search over the best moves that looks at no more than
+    ///    20 000 positions, which only fails for lines longer than any seen in the
+    ///    tests: a value `v != 0` means endless play (worth 0) is not best play, so such a
+    ///    sequence exists;
+    /// 3. otherwise (value 0, or the search gave up), the lowest-numbered move whose position
+    ///    after the move has not occurred earlier in the line, or else the lowest-numbered one.
+    ///
+    /// The line stops when the game ends ([`PvEnd::GameOver`]), when a position repeats
+    /// ([`PvEnd::Repetition`] when its value is 0: endless play; [`PvEnd::Cycle`] otherwise,
+    /// which only a search that gave up can cause), or after `max_plies` moves
+    /// ([`PvEnd::PlyLimit`]). The choice depends only on the line so far, so a shorter
+    /// `max_plies` cuts the same line.
+    ///
+    /// Cost: per ply, as [`move_values`](Self::move_values), plus a hash-map insertion; memory
+    /// grows with the length of the line. When rule 2 searches, as `move_values` for each
+    /// position it looks at (usually a handful, at most 20 000, once per stretch of the line
+    /// between two captures).
     ///
     /// # Errors
-    /// As [`value`](Self::value), for every position on the line and its children.
+    /// As [`value`](Self::value), for every position on the line or looked at by the search,
+    /// and their children.
     ///
     /// # Examples
     /// ```
-    /// use oware::probe::{Database, PvNext};
+    /// use oware::probe::{Database, PvEnd};
     /// use oware::solver::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
@@ -685,40 +744,205 @@ impl Database {
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
     /// let line = db.principal_variation(&pos, 100)?;
-    /// assert_eq!(line[0].value, db.value(&pos)?);
-    /// // Each step's position is the previous step's child; the line ends with a reason.
-    /// for pair in line.windows(2) {
-    ///     assert_eq!(pair[0].played.child(), Some(&pair[1].position));
-    ///     assert_eq!(pair[0].next, PvNext::Continues);
+    /// assert_eq!(line.steps[0].value, db.value(&pos)?);
+    /// // Each step plays a best move, and the next step starts where it led.
+    /// for (i, step) in line.steps.iter().enumerate() {
+    ///     assert!(db.best_moves(&step.position)?.contains(&step.played));
+    ///     if let Some(next) = line.steps.get(i + 1) {
+    ///         assert_eq!(step.played.child(), Some(&next.position));
+    ///     }
     /// }
-    /// assert_ne!(line.last().map(|s| s.next), Some(PvNext::Continues));
+    /// assert_eq!(line.end, PvEnd::GameOver);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<Vec<PvStep>> {
-        let mut line: Vec<PvStep> = Vec::new();
+    pub fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
+        if max_plies == 0 {
+            let over = self.rules.moves(position.board()).ending().is_some();
+            let end = if over { PvEnd::GameOver } else { PvEnd::PlyLimit };
+            return Ok(PrincipalVariation { steps: Vec::new(), end });
+        }
+        let moves = self.move_values(position)?;
+        self.line_from(position, moves, max_plies, PV_SEARCH_NODES)
+    }
+
+    /// The value, the move values and the best line of `position` together, probing the
+    /// position's moves once: as [`value`](Self::value), [`move_values`](Self::move_values) and
+    /// [`principal_variation`](Self::principal_variation)`(position, max_plies)`.
+    ///
+    /// Cost: as `move_values` plus `principal_variation` without its first ply's probes.
+    ///
+    /// # Errors
+    /// As [`principal_variation`](Self::principal_variation).
+    ///
+    /// # Examples
+    /// ```
+    /// use oware::probe::{Database, PvEnd};
+    /// use oware::solver::{self, BuildConfig, Silent};
+    /// use oware::{Error, Position, Ruleset};
+    ///
+    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: dir.path().into(), max_memory: None };
+    /// solver::build(&config, &Silent)?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?;
+    ///
+    /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
+    /// let a = db.analyse(&pos, 60)?;
+    /// assert_eq!(a.value, db.value(&pos)?);
+    /// assert_eq!(a.moves, db.move_values(&pos)?);
+    /// assert_eq!(a.line, db.principal_variation(&pos, 60)?);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn analyse(&self, position: &Position, max_plies: usize) -> Result<Analysis> {
+        let board = position.board();
+        let moves = self.move_values(position)?;
+        let value = if in_some_layer(board) {
+            self.lookup(board)?
+        } else {
+            match (moves.iter().map(|m| m.value).max(), self.rules.moves(board).ending()) {
+                (Some(best), _) => best,
+                (None, ending) => ending.unwrap_or(0),
+            }
+        };
+        let line = if max_plies == 0 {
+            self.principal_variation(position, 0)?
+        } else {
+            self.line_from(position, moves.clone(), max_plies, PV_SEARCH_NODES)?
+        };
+        Ok(Analysis { value, moves, line })
+    }
+
+    /// The principal variation from `position`, whose move values are `moves`; `max_plies >= 1`;
+    /// the searches of rule 2 look at no more than `search_limit` positions.
+    fn line_from(
+        &self,
+        position: &Position,
+        mut moves: Vec<MoveValue>,
+        max_plies: usize,
+        search_limit: usize,
+    ) -> Result<PrincipalVariation> {
+        let mut steps: Vec<PvStep> = Vec::new();
         let mut seen: HashMap<Position, usize> = HashMap::new();
+        // Pits still to play from a search (rule 2), the next one last.
+        let mut plan: Vec<u8> = Vec::new();
         let mut current = *position;
-        while line.len() < max_plies {
-            let moves = self.move_values(&current)?;
-            let Some(best) = moves.iter().map(|m| m.value).max() else { break };
-            let Some(&played) = moves.iter().find(|m| m.value == best) else { break };
-            seen.insert(current, line.len());
-            let next = match played.result {
-                MoveResult::EndsGame => PvNext::GameOver,
-                MoveResult::Continues { child, .. } => match seen.get(&child) {
-                    Some(&first_ply) => PvNext::Repetition { first_ply },
-                    None if self.rules.moves(child.board()).ending().is_some() => PvNext::GameOver,
-                    None if line.len() + 1 == max_plies => PvNext::PlyLimit,
-                    None => PvNext::Continues,
-                },
-            };
-            line.push(PvStep { position: current, value: best, played, next });
-            match (next, played.result) {
-                (PvNext::Continues, MoveResult::Continues { child, .. }) => current = child,
-                _ => break,
+        let end = loop {
+            let Some(value) = moves.iter().map(|m| m.value).max() else { break PvEnd::GameOver };
+            seen.insert(current, steps.len());
+            let played = self.choose(&current, &moves, value, &seen, &mut plan, search_limit)?;
+            steps.push(PvStep { position: current, value, played });
+            let MoveResult::Continues { child, .. } = played.result else { break PvEnd::GameOver };
+            if let Some(&first_ply) = seen.get(&child) {
+                break if steps[first_ply].value == 0 {
+                    PvEnd::Repetition { first_ply }
+                } else {
+                    PvEnd::Cycle { first_ply }
+                };
+            }
+            if self.rules.moves(child.board()).ending().is_some() {
+                break PvEnd::GameOver;
+            }
+            if steps.len() >= max_plies {
+                break PvEnd::PlyLimit;
+            }
+            current = child;
+            moves = self.move_values(&current)?;
+        };
+        Ok(PrincipalVariation { steps, end })
+    }
+
+    /// Whether a move cannot lead back to its position: it ends the game, captures, or leaves
+    /// the opponent without a legal move.
+    fn makes_progress(&self, m: &MoveValue) -> bool {
+        match &m.result {
+            MoveResult::EndsGame => true,
+            MoveResult::Continues { captured, child } => {
+                *captured > 0 || self.rules.moves(child.board()).ending().is_some()
             }
         }
-        Ok(line)
+    }
+
+    /// The move a principal variation plays at `current` (value `value`, legal moves `moves`,
+    /// not empty), following the rules of [`principal_variation`](Self::principal_variation).
+    fn choose(
+        &self,
+        current: &Position,
+        moves: &[MoveValue],
+        value: i8,
+        seen: &HashMap<Position, usize>,
+        plan: &mut Vec<u8>,
+        search_limit: usize,
+    ) -> Result<MoveValue> {
+        let best: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
+        if let Some(m) = best.iter().find(|m| self.makes_progress(m)) {
+            plan.clear();
+            return Ok(*m);
+        }
+        if plan.is_empty() && value != 0 {
+            *plan = self.path_to_progress(current, moves, seen, search_limit)?.unwrap_or_default();
+        }
+        if let Some(pit) = plan.pop() {
+            if let Some(m) = best.iter().find(|m| m.pit == pit) {
+                return Ok(*m);
+            }
+            plan.clear(); // cannot happen: the search followed best moves
+        }
+        let fresh = best.iter().find(|m| m.child().is_some_and(|c| !seen.contains_key(c)));
+        // `best` is not empty: `value` is the largest move value.
+        Ok(*fresh.or(best.first()).unwrap_or(&moves[0]))
+    }
+
+    /// A shortest sequence of best moves from `start` (whose legal moves are `start_moves`) to a
+    /// position with a best move that makes progress, avoiding the positions in `seen`: its
+    /// pits, the first move last. `None` when the search gives up after `limit` positions or
+    /// finds none.
+    fn path_to_progress(
+        &self,
+        start: &Position,
+        start_moves: &[MoveValue],
+        seen: &HashMap<Position, usize>,
+        limit: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        struct Node {
+            parent: usize,
+            pit: u8,
+            moves: Vec<MoveValue>,
+        }
+        let mut visited: HashSet<Position> = seen.keys().copied().collect();
+        visited.insert(*start);
+        let mut nodes = vec![Node { parent: usize::MAX, pit: 0, moves: start_moves.to_vec() }];
+        let mut next = 0;
+        while next < nodes.len() {
+            let value = nodes[next].moves.iter().map(|m| m.value).max();
+            let children: Vec<(u8, Position)> = nodes[next]
+                .moves
+                .iter()
+                .filter(|m| Some(m.value) == value)
+                .filter_map(|m| m.child().map(|c| (m.pit, *c)))
+                .collect();
+            for (pit, child) in children {
+                if !visited.insert(child) {
+                    continue;
+                }
+                if nodes.len() >= limit {
+                    return Ok(None);
+                }
+                let moves = self.move_values(&child)?;
+                let best = moves.iter().map(|m| m.value).max();
+                let found = moves.iter().any(|m| Some(m.value) == best && self.makes_progress(m));
+                nodes.push(Node { parent: next, pit, moves });
+                if found || best.is_none() {
+                    let mut path = Vec::new();
+                    let mut at = nodes.len() - 1;
+                    while at != 0 {
+                        path.push(nodes[at].pit);
+                        at = nodes[at].parent;
+                    }
+                    return Ok(Some(path));
+                }
+            }
+            next += 1;
+        }
+        Ok(None)
     }
 }
 

@@ -147,28 +147,27 @@ impl FromStr for Ruleset {
 pub enum Outcome {
     /// The game goes on from `child` (mover-first, so the opponent moves next) after the mover
     /// captured `captured` stones. The move is worth `captured - v(child)`.
-    Child { captured: u8, child: Board },
+    Child {
+        /// Stones the mover captured with this move.
+        captured: u8,
+        /// The next position, mover-first (the opponent of this move is its mover).
+        child: Board,
+    },
     /// The move ends the game; `value` is the mover's final result over all stones that were on the
     /// board before the move (his stones minus the opponent's, captures included).
-    End { value: i8 },
+    End {
+        /// The mover's final result, `-n..=n` for the `n` stones on the board before the move.
+        value: i8,
+    },
 }
 
 /// One legal move: the pit (0..5, counted from the mover's first pit) and its outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Move {
+    /// The pit sown from, 0..5 counted from the mover's first pit.
     pub pit: u8,
+    /// Where the move leads.
     pub outcome: Outcome,
-}
-
-impl Move {
-    /// The move's value given the value of its child (ignored for an ending move).
-    #[inline]
-    pub fn value_with(&self, child_value: impl FnOnce(&Board) -> i8) -> i8 {
-        match self.outcome {
-            Outcome::Child { captured, child } => captured as i8 - child_value(&child),
-            Outcome::End { value } => value,
-        }
-    }
 }
 
 /// The legal moves of a position, or the game's end when there is none.
@@ -366,10 +365,14 @@ fn child_move(pit: usize, captured: u8, after: u128) -> Move {
 impl Ruleset {
     /// The legal moves of `board` (mover-first) under this ruleset, or its ending value.
     ///
-    /// Cost: at most six sowings (one add each) and capture checks; no allocation. Works for any
-    /// board with at most 48 stones.
+    /// Cost: at most six sowings (one add each) and capture checks; no allocation.
+    ///
+    /// # Panics
+    /// Only for boards with more than 48 stones (which no [`Position`](crate::Position) holds);
+    /// debug builds check this.
     #[inline]
     pub fn moves(self, board: &Board) -> Moves {
+        debug_assert!(stones(board) <= TOTAL_STONES, "more than 48 stones");
         let x = pack(board);
         if x & OWN_MASK == 0 {
             // A player with no stones in his row cannot move: the opponent takes the rest.
@@ -385,6 +388,9 @@ impl Ruleset {
     ///
     /// Cheaper than [`moves`](Self::moves) in the common case: only when legality depends on the
     /// position's other moves (eradication, feeding, grand slams) are they generated.
+    ///
+    /// # Panics
+    /// As [`moves`](Self::moves): only for boards with more than 48 stones.
     #[inline]
     pub fn play(self, board: &Board, pit: usize) -> Option<Move> {
         if pit >= ROW || board[pit] == 0 {
@@ -493,8 +499,12 @@ fn abapa_moves(x: u128, gs: GrandSlam) -> Moves {
 /// function with a plain search over forward moves.
 ///
 /// Cost: a handful of un-sowings per empty pit of the child's opponent row; no allocation.
+///
+/// # Panics
+/// As [`Ruleset::moves`]: only for boards with more than 48 stones.
 #[inline]
 pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, usize)) {
+    debug_assert!(stones(child) <= TOTAL_STONES, "more than 48 stones");
     // The parent's frame: its row is the child's opponent row.
     let after = turned_packed(pack(child));
     let n = sum6(after) + sum6(after >> 48);

@@ -44,6 +44,28 @@ pub fn vu_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
 
+/// Where layer `n` of `rules` lives in a database directory of the given format.
+pub fn layer_file(format: Format, base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    match format {
+        Format::Native => layer_path(base, rules, n),
+        Format::Vu => vu_path(base, n),
+    }
+}
+
+/// Checks that `format` can hold `rules`: the published format holds only `awari` values.
+///
+/// # Errors
+/// [`Error::Usage`] for the published format with another ruleset.
+pub fn check_format_rules(format: Format, rules: Ruleset) -> Result<()> {
+    if format == Format::Vu && rules != Ruleset::Awari {
+        return Err(Error::Usage(format!(
+            "the published 2002 format (vu) holds only 'awari' values, not '{}'",
+            rules.name()
+        )));
+    }
+    Ok(())
+}
+
 /// The on-disk format of a database directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -82,8 +104,14 @@ impl std::fmt::Debug for Layer {
     }
 }
 
-fn map_file(path: &Path) -> Result<(File, Mmap)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+/// Maps `path` read-only. `missing` builds the error for a file that does not exist (any other
+/// failure to open it, such as a permission error, is an [`Error::Io`]).
+fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(File, Mmap)> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if len == 0 {
         return Err(Error::Corrupt { path: path.into(), reason: "file is empty".into() });
@@ -107,10 +135,9 @@ impl Layer {
     /// [`Error::Io`] for other I/O failures.
     pub fn open_native(base: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
         let path = layer_path(base, rules, n);
-        if !path.exists() {
-            return Err(Error::LayerMissing { layer: n, dir: ruleset_dir(base, rules), rules: rules.name().into() });
-        }
-        Layer::open_file(&path, rules, n, verify_payload)
+        let missing = || Error::LayerMissing { layer: n, dir: ruleset_dir(base, rules), rules: rules.name().into() };
+        let (_file, map) = map_file(&path, missing)?;
+        Layer::from_map(&path, map, rules, n, verify_payload)
     }
 
     /// Opens a layer file at any path, expecting layer `n` of `rules`. See [`open_native`](Self::open_native).
@@ -118,7 +145,12 @@ impl Layer {
     /// # Errors
     /// As [`open_native`](Self::open_native), with [`Error::Io`] for a missing file.
     pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
-        let (_file, map) = map_file(path)?;
+        let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
+        let (_file, map) = map_file(path, missing)?;
+        Layer::from_map(path, map, rules, n, verify_payload)
+    }
+
+    fn from_map(path: &Path, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
         let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
         if header.rules != rules {
             return Err(Error::RulesetMismatch {
@@ -151,13 +183,11 @@ impl Layer {
     /// `layer_size(n)` bytes.
     ///
     /// # Errors
-    /// [`Error::LayerMissing`] when absent, [`Error::Corrupt`] when its size is wrong.
+    /// [`Error::PublishedLayerMissing`] when absent, [`Error::Corrupt`] when its size is wrong,
+    /// [`Error::Io`] when it cannot be read.
     pub fn open_vu(dir: &Path, n: u32) -> Result<Layer> {
         let path = vu_path(dir, n);
-        if !path.exists() {
-            return Err(Error::LayerMissing { layer: n, dir: dir.into(), rules: Ruleset::Awari.name().into() });
-        }
-        let (_file, map) = map_file(&path)?;
+        let (_file, map) = map_file(&path, || Error::PublishedLayerMissing { layer: n, path: path.clone() })?;
         if map.len() as u64 != layer_size(n) {
             return Err(Error::Corrupt {
                 path,
@@ -173,12 +203,9 @@ impl Layer {
     /// As [`open_native`](Self::open_native) or [`open_vu`](Self::open_vu); [`Error::Usage`] for
     /// the published format with a ruleset other than `awari`.
     pub fn open(format: Format, base: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
+        check_format_rules(format, rules)?;
         match format {
             Format::Native => Layer::open_native(base, rules, n, verify_payload),
-            Format::Vu if rules != Ruleset::Awari => Err(Error::Usage(format!(
-                "the published 2002 format holds only 'awari' values, not '{}'",
-                rules.name()
-            ))),
             Format::Vu => Layer::open_vu(base, n),
         }
     }
@@ -293,23 +320,37 @@ impl LayerWriter {
     }
 }
 
-/// Reserves `len` bytes for `file` so later writes through a map cannot hit a full disk.
+/// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
+/// (which would kill the process with SIGBUS instead of returning an error).
 fn reserve(file: &File, len: u64) -> std::io::Result<()> {
-    file.set_len(len)?;
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::io::AsRawFd;
         // SAFETY: a plain system call on a file descriptor we own.
         let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
-        if r != 0 && r != libc::EOPNOTSUPP && r != libc::EINVAL {
+        if r == 0 {
+            return Ok(());
+        }
+        if r != libc::EOPNOTSUPP && r != libc::EINVAL {
             return Err(std::io::Error::from_raw_os_error(r));
         }
     }
-    Ok(())
+    // No fallocate on this file system: allocate by writing zeros.
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(0))?;
+    let zeros = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let k = left.min(zeros.len() as u64) as usize;
+        f.write_all(&zeros[..k])?;
+        left -= k as u64;
+    }
+    f.flush()
 }
 
 /// Best-effort fsync of the directory holding `path`, so a rename survives a power cut.
-fn sync_dir(path: &Path) {
+pub fn sync_dir(path: &Path) {
     if let Some(dir) = path.parent() {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();

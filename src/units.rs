@@ -13,15 +13,16 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// A byte count in decimal units: `1.50 GB`, `383.0 MB`, `12 kB`.
+/// A byte count in binary units, as `--max-memory` reads them: `1.50 GiB`, `365.3 MiB`, `12 KiB`.
 pub fn human_bytes(b: u64) -> String {
     let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.2} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
+    const K: f64 = 1024.0;
+    if b >= K * K * K {
+        format!("{:.2} GiB", b / (K * K * K))
+    } else if b >= K * K {
+        format!("{:.1} MiB", b / (K * K))
     } else {
-        format!("{:.0} kB", b / 1e3)
+        format!("{:.0} KiB", b / K)
     }
 }
 
@@ -34,7 +35,8 @@ mod tests {
         assert_eq!(group_digits(0), "0");
         assert_eq!(group_digits(100), "100");
         assert_eq!(group_digits(1234567), "1,234,567");
-        assert_eq!(human_bytes(1_500_000_000), "1.50 GB");
-        assert_eq!(human_bytes(383_000_000), "383.0 MB");
+        assert_eq!(human_bytes(3 << 30), "3.00 GiB");
+        assert_eq!(human_bytes(383 << 20), "383.0 MiB");
+        assert_eq!(human_bytes(12 << 10), "12 KiB");
     }
 }

@@ -10,8 +10,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Barrier, OnceLock};
 
 use oware::format::PAYLOAD_OFFSET;
-use oware::index::{layer_size, unrank_unchecked};
-use oware::probe::{Database, MoveResult, PvNext, Split};
+use oware::index::{layer_size, unrank_unchecked, LayerWalker};
+use oware::probe::{Database, MoveResult, MoveValue, PrincipalVariation, PvEnd, Split};
 use oware::rules::{GrandSlam, Outcome};
 use oware::solver::{self, BuildConfig, Silent};
 use oware::storage::{layer_path, vu_path};
@@ -145,34 +145,150 @@ fn published_example_library() {
     // The principal variation: each step starts where the previous one led, plays a best move
     // of its position, and the values follow v(p) = captured - v(child).
     let line = db.principal_variation(&p, 200).unwrap();
-    assert!(!line.is_empty());
-    assert_eq!(line[0].position, p);
-    assert_eq!(line[0].played.pit, 5);
-    for (i, step) in line.iter().enumerate() {
-        assert_eq!(step.value, db.value(&step.position).unwrap());
-        let best = db.best_moves(&step.position).unwrap();
-        assert_eq!(best[0], step.played, "lowest-numbered best move at ply {i}");
-        if i + 1 < line.len() {
-            assert_eq!(step.next, PvNext::Continues);
-            assert_eq!(step.played.child(), Some(&line[i + 1].position));
-        }
-    }
-    let last = line.last().unwrap();
-    match last.next {
-        PvNext::Repetition { first_ply } => {
-            assert_eq!(last.played.child(), Some(&line[first_ply].position));
-            // Only endless play can repeat along a best line, and it is worth 0 to both sides.
-            assert_eq!(last.value - last.played.captured().unwrap_or(0) as i8, 0);
-        }
-        PvNext::GameOver => {}
-        other => panic!("a 200-ply line of a 16-stone position ended with {other:?}"),
-    }
+    check_line(&db, Ruleset::Awari, &p, &line, 200);
+    assert_eq!(line.steps[0].played.pit, 5);
+    assert!(matches!(line.end, PvEnd::GameOver | PvEnd::Repetition { .. }), "{:?}", line.end);
     // A shorter limit cuts the same line.
     let short = db.principal_variation(&p, 3).unwrap();
-    assert_eq!(short.len(), 3);
-    assert_eq!(short[2].next, PvNext::PlyLimit);
-    assert_eq!(short[..2], line[..2]);
-    assert!(db.principal_variation(&p, 0).unwrap().is_empty());
+    assert_eq!(short.steps.len(), 3);
+    assert_eq!(short.end, PvEnd::PlyLimit);
+    assert_eq!(short.steps[..], line.steps[..3]);
+    let none = db.principal_variation(&p, 0).unwrap();
+    assert_eq!(none, PrincipalVariation { steps: Vec::new(), end: PvEnd::PlyLimit });
+    // `analyse` gives the same, probing the root's moves once.
+    let a = db.analyse(&p, 200).unwrap();
+    assert_eq!((a.value, &a.moves, &a.line), (0, &moves, &line));
+}
+
+/// Whether a move cannot lead back to its position: it ends the game, captures, or leaves the
+/// opponent without a legal move.
+fn makes_progress(rules: Ruleset, m: &MoveValue) -> bool {
+    match &m.result {
+        MoveResult::EndsGame => true,
+        MoveResult::Continues { captured, child } => *captured > 0 || rules.moves(child.board()).ending().is_some(),
+    }
+}
+
+/// Checks a principal variation from `start` cut at `max_plies`: every step plays a best move
+/// (a progressing one, the lowest-numbered, whenever there is one), starts where the previous
+/// one led, and the line's end is what its last step shows.
+fn check_line(db: &Database, rules: Ruleset, start: &Position, line: &PrincipalVariation, max_plies: usize) {
+    let steps = &line.steps;
+    assert!(steps.len() <= max_plies, "{start}");
+    if let Some(first) = steps.first() {
+        assert_eq!(first.position, *start);
+    }
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(step.value, db.value(&step.position).unwrap(), "{start} ply {i}");
+        assert_eq!(step.played.value, step.value, "{start} ply {i}");
+        let best = db.best_moves(&step.position).unwrap();
+        assert!(best.contains(&step.played), "{start} ply {i}: not a best move");
+        if let Some(m) = best.iter().find(|m| makes_progress(rules, m)) {
+            assert_eq!(*m, step.played, "{start} ply {i}: the lowest progressing best move comes first");
+        }
+        if let Some(next) = steps.get(i + 1) {
+            assert_eq!(step.played.child(), Some(&next.position), "{start} ply {i}");
+        }
+    }
+    match line.end {
+        PvEnd::GameOver => match steps.last() {
+            Some(last) => {
+                if let Some(child) = last.played.child() {
+                    assert!(rules.moves(child.board()).ending().is_some(), "{start}");
+                }
+            }
+            None => assert!(rules.moves(start.board()).ending().is_some(), "{start}"),
+        },
+        PvEnd::Repetition { first_ply } | PvEnd::Cycle { first_ply } => {
+            let last = steps.last().expect("a repetition needs a move");
+            assert_eq!(last.played.child(), Some(&steps[first_ply].position), "{start}");
+            // No stone leaves the board on the way round, so the value's size stays: endless
+            // play (a repetition) is claimed exactly when it is 0.
+            assert_eq!(last.played.captured(), Some(0), "{start}");
+            assert_eq!(last.value.abs(), steps[first_ply].value.abs(), "{start}");
+            let endless = matches!(line.end, PvEnd::Repetition { .. });
+            assert_eq!(endless, steps[first_ply].value == 0, "{start}: {:?}", line.end);
+        }
+        PvEnd::PlyLimit => assert_eq!(steps.len(), max_plies, "{start}"),
+    }
+}
+
+/// The review's example: value +7 (layer 7), where a waiting move of pit 1 at ply 17 is worth
+/// +7 as well as pit 5's capture; the line must reach the captures, not go round in a circle
+/// and claim endless play.
+#[test]
+fn winning_line_makes_progress() {
+    let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+    let p = pos("0 0 0 0 0 1 0 0 0 0 1 5");
+    assert_eq!(db.value(&p).unwrap(), 7);
+    let line = db.principal_variation(&p, 200).unwrap();
+    check_line(&db, Ruleset::Awari, &p, &line, 200);
+    assert_eq!(line.end, PvEnd::GameOver, "{line:?}");
+    let captured: u32 = line.steps.iter().filter_map(|s| s.played.captured()).map(u32::from).sum();
+    assert!(captured > 0);
+
+    let o = query(awari16(), &["--json"], Some("0 0 0 0 0 1 0 0 0 0 1 5"), None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    assert_eq!(v["value"], 7);
+    assert_eq!(v["pv_end"], serde_json::json!({"reason": "game_over"}));
+    assert_eq!(v["principal_variation"].as_array().unwrap().len(), line.steps.len());
+    let o = query(awari16(), &[], Some("0 0 0 0 0 1 0 0 0 0 1 5"), None);
+    let text = stdout(&o);
+    assert!(text.contains("value +7"), "{text}");
+    assert!(text.ends_with("  the game is over\n"), "{text}");
+    assert!(!text.contains("endless play"), "{text}");
+}
+
+/// Stones the root's mover captures along a line minus those his opponent captures.
+fn net_captures(line: &PrincipalVariation) -> i32 {
+    let mut net = 0;
+    for (i, step) in line.steps.iter().enumerate() {
+        let c = i32::from(step.played.captured().expect("no ending move before a repetition"));
+        net += if i % 2 == 0 { c } else { -c };
+    }
+    net
+}
+
+/// Every position of layers 1..=8: its line (at most 200 plies) is made of best moves and
+/// claims endless play only at value 0. A line from a non-zero value may end in endless play
+/// only after its captures have realised the whole value (e.g. `1 0 0 3 0 0 0 0 0 0 0 0`, +2:
+/// two stones captured, then the last two chase each other round the board); none goes round
+/// in a circle at a non-zero value.
+#[test]
+fn lines_of_small_layers() {
+    let db = Database::open(awari16(), Ruleset::Awari).unwrap();
+    let (mut nonzero, mut cycles, mut repetitions, mut realised_then_endless, mut game_over, mut longest) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0usize);
+    for n in 1..=8 {
+        for (_, board) in LayerWalker::new(n, 0..layer_size(n)).unwrap() {
+            let p = Position::new(board).unwrap();
+            let value = db.value(&p).unwrap();
+            let line = db.principal_variation(&p, 200).unwrap();
+            check_line(&db, Ruleset::Awari, &p, &line, 200);
+            longest = longest.max(line.steps.len());
+            nonzero += u64::from(value != 0);
+            match line.end {
+                PvEnd::GameOver => game_over += 1,
+                PvEnd::Repetition { .. } => {
+                    repetitions += 1;
+                    if value != 0 {
+                        assert_eq!(net_captures(&line), i32::from(value), "{p}");
+                        realised_then_endless += 1;
+                    }
+                }
+                PvEnd::Cycle { .. } => cycles += 1,
+                PvEnd::PlyLimit => {}
+            }
+        }
+    }
+    eprintln!(
+        "layers 1..=8: {nonzero} non-zero values; line ends: {game_over} game over, {repetitions} repetitions \
+         ({realised_then_endless} of them from non-zero values, after captures realising the value), \
+         {cycles} cycles; longest line {longest} plies"
+    );
+    assert!(nonzero > 10_000);
+    assert_eq!(cycles, 0);
 }
 
 #[test]

@@ -102,7 +102,7 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
             let r = reference_layer(rules, n, &reference);
             let mut out = vec![0u8; layer_size(n) as usize];
             let lower: Vec<&[i8]> = built.iter().map(|v| v.as_slice()).collect();
-            pool.install(|| solve_layer(rules, n, &lower, &mut out, &NoProgress));
+            pool.install(|| solve_layer(rules, n, &lower, &mut out, &NoProgress)).unwrap();
             let got: Vec<i8> = out.iter().map(|&b| b as i8).collect();
             let bad: Vec<usize> = (0..got.len()).filter(|&i| got[i] != r.1[i]).collect();
             assert!(

@@ -7,7 +7,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oware::index::layer_size;
 use oware::solver::{self, work_units, BuildConfig, BuildObserver, LayerOutcome, LayerStats, Progress};
 use oware::units::{group_digits, human_bytes};
-use oware::{Error, Result};
+use oware::Result;
 
 use super::{show_progress, thread_pool, DirArg, RulesArg};
 
@@ -149,9 +149,6 @@ impl BuildObserver for Display {
 }
 
 pub fn run(a: BuildArgs) -> Result<()> {
-    if a.max_stones > oware::index::MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {}", oware::index::MAX_STONES)));
-    }
     let config = BuildConfig {
         rules: a.rules.rules,
         max_stones: a.max_stones,

@@ -193,7 +193,7 @@ fn export_layer(layer: &Layer, out: &Path, zstd_level: Option<i32>, bar: &Progre
             }
         }
         fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-        sync_dir(&path);
+        oware::storage::sync_dir(&path);
         Ok(on_disk)
     });
     match result {
@@ -243,13 +243,6 @@ fn copy_hashed(bytes: &[u8], w: &mut impl Write, bar: &ProgressBar) -> std::io::
     }
     w.flush()?;
     Ok(h.digest())
-}
-
-/// Best-effort fsync of the directory holding `path`, so the rename survives a power cut.
-fn sync_dir(path: &Path) {
-    if let Some(d) = path.parent().and_then(|d| File::open(d).ok()) {
-        let _ = d.sync_all();
-    }
 }
 
 #[cfg(test)]

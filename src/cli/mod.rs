@@ -127,7 +127,7 @@ pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
         }
         pool = pool.num_threads(t);
     }
-    pool.build().map_err(|e| Error::Usage(format!("cannot start threads: {e}")))
+    pool.build().map_err(|e| Error::Internal(format!("cannot start threads: {e}")))
 }
 
 /// Parses the command line, runs the command and returns the process exit code.

@@ -19,7 +19,7 @@ pub struct PerftArgs {
     #[command(flatten)]
     position: PositionArgs,
     /// Count sequences of 1..=D moves.
-    #[arg(long, short, value_name = "D", value_parser = clap::value_parser!(u32).range(0..=40))]
+    #[arg(long, short, value_name = "D", value_parser = clap::value_parser!(u32).range(0..=20))]
     depth: u32,
     #[command(flatten)]
     rules: RulesArg,

@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufWriter, Write};
 
 use clap::Args;
-use oware::probe::{format_share, Database, MoveResult, MoveValue, PvNext, PvStep, Split};
+use oware::probe::{format_share, Analysis, Database, MoveResult, MoveValue, PvEnd, Split};
 use oware::storage::Format;
 use oware::{Error, Position, Result};
 use serde_json::{json, Value};
@@ -125,38 +125,25 @@ fn emit(out: &mut impl Write, text: &str) -> Result<()> {
 /// Everything printed about one position.
 struct Report {
     position: Position,
-    value: i8,
-    moves: Vec<MoveValue>,
-    pv: Vec<PvStep>,
+    analysis: Analysis,
 }
 
 /// The answer for one position, formatted as asked (ending with a newline).
 fn answer(db: &Database, pos: &Position, a: &QueryArgs) -> Result<String> {
-    let value = db.value(pos)?;
     if a.values_only {
+        let value = db.value(pos)?;
         return Ok(if a.json {
             json!({ "position": pos.board(), "value": value }).to_string() + "\n"
         } else {
             format!("{pos}\t{value}\n")
         });
     }
-    let moves = db.move_values(pos)?;
-    let pv = db.principal_variation(pos, a.max_plies)?;
-    let report = Report { position: *pos, value, moves, pv };
+    let report = Report { position: *pos, analysis: db.analyse(pos, a.max_plies)? };
     Ok(if a.json { json_report(db, &report).to_string() + "\n" } else { text_report(db, &report) })
 }
 
-/// Why the principal variation stopped, including the cases where it has no step.
-fn pv_end(r: &Report) -> PvNext {
-    match r.pv.last() {
-        Some(step) => step.next,
-        None if r.moves.is_empty() => PvNext::GameOver,
-        None => PvNext::PlyLimit,
-    }
-}
-
-fn best_pits(r: &Report) -> Vec<u8> {
-    r.moves.iter().filter(|m| m.value == r.value).map(|m| m.pit).collect()
+fn best_pits(a: &Analysis) -> Vec<u8> {
+    a.moves.iter().filter(|m| m.value == a.value).map(|m| m.pit).collect()
 }
 
 /// A stone share as a JSON number: an integer when whole, else `x.5`.
@@ -189,12 +176,16 @@ fn move_json(m: &MoveValue) -> Value {
 /// The JSON report: `{"rules", "format", "position", "stones", "value", "split", "game_over",
 /// "moves": [{"pit", "captured", "ends_game", "child", "value"}], "best_moves": [pits],
 /// "principal_variation": [{"ply", "position", "value", "pit", "captured", "ends_game",
-/// "child"}], "pv_end": {"reason": "game_over" | "repetition" | "ply_limit", "first_ply"}}`.
-/// Positions are arrays of 12 mover-first counts; `captured` and `child` are null for a move
-/// that ends the game; `first_ply` (1-based) is set for a repetition.
+/// "child"}], "pv_end": {"reason": "game_over" | "repetition" | "cycle" | "ply_limit",
+/// "first_ply"}}`. Positions are arrays of 12 mover-first counts; `captured` and `child` are
+/// null for a move that ends the game; `first_ply` (1-based) is set for a repetition (endless
+/// play, value 0) and for a cycle (a line that returned to an earlier position although its
+/// value is not 0: not how the game goes, see [`PvEnd::Cycle`]).
 fn json_report(db: &Database, r: &Report) -> Value {
-    let pv: Vec<Value> = r
-        .pv
+    let a = &r.analysis;
+    let pv: Vec<Value> = a
+        .line
+        .steps
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -204,22 +195,22 @@ fn json_report(db: &Database, r: &Report) -> Value {
             v
         })
         .collect();
-    let end = match pv_end(r) {
-        PvNext::Repetition { first_ply } => json!({ "reason": "repetition", "first_ply": first_ply + 1 }),
-        PvNext::GameOver => json!({ "reason": "game_over" }),
-        PvNext::PlyLimit => json!({ "reason": "ply_limit" }),
-        PvNext::Continues => json!({ "reason": "continues" }),
+    let end = match a.line.end {
+        PvEnd::Repetition { first_ply } => json!({ "reason": "repetition", "first_ply": first_ply + 1 }),
+        PvEnd::Cycle { first_ply } => json!({ "reason": "cycle", "first_ply": first_ply + 1 }),
+        PvEnd::GameOver => json!({ "reason": "game_over" }),
+        PvEnd::PlyLimit => json!({ "reason": "ply_limit" }),
     };
     json!({
         "rules": db.rules().name(),
         "format": match db.format() { Format::Native => "native", Format::Vu => "vu" },
         "position": r.position.board(),
         "stones": r.position.stones(),
-        "value": r.value,
-        "split": split_json(Split::of(&r.position, r.value)),
-        "game_over": r.moves.is_empty(),
-        "moves": r.moves.iter().map(move_json).collect::<Vec<_>>(),
-        "best_moves": best_pits(r),
+        "value": a.value,
+        "split": split_json(Split::of(&r.position, a.value)),
+        "game_over": a.moves.is_empty(),
+        "moves": a.moves.iter().map(move_json).collect::<Vec<_>>(),
+        "best_moves": best_pits(a),
         "principal_variation": pv,
         "pv_end": end,
     })
@@ -227,39 +218,44 @@ fn json_report(db: &Database, r: &Report) -> Value {
 
 fn text_report(db: &Database, r: &Report) -> String {
     let pos = &r.position;
+    let a = &r.analysis;
     let n = pos.stones();
-    let split = Split::of(pos, r.value);
+    let split = Split::of(pos, a.value);
     let mut s = pos.drawing();
     s.push('\n');
     let plural = if n == 1 { "" } else { "s" };
     s.push_str(&format!("position {pos} ({n} stone{plural}), rules {}\n", db.rules()));
     s.push_str(&format!(
         "value {:+}: with best play the player to move ends with {} of the {n} stone{plural}, the opponent {}\n",
-        r.value,
+        a.value,
         format_share(split.mover),
         format_share(split.opponent)
     ));
-    if r.moves.is_empty() {
+    if a.moves.is_empty() {
         s.push_str("no legal move: the game is over\n");
         return s;
     }
     s.push_str("moves (value = captured - value of the position after the move):\n");
-    for m in &r.moves {
+    for m in &a.moves {
         let what = match m.captured() {
             Some(c) => format!("captures {c:>2}"),
             None => "ends the game".to_string(),
         };
-        let best = if m.value == r.value { "  best" } else { "" };
+        let best = if m.value == a.value { "  best" } else { "" };
         s.push_str(&format!("  pit {}: {what}, value {:+}{best}\n", m.pit, m.value));
     }
-    let best: Vec<String> = best_pits(r).iter().map(|p| p.to_string()).collect();
+    let best: Vec<String> = best_pits(a).iter().map(|p| p.to_string()).collect();
     s.push_str(&format!(
         "best move{}: pit {}\n",
         if best.len() == 1 { "" } else { "s" },
         best.join(", pit ")
     ));
-    s.push_str("principal variation (the lowest-numbered best move at each ply):\n");
-    for (i, step) in r.pv.iter().enumerate() {
+    s.push_str(
+        "principal variation (best moves: a capture or the end of the game when one is best, \
+         else the shortest way to one, else the lowest-numbered):\n",
+    );
+    let steps = &a.line.steps;
+    for (i, step) in steps.iter().enumerate() {
         let result = match &step.played.result {
             MoveResult::Continues { captured, child } => format!("captures {captured:>2} -> {child}"),
             MoveResult::EndsGame => "ends the game".to_string(),
@@ -271,15 +267,20 @@ fn text_report(db: &Database, r: &Report) -> String {
             step.value
         ));
     }
-    let end = match pv_end(r) {
-        PvNext::GameOver => "the game is over".to_string(),
-        PvNext::Repetition { first_ply } => format!(
+    let end = match a.line.end {
+        PvEnd::GameOver => "the game is over".to_string(),
+        PvEnd::Repetition { first_ply } => format!(
             "the position after ply {} repeats the one before ply {}: endless play, the stones left are split evenly",
-            r.pv.len(),
+            steps.len(),
             first_ply + 1
         ),
-        PvNext::PlyLimit => format!("stopped after {} plies (--max-plies)", r.pv.len()),
-        PvNext::Continues => "the line goes on".to_string(),
+        PvEnd::Cycle { first_ply } => format!(
+            "the position after ply {} repeats the one before ply {} although its value is not 0: \
+             this database holds values only and cannot always show the forcing line; the value itself is exact",
+            steps.len(),
+            first_ply + 1
+        ),
+        PvEnd::PlyLimit => format!("stopped after {} plies (--max-plies)", steps.len()),
     };
     s.push_str(&format!("  {end}\n"));
     s

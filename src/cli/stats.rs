@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use clap::Args;
 use oware::index::MAX_STONES;
 use oware::solver::histogram;
-use oware::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
+use oware::storage::{ruleset_dir, Format, Layer};
 use oware::verify::describe_layers;
-use oware::{Error, Result, Ruleset};
+use oware::{Error, Result};
 use serde_json::json;
 
 use oware::units::group_digits;
@@ -96,15 +96,8 @@ fn share(k: u64, total: u64) -> f64 {
 pub fn run(a: StatsArgs) -> Result<()> {
     let rules = a.rules.rules;
     let dir = a.dir.dir;
-    if a.format == Format::Vu && rules != Ruleset::Awari {
-        return Err(Error::Usage(format!(
-            "the published format (--format vu) holds only 'awari' values, not '{rules}'"
-        )));
-    }
-    let path_of = |n| match a.format {
-        Format::Native => layer_path(&dir, rules, n),
-        Format::Vu => vu_path(&dir, n),
-    };
+    oware::storage::check_format_rules(a.format, rules)?;
+    let path_of = |n| oware::storage::layer_file(a.format, &dir, rules, n);
     let present: Vec<u32> = (0..=MAX_STONES).filter(|&n| path_of(n).exists()).collect();
     if present.is_empty() {
         let where_ = if a.format == Format::Native { ruleset_dir(&dir, rules) } else { dir.clone() };
@@ -121,11 +114,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let mut counts = Vec::new();
     let mut first_error: Option<Error> = None;
     for &n in &present {
-        let opened = match a.format {
-            Format::Native => Layer::open_native(&dir, rules, n, true),
-            Format::Vu => Layer::open_vu(&dir, n),
-        };
-        match opened {
+        match Layer::open(a.format, &dir, rules, n, true) {
             Ok(layer) => {
                 let c = count(n, layer.values());
                 if !a.json {

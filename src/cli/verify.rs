@@ -22,7 +22,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oware::index::{layer_size, MAX_STONES};
 use oware::solver::Progress;
-use oware::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
+use oware::storage::{ruleset_dir, vu_path, Format, Layer};
 use oware::verify::{check_facts, layers_needed, layers_phrase, verify_layer, FactReport, FactStatus, LayerReport, Mismatch};
 use oware::{Error, Result, Ruleset};
 use serde_json::{json, Value};
@@ -83,14 +83,6 @@ fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
         return Err(format!("empty layer range '{s}': {a} is above {b}"));
     }
     Ok(a..=b)
-}
-
-/// Where layer `n` lives in the chosen format.
-fn file_of(format: Format, dir: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    match format {
-        Format::Native => layer_path(dir, rules, n),
-        Format::Vu => vu_path(dir, n),
-    }
 }
 
 /// The directory the layers of `rules` live in, for messages.
@@ -171,11 +163,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let rules = a.rules.rules;
     let dir = a.dir.dir.clone();
     let format = a.format;
-    if format == Format::Vu && rules != Ruleset::Awari {
-        return Err(Error::Usage(format!(
-            "the published format (--format vu) holds only 'awari' values, not '{rules}'"
-        )));
-    }
+    oware::storage::check_format_rules(format, rules)?;
     let pool = super::thread_pool(a.threads)?;
     let where_ = layers_dir(format, &dir, rules);
 
@@ -188,12 +176,12 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         }
         (None, Some(m)) => 0..=m,
         (None, None) => {
-            let first_missing = (0..=MAX_STONES).find(|&n| !file_of(format, &dir, rules, n).exists());
+            let first_missing = (0..=MAX_STONES).find(|&n| !oware::storage::layer_file(format, &dir, rules, n).exists());
             match first_missing {
                 Some(0) => {
                     eprintln!(
                         "oware: no layers to verify: {} does not exist{}",
-                        file_of(format, &dir, rules, 0).display(),
+                        oware::storage::layer_file(format, &dir, rules, 0).display(),
                         zst_hint(format, &dir, 0)
                     );
                     return Err(Error::LayerMissing { layer: 0, dir: where_, rules: rules.name().into() });
@@ -203,7 +191,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
                     if !a.quiet {
                         eprintln!(
                             "oware: layer {k} is not present ({}){}: verifying layers 0..{}",
-                            file_of(format, &dir, rules, k).display(),
+                            oware::storage::layer_file(format, &dir, rules, k).display(),
                             zst_hint(format, &dir, k),
                             k - 1
                         );
@@ -235,12 +223,8 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             layers.push(None);
             continue;
         }
-        let opened = match format {
-            Format::Native => Layer::open_native(&dir, rules, n, true),
-            Format::Vu => Layer::open_vu(&dir, n),
-        };
-        let outcome = match opened {
-            Err(e @ Error::LayerMissing { .. }) => {
+        let outcome = match Layer::open(format, &dir, rules, n, true) {
+            Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
                 layers.push(None);
                 Outcome::Missing(e)
             }

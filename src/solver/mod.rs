@@ -44,7 +44,12 @@ pub enum LayerOutcome {
     /// Already built and intact: skipped.
     Skipped,
     /// Built now (`replaced` says why an existing file was not trusted, if there was one).
-    Built { seconds: f64, replaced: Option<String> },
+    Built {
+        /// Wall-clock seconds the layer took.
+        seconds: f64,
+        /// Why an existing file was not trusted, if there was one.
+        replaced: Option<String>,
+    },
 }
 
 /// Statistics of one layer, also stored as `layer-NN.json` beside it.
@@ -164,13 +169,14 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
     if config.max_stones > MAX_STONES {
         return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}")));
     }
+    let _lock = BuildLock::acquire(&config.dir, config.rules)?;
     let mut lower: Vec<Layer> = Vec::new();
     let mut all = Vec::new();
     for n in 0..=config.max_stones {
         let replaced = match Layer::open_native(&config.dir, config.rules, n, true) {
             Ok(layer) => {
-                let stats = read_stats(&config.dir, config.rules, n)
-                    .unwrap_or_else(|| LayerStats::count(config.rules, n, layer.values()));
+                // Counted from the (just verified) payload: the JSON beside it is informational.
+                let stats = LayerStats::count(config.rules, n, layer.values());
                 observer.layer_done(&stats, &LayerOutcome::Skipped);
                 all.push(stats);
                 lower.push(layer);
@@ -221,7 +227,7 @@ fn build_layer(
     let start = Instant::now();
     let mut writer = LayerWriter::create(&config.dir, rules, n)?;
     let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
-    solve_layer(rules, n, &lower_values, writer.payload_mut(), observer);
+    solve_layer(rules, n, &lower_values, writer.payload_mut(), observer)?;
     let payload = writer.payload_mut();
     // SAFETY: i8 and u8 have the same layout and every bit pattern is valid for both.
     let values: &[i8] = unsafe { std::slice::from_raw_parts(payload.as_ptr().cast(), payload.len()) };
@@ -233,7 +239,7 @@ fn build_layer(
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
-    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Usage(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
     write_atomic(&stats_path(&config.dir, rules, n), &json)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
@@ -253,6 +259,41 @@ fn spot_check(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]]) -> Result<
             "layer {n} position {i} ({:?}) does not follow from its children; the layer was not written",
             unrank_unchecked(n, i)
         ))),
+    }
+}
+
+/// An exclusive lock on a ruleset's database directory for the length of a build, so two builds
+/// never write the same files (released when dropped, or when the process dies).
+struct BuildLock {
+    _file: std::fs::File,
+}
+
+impl BuildLock {
+    fn acquire(dir: &Path, rules: Ruleset) -> Result<BuildLock> {
+        let rdir = crate::storage::ruleset_dir(dir, rules);
+        std::fs::create_dir_all(&rdir).map_err(|e| Error::io(&rdir, e))?;
+        let path = rdir.join(".lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: a plain system call on a file descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(Error::io(
+                    &path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        "another build is working on this directory; wait for it or use another --dir",
+                    ),
+                ));
+            }
+        }
+        Ok(BuildLock { _file: file })
     }
 }
 

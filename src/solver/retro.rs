@@ -13,8 +13,8 @@
 //!
 //! The values are copied into the layer file's payload (memory-mapped) at the end.
 //!
-//! Parallelism: each threshold's seed scan runs over index chunks in parallel; every position a
-//! thread resolves is propagated depth-first from that thread's own stack. Resolution is an atomic
+//! Parallelism: each threshold's seed scan runs over index chunks in parallel; the positions a
+//! thread resolves go on that thread's own stack and are propagated from it in batches. Resolution is an atomic
 //! compare-and-swap setting the resolved flag, so each position is resolved exactly once, and within one
 //! threshold every resolved position gets the same `±t` whatever the order: the result does not
 //! depend on the number of threads or on scheduling.
@@ -23,6 +23,8 @@ use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use crate::error::{Error, Result};
+use crate::units::human_bytes;
 use crate::index::{chunks, in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
 
@@ -123,6 +125,7 @@ impl State<'_> {
                     // One more of q's same-layer moves is worth -t or less. (Resolved positions
                     // are decremented too: harmless, as each same-layer move is counted once.)
                     let prev = self.cells[j].fetch_sub(PENDING_ONE, Relaxed);
+                    debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
                     if prev & RESOLVED == 0
                         && prev & PENDING == PENDING_ONE
                         && value_of(prev) <= -t
@@ -138,13 +141,11 @@ impl State<'_> {
 
 /// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
 /// accessed at random, and 2 MB pages cut the TLB misses that would otherwise dominate.
-fn huge_zeroed(len: usize) -> memmap2::MmapMut {
-    let map = memmap2::MmapMut::map_anon(len.max(1)).unwrap_or_else(|e| {
-        panic!("cannot allocate {len} bytes of working memory: {e}")
-    });
+fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    let map = memmap2::MmapMut::map_anon(len.max(1))?;
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::HugePage);
-    map
+    Ok(map)
 }
 
 /// Views zeroed memory as cells.
@@ -181,17 +182,25 @@ fn prefetch<T>(r: &T) {
 /// a non-zero value, `n` sequential scans of two bytes per position; memory: `out` plus
 /// [`working_memory`]`(n)` bytes.
 ///
+/// # Errors
+/// [`Error::OutOfMemory`] when the working memory cannot be allocated.
+///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
 /// (programming errors: callers validate files before calling).
-pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) {
+pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
     let size = layer_size(n);
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     assert_eq!(out.len() as u64, size, "output buffer of layer {n} has the wrong length");
     for m in 0..n {
         assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
     }
-    let mut cell_map = huge_zeroed(2 * size as usize);
+    let mut cell_map = huge_zeroed(2 * size as usize).map_err(|e| Error::OutOfMemory {
+        layer: n,
+        needed: human_bytes(working_memory(n)),
+        available: "less".into(),
+        hint: format!(" (the system refused the working memory: {e})"),
+    })?;
     let cells = as_cells(&mut cell_map);
     let state = State { rules, cells };
     let ranges: Vec<_> = chunks(n, CHUNK).collect();
@@ -209,7 +218,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     ranges.par_iter().for_each(|r| {
         let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
         let mut group: Vec<(u64, i8, u8)> = Vec::with_capacity(BATCH);
-        let mut lookups: Vec<(u8, u8, usize, i8)> = Vec::with_capacity(BATCH * 6);
+        let mut lookups: Vec<(u8, u8, usize)> = Vec::with_capacity(BATCH * 6);
         loop {
             // Moves of a group of positions; the lower-layer values they need are prefetched...
             group.clear();
@@ -220,7 +229,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
                     let layer = lower[(n - u32::from(captured)) as usize];
                     let j = rank_unchecked(child) as usize;
                     prefetch(&layer[j]);
-                    lookups.push((k, captured, j, 0));
+                    lookups.push((k, captured, j));
                 });
                 group.push((i, best, pending));
             }
@@ -228,7 +237,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
                 break;
             }
             // ...then read once they are on their way.
-            for &(k, captured, j, _) in &lookups {
+            for &(k, captured, j) in &lookups {
                 let v = lower[(n - u32::from(captured)) as usize][j];
                 let g = &mut group[k as usize];
                 g.1 = g.1.max(captured as i8 - v);
@@ -284,6 +293,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
         }
         progress.advance(o.len() as u64);
     });
+    Ok(())
 }
 
 /// The best exit value of `board` among its game-ending moves, and the number of its moves that
