@@ -983,6 +983,42 @@ mod tests {
         assert!(matches!(db.layer(u32::MAX), Err(Error::LayerMissing { .. })));
     }
 
+    /// Without the search of rule 2, winning lines of small layers do go round in circles (the
+    /// review's bug); such a line is reported as a cycle, never as endless play.
+    #[test]
+    fn cycles_without_the_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::solver::BuildConfig {
+            rules: Ruleset::Awari,
+            max_stones: 8,
+            dir: dir.path().to_path_buf(),
+            max_memory: None,
+        };
+        crate::solver::build(&config, &crate::solver::Silent).unwrap();
+        let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+        let (mut cycles, mut with_search) = (0, 0);
+        for n in 1..=8 {
+            for (_, board) in crate::index::LayerWalker::new(n, 0..layer_size(n)).unwrap() {
+                let p = Position::new(board).unwrap();
+                let moves = db.move_values(&p).unwrap();
+                let line = db.line_from(&p, moves.clone(), 200, 0).unwrap();
+                match line.end {
+                    PvEnd::Cycle { first_ply } => {
+                        assert_ne!(line.steps[first_ply].value, 0, "{p}");
+                        cycles += 1;
+                        let full = db.line_from(&p, moves, 200, PV_SEARCH_NODES).unwrap();
+                        with_search += u32::from(matches!(full.end, PvEnd::Cycle { .. }));
+                    }
+                    PvEnd::Repetition { first_ply } => assert_eq!(line.steps[first_ply].value, 0, "{p}"),
+                    PvEnd::GameOver | PvEnd::PlyLimit => {}
+                }
+            }
+        }
+        eprintln!("layers 1..=8 without the search: {cycles} cycles; with it: {with_search}");
+        assert!(cycles > 0);
+        assert_eq!(with_search, 0);
+    }
+
     #[test]
     fn file_as_dir_is_an_error() {
         let f = tempfile::NamedTempFile::new().unwrap();
