@@ -254,7 +254,7 @@ fn damaged_header_fields_are_named_and_dependent_layers_reported() {
     set_u32(&layer_path(dir, Ruleset::Awari, 7), OFF_STONES, 8);
     let (code, out, _) = oware(&["verify", "--dir", s(dir), "--layers", "7"]);
     assert_eq!(code, 5, "{out}");
-    assert!(out.contains("layer-07.owdb") && out.contains("layer 8 has 75504 positions"), "{out}");
+    assert!(out.contains("layer-07.owdb") && out.contains("stone count field (8, a layer of 75504 positions) disagree"), "{out}");
 }
 
 #[test]
