@@ -1,35 +1,19 @@
 //! `oware export --format vu`: the published 2002 files, byte-identical to the payloads; and
 //! `verify` / `stats` reading them agree with the native files.
 
+mod common;
+
+use common::{build, oware, s};
 use std::path::Path;
-use std::process::Command;
 
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
-use oware::solver::{self, read_stats, BuildConfig, Silent};
+use oware::solver::read_stats;
 use oware::storage::{layer_path, vu_path, Layer};
 use oware::Ruleset;
 use serde_json::Value;
 
-fn build(rules: Ruleset, max: u32, dir: &Path) {
-    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None };
-    solver::build(&config, &Silent).expect("build");
-}
-
-/// Runs the `oware` binary: (exit code, stdout, stderr).
-fn oware(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().expect("run oware");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
 
 fn json(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{out}"))

@@ -2,6 +2,10 @@
 //! file with a typed error and never panic, whatever the bytes (a deterministic fuzz test; the
 //! generator is seeded so failures reproduce).
 
+mod common;
+
+use common::SplitMix64;
+
 use std::path::Path;
 
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
@@ -10,19 +14,6 @@ use oware::solver::{build, BuildConfig, Silent};
 use oware::storage::{layer_path, Layer};
 use oware::Error;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 #[test]
 fn header_decoder_rejects_random_damage_without_panicking() {
@@ -31,7 +22,7 @@ fn header_decoder_rejects_random_damage_without_panicking() {
     page[..HEADER_LEN].copy_from_slice(&good.encode());
     let path = Path::new("fuzz");
     assert_eq!(Header::decode(&page, path).unwrap(), good);
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     for round in 0..200_000 {
         let mut d = page.clone();
         // 1..4 random byte changes anywhere in the header page, or a truncation.
@@ -62,7 +53,7 @@ fn layer_reader_rejects_damaged_files() {
     build(&cfg, &Silent).unwrap();
     let path = layer_path(dir.path(), Ruleset::Awari, 6);
     let original = std::fs::read(&path).unwrap();
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64(11);
     for round in 0..300 {
         let mut d = original.clone();
         match round % 3 {

@@ -5,6 +5,10 @@
 //! Everything here is deterministic (a small seeded PRNG, no `rand` crate) and runs in a few
 //! seconds with `cargo test --release --test index`.
 
+mod common;
+
+use common::SplitMix64;
+
 use oware::index::{
     check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked,
     LayerWalker, MAX_STONES,
@@ -13,30 +17,6 @@ use oware::{Board, Error};
 
 const PITS: usize = 12;
 
-/// SplitMix64: small, seedable, good enough to spread test cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), by rejection (no modulo bias).
-    fn below(&mut self, n: u64) -> u64 {
-        assert!(n > 0);
-        let zone = u64::MAX - u64::MAX % n;
-        loop {
-            let x = self.next();
-            if x < zone {
-                return x % n;
-            }
-        }
-    }
-}
 
 /// The key the published order sorts by: `(b[11], b[10], ..., b[0])`.
 fn key(b: &Board) -> [u8; PITS] {
@@ -81,7 +61,7 @@ fn brute_force_layer(n: u32) -> Vec<Board> {
 
 /// A uniformly random composition of `n` stones into 12 pits (stars and bars), which may or
 /// may not be in the layer.
-fn random_composition(rng: &mut Rng, n: u32) -> Board {
+fn random_composition(rng: &mut SplitMix64, n: u32) -> Board {
     // Choose 11 distinct bar positions among n + 11 slots.
     let slots = n as usize + 11;
     let mut bar = vec![false; slots];
@@ -107,13 +87,13 @@ fn random_composition(rng: &mut Rng, n: u32) -> Board {
 
 /// A random board of layer `n`. Three shapes, so that both spread-out boards and boards with a
 /// few big pits (large digits of the key, long runs of empty pits) are common.
-fn random_layer_board(rng: &mut Rng, n: u32) -> Board {
+fn random_layer_board(rng: &mut SplitMix64, n: u32) -> Board {
     loop {
         let b = match rng.below(3) {
             0 => random_composition(rng, n),
             1 => {
                 // Stones thrown one at a time into a random subset of pits.
-                let mask = rng.next() as u16 & 0x0FFF;
+                let mask = rng.next_u64() as u16 & 0x0FFF;
                 let pits: Vec<usize> = (0..PITS).filter(|&p| mask & (1 << p) != 0).collect();
                 if pits.is_empty() {
                     continue;
@@ -292,7 +272,7 @@ fn middle_layers_walk_is_strictly_increasing_and_complete() {
 #[test]
 fn random_boards_round_trip_and_keep_key_order() {
     const BOARDS: usize = 1_000_000;
-    let mut rng = Rng(0x5EED_0001);
+    let mut rng = SplitMix64(0x5EED_0001);
     let mut prev_by_layer: Vec<Option<(Board, u64)>> = vec![None; MAX_STONES as usize + 1];
     let mut pairs_checked = 0u64;
     for _ in 0..BOARDS {
@@ -333,7 +313,7 @@ fn random_boards_round_trip_and_keep_key_order() {
 #[test]
 fn random_indices_round_trip() {
     // The other direction, uniform over indices (so uniform over each layer's boards).
-    let mut rng = Rng(0x5EED_0002);
+    let mut rng = SplitMix64(0x5EED_0002);
     for _ in 0..300_000 {
         let n = rng.below(u64::from(MAX_STONES) + 1) as u32;
         let i = rng.below(layer_size(n));
@@ -386,7 +366,7 @@ fn check_walk(n: u32, start: u64, end: u64) {
 
 #[test]
 fn walker_agrees_with_unrank_on_random_ranges() {
-    let mut rng = Rng(0x5EED_0003);
+    let mut rng = SplitMix64(0x5EED_0003);
     // Random ranges of every layer, and extra ones of layers 40..=48.
     for round in 0..600 {
         let n = if round % 2 == 0 { rng.below(u64::from(MAX_STONES) + 1) as u32 } else { 40 + rng.below(9) as u32 };

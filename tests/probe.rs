@@ -4,6 +4,10 @@
 //! The awari layers 0..16 (needed by the published 16-stone example) are built once per test
 //! binary and shared; tests that damage files build their own small databases.
 
+mod common;
+
+use common::SplitMix64;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -39,29 +43,15 @@ fn pos(s: &str) -> Position {
     s.parse().expect("test position")
 }
 
-/// SplitMix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// A random board of a layer `<= max`.
-fn random_layer_board(rng: &mut Rng, max: u32) -> Board {
+fn random_layer_board(rng: &mut SplitMix64, max: u32) -> Board {
     let n = rng.below(u64::from(max) + 1) as u32;
     unrank_unchecked(n, rng.below(layer_size(n)))
 }
 
 /// A random board with `n` stones whose opponent row is full (outside every layer), `n >= 6`.
-fn random_full_row_board(rng: &mut Rng, n: u32) -> Board {
+fn random_full_row_board(rng: &mut SplitMix64, n: u32) -> Board {
     let mut b = [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];
     for _ in 6..n {
         b[rng.below(12) as usize] += 1;
@@ -362,7 +352,7 @@ fn layer_one_facts_awari_and_abapa() {
 #[test]
 fn full_opponent_row_answered_from_children() {
     let db = Database::open(awari16(), Ruleset::Awari).unwrap();
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let mut seen_moves = 0;
     for _ in 0..3000 {
         let n = 6 + rng.below(11) as u32; // 6..=16
@@ -413,7 +403,7 @@ fn start_position_needs_layer_48() {
 
 #[test]
 fn many_threads_agree_with_one() {
-    let mut rng = Rng(12345);
+    let mut rng = SplitMix64(12345);
     let positions: Vec<Position> = (0..6000)
         .map(|i| {
             let b = if i % 10 == 0 {
@@ -614,7 +604,7 @@ fn published_format_directory() {
     let native = Database::open(dir.path(), Ruleset::Awari).unwrap();
     let published = Database::open_vu(&vu).unwrap();
     assert_eq!(published.layers_present(), (0..=8).collect::<Vec<_>>());
-    let mut rng = Rng(99);
+    let mut rng = SplitMix64(99);
     for _ in 0..2000 {
         let p = Position::new(random_layer_board(&mut rng, 8)).unwrap();
         assert_eq!(published.value(&p).unwrap(), native.value(&p).unwrap());

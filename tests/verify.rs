@@ -2,13 +2,15 @@
 //! finds every kind of damage (a changed value behind a valid checksum, a changed payload, a
 //! changed header field), naming the layer and the position.
 
+mod common;
+
+use common::{build, oware, s};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use oware::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::{for_each_predecessor, Board};
-use oware::solver::{self, BuildConfig, NoProgress, Silent};
+use oware::solver::NoProgress;
 use oware::storage::{layer_path, Layer};
 use oware::verify::{check_facts, derive_value, verify_layer, verify_values, FactStatus, Mismatch, MISMATCHES_KEPT};
 use oware::rules::GrandSlam;
@@ -18,24 +20,6 @@ use oware::Ruleset;
 const OFF_RULESET: usize = 16;
 const OFF_STONES: usize = 20;
 
-fn build(rules: Ruleset, max: u32, dir: &Path) {
-    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None };
-    solver::build(&config, &Silent).expect("build");
-}
-
-/// Runs the `oware` binary: (exit code, stdout, stderr).
-fn oware(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().expect("run oware");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
 
 fn board_text(b: &Board) -> String {
     b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")

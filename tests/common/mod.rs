@@ -11,7 +11,11 @@
 // Index loops are kept on purpose: this module is written to be read against RULES.md.
 #![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
 
+use std::path::Path;
+use std::process::Command;
+
 use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
+use oware::solver::{self, BuildConfig, Silent};
 
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -416,4 +420,25 @@ pub fn random_board(rng: &mut SplitMix64) -> Board {
     }
     assert!(total(&b) <= 48);
     b
+}
+
+/// Builds layers `0..=max` of `rules` into `dir` (test set-up; panics on failure).
+pub fn build(rules: Ruleset, max: u32, dir: &Path) {
+    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None };
+    solver::build(&config, &Silent).expect("build");
+}
+
+/// Runs the `oware` binary of this package: (exit code, stdout, stderr).
+pub fn oware(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().expect("run oware");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A temporary path as `&str` for command lines.
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
 }
