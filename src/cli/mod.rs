@@ -110,6 +110,16 @@ pub struct DirArg {
     pub dir: PathBuf,
 }
 
+/// The database directory format option of the commands that read layers.
+#[derive(Args, Debug, Clone)]
+pub struct FormatArg {
+    /// Directory format: `native` (this tool's `<dir>/<rules>/layer-NN.owdb`, with header and
+    /// checksum) or `vu` (the published headerless `<dir>/scores.N` files of the 2002 solution,
+    /// awari only; compressed `.zst` files are for distribution and are not read).
+    #[arg(long = "format", value_name = "FORMAT", default_value = "native")]
+    pub format: oware::storage::Format,
+}
+
 /// Whether to draw progress bars: only on a terminal, and never with --quiet.
 pub fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()

@@ -14,7 +14,7 @@ use oware::storage::Format;
 use oware::{Error, Position, Result};
 use serde_json::{json, Value};
 
-use super::{DirArg, PositionArgs, RulesArg};
+use super::{DirArg, FormatArg, PositionArgs, RulesArg};
 
 /// Arguments of `oware query`.
 #[derive(Args, Debug)]
@@ -25,10 +25,8 @@ pub struct QueryArgs {
     rules: RulesArg,
     #[command(flatten)]
     dir: DirArg,
-    /// Database format: `native` (this tool's `<dir>/<rules>/layer-NN.owdb`) or `vu` (the
-    /// published 2002 `<dir>/scores.N` files, awari only).
-    #[arg(long, value_name = "FORMAT", default_value = "native")]
-    format: Format,
+    #[command(flatten)]
+    format: FormatArg,
     /// Print JSON: one object per position (one line each), for programs.
     #[arg(long)]
     json: bool,
@@ -55,7 +53,7 @@ pub struct QueryArgs {
 /// been answered). [`Error::Usage`] for `--format vu` with a ruleset other than awari;
 /// [`Error::Io`] when stdout cannot be written or stdin read.
 pub fn run(a: QueryArgs) -> Result<()> {
-    let db = Database::open_format(a.format, &a.dir.dir, a.rules.rules)?.verify_checksums(!a.no_verify);
+    let db = Database::open_format(a.format.format, &a.dir.dir, a.rules.rules)?.verify_checksums(!a.no_verify);
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     match a.position.position()? {

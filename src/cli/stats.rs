@@ -17,7 +17,7 @@ use oware::{Error, Result};
 use serde_json::json;
 
 use oware::units::group_digits;
-use super::{DirArg, RulesArg};
+use super::{DirArg, FormatArg, RulesArg};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
@@ -26,10 +26,8 @@ pub struct StatsArgs {
     rules: RulesArg,
     #[command(flatten)]
     dir: DirArg,
-    /// Directory format: `native` (this tool's layer files) or `vu` (the published headerless
-    /// `scores.N` files, awari only; `.zst` files are not read).
-    #[arg(long, value_name = "FORMAT", default_value = "native")]
-    format: Format,
+    #[command(flatten)]
+    format: FormatArg,
     /// Print one JSON document on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -96,11 +94,11 @@ fn share(k: u64, total: u64) -> f64 {
 pub fn run(a: StatsArgs) -> Result<()> {
     let rules = a.rules.rules;
     let dir = a.dir.dir;
-    oware::storage::check_format_rules(a.format, rules)?;
-    let path_of = |n| oware::storage::layer_file(a.format, &dir, rules, n);
+    oware::storage::check_format_rules(a.format.format, rules)?;
+    let path_of = |n| oware::storage::layer_file(a.format.format, &dir, rules, n);
     let present: Vec<u32> = (0..=MAX_STONES).filter(|&n| path_of(n).exists()).collect();
     if present.is_empty() {
-        let where_ = if a.format == Format::Native { ruleset_dir(&dir, rules) } else { dir.clone() };
+        let where_ = if a.format.format == Format::Native { ruleset_dir(&dir, rules) } else { dir.clone() };
         return Err(Error::LayerMissing { layer: 0, dir: where_, rules: rules.name().into() });
     }
     let prefix_end = (0..=MAX_STONES).take_while(|n| present.contains(n)).count() as u32;
@@ -114,7 +112,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let mut counts = Vec::new();
     let mut first_error: Option<Error> = None;
     for &n in &present {
-        match Layer::open(a.format, &dir, rules, n, true) {
+        match Layer::open(a.format.format, &dir, rules, n, true) {
             Ok(layer) => {
                 let c = count(n, layer.values());
                 if !a.json {
@@ -156,7 +154,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
             .collect();
         let doc = json!({
             "rules": rules.name(),
-            "format": if a.format == Format::Native { "native" } else { "vu" },
+            "format": if a.format.format == Format::Native { "native" } else { "vu" },
             "layers": layers,
             "total": {
                 "positions": total,

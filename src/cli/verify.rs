@@ -28,7 +28,7 @@ use oware::{Error, Result, Ruleset};
 use serde_json::{json, Value};
 
 use oware::units::group_digits;
-use super::{show_progress, DirArg, RulesArg};
+use super::{show_progress, DirArg, FormatArg, RulesArg};
 
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
@@ -37,11 +37,8 @@ pub struct VerifyArgs {
     rules: RulesArg,
     #[command(flatten)]
     dir: DirArg,
-    /// Directory format: `native` (this tool's `DIR/<rules>/layer-NN.owdb`, with header and
-    /// checksum) or `vu` (the published headerless `DIR/scores.N`, awari only; compressed
-    /// `scores.N.zst` files are for distribution and must be decompressed first).
-    #[arg(long, value_name = "FORMAT", default_value = "native")]
-    format: Format,
+    #[command(flatten)]
+    format: FormatArg,
     /// Layers to re-derive: `A..B` (inclusive) or `N`. The layers below A that they read are
     /// opened and checked (header, checksum) but not re-derived. Default: every layer present,
     /// from 0 up to the first missing one.
@@ -162,7 +159,7 @@ fn mismatch_line(n: u32, m: &Mismatch) -> String {
 pub fn run(a: VerifyArgs) -> Result<()> {
     let rules = a.rules.rules;
     let dir = a.dir.dir.clone();
-    let format = a.format;
+    let format = a.format.format;
     oware::storage::check_format_rules(format, rules)?;
     let pool = super::thread_pool(a.threads)?;
     let where_ = layers_dir(format, &dir, rules);
