@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::SplitMix64;
+use common::{all_boards, brute_force_layer, SplitMix64};
 
 use oware::index::{
     check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked,
@@ -32,31 +32,6 @@ fn stones(b: &Board) -> u32 {
 /// Whether the board belongs to its layer, written independently of the library.
 fn in_layer(b: &Board) -> bool {
     b[6..].contains(&0)
-}
-
-/// Every 12-pit board with exactly `n` stones (not filtered), by plain recursion.
-fn all_boards(n: u32) -> Vec<Board> {
-    fn fill(pit: usize, left: u8, b: &mut Board, out: &mut Vec<Board>) {
-        if pit == PITS - 1 {
-            b[pit] = left;
-            out.push(*b);
-            return;
-        }
-        for c in 0..=left {
-            b[pit] = c;
-            fill(pit + 1, left - c, b, out);
-        }
-    }
-    let mut out = Vec::new();
-    fill(0, n as u8, &mut [0; PITS], &mut out);
-    out
-}
-
-/// Layer `n` by brute force: all boards, filtered, sorted by key.
-fn brute_force_layer(n: u32) -> Vec<Board> {
-    let mut v: Vec<Board> = all_boards(n).into_iter().filter(in_layer).collect();
-    v.sort_by_key(key);
-    v
 }
 
 /// A uniformly random composition of `n` stones into 12 pits (stars and bars), which may or

@@ -12,41 +12,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
-use common::{simple_moves, SimpleOutcome};
+use common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::index::layer_size;
 use oware::rules::{Board, Ruleset};
 use oware::solver::{build, solve_layer, BuildConfig, NoProgress, Silent};
 use oware::storage::layer_path;
 
-/// Every board of layer `n` in index order, by brute force: all 12-pit boards with `n` stones
-/// and an empty opponent pit, sorted by the key (b[11], ..., b[0]).
-fn brute_layer(n: u32) -> Vec<Board> {
-    fn fill(pit: usize, left: u8, b: &mut Board, out: &mut Vec<Board>) {
-        if pit == 11 {
-            b[11] = left;
-            if b[6..].iter().any(|&c| c == 0) {
-                out.push(*b);
-            }
-            return;
-        }
-        for c in 0..=left {
-            b[pit] = c;
-            fill(pit + 1, left - c, b, out);
-        }
-    }
-    let mut out = Vec::new();
-    fill(0, n as u8, &mut [0; 12], &mut out);
-    out.sort_by_key(|b| {
-        let mut k = *b;
-        k.reverse();
-        k
-    });
-    out
-}
-
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.
 fn reference_layer(rules: Ruleset, n: u32, lower: &[(HashMap<Board, usize>, Vec<i8>)]) -> (HashMap<Board, usize>, Vec<i8>) {
-    let boards = brute_layer(n);
+    let boards = brute_force_layer(n);
     let index: HashMap<Board, usize> = boards.iter().enumerate().map(|(i, b)| (*b, i)).collect();
     // The move graph once: for each position, its exits and its same-layer children.
     let mut exits: Vec<Option<i8>> = Vec::with_capacity(boards.len());
@@ -109,7 +83,7 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
                 bad.is_empty(),
                 "{rules} layer {n}: {} positions differ, first {:?}: built {} reference {}",
                 bad.len(),
-                brute_layer(n)[bad[0]],
+                brute_force_layer(n)[bad[0]],
                 got[bad[0]],
                 r.1[bad[0]]
             );
