@@ -1,6 +1,14 @@
 //! Typed errors of the library, each with a distinct process exit code for the CLI.
+//!
+//! Error payloads are data (layer numbers, paths, expected and found values, raw bytes as
+//! numbers), not preformatted sentences, so a program can act on them; `Display` renders them
+//! for people (escaping any byte read from a file). Advice such as which command to run next
+//! belongs to the program that shows the error (the CLI adds it), not to the error.
 
+use std::fmt;
 use std::path::PathBuf;
+
+use crate::rules::Ruleset;
 
 /// Everything that can go wrong in the library. No variant is a panic in disguise: each names the
 /// problem (and the file, position or layer involved) so a user can act on it.
@@ -10,13 +18,14 @@ pub enum Error {
     #[error("invalid position: {0}")]
     InvalidPosition(String),
 
-    /// A board is not in the layer it was looked up in (wrong stone count, or full opponent row).
-    #[error("board is not in layer {layer}: {reason}")]
+    /// A board is not in the layer it was looked up in: it holds another number of stones, or its
+    /// opponent row (pits 6..11) has no empty pit (such boards belong to no layer).
+    #[error("board is not in layer {layer}: {}", not_in_layer_reason(*.layer, *.stones))]
     NotInLayer {
         /// The layer looked in.
         layer: u32,
-        /// Why the board is not in it.
-        reason: String,
+        /// Stones on the board (equal to `layer` when the opponent row is full).
+        stones: u32,
     },
 
     /// An index past the end of a layer.
@@ -26,23 +35,23 @@ pub enum Error {
         layer: u32,
         /// The index asked for.
         index: u64,
-        /// The layer's number of boards.
+        /// The layer's number of boards (0 for a layer number above 48).
         size: u64,
     },
 
     /// A layer a query or build step needs has not been built.
-    #[error("layer {layer} is not built in {dir}: run `oware build --rules {rules} --max-stones {layer}`")]
+    #[error("layer {layer} of {rules} is not built in {}", .dir.display())]
     LayerMissing {
         /// The layer.
         layer: u32,
         /// The ruleset's directory it was looked for in.
         dir: PathBuf,
-        /// The ruleset's name, for the suggested command.
-        rules: String,
+        /// The ruleset.
+        rules: Ruleset,
     },
 
     /// A layer of a directory of published 2002 files (`scores.N`) is absent.
-    #[error("{path} not found: this directory of published files has no layer {layer}")]
+    #[error("{} not found: this directory of published files has no layer {layer}", .path.display())]
     PublishedLayerMissing {
         /// The layer.
         layer: u32,
@@ -51,27 +60,51 @@ pub enum Error {
     },
 
     /// A layer file exists but holds another ruleset's values.
-    #[error("{path}: file holds ruleset '{found}', expected '{expected}'")]
+    #[error("{}: file holds ruleset '{found}', expected '{expected}'", .path.display())]
     RulesetMismatch {
         /// The file.
         path: PathBuf,
         /// The ruleset its header names.
-        found: String,
+        found: Ruleset,
         /// The ruleset asked for.
-        expected: String,
+        expected: Ruleset,
+    },
+
+    /// A layer file exists, is of the right ruleset, but holds another layer.
+    #[error("{}: file holds layer {found}, expected layer {expected}", .path.display())]
+    LayerMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The layer its header names.
+        found: u32,
+        /// The layer asked for.
+        expected: u32,
     },
 
     /// A layer file is damaged: bad magic, wrong header field, wrong size or checksum.
-    #[error("{path}: damaged layer file: {reason}")]
+    #[error("{}: damaged layer file: {damage}", .path.display())]
     Corrupt {
         /// The file.
         path: PathBuf,
         /// The first problem found.
-        reason: String,
+        damage: Damage,
+    },
+
+    /// A path that should be a regular file (a layer, a statistics file) is something else: a
+    /// directory, a FIFO, a device, a socket. Such files are never opened for reading (a FIFO
+    /// would block forever).
+    #[error("{} is {found}, not {expected}", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        found: FileKind,
+        /// What it should be.
+        expected: FileKind,
     },
 
     /// An operating-system error while reading or writing a file (disk full, permissions, ...).
-    #[error("{path}: {source}")]
+    #[error("{}: {source}", .path.display())]
     Io {
         /// The file or directory concerned.
         path: PathBuf,
@@ -79,30 +112,340 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// Results could not be written to standard output or standard error.
+    #[error("cannot write to {stream}: {source}")]
+    Output {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+
     /// Building a layer needs more memory than is available or allowed.
-    #[error("layer {layer} needs {needed} of memory but only {available} is available{hint}")]
+    #[error("layer {layer} needs {} of memory but {limit} is {}", crate::units::human_bytes(*.needed), crate::units::human_bytes(*.available))]
     OutOfMemory {
         /// The layer that would not fit.
         layer: u32,
-        /// Memory it needs, for people.
-        needed: String,
-        /// Memory available or allowed, for people.
-        available: String,
-        /// More context (which limit, which layers are complete), starting with a space or empty.
-        hint: String,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes available or allowed.
+        available: u64,
+        /// Which limit applies.
+        limit: MemoryLimit,
     },
 
-    /// A failure inside the program that no input explains (threads cannot start, ...).
+    /// A build needs more disk space than the file system has free.
+    #[error("{} has {} free, but {what} needs {}", .path.display(), crate::units::human_bytes(*.available), crate::units::human_bytes(*.needed))]
+    DiskSpace {
+        /// The directory written to.
+        path: PathBuf,
+        /// What needs the space (e.g. "layers 25..28").
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free.
+        available: u64,
+    },
+
+    /// Worker threads could not be started.
+    #[error("cannot start {threads} worker threads: {reason}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What the system said.
+        reason: String,
+    },
+
+    /// The work was interrupted (Ctrl-C, SIGTERM) before it finished; nothing complete was
+    /// damaged and a rerun resumes.
+    #[error("interrupted")]
+    Interrupted,
+
+    /// A failure inside the program that no input explains.
     #[error("internal error: {0}")]
     Internal(String),
 
-    /// `verify` found values that do not follow from their children.
-    #[error("verification failed: {0}")]
-    VerifyFailed(String),
+    /// `verify` found values that do not follow from their children, or a contradicted fact.
+    #[error("verification failed: {wrong_values} values do not follow from their children, {failed_facts} facts contradicted")]
+    VerifyFailed {
+        /// Positions whose stored value is wrong.
+        wrong_values: u64,
+        /// Published facts the layers contradict.
+        failed_facts: u64,
+    },
+
+    /// A freshly built layer failed its spot check; it was not written.
+    #[error("layer {layer} position {index} ({}) is {stored} but its children give {derived}; the layer was not written", board_text(.board))]
+    SpotCheck {
+        /// The layer.
+        layer: u32,
+        /// The position's index.
+        index: u64,
+        /// The board, mover-first.
+        board: [u8; 12],
+        /// The value computed by the solver.
+        stored: i8,
+        /// The value re-derived from its children.
+        derived: i8,
+    },
 
     /// A request the tool cannot serve as asked (bad argument combination, unsupported format).
     #[error("{0}")]
     Usage(String),
+}
+
+fn not_in_layer_reason(layer: u32, stones: u32) -> String {
+    if stones == layer {
+        "the opponent's row (pits 6..11) has no empty pit".into()
+    } else {
+        format!("the board holds {stones} stones")
+    }
+}
+
+fn board_text(b: &[u8; 12]) -> String {
+    b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// Which memory limit a build is held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryLimit {
+    /// The limit given by the caller (`--max-memory`).
+    Given,
+    /// What the system reports available (`MemAvailable`).
+    Available,
+    /// The system refused an allocation.
+    Refused,
+}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryLimit::Given => "the limit given",
+            MemoryLimit::Available => "the memory available",
+            MemoryLimit::Refused => "what the system granted",
+        })
+    }
+}
+
+/// What a path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A named pipe.
+    Fifo,
+    /// A character or block device.
+    Device,
+    /// A Unix socket.
+    Socket,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileKind::File => "a regular file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Device => "a device",
+            FileKind::Socket => "a socket",
+            FileKind::Other => "an unknown kind of file",
+        })
+    }
+}
+
+impl FileKind {
+    /// The kind of a file type (as `metadata` gives it, links followed).
+    pub fn of(t: std::fs::FileType) -> FileKind {
+        #[cfg(unix)]
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_file() {
+            return FileKind::File;
+        }
+        if t.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            if t.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if t.is_char_device() || t.is_block_device() {
+                return FileKind::Device;
+            }
+            if t.is_socket() {
+                return FileKind::Socket;
+            }
+        }
+        FileKind::Other
+    }
+}
+
+/// What is wrong with a damaged layer file: the first problem found, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Damage {
+    /// The file has no bytes.
+    Empty,
+    /// The file is shorter than the header.
+    ShortHeader {
+        /// Its length.
+        len: u64,
+    },
+    /// The first 8 bytes are not the format's magic.
+    BadMagic {
+        /// The bytes found.
+        found: [u8; 8],
+    },
+    /// A numeric header field holds a value this version does not accept.
+    HeaderField {
+        /// The field's name.
+        field: &'static str,
+        /// What it must hold (for `stones`: the largest accepted value).
+        expected: u64,
+        /// What it holds.
+        found: u64,
+    },
+    /// The ruleset id names no ruleset.
+    UnknownRuleset {
+        /// The id found.
+        id: u32,
+    },
+    /// The ruleset id and the ruleset name field disagree.
+    RulesetName {
+        /// The id found.
+        id: u32,
+        /// The name field's bytes up to its first NUL.
+        name: Vec<u8>,
+    },
+    /// A text field is not the one expected (e.g. an unknown checksum algorithm).
+    TextField {
+        /// The field's name.
+        field: &'static str,
+        /// Its bytes up to its first NUL.
+        found: Vec<u8>,
+    },
+    /// A byte that must be zero (after a text field's end, reserved, padding) is not.
+    NonZero {
+        /// Where the byte is, in the file.
+        at: u64,
+        /// Its value.
+        byte: u8,
+    },
+    /// The entry count and stone count fields disagree.
+    EntriesDisagree {
+        /// The entry count field.
+        entries: u64,
+        /// The stone count field.
+        stones: u32,
+    },
+    /// The header checksum does not match the header.
+    HeaderChecksum {
+        /// Stored in the header.
+        stored: u64,
+        /// Computed from the header.
+        computed: u64,
+    },
+    /// The file's length is not what its header (or its layer) implies.
+    Size {
+        /// Bytes expected.
+        expected: u64,
+        /// Bytes found.
+        found: u64,
+    },
+    /// The payload checksum does not match the payload: values were altered.
+    PayloadChecksum {
+        /// Stored in the header.
+        stored: u64,
+        /// Computed from the payload.
+        computed: u64,
+    },
+    /// A stored value lies outside `-n..=n`.
+    ValueOutOfRange {
+        /// The position's index.
+        index: u64,
+        /// The value.
+        value: i8,
+        /// The layer's stones.
+        stones: u32,
+    },
+    /// A stored value contradicts its moves' values (the best move is worth something else).
+    Inconsistent {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// Its stored value.
+        stored: i8,
+        /// The best value of its moves.
+        best_move: i8,
+    },
+    /// The file was changed (truncated, extended or replaced in place) while it was open.
+    ChangedWhileOpen {
+        /// Its length when it was opened.
+        opened: u64,
+        /// Its length now.
+        now: u64,
+    },
+}
+
+fn escaped(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Damage::Empty => write!(f, "file is empty"),
+            Damage::ShortHeader { len } => write!(f, "file is {len} bytes, shorter than the header"),
+            Damage::BadMagic { found } => {
+                write!(f, "bad magic \"{}\": not an oware layer file", escaped(found))
+            }
+            Damage::HeaderField { field, expected, found } if *field == "stones" => {
+                write!(f, "stone count field is {found}, at most {expected}")
+            }
+            Damage::HeaderField { field, expected, found } => {
+                write!(f, "{field} field is {found}, expected {expected}")
+            }
+            Damage::UnknownRuleset { id } => write!(f, "unknown ruleset id {id}"),
+            Damage::RulesetName { id, name } => write!(
+                f,
+                "ruleset id {id} ({}) disagrees with ruleset name field \"{}\"",
+                Ruleset::from_id(*id).map_or("?", |r| r.name()),
+                escaped(name)
+            ),
+            Damage::TextField { field, found } => write!(f, "unknown {field} \"{}\"", escaped(found)),
+            Damage::NonZero { at, byte } => write!(f, "byte {at} of the header is {byte:#04x}, must be zero"),
+            Damage::EntriesDisagree { entries, stones } => write!(
+                f,
+                "entry count field ({entries}) and stone count field ({stones}, a layer of {} positions) disagree: one of them was altered",
+                crate::index::layer_size(*stones)
+            ),
+            Damage::HeaderChecksum { stored, computed } => write!(
+                f,
+                "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): a header field was altered"
+            ),
+            Damage::Size { expected, found } => {
+                write!(f, "file is {found} bytes, expected {expected} (truncated or extended)")
+            }
+            Damage::PayloadChecksum { stored, computed } => write!(
+                f,
+                "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): values were altered"
+            ),
+            Damage::ValueOutOfRange { index, value, stones } => {
+                write!(f, "position {index} holds value {value}, outside -{stones}..={stones}")
+            }
+            Damage::Inconsistent { board, stored, best_move } => write!(
+                f,
+                "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other",
+                board_text(board)
+            ),
+            Damage::ChangedWhileOpen { opened, now } => write!(
+                f,
+                "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use"
+            ),
+        }
+    }
 }
 
 impl Error {
@@ -115,10 +458,11 @@ impl Error {
     /// | 3 | invalid position or board index |
     /// | 4 | layer not built |
     /// | 5 | damaged layer file |
-    /// | 6 | ruleset mismatch |
-    /// | 7 | I/O error (disk full, permissions, ...) |
+    /// | 6 | a layer file of another ruleset or another layer |
+    /// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
     /// | 8 | verification found wrong values |
     /// | 9 | not enough memory |
+    /// | 130 | interrupted |
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Internal(_) => 1,
@@ -126,16 +470,26 @@ impl Error {
             Error::InvalidPosition(_) | Error::NotInLayer { .. } | Error::IndexOutOfRange { .. } => 3,
             Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => 4,
             Error::Corrupt { .. } => 5,
-            Error::RulesetMismatch { .. } => 6,
-            Error::Io { .. } => 7,
-            Error::VerifyFailed(_) => 8,
+            Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => 6,
+            Error::Io { .. }
+            | Error::NotAFile { .. }
+            | Error::Output { .. }
+            | Error::DiskSpace { .. }
+            | Error::Threads { .. } => 7,
+            Error::VerifyFailed { .. } | Error::SpotCheck { .. } => 8,
             Error::OutOfMemory { .. } => 9,
+            Error::Interrupted => 130,
         }
     }
 
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), source }
+    }
+
+    /// A damaged-file error.
+    pub fn corrupt(path: impl Into<PathBuf>, damage: Damage) -> Error {
+        Error::Corrupt { path: path.into(), damage }
     }
 }
 

@@ -5,7 +5,7 @@
 //! belongs to, how positions are indexed, how values are encoded, and a checksum of the payload.
 //! The header carries its own checksum, so a damaged header is told apart from a damaged payload.
 
-use crate::error::{Error, Result};
+use crate::error::{Damage, Error, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use std::path::Path;
@@ -66,10 +66,11 @@ fn put_str(b: &mut [u8], at: usize, len: usize, s: &str) {
     let bytes = s.as_bytes();
     b[at..at + bytes.len().min(len)].copy_from_slice(&bytes[..bytes.len().min(len)]);
 }
-fn get_str(b: &[u8], at: usize, len: usize) -> String {
+/// The bytes of a text field up to its first NUL.
+fn get_bytes(b: &[u8], at: usize, len: usize) -> &[u8] {
     let raw = &b[at..at + len];
     let end = raw.iter().position(|&c| c == 0).unwrap_or(len);
-    String::from_utf8_lossy(&raw[..end]).into_owned()
+    &raw[..end]
 }
 
 // Field offsets (see FORMAT.md).
@@ -118,75 +119,73 @@ impl Header {
     /// # Errors
     /// [`Error::Corrupt`] naming the first field found wrong.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Header> {
-        let bad = |reason: String| Error::Corrupt { path: path.to_path_buf(), reason };
+        let bad = |damage: Damage| Error::corrupt(path, damage);
+        let field = |field: &'static str, expected: u64, found: u64| bad(Damage::HeaderField { field, expected, found });
         if bytes.len() < HEADER_LEN {
-            return Err(bad(format!("file is {} bytes, shorter than the {HEADER_LEN}-byte header", bytes.len())));
+            return Err(bad(Damage::ShortHeader { len: bytes.len() as u64 }));
         }
         if bytes[..8] != MAGIC {
-            return Err(bad("bad magic: not an oware layer file".into()));
+            let mut found = [0u8; 8];
+            found.copy_from_slice(&bytes[..8]);
+            return Err(bad(Damage::BadMagic { found }));
         }
         let version = get_u32(bytes, OFF_VERSION);
         if version != FORMAT_VERSION {
-            return Err(bad(format!("format version {version}, this program reads version {FORMAT_VERSION}")));
+            return Err(field("format version", FORMAT_VERSION.into(), version.into()));
         }
         let stored = get_u64(bytes, OFF_HEADER_CHECKSUM);
         let computed = checksum(&bytes[..OFF_HEADER_CHECKSUM]);
         // Check named fields before the header checksum, so a changed field is reported by name.
         let hl = get_u32(bytes, OFF_HEADER_LEN);
         if hl as usize != HEADER_LEN {
-            return Err(bad(format!("header length field is {hl}, expected {HEADER_LEN}")));
+            return Err(field("header length", HEADER_LEN as u64, hl.into()));
         }
         let rid = get_u32(bytes, OFF_RULESET);
-        let rules = Ruleset::from_id(rid).ok_or_else(|| bad(format!("unknown ruleset id {rid}")))?;
-        let name = get_str(bytes, OFF_RULES_NAME, 32);
-        if name != rules.name() {
-            return Err(bad(format!("ruleset id {rid} ({}) disagrees with ruleset name field '{name}'", rules.name())));
+        let rules = Ruleset::from_id(rid).ok_or_else(|| bad(Damage::UnknownRuleset { id: rid }))?;
+        let name = get_bytes(bytes, OFF_RULES_NAME, 32);
+        if name != rules.name().as_bytes() {
+            return Err(bad(Damage::RulesetName { id: rid, name: name.to_vec() }));
         }
         let stones = get_u32(bytes, OFF_STONES);
         if stones > MAX_STONES {
-            return Err(bad(format!("stone count field is {stones}, at most {MAX_STONES}")));
+            return Err(field("stones", MAX_STONES.into(), stones.into()));
         }
         let index = get_u32(bytes, OFF_INDEX);
         if index != INDEX_LEXICOGRAPHIC_2002 {
-            return Err(bad(format!("unknown index scheme {index}")));
+            return Err(field("index scheme", INDEX_LEXICOGRAPHIC_2002.into(), index.into()));
         }
         let enc = get_u32(bytes, OFF_ENCODING);
         if enc != VALUE_EXACT_I8 {
-            return Err(bad(format!("unknown value encoding {enc}")));
+            return Err(field("value encoding", VALUE_EXACT_I8.into(), enc.into()));
         }
         let entries = get_u64(bytes, OFF_ENTRIES);
         if entries != layer_size(stones) {
-            return Err(bad(format!(
-                "entry count field ({entries}) and stone count field ({stones}, a layer of {} positions) disagree: one of them was altered",
-                layer_size(stones)
-            )));
+            return Err(bad(Damage::EntriesDisagree { entries, stones }));
         }
         let off = get_u64(bytes, OFF_PAYLOAD);
         if off != PAYLOAD_OFFSET {
-            return Err(bad(format!("payload offset field is {off}, expected {PAYLOAD_OFFSET}")));
+            return Err(field("payload offset", PAYLOAD_OFFSET, off));
         }
-        let algo = get_str(bytes, OFF_ALGO, 16);
-        if algo != CHECKSUM_ALGORITHM {
-            return Err(bad(format!("unknown checksum algorithm '{algo}'")));
+        let algo = get_bytes(bytes, OFF_ALGO, 16);
+        if algo != CHECKSUM_ALGORITHM.as_bytes() {
+            return Err(bad(Damage::TextField { field: "checksum algorithm", found: algo.to_vec() }));
         }
-        // Text fields end in NULs, and the reserved bytes are zero (FORMAT.md).
-        for (name, at, len) in [("checksum algorithm", OFF_ALGO, 16), ("ruleset name", OFF_RULES_NAME, 32)] {
-            let field = &bytes[at..at + len];
-            let end = field.iter().position(|&c| c == 0).unwrap_or(len);
-            if field[end..].iter().any(|&c| c != 0) {
-                return Err(bad(format!("{name} field has bytes after its end")));
+        // Text fields end in NULs, the reserved bytes and the padding are zero (FORMAT.md).
+        let zero_ranges = [
+            (OFF_ALGO + algo.len(), OFF_ALGO + 16),
+            (OFF_RULES_NAME + name.len(), OFF_HEADER_CHECKSUM),
+        ];
+        for (from, to) in zero_ranges {
+            if let Some(i) = (from..to).find(|&i| bytes[i] != 0) {
+                return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
             }
         }
-        if bytes[OFF_RULES_NAME + 32..OFF_HEADER_CHECKSUM].iter().any(|&c| c != 0) {
-            return Err(bad("reserved header bytes 104..120 are not zero".into()));
-        }
         if stored != computed {
-            return Err(bad(format!(
-                "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): a header field was altered"
-            )));
+            return Err(bad(Damage::HeaderChecksum { stored, computed }));
         }
-        if bytes[HEADER_LEN..].iter().take(PAYLOAD_OFFSET as usize - HEADER_LEN).any(|&c| c != 0) {
-            return Err(bad("non-zero bytes in the header padding".into()));
+        let end = bytes.len().min(PAYLOAD_OFFSET as usize);
+        if let Some(i) = (HEADER_LEN..end).find(|&i| bytes[i] != 0) {
+            return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
         }
         Ok(Header { rules, stones, entries, payload_checksum: get_u64(bytes, OFF_CHECKSUM) })
     }

@@ -128,13 +128,10 @@ pub fn tables() -> &'static Tables {
 pub fn check_in_layer(n: u32, board: &Board) -> Result<()> {
     let total: u32 = board.iter().map(|&c| u32::from(c)).sum();
     if total != n {
-        return Err(Error::NotInLayer { layer: n, reason: format!("the board holds {total} stones") });
+        return Err(Error::NotInLayer { layer: n, stones: total });
     }
     if board[ROW..].iter().all(|&c| c > 0) {
-        return Err(Error::NotInLayer {
-            layer: n,
-            reason: "the opponent's row (pits 6..11) has no empty pit".into(),
-        });
+        return Err(Error::NotInLayer { layer: n, stones: n });
     }
     Ok(())
 }
@@ -152,7 +149,7 @@ pub fn in_some_layer(board: &Board) -> bool {
 pub fn rank(board: &Board) -> Result<u64> {
     let n: u32 = board.iter().map(|&c| u32::from(c)).sum();
     if n > MAX_STONES {
-        return Err(Error::NotInLayer { layer: n, reason: format!("{n} stones; at most {MAX_STONES}") });
+        return Err(Error::NotInLayer { layer: MAX_STONES, stones: n });
     }
     check_in_layer(n, board)?;
     Ok(rank_unchecked(board))

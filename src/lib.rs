@@ -4,15 +4,19 @@
 //!
 //! | module | what it is |
 //! |---|---|
-//! | [`rules`] | rulesets, move generation, un-moves (`RULES.md`) |
+//! | [`rules`] | rulesets, move generation, un-moves (`docs/rules.md`) |
 //! | [`error`] | typed errors, each with its exit code |
+//! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`format`](crate::format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`solver`] | the parallel retrograde builder |
-//! | [`probe`] | queries: value, move values, best line |
-//! | [`verify`] | the independent verifier and the published facts |
+//! | [`solver`] | the parallel retrograde algorithm: one layer in memory |
+//! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics |
+//! | [`probe`] | queries: value, move values |
+//! | [`line`] | the best line (principal variation) |
+//! | [`verify`] | the independent verifier |
+//! | [`facts`] | the published facts checked against the layers |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
 //! | [`units`] | formatting of counts and sizes |
 //!
@@ -22,12 +26,16 @@
 
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod error;
+pub mod facts;
 pub mod format;
 pub mod index;
+pub mod line;
 pub mod perft;
 pub mod position;
 pub mod probe;
+pub mod progress;
 pub mod rules;
 pub mod solver;
 pub mod storage;

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use oware::probe::Database;
-//! use oware::solver::{self, BuildConfig, Silent};
+//! use oware::build::{self, BuildConfig, Silent};
 //! use oware::{Position, Ruleset};
 //!
 //! # fn main() -> oware::Result<()> {
@@ -27,7 +27,7 @@
 //!     dir: dir.path().to_path_buf(),
 //!     max_memory: None,
 //! };
-//! solver::build(&config, &Silent)?;
+//! build::build(&config, &Silent)?;
 //!
 //! let db = Database::open(dir.path(), Ruleset::Awari)?;
 //! // A lone stone in the mover's pit 0 is worth +1 (FACTS.md, layer 1).
@@ -40,32 +40,18 @@
 //! # }
 //! ```
 
-use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::{Error, Result};
+use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
+use crate::storage::{DatabaseDir, Format, Layer};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
-
-/// Most positions the search of [`Database::principal_variation`] (its rule 2) looks at before
-/// giving up.
-const PV_SEARCH_NODES: usize = 20_000;
-
-/// Where a database's layer files live.
-#[derive(Clone, Debug)]
-enum Source {
-    /// This tool's files: `<base>/<ruleset>/layer-NN.owdb`.
-    Native { base: PathBuf },
-    /// Published 2002 files: `<dir>/scores.N` (ruleset `awari`).
-    Vu { dir: PathBuf },
-}
 
 /// A database directory opened for probing: exact values of positions, of their moves, and the
 /// best line.
@@ -77,11 +63,15 @@ enum Source {
 /// later probe tries again (after the missing layer has been built, say). The memory maps are
 /// released when the `Database` is dropped.
 ///
-/// The layer files must not be modified while they are mapped (this crate never does: it
-/// replaces files by renaming, which leaves existing maps intact).
+/// # Files in use
+/// The layer files must not be modified, truncated or overwritten in place while a `Database`
+/// has them open: they are memory-mapped, and reading a page a truncation removed kills the
+/// process with `SIGBUS` (see [`crate::storage`]). This crate never does it (it replaces files
+/// by renaming, which leaves existing maps intact). A long-running program can call
+/// [`check_open_files`](Self::check_open_files) between requests to detect a file changed under
+/// it.
 pub struct Database {
-    source: Source,
-    rules: Ruleset,
+    dir: DatabaseDir,
     verify: bool,
     layers: [OnceLock<Layer>; LAYERS],
     /// Serialises the opening of each layer, so that threads racing for the same unopened layer
@@ -93,8 +83,7 @@ impl fmt::Debug for Database {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let open: Vec<u32> = (0..LAYERS as u32).filter(|&n| self.layers[n as usize].get().is_some()).collect();
         f.debug_struct("Database")
-            .field("source", &self.source)
-            .field("rules", &self.rules)
+            .field("dir", &self.dir)
             .field("verify_checksums", &self.verify)
             .field("open_layers", &open)
             .finish()
@@ -147,70 +136,6 @@ impl MoveValue {
             MoveResult::EndsGame => None,
         }
     }
-}
-
-/// Why a principal variation stops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PvEnd {
-    /// The game is over: the last move ended it, or the player to move next has no legal move
-    /// (also when the line is empty because the starting position has no legal move).
-    GameOver,
-    /// The position after the last move already occurred before the move of step `first_ply`
-    /// (0-based, an index into [`PrincipalVariation::steps`]) and its value is 0: best play
-    /// goes round in a cycle, endless play, and the stones left on the board are split evenly
-    /// (the value 0 says so).
-    Repetition {
-        /// Index of the step whose starting position the last move reached again.
-        first_ply: usize,
-    },
-    /// The position after the last move already occurred before the move of step `first_ply`
-    /// although its value is not 0. Endless play would be worth 0, so this line is not how the
-    /// game goes: a value-only database cannot always show the forcing line (the way to the
-    /// capture that realises the value may lie beyond the search bound of
-    /// [`Database::principal_variation`]); the value itself is exact.
-    Cycle {
-        /// Index of the step whose starting position the last move reached again.
-        first_ply: usize,
-    },
-    /// The line was cut at the requested number of plies (also when that number is 0).
-    PlyLimit,
-}
-
-/// One ply of a principal variation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct PvStep {
-    /// The position before the move, mover-first for the player making it.
-    pub position: Position,
-    /// The exact value of `position` for its mover (equal to `played.value`).
-    pub value: i8,
-    /// The move played: a best move of `position`, chosen as described at
-    /// [`Database::principal_variation`].
-    pub played: MoveValue,
-}
-
-/// A best line: the steps played and why the line stops there.
-///
-/// Each step's position is the previous step's child ([`MoveValue::child`] of its `played`
-/// move).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PrincipalVariation {
-    /// The plies of the line, from the starting position on.
-    pub steps: Vec<PvStep>,
-    /// Why the line stops after the last step.
-    pub end: PvEnd,
-}
-
-/// Everything known about one position: its value, its moves' values and a best line
-/// ([`Database::analyse`]).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Analysis {
-    /// The exact value of the position for its mover, as [`Database::value`].
-    pub value: i8,
-    /// Every legal move with its value, in increasing pit order, as
-    /// [`Database::move_values`]; empty when the game is over.
-    pub moves: Vec<MoveValue>,
-    /// A best line from the position, as [`Database::principal_variation`].
-    pub line: PrincipalVariation,
 }
 
 /// The final split of the stones on the board implied by a value: with `n` stones and value
@@ -277,8 +202,8 @@ impl Database {
     /// Cost: one `stat` of `dir`.
     ///
     /// # Errors
-    /// [`Error::Io`] when `dir` exists but is not a directory. A missing directory is accepted:
-    /// probes then report [`Error::LayerMissing`], whose message says how to build the layer.
+    /// [`Error::NotAFile`] when `dir` exists but is not a directory. A missing directory is
+    /// accepted: probes then report [`Error::LayerMissing`], naming the layer and ruleset.
     ///
     /// # Examples
     /// ```
@@ -288,16 +213,14 @@ impl Database {
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let db = Database::open(dir.path(), Ruleset::Abapa(oware::rules::GrandSlam::NoCapture))?;
     /// let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
-    /// // Nothing is built yet: the error names the command that builds the layer.
+    /// // Nothing is built yet: the error names the layer and ruleset.
     /// let err = db.value(&pos).unwrap_err();
     /// assert!(matches!(err, Error::LayerMissing { layer: 1, .. }));
-    /// assert!(err.to_string().contains("oware build --rules abapa --max-stones 1"));
+    /// assert!(err.to_string().contains("layer 1 of abapa is not built"));
     /// # Ok::<(), Error>(())
     /// ```
     pub fn open(dir: impl AsRef<Path>, rules: Ruleset) -> Result<Database> {
-        let base = dir.as_ref().to_path_buf();
-        check_dir(&base)?;
-        Ok(Database::with_source(Source::Native { base }, rules))
+        Ok(Database::from_dir(DatabaseDir::native(dir.as_ref(), rules)?))
     }
 
     /// Opens a directory of published 2002 files (`dir/scores.N`: headerless, one signed byte
@@ -307,18 +230,18 @@ impl Database {
     /// Cost: one `stat` of `dir`.
     ///
     /// # Errors
-    /// [`Error::Io`] when `dir` exists but is not a directory.
+    /// [`Error::NotAFile`] when `dir` exists but is not a directory.
     ///
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::solver::{self, BuildConfig, Silent};
+    /// use oware::build::{self, BuildConfig, Silent};
     /// use oware::storage::{vu_path, Layer};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
+    /// build::build(&config, &Silent)?;
     /// // Write the layers as published-format files, as `oware export` does.
     /// let vu = dir.path().join("vu");
     /// std::fs::create_dir(&vu).map_err(|e| Error::io(&vu, e))?;
@@ -333,9 +256,7 @@ impl Database {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn open_vu(dir: impl AsRef<Path>) -> Result<Database> {
-        let dir = dir.as_ref().to_path_buf();
-        check_dir(&dir)?;
-        Ok(Database::with_source(Source::Vu { dir }, Ruleset::Awari))
+        Ok(Database::from_dir(DatabaseDir::new(Format::Vu, dir.as_ref(), Ruleset::Awari)?))
     }
 
     /// Opens `dir` in the given format: [`open`](Self::open) for [`Format::Native`],
@@ -360,20 +281,15 @@ impl Database {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn open_format(format: Format, dir: impl AsRef<Path>, rules: Ruleset) -> Result<Database> {
-        match format {
-            Format::Native => Database::open(dir, rules),
-            Format::Vu if rules != Ruleset::Awari => Err(Error::Usage(format!(
-                "the published 2002 format holds only 'awari' values, not '{}'",
-                rules.name()
-            ))),
-            Format::Vu => Database::open_vu(dir),
-        }
+        Ok(Database::from_dir(DatabaseDir::new(format, dir.as_ref(), rules)?))
     }
 
-    fn with_source(source: Source, rules: Ruleset) -> Database {
+    /// A database on an already checked [`DatabaseDir`].
+    ///
+    /// Cost: nothing is opened.
+    pub fn from_dir(dir: DatabaseDir) -> Database {
         Database {
-            source,
-            rules,
+            dir,
             verify: true,
             layers: std::array::from_fn(|_| OnceLock::new()),
             opening: std::array::from_fn(|_| Mutex::new(())),
@@ -406,23 +322,40 @@ impl Database {
 
     /// The ruleset of the database's values (`awari` for published-format files).
     pub fn rules(&self) -> Ruleset {
-        self.rules
+        self.dir.rules()
     }
 
     /// The on-disk format of the database.
     pub fn format(&self) -> Format {
-        match self.source {
-            Source::Native { .. } => Format::Native,
-            Source::Vu { .. } => Format::Vu,
-        }
+        self.dir.format()
+    }
+
+    /// The database directory.
+    pub fn dir(&self) -> &DatabaseDir {
+        &self.dir
     }
 
     /// The path of layer `n`'s file (which may not exist).
     pub fn layer_path(&self, n: u32) -> PathBuf {
-        match &self.source {
-            Source::Native { base } => layer_path(base, self.rules, n),
-            Source::Vu { dir } => vu_path(dir, n),
+        self.dir.layer_path(n)
+    }
+
+    /// Checks that no open layer's file changed size since it was opened (see "Files in use"
+    /// above): a program answering requests calls it before each one, so a file truncated under
+    /// it gives an error instead of a crash.
+    ///
+    /// Cost: one `fstat` per open layer (at most 49).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`](crate::error::Damage::ChangedWhileOpen)
+    /// for the first changed file; [`Error::Io`] when `fstat` fails.
+    pub fn check_open_files(&self) -> Result<()> {
+        for cell in &self.layers {
+            if let Some(layer) = cell.get() {
+                layer.check_unchanged()?;
+            }
         }
+        Ok(())
     }
 
     /// The layers whose files exist, in increasing order. Nothing is opened or checked.
@@ -454,9 +387,9 @@ impl Database {
     /// header, size or checksum is wrong, [`Error::Io`] for other failures to read it.
     ///
     /// ```
-    /// # use oware::{probe::Database, solver::{self, BuildConfig, Silent}, Ruleset, Error};
+    /// # use oware::{probe::Database, build::{self, BuildConfig, Silent}, Ruleset, Error};
     /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// # solver::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None }, &Silent)?;
+    /// # build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None }, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     /// assert_eq!(db.layer(3)?.values().len(), 364);
     /// assert!(matches!(db.layer(4), Err(Error::LayerMissing { layer: 4, .. })));
@@ -481,26 +414,17 @@ impl Database {
         if let Some(layer) = cell.get() {
             return Ok(layer);
         }
-        let layer = match &self.source {
-            Source::Native { base } => Layer::open_native(base, self.rules, n, self.verify)?,
-            Source::Vu { dir } => Layer::open_vu(dir, n)?,
-        };
+        let layer = self.dir.open(n, self.verify)?;
         if layer.values().len() as u64 != layer_size(n) {
-            return Err(Error::Corrupt {
-                path: layer.path().into(),
-                reason: format!("{} values, but layer {n} has {} positions", layer.values().len(), layer_size(n)),
-            });
+            let expected = layer_size(n);
+            return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.values().len() as u64 }));
         }
         // Only this thread sets the cell (we hold its lock and it was empty).
         Ok(cell.get_or_init(|| layer))
     }
 
     fn missing(&self, n: u32) -> Error {
-        let dir = match &self.source {
-            Source::Native { base } => ruleset_dir(base, self.rules),
-            Source::Vu { dir } => dir.clone(),
-        };
-        Error::LayerMissing { layer: n, dir, rules: self.rules.name().into() }
+        self.dir.missing(n)
     }
 
     /// Opens layers `0..=max` now rather than at the first probe that needs them (e.g. before
@@ -532,11 +456,11 @@ impl Database {
 
     #[cold]
     fn bad_value(&self, layer: &Layer, index: u64, value: Option<i8>) -> Error {
-        let reason = match value {
-            Some(v) => format!("position {index} holds value {v}, outside -{n}..={n}", n = layer.stones()),
-            None => format!("position {index} is past the end of the file"),
+        let damage = match value {
+            Some(value) => Damage::ValueOutOfRange { index, value, stones: layer.stones() },
+            None => Damage::Size { expected: layer_size(layer.stones()), found: layer.values().len() as u64 },
         };
-        Error::Corrupt { path: layer.path().into(), reason }
+        Error::corrupt(layer.path(), damage)
     }
 
     /// The exact value of `position` for its player to move: stones he will still capture minus
@@ -561,12 +485,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::solver::{self, BuildConfig, Silent};
+    /// use oware::build::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
+    /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// // Layer 1 (FACTS.md): a lone stone in the mover's pit 5 is worth -1 ...
@@ -588,7 +512,7 @@ impl Database {
     }
 
     fn value_from_children(&self, board: &Board) -> Result<i8> {
-        let moves = self.rules.moves(board);
+        let moves = self.rules().moves(board);
         if let Some(ending) = moves.ending() {
             return Ok(ending);
         }
@@ -627,12 +551,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::{Database, MoveResult};
-    /// use oware::solver::{self, BuildConfig, Silent};
+    /// use oware::build::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
+    /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
@@ -650,7 +574,7 @@ impl Database {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn move_values(&self, position: &Position) -> Result<Vec<MoveValue>> {
-        let moves = self.rules.moves(position.board());
+        let moves = self.rules().moves(position.board());
         let mut out = Vec::with_capacity(moves.len());
         for m in moves.as_slice() {
             let mv = match m.outcome {
@@ -677,12 +601,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::solver::{self, BuildConfig, Silent};
+    /// use oware::build::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
+    /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// // A lone stone in pit 3: playing it keeps the stone home and eradicates; +1.
@@ -697,264 +621,6 @@ impl Database {
         Ok(moves)
     }
 
-    /// The best line from `position`, at most `max_plies` moves long: every move played is a
-    /// best move (its value equals its position's value).
-    ///
-    /// A value-only database says which moves keep the value, not which of them make progress:
-    /// the winner may have a waiting move of the same value as the capture that realises it, and
-    /// playing waiting moves forever would be worth 0, not the value. So the move of each ply is
-    /// chosen among the best moves as follows:
-    /// 1. a move that captures or ends the game (or leaves the opponent without a legal move),
-    ///    the lowest-numbered one: its value comes from a smaller layer or from the end of the
-    ///    game, so it cannot lead back to an earlier position;
-    /// 2. otherwise, when the value is not 0, the next move of a shortest sequence of best moves
-    ///    (of both players, lowest pits first) that leads to a position with such a move. It is
-    ///    found by a breadth-first search over the best moves that looks at no more than
-    ///    20 000 positions, which only fails for lines longer than any seen in the
-    ///    tests: a value `v != 0` means endless play (worth 0) is not best play, so such a
-    ///    sequence exists;
-    /// 3. otherwise (value 0, or the search gave up), the lowest-numbered move whose position
-    ///    after the move has not occurred earlier in the line, or else the lowest-numbered one.
-    ///
-    /// The line stops when the game ends ([`PvEnd::GameOver`]), when a position repeats
-    /// ([`PvEnd::Repetition`] when its value is 0: endless play; [`PvEnd::Cycle`] otherwise,
-    /// which only a search that gave up can cause), or after `max_plies` moves
-    /// ([`PvEnd::PlyLimit`]). The choice depends only on the line so far, so a shorter
-    /// `max_plies` cuts the same line.
-    ///
-    /// Cost: per ply, as [`move_values`](Self::move_values), plus a hash-map insertion; memory
-    /// grows with the length of the line. When rule 2 searches, as `move_values` for each
-    /// position it looks at (usually a handful, at most 20 000, once per stretch of the line
-    /// between two captures).
-    ///
-    /// # Errors
-    /// As [`value`](Self::value), for every position on the line or looked at by the search,
-    /// and their children.
-    ///
-    /// # Examples
-    /// ```
-    /// use oware::probe::{Database, PvEnd};
-    /// use oware::solver::{self, BuildConfig, Silent};
-    /// use oware::{Error, Position, Ruleset};
-    ///
-    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
-    /// let db = Database::open(dir.path(), Ruleset::Awari)?;
-    ///
-    /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
-    /// let line = db.principal_variation(&pos, 100)?;
-    /// assert_eq!(line.steps[0].value, db.value(&pos)?);
-    /// // Each step plays a best move, and the next step starts where it led.
-    /// for (i, step) in line.steps.iter().enumerate() {
-    ///     assert!(db.best_moves(&step.position)?.contains(&step.played));
-    ///     if let Some(next) = line.steps.get(i + 1) {
-    ///         assert_eq!(step.played.child(), Some(&next.position));
-    ///     }
-    /// }
-    /// assert_eq!(line.end, PvEnd::GameOver);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
-        if max_plies == 0 {
-            let over = self.rules.moves(position.board()).ending().is_some();
-            let end = if over { PvEnd::GameOver } else { PvEnd::PlyLimit };
-            return Ok(PrincipalVariation { steps: Vec::new(), end });
-        }
-        let moves = self.move_values(position)?;
-        self.line_from(position, moves, max_plies, PV_SEARCH_NODES)
-    }
-
-    /// The value, the move values and the best line of `position` together, probing the
-    /// position's moves once: as [`value`](Self::value), [`move_values`](Self::move_values) and
-    /// [`principal_variation`](Self::principal_variation)`(position, max_plies)`.
-    ///
-    /// Cost: as `move_values` plus `principal_variation` without its first ply's probes.
-    ///
-    /// # Errors
-    /// As [`principal_variation`](Self::principal_variation).
-    ///
-    /// # Examples
-    /// ```
-    /// use oware::probe::{Database, PvEnd};
-    /// use oware::solver::{self, BuildConfig, Silent};
-    /// use oware::{Error, Position, Ruleset};
-    ///
-    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: dir.path().into(), max_memory: None };
-    /// solver::build(&config, &Silent)?;
-    /// let db = Database::open(dir.path(), Ruleset::Awari)?;
-    ///
-    /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
-    /// let a = db.analyse(&pos, 60)?;
-    /// assert_eq!(a.value, db.value(&pos)?);
-    /// assert_eq!(a.moves, db.move_values(&pos)?);
-    /// assert_eq!(a.line, db.principal_variation(&pos, 60)?);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn analyse(&self, position: &Position, max_plies: usize) -> Result<Analysis> {
-        let board = position.board();
-        let moves = self.move_values(position)?;
-        let value = if in_some_layer(board) {
-            self.lookup(board)?
-        } else {
-            match (moves.iter().map(|m| m.value).max(), self.rules.moves(board).ending()) {
-                (Some(best), _) => best,
-                (None, ending) => ending.unwrap_or(0),
-            }
-        };
-        let line = if max_plies == 0 {
-            self.principal_variation(position, 0)?
-        } else {
-            self.line_from(position, moves.clone(), max_plies, PV_SEARCH_NODES)?
-        };
-        Ok(Analysis { value, moves, line })
-    }
-
-    /// The principal variation from `position`, whose move values are `moves`; `max_plies >= 1`;
-    /// the searches of rule 2 look at no more than `search_limit` positions.
-    fn line_from(
-        &self,
-        position: &Position,
-        mut moves: Vec<MoveValue>,
-        max_plies: usize,
-        search_limit: usize,
-    ) -> Result<PrincipalVariation> {
-        let mut steps: Vec<PvStep> = Vec::new();
-        let mut seen: HashMap<Position, usize> = HashMap::new();
-        // Pits still to play from a search (rule 2), the next one last.
-        let mut plan: Vec<u8> = Vec::new();
-        let mut current = *position;
-        let end = loop {
-            let Some(value) = moves.iter().map(|m| m.value).max() else { break PvEnd::GameOver };
-            seen.insert(current, steps.len());
-            let played = self.choose(&current, &moves, value, &seen, &mut plan, search_limit)?;
-            steps.push(PvStep { position: current, value, played });
-            let MoveResult::Continues { child, .. } = played.result else { break PvEnd::GameOver };
-            if let Some(&first_ply) = seen.get(&child) {
-                break if steps[first_ply].value == 0 {
-                    PvEnd::Repetition { first_ply }
-                } else {
-                    PvEnd::Cycle { first_ply }
-                };
-            }
-            if self.rules.moves(child.board()).ending().is_some() {
-                break PvEnd::GameOver;
-            }
-            if steps.len() >= max_plies {
-                break PvEnd::PlyLimit;
-            }
-            current = child;
-            moves = self.move_values(&current)?;
-        };
-        Ok(PrincipalVariation { steps, end })
-    }
-
-    /// Whether a move cannot lead back to its position: it ends the game, captures, or leaves
-    /// the opponent without a legal move.
-    fn makes_progress(&self, m: &MoveValue) -> bool {
-        match &m.result {
-            MoveResult::EndsGame => true,
-            MoveResult::Continues { captured, child } => {
-                *captured > 0 || self.rules.moves(child.board()).ending().is_some()
-            }
-        }
-    }
-
-    /// The move a principal variation plays at `current` (value `value`, legal moves `moves`,
-    /// not empty), following the rules of [`principal_variation`](Self::principal_variation).
-    fn choose(
-        &self,
-        current: &Position,
-        moves: &[MoveValue],
-        value: i8,
-        seen: &HashMap<Position, usize>,
-        plan: &mut Vec<u8>,
-        search_limit: usize,
-    ) -> Result<MoveValue> {
-        let best: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
-        if let Some(m) = best.iter().find(|m| self.makes_progress(m)) {
-            plan.clear();
-            return Ok(*m);
-        }
-        if plan.is_empty() && value != 0 {
-            *plan = self.path_to_progress(current, moves, seen, search_limit)?.unwrap_or_default();
-        }
-        if let Some(pit) = plan.pop() {
-            if let Some(m) = best.iter().find(|m| m.pit == pit) {
-                return Ok(*m);
-            }
-            plan.clear(); // cannot happen: the search followed best moves
-        }
-        let fresh = best.iter().find(|m| m.child().is_some_and(|c| !seen.contains_key(c)));
-        // `best` is not empty: `value` is the largest move value.
-        Ok(*fresh.or(best.first()).unwrap_or(&moves[0]))
-    }
-
-    /// A shortest sequence of best moves from `start` (whose legal moves are `start_moves`) to a
-    /// position with a best move that makes progress, avoiding the positions in `seen`: its
-    /// pits, the first move last. `None` when the search gives up after `limit` positions or
-    /// finds none.
-    fn path_to_progress(
-        &self,
-        start: &Position,
-        start_moves: &[MoveValue],
-        seen: &HashMap<Position, usize>,
-        limit: usize,
-    ) -> Result<Option<Vec<u8>>> {
-        struct Node {
-            parent: usize,
-            pit: u8,
-            moves: Vec<MoveValue>,
-        }
-        let mut visited: HashSet<Position> = seen.keys().copied().collect();
-        visited.insert(*start);
-        let mut nodes = vec![Node { parent: usize::MAX, pit: 0, moves: start_moves.to_vec() }];
-        let mut next = 0;
-        while next < nodes.len() {
-            let value = nodes[next].moves.iter().map(|m| m.value).max();
-            let children: Vec<(u8, Position)> = nodes[next]
-                .moves
-                .iter()
-                .filter(|m| Some(m.value) == value)
-                .filter_map(|m| m.child().map(|c| (m.pit, *c)))
-                .collect();
-            for (pit, child) in children {
-                if !visited.insert(child) {
-                    continue;
-                }
-                if nodes.len() >= limit {
-                    return Ok(None);
-                }
-                let moves = self.move_values(&child)?;
-                let best = moves.iter().map(|m| m.value).max();
-                let found = moves.iter().any(|m| Some(m.value) == best && self.makes_progress(m));
-                nodes.push(Node { parent: next, pit, moves });
-                if found || best.is_none() {
-                    let mut path = Vec::new();
-                    let mut at = nodes.len() - 1;
-                    while at != 0 {
-                        path.push(nodes[at].pit);
-                        at = nodes[at].parent;
-                    }
-                    return Ok(Some(path));
-                }
-            }
-            next += 1;
-        }
-        Ok(None)
-    }
-}
-
-/// Checks that `dir` is a directory or does not exist.
-fn check_dir(dir: &Path) -> Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => Err(Error::io(
-            dir,
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a directory"),
-        )),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]
@@ -983,45 +649,9 @@ mod tests {
         assert!(matches!(db.layer(u32::MAX), Err(Error::LayerMissing { .. })));
     }
 
-    /// Without the search of rule 2, winning lines of small layers do go round in circles (the
-    /// review's bug); such a line is reported as a cycle, never as endless play.
-    #[test]
-    fn cycles_without_the_search() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = crate::solver::BuildConfig {
-            rules: Ruleset::Awari,
-            max_stones: 8,
-            dir: dir.path().to_path_buf(),
-            max_memory: None,
-        };
-        crate::solver::build(&config, &crate::solver::Silent).unwrap();
-        let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
-        let (mut cycles, mut with_search) = (0, 0);
-        for n in 1..=8 {
-            for (_, board) in crate::index::LayerWalker::new(n, 0..layer_size(n)).unwrap() {
-                let p = Position::new(board).unwrap();
-                let moves = db.move_values(&p).unwrap();
-                let line = db.line_from(&p, moves.clone(), 200, 0).unwrap();
-                match line.end {
-                    PvEnd::Cycle { first_ply } => {
-                        assert_ne!(line.steps[first_ply].value, 0, "{p}");
-                        cycles += 1;
-                        let full = db.line_from(&p, moves, 200, PV_SEARCH_NODES).unwrap();
-                        with_search += u32::from(matches!(full.end, PvEnd::Cycle { .. }));
-                    }
-                    PvEnd::Repetition { first_ply } => assert_eq!(line.steps[first_ply].value, 0, "{p}"),
-                    PvEnd::GameOver | PvEnd::PlyLimit => {}
-                }
-            }
-        }
-        eprintln!("layers 1..=8 without the search: {cycles} cycles; with it: {with_search}");
-        assert!(cycles > 0);
-        assert_eq!(with_search, 0);
-    }
-
     #[test]
     fn file_as_dir_is_an_error() {
         let f = tempfile::NamedTempFile::new().unwrap();
-        assert!(matches!(Database::open(f.path(), Ruleset::Awari), Err(Error::Io { .. })));
+        assert!(matches!(Database::open(f.path(), Ruleset::Awari), Err(Error::NotAFile { .. })));
     }
 }

@@ -1,17 +1,32 @@
-//! Database directories and layer files: where layers live, how they are read (memory-mapped)
-//! and how they are written without ever damaging a complete file.
+//! Database directories and layer files: where layers live, how they are found and read
+//! (memory-mapped), and how files are written without ever damaging a complete one.
 //!
 //! Layout of a database directory `D` (default `databases/`):
 //!
 //! ```text
-//! D/<ruleset>/layer-NN.owdb        one layer, header + payload (FORMAT.md)
-//! D/<ruleset>/layer-NN.json        statistics of that layer's build
-//! D/<ruleset>/layer-NN.owdb.tmp    a layer being written (never read; replaced on the next build)
+//! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (FORMAT.md)
+//! D/<ruleset>/layer-NN.json                 statistics of that layer's build
+//! D/<ruleset>/.layer-NN.owdb.XXXXXX.tmp     a file being written (unique name; removed on failure)
 //! ```
 //!
 //! Each ruleset has its own subdirectory and every header names its ruleset, so databases of
 //! different rulesets can never be mixed up. The published 2002 format (`scores.N`, headerless,
-//! one signed byte per position, `awari` only) is read by [`Layer::open_vu`].
+//! one signed byte per position, `awari` only) is read too ([`Format::Vu`]).
+//!
+//! [`DatabaseDir`] is the one type that knows this layout: which layers are present, absent or
+//! unreadable, how to open them, and which error each case gives. Every file this crate writes
+//! goes through [`AtomicFile`]: a temporary created exclusively under a unique name (so a link
+//! planted in the directory is never followed), removed on every failure path, and renamed over
+//! the target only once complete and flushed.
+//!
+//! # Contract for files in use
+//!
+//! Layer files are memory-mapped. **A layer file must not be modified, truncated or overwritten in
+//! place while a program has it open**: reading a page that a truncation removed kills the process
+//! with `SIGBUS`, and no library can turn that into an error. This crate never does it: it replaces
+//! files by renaming, which leaves existing maps intact. [`Layer::check_unchanged`] tells whether an
+//! open layer's file changed size since it was opened (the `oware` CLI checks it between queries
+//! and reports [`Damage::ChangedWhileOpen`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -19,9 +34,9 @@ use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, MmapMut};
 
-use crate::error::{Error, Result};
+use crate::error::{Damage, Error, FileKind, Result};
 use crate::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
-use crate::index::layer_size;
+use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 
 /// The directory holding `rules`' layers under the database directory `base`.
@@ -29,7 +44,7 @@ pub fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
     base.join(rules.name())
 }
 
-/// Path of layer `n` of `rules` under `base`.
+/// Path of layer `n` of `rules` under `base` (this tool's format).
 pub fn layer_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.owdb"))
 }
@@ -44,35 +59,23 @@ pub fn vu_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
 
-/// Where layer `n` of `rules` lives in a database directory of the given format.
-pub fn layer_file(format: Format, base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    match format {
-        Format::Native => layer_path(base, rules, n),
-        Format::Vu => vu_path(base, n),
-    }
-}
-
-/// Checks that `format` can hold `rules`: the published format holds only `awari` values.
-///
-/// # Errors
-/// [`Error::Usage`] for the published format with another ruleset.
-pub fn check_format_rules(format: Format, rules: Ruleset) -> Result<()> {
-    if format == Format::Vu && rules != Ruleset::Awari {
-        return Err(Error::Usage(format!(
-            "the published 2002 format (vu) holds only 'awari' values, not '{}'",
-            rules.name()
-        )));
-    }
-    Ok(())
-}
-
 /// The on-disk format of a database directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
     /// This tool's files: `<dir>/<ruleset>/layer-NN.owdb` with a header and checksum.
     Native,
     /// The published 2002 files: `<dir>/scores.N`, one signed byte per position, `awari` only.
     Vu,
+}
+
+impl Format {
+    /// `native` or `vu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Vu => "vu",
+        }
+    }
 }
 
 impl std::str::FromStr for Format {
@@ -86,13 +89,239 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// What a layer's file looks like from its directory entry, before it is opened.
+#[derive(Debug)]
+pub enum LayerState {
+    /// No file (nor a dangling link) at the layer's path.
+    Absent,
+    /// A regular file is there (not yet checked).
+    Present,
+    /// Something is there that cannot be read as a layer: a directory, a FIFO, a link loop, an
+    /// entry without permission. The error says which.
+    Unreadable(Error),
+}
+
+/// A database directory of one format and ruleset: the one place that knows where its layers
+/// live, which are there, how to open them and what error each problem gives.
+///
+/// Cheap to clone; it holds paths only and opens nothing by itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseDir {
+    base: PathBuf,
+    format: Format,
+    rules: Ruleset,
+}
+
+impl DatabaseDir {
+    /// The database directory `base` in `format` for `rules`.
+    ///
+    /// Cost: one `stat` of `base`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for the published format with a ruleset other than `awari` (those files
+    /// hold only `awari` values); [`Error::NotAFile`] when `base` exists but is not a directory;
+    /// [`Error::Io`] when it cannot be examined. A missing directory is accepted (opening a
+    /// layer then reports it missing).
+    pub fn new(format: Format, base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
+        let base = base.into();
+        if format == Format::Vu && rules != Ruleset::Awari {
+            return Err(Error::Usage(format!(
+                "the published 2002 format (vu) holds only 'awari' values, not '{}'",
+                rules.name()
+            )));
+        }
+        match fs::metadata(&base) {
+            Ok(m) if !m.is_dir() => {
+                return Err(Error::NotAFile { path: base, found: FileKind::of(m.file_type()), expected: FileKind::Directory })
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&base, e)),
+        }
+        Ok(DatabaseDir { base, format, rules })
+    }
+
+    /// This tool's database directory `base` for `rules` (see [`new`](Self::new)).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn native(base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
+        DatabaseDir::new(Format::Native, base, rules)
+    }
+
+    /// The directory given (for the native format, the parent of the ruleset's directory).
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The format of its files.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The ruleset of its values.
+    pub fn rules(&self) -> Ruleset {
+        self.rules
+    }
+
+    /// The directory the layer files are in: `<base>/<ruleset>` (native) or `<base>` (vu).
+    pub fn layers_dir(&self) -> PathBuf {
+        match self.format {
+            Format::Native => ruleset_dir(&self.base, self.rules),
+            Format::Vu => self.base.clone(),
+        }
+    }
+
+    /// The path of layer `n`'s file (which may not exist).
+    pub fn layer_path(&self, n: u32) -> PathBuf {
+        match self.format {
+            Format::Native => layer_path(&self.base, self.rules, n),
+            Format::Vu => vu_path(&self.base, n),
+        }
+    }
+
+    /// The path of layer `n`'s statistics file (native format).
+    pub fn stats_path(&self, n: u32) -> PathBuf {
+        stats_path(&self.base, self.rules, n)
+    }
+
+    /// The error for layer `n` being absent: [`Error::LayerMissing`] (native) or
+    /// [`Error::PublishedLayerMissing`] (vu).
+    pub fn missing(&self, n: u32) -> Error {
+        match self.format {
+            Format::Native => Error::LayerMissing { layer: n, dir: self.layers_dir(), rules: self.rules },
+            Format::Vu => Error::PublishedLayerMissing { layer: n, path: self.layer_path(n) },
+        }
+    }
+
+    /// What is at layer `n`'s path, from its directory entry only (nothing is opened). Layers
+    /// above 48 are [`LayerState::Absent`].
+    ///
+    /// Cost: one `stat`.
+    pub fn state(&self, n: u32) -> LayerState {
+        if n > MAX_STONES {
+            return LayerState::Absent;
+        }
+        let path = self.layer_path(n);
+        match fs::metadata(&path) {
+            Ok(m) => match FileKind::of(m.file_type()) {
+                FileKind::File => LayerState::Present,
+                found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling link reads as absent; a link loop or a denied lookup does not.
+                LayerState::Absent
+            }
+            Err(e) => LayerState::Unreadable(Error::io(path, e)),
+        }
+    }
+
+    /// The layers whose state is not [`LayerState::Absent`] (present or unreadable), in
+    /// increasing order.
+    ///
+    /// Cost: one `stat` per possible layer (49).
+    pub fn layers_on_disk(&self) -> Vec<u32> {
+        (0..=MAX_STONES).filter(|&n| !matches!(self.state(n), LayerState::Absent)).collect()
+    }
+
+    /// The first layer, from 0 up, that is not present as a regular file, with its state
+    /// (`None` when all 49 are present).
+    ///
+    /// Cost: one `stat` per layer up to it.
+    pub fn first_not_present(&self) -> Option<(u32, LayerState)> {
+        (0..=MAX_STONES).find_map(|n| match self.state(n) {
+            LayerState::Present => None,
+            s => Some((n, s)),
+        })
+    }
+
+    /// Opens layer `n` and checks it: header fields, ruleset, layer number, size and, with
+    /// `verify_payload`, the payload checksum (native format); the size (published format).
+    ///
+    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read of
+    /// the layer.
+    ///
+    /// # Errors
+    /// [`missing`](Self::missing) when absent; [`Error::NotAFile`] for a directory, FIFO or
+    /// other non-regular file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the
+    /// header names another ruleset or layer; [`Error::Corrupt`] for a bad header, size or
+    /// checksum; [`Error::Io`] when it cannot be read.
+    pub fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
+        if n > MAX_STONES {
+            return Err(self.missing(n));
+        }
+        let path = self.layer_path(n);
+        let (file, map) = map_file(&path, || self.missing(n))?;
+        match self.format {
+            Format::Native => Layer::from_map(&path, file, map, self.rules, n, verify_payload),
+            Format::Vu => {
+                if map.len() as u64 != layer_size(n) {
+                    return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: map.len() as u64 }));
+                }
+                let len = map.len() as u64;
+                Ok(Layer { stones: n, path, file, len, map, offset: 0, header: None })
+            }
+        }
+    }
+
+    /// Creates the layers' directory (native format) if needed.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be created.
+    pub fn create(&self) -> Result<()> {
+        let dir = self.layers_dir();
+        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+    }
+
+    /// Removes temporary files this crate left behind in the layers' directory (a killed
+    /// process leaves its `.NAME.XXXXXX.tmp`). Only regular files with this crate's temporary
+    /// names are removed; links and everything else are left alone. Call it only while holding
+    /// the directory's build lock. Returns the paths removed.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be listed or a file cannot be removed.
+    pub fn remove_stale_temporaries(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.layers_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        let mut removed = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if !is_temporary_name(name) {
+                continue;
+            }
+            let path = entry.path();
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_file() => {
+                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    removed.push(path);
+                }
+                _ => {}
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// Whether `name` is one of [`AtomicFile`]'s temporary names: `.TARGET.XXXXXX.tmp`.
+fn is_temporary_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp") && name.len() > ".x.XXXXXX.tmp".len()
+}
+
 /// One layer's values, memory-mapped read-only.
 ///
 /// Invariant: `values().len() == layer_size(stones())`. The file must not be modified while it
-/// is mapped; this crate never does (it replaces files by renaming, which leaves maps intact).
+/// is mapped (see the module documentation).
 pub struct Layer {
     stones: u32,
     path: PathBuf,
+    file: File,
+    len: u64,
     map: Mmap,
     offset: usize,
     header: Option<Header>,
@@ -104,127 +333,132 @@ impl std::fmt::Debug for Layer {
     }
 }
 
-/// Maps `path` read-only. `missing` builds the error for a file that does not exist (any other
-/// failure to open it, such as a permission error, is an [`Error::Io`]).
-fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(File, Mmap)> {
-    let file = match File::open(path) {
+/// Opens `path` for reading as a regular file, never blocking on a FIFO and never mapping a
+/// directory or device. `missing` builds the error for a path with nothing there.
+fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
+    match fs::metadata(path) {
+        Ok(m) => {
+            let found = FileKind::of(m.file_type());
+            if found != FileKind::File {
+                return Err(Error::NotAFile { path: path.into(), found, expected: FileKind::File });
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Should the entry be swapped for a FIFO between the check and the open, do not block.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
         Err(e) => return Err(Error::io(path, e)),
     };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    let found = FileKind::of(meta.file_type());
+    if found != FileKind::File {
+        return Err(Error::NotAFile { path: path.into(), found, expected: FileKind::File });
+    }
+    Ok(file)
+}
+
+/// Opens and maps `path` read-only (see [`open_regular`]).
+fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(File, Mmap)> {
+    let file = open_regular(path, missing)?;
     let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     if len == 0 {
-        return Err(Error::Corrupt { path: path.into(), reason: "file is empty".into() });
+        return Err(Error::corrupt(path, Damage::Empty));
     }
     // SAFETY: the map is read-only and this crate never writes to or truncates a finished layer
     // file; it replaces files by rename, which leaves existing maps valid. A file changed
-    // underneath by another program is outside what this type can defend against (documented).
+    // underneath by another program is outside what this type can defend against (documented in
+    // the module's contract; `Layer::check_unchanged` detects it between uses).
     let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io(path, e))?;
     Ok((file, map))
 }
 
 impl Layer {
-    /// Opens layer `n` of `rules` in this tool's format and checks its header (and, when
-    /// `verify_payload` is set, the payload checksum).
-    ///
-    /// Cost: one `mmap`; with `verify_payload`, one sequential read of the layer.
+    /// Opens layer `n` of `rules` in this tool's format under `base`: as
+    /// [`DatabaseDir::open`] on `DatabaseDir::native(base, rules)`.
     ///
     /// # Errors
-    /// [`Error::LayerMissing`] when the file does not exist, [`Error::RulesetMismatch`] when it
-    /// holds another ruleset, [`Error::Corrupt`] for a bad header, size or checksum,
-    /// [`Error::Io`] for other I/O failures.
+    /// As [`DatabaseDir::new`] and [`DatabaseDir::open`].
     pub fn open_native(base: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
-        let path = layer_path(base, rules, n);
-        let missing = || Error::LayerMissing { layer: n, dir: ruleset_dir(base, rules), rules: rules.name().into() };
-        let (_file, map) = map_file(&path, missing)?;
-        Layer::from_map(&path, map, rules, n, verify_payload)
+        DatabaseDir::native(base, rules)?.open(n, verify_payload)
     }
 
-    /// Opens a layer file at any path, expecting layer `n` of `rules`. See [`open_native`](Self::open_native).
+    /// Opens `scores.N` of a published-format (2002) directory: as [`DatabaseDir::open`] on
+    /// `DatabaseDir::new(Format::Vu, dir, Ruleset::Awari)`.
     ///
     /// # Errors
-    /// As [`open_native`](Self::open_native), with [`Error::Io`] for a missing file.
+    /// As [`DatabaseDir::new`] and [`DatabaseDir::open`].
+    pub fn open_vu(dir: &Path, n: u32) -> Result<Layer> {
+        DatabaseDir::new(Format::Vu, dir, Ruleset::Awari)?.open(n, false)
+    }
+
+    /// Opens a layer file at any path, expecting layer `n` of `rules`. See
+    /// [`DatabaseDir::open`].
+    ///
+    /// # Errors
+    /// As [`DatabaseDir::open`], with [`Error::Io`] for a missing file.
     pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
         let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
-        let (_file, map) = map_file(path, missing)?;
-        Layer::from_map(path, map, rules, n, verify_payload)
+        let (file, map) = map_file(path, missing)?;
+        Layer::from_map(path, file, map, rules, n, verify_payload)
     }
 
-    fn from_map(path: &Path, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
+    fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
         let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
         if header.rules != rules {
-            return Err(Error::RulesetMismatch {
-                path: path.into(),
-                found: header.rules.name().into(),
-                expected: rules.name().into(),
-            });
+            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
         }
         if header.stones != n {
-            return Err(Error::Corrupt {
-                path: path.into(),
-                reason: format!("header says layer {}, expected layer {n}", header.stones),
-            });
+            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
         }
         let want = PAYLOAD_OFFSET + header.entries;
         if map.len() as u64 != want {
-            return Err(Error::Corrupt {
-                path: path.into(),
-                reason: format!("file is {} bytes, expected {want} (truncated or extended)", map.len()),
-            });
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
-        let layer = Layer { stones: n, path: path.into(), map, offset: PAYLOAD_OFFSET as usize, header: Some(header) };
+        let len = map.len() as u64;
+        let layer =
+            Layer { stones: n, path: path.into(), file, len, map, offset: PAYLOAD_OFFSET as usize, header: Some(header) };
         if verify_payload {
             layer.check_payload()?;
         }
         Ok(layer)
     }
 
-    /// Opens `scores.N` of a published-format (2002) directory: no header, exactly
-    /// `layer_size(n)` bytes.
-    ///
-    /// # Errors
-    /// [`Error::PublishedLayerMissing`] when absent, [`Error::Corrupt`] when its size is wrong,
-    /// [`Error::Io`] when it cannot be read.
-    pub fn open_vu(dir: &Path, n: u32) -> Result<Layer> {
-        let path = vu_path(dir, n);
-        let (_file, map) = map_file(&path, || Error::PublishedLayerMissing { layer: n, path: path.clone() })?;
-        if map.len() as u64 != layer_size(n) {
-            return Err(Error::Corrupt {
-                path,
-                reason: format!("{} bytes, but layer {n} has {} positions", map.len(), layer_size(n)),
-            });
-        }
-        Ok(Layer { stones: n, path, map, offset: 0, header: None })
-    }
-
-    /// Opens layer `n` in the given directory format.
-    ///
-    /// # Errors
-    /// As [`open_native`](Self::open_native) or [`open_vu`](Self::open_vu); [`Error::Usage`] for
-    /// the published format with a ruleset other than `awari`.
-    pub fn open(format: Format, base: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
-        check_format_rules(format, rules)?;
-        match format {
-            Format::Native => Layer::open_native(base, rules, n, verify_payload),
-            Format::Vu => Layer::open_vu(base, n),
-        }
-    }
-
     /// Recomputes the payload checksum and compares it with the header's.
+    ///
+    /// Cost: one sequential read of the payload.
     ///
     /// # Errors
     /// [`Error::Corrupt`] on a mismatch. Always `Ok` for headerless (published-format) layers.
     pub fn check_payload(&self) -> Result<()> {
         let Some(h) = &self.header else { return Ok(()) };
-        let got = checksum(self.bytes());
-        if got != h.payload_checksum {
-            return Err(Error::Corrupt {
-                path: self.path.clone(),
-                reason: format!(
-                    "payload checksum mismatch (header {:016x}, payload {got:016x}): values were altered",
-                    h.payload_checksum
-                ),
-            });
+        let computed = checksum(self.bytes());
+        if computed != h.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+
+    /// Checks that the open file still has the length it had when it was mapped: a file
+    /// truncated in place would make reading its mapped pages crash the process.
+    ///
+    /// Cost: one `fstat`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub fn check_unchanged(&self) -> Result<()> {
+        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        if now != self.len {
+            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
         }
         Ok(())
     }
@@ -255,51 +489,118 @@ impl Layer {
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
         unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
     }
+
+    /// The first value outside `-n..=n` (index and value), if any.
+    ///
+    /// Cost: one sequential pass over the payload.
+    pub fn first_out_of_range(&self) -> Option<(u64, i8)> {
+        let n = self.stones;
+        self.values().iter().position(|&v| u32::from(v.unsigned_abs()) > n).map(|i| (i as u64, self.values()[i]))
+    }
 }
 
-/// A layer file being written: a preallocated, memory-mapped temporary file that becomes the
-/// layer only in [`finish`](Self::finish), by rename.
+/// A file being written: a temporary beside the target, created exclusively (`O_EXCL`, a
+/// unique random name, never following a link), that replaces the target only in
+/// [`commit`](Self::commit), by rename after an `fsync`.
 ///
-/// Invariant: until `finish` succeeds, the final path is untouched; a crash or kill leaves at most a
-/// stale `.tmp` file, which the next build overwrites.
+/// Invariants: until `commit` succeeds the target is untouched; dropping an `AtomicFile` (any
+/// error path, a panic) removes the temporary; a killed process leaves at most a temporary
+/// named `.TARGET.XXXXXX.tmp`, which [`DatabaseDir::remove_stale_temporaries`] cleans up.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates the temporary for `path` in `path`'s directory (which must exist).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the temporary cannot be created.
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .rand_bytes(6)
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir.join(format!(".{name}.XXXXXX.tmp")), e))?;
+        Ok(AtomicFile { tmp, path: path.to_path_buf() })
+    }
+
+    /// The open temporary file.
+    pub fn file(&self) -> &File {
+        self.tmp.as_file()
+    }
+
+    /// The temporary's path (for messages).
+    pub fn tmp_path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// The target path.
+    pub fn target(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes the temporary to disk and renames it over the target; then syncs the directory.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when flushing or renaming fails; the temporary is then removed and the
+    /// target untouched.
+    pub fn commit(self) -> Result<PathBuf> {
+        self.tmp.as_file().sync_all().map_err(|e| Error::io(self.tmp.path(), e))?;
+        let path = self.path;
+        self.tmp.persist(&path).map_err(|e| Error::io(&path, e.error))?;
+        sync_dir(&path);
+        Ok(path)
+    }
+}
+
+/// A layer file being written: a preallocated, memory-mapped [`AtomicFile`] that becomes the
+/// layer only in [`finish`](Self::finish).
 pub struct LayerWriter {
     rules: Ruleset,
     stones: u32,
-    tmp: PathBuf,
-    path: PathBuf,
-    file: File,
     map: MmapMut,
+    file: AtomicFile,
 }
 
 impl LayerWriter {
-    /// Creates the temporary file of layer `n`, with its full size reserved on disk, so a full
-    /// disk is reported here and not as a crash while values are written through the map.
+    /// Creates the temporary file of layer `n` in `dir` (native format), with its full size
+    /// reserved on disk, so a full disk is reported here and not as a crash while values are
+    /// written through the map.
     ///
     /// # Errors
-    /// [`Error::Io`] when the directory cannot be created or the space cannot be reserved.
-    pub fn create(base: &Path, rules: Ruleset, n: u32) -> Result<LayerWriter> {
-        let dir = ruleset_dir(base, rules);
-        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-        let path = layer_path(base, rules, n);
-        let tmp = path.with_extension("owdb.tmp");
+    /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
+    /// be created or the space cannot be reserved (the temporary is then removed).
+    pub fn create(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
+        if dir.format() != Format::Native {
+            return Err(Error::Usage("layers are written in the native format only".into()));
+        }
+        dir.create()?;
+        let file = AtomicFile::create(&dir.layer_path(n))?;
         let len = PAYLOAD_OFFSET + layer_size(n);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp, e))?;
-        reserve(&file, len).map_err(|e| Error::io(&tmp, e))?;
-        // SAFETY: the file was just created by us with its full length reserved; nothing else
-        // writes or truncates it while the map lives.
-        let map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(&tmp, e))?;
-        Ok(LayerWriter { rules, stones: n, tmp, path, file, map })
+        reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
+        // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
+        // length reserved; nothing else writes or truncates it while the map lives.
+        let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
+        Ok(LayerWriter { rules: dir.rules(), stones: n, map, file })
     }
 
     /// The payload (one byte per position, in index order), initially zero.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.map[PAYLOAD_OFFSET as usize..]
+    }
+
+    /// The payload as values.
+    pub fn values(&self) -> &[i8] {
+        let b = &self.map[PAYLOAD_OFFSET as usize..];
+        // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
+        unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
     }
 
     /// Writes the header with the payload checksum, flushes everything to disk and renames the
@@ -311,12 +612,9 @@ impl LayerWriter {
         let sum = checksum(&self.map[PAYLOAD_OFFSET as usize..]);
         let header = Header::new(self.rules, self.stones, sum);
         self.map[..HEADER_LEN].copy_from_slice(&header.encode());
-        self.map.flush().map_err(|e| Error::io(&self.tmp, e))?;
-        self.file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+        self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
         drop(self.map);
-        fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
-        sync_dir(&self.path);
-        Ok(self.path)
+        self.file.commit()
     }
 }
 
@@ -358,22 +656,78 @@ pub fn sync_dir(path: &Path) {
     }
 }
 
-/// Writes a small file atomically: to `<path>.tmp` (the full name plus `.tmp`), fsync, then
-/// rename over `path`.
+/// Writes a small file atomically through an [`AtomicFile`].
 ///
 /// # Errors
-/// [`Error::Io`] on any failure; `path` is then untouched.
+/// [`Error::Io`] on any failure; `path` is then untouched and no temporary is left.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    // `<name>.tmp` beside the target (not `with_extension`, which would make `scores.12` and
-    // `scores.13` share `scores.tmp`).
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = PathBuf::from(tmp_name);
-    let mut f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
-    f.sync_all().map_err(|e| Error::io(&tmp, e))?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-    sync_dir(path);
+    let f = AtomicFile::create(path)?;
+    let mut w = f.file();
+    w.write_all(bytes).map_err(|e| Error::io(f.tmp_path(), e))?;
+    f.commit()?;
     Ok(())
+}
+
+/// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known.
+pub fn disk_free(path: &Path) -> Option<u64> {
+    let mut p = path.to_path_buf();
+    loop {
+        if p.exists() {
+            break;
+        }
+        if !p.pop() {
+            p = PathBuf::from(".");
+            break;
+        }
+        if p.as_os_str().is_empty() {
+            p = PathBuf::from(".");
+            break;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+        let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a plain system call with a valid C string and a zeroed out-struct.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+            return None;
+        }
+        Some(s.f_bavail as u64 * s.f_frsize as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_are_recognised() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("layer-05.owdb");
+        let f = AtomicFile::create(&target).unwrap();
+        let name = f.tmp_path().file_name().unwrap().to_str().unwrap().to_string();
+        assert!(is_temporary_name(&name), "{name}");
+        assert!(!is_temporary_name("layer-05.owdb"));
+        assert!(!is_temporary_name("layer-05.owdb.tmp"));
+        drop(f);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "dropping removes the temporary");
+    }
+
+    #[test]
+    fn atomic_write_never_follows_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        fs::write(&victim, "keep").unwrap();
+        let target = dir.path().join("layer-05.json");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&victim, dir.path().join("layer-05.json.tmp")).unwrap();
+        write_atomic(&target, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+    }
 }

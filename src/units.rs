@@ -26,6 +26,40 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
+/// `0..20`, `0..10, 12, 14..16`: a compact list of layer numbers.
+pub fn describe_layers(ns: impl IntoIterator<Item = u32>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Option<(u32, u32)> = None;
+    let flush = |run: Option<(u32, u32)>, parts: &mut Vec<String>| match run {
+        Some((a, b)) if a == b => parts.push(a.to_string()),
+        Some((a, b)) => parts.push(format!("{a}..{b}")),
+        None => {}
+    };
+    for n in ns {
+        run = match run {
+            Some((a, b)) if n == b + 1 => Some((a, n)),
+            other => {
+                flush(other, &mut parts);
+                Some((n, n))
+            }
+        };
+    }
+    flush(run, &mut parts);
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `layer 5`, `layers 5, 7`, `layers 7..9`: [`describe_layers`] with the right noun.
+pub fn layers_phrase(ns: impl IntoIterator<Item = u32>) -> String {
+    let ns: Vec<u32> = ns.into_iter().collect();
+    let word = if ns.len() == 1 { "layer" } else { "layers" };
+    format!("{word} {}", describe_layers(ns))
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +72,13 @@ mod tests {
         assert_eq!(human_bytes(3 << 30), "3.00 GiB");
         assert_eq!(human_bytes(383 << 20), "383.0 MiB");
         assert_eq!(human_bytes(12 << 10), "12 KiB");
+    }
+
+    #[test]
+    fn layer_lists_are_compact() {
+        assert_eq!(describe_layers([0, 1, 2, 3]), "0..3");
+        assert_eq!(describe_layers([0, 1, 2, 5, 7, 8]), "0..2, 5, 7..8");
+        assert_eq!(describe_layers([]), "none");
+        assert_eq!(layers_phrase([4]), "layer 4");
     }
 }

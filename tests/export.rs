@@ -9,7 +9,7 @@ use std::path::Path;
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
-use oware::solver::read_stats;
+use oware::build::read_stats;
 use oware::storage::{layer_path, vu_path, Layer};
 use oware::Ruleset;
 use serde_json::Value;

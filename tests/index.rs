@@ -384,9 +384,10 @@ fn rank_rejects_boards_outside_every_layer() {
     // Full opponent row: the start position and friends.
     for b in [[4u8; PITS], [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8], [42, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]] {
         match rank(&b) {
-            Err(Error::NotInLayer { layer, reason }) => {
+            Err(e @ Error::NotInLayer { layer, stones: s }) => {
                 assert_eq!(layer, stones(&b));
-                assert!(reason.contains("no empty pit"), "{reason}");
+                assert_eq!(s, layer);
+                assert!(e.to_string().contains("no empty pit"), "{e}");
             }
             other => panic!("{b:?}: {other:?}"),
         }
@@ -396,7 +397,7 @@ fn rank_rejects_boards_outside_every_layer() {
     // More than 48 stones, with and without an empty opponent pit.
     for b in [[49u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 49], [5u8; PITS], [255; PITS], [40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9]] {
         match rank(&b) {
-            Err(Error::NotInLayer { layer, .. }) => assert_eq!(layer, stones(&b)),
+            Err(Error::NotInLayer { layer, stones: s }) => assert_eq!((layer, s), (48, stones(&b))),
             other => panic!("{b:?}: {other:?}"),
         }
     }

@@ -1,4 +1,4 @@
-//! The probing library and `oware query`, on databases built by `solver::build` in temporary
+//! The probing library and `oware query`, on databases built by `build::build` in temporary
 //! directories.
 //!
 //! The awari layers 0..16 (needed by the published 16-stone example) are built once per test
@@ -15,9 +15,10 @@ use std::sync::{Arc, Barrier, OnceLock};
 
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::{layer_size, unrank_unchecked, LayerWalker};
-use oware::probe::{Database, MoveResult, MoveValue, PrincipalVariation, PvEnd, Split};
+use oware::line::{PrincipalVariation, PvEnd};
+use oware::probe::{Database, MoveResult, MoveValue, Split};
 use oware::rules::{GrandSlam, Outcome};
-use oware::solver::{self, BuildConfig, Silent};
+use oware::build::{self, BuildConfig, Silent};
 use oware::storage::{layer_path, vu_path};
 use oware::{Board, Error, Position, Ruleset};
 use serde_json::Value;
@@ -29,7 +30,7 @@ const EXAMPLE: &str = "1 1 1 1 1 2 4 2 3 0 0 0";
 fn build(rules: Ruleset, max_stones: u32) -> TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     let config = BuildConfig { rules, max_stones, dir: dir.path().to_path_buf(), max_memory: None };
-    solver::build(&config, &Silent).expect("build");
+    build::build(&config, &Silent).expect("build");
     dir
 }
 
@@ -394,8 +395,10 @@ fn start_position_needs_layer_48() {
     assert!(matches!(err, Error::LayerMissing { layer: 48, .. }), "{err}");
     let o = query(awari16(), &[], Some("4 4 4 4 4 4 4 4 4 4 4 4"), None);
     assert_eq!(o.status.code(), Some(4));
-    assert!(stderr(&o).contains("layer 48 is not built"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("layer 48 of awari is not built"), "{}", stderr(&o));
     assert!(stderr(&o).contains("oware build --rules awari --max-stones 48"), "{}", stderr(&o));
+    // Layer 48 is huge: the hint names the published 2002 files as the other way.
+    assert!(stderr(&o).contains("published 2002"), "{}", stderr(&o));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -465,15 +468,17 @@ fn missing_layer() {
     let o = query(dir.path(), &[], Some("1 1 1 1 1 1 1 0 0 0 0 0"), None);
     assert_eq!(o.status.code(), Some(4));
     let e = stderr(&o);
-    assert!(e.contains("layer 7 is not built"), "{e}");
-    assert!(e.contains("run `oware build --rules awari --max-stones 7`"), "{e}");
+    assert!(e.contains("layer 7 of awari is not built"), "{e}");
+    // The hint keeps the directory the query used.
+    let hint = format!("run `oware build --rules awari --max-stones 7 --dir {}`", dir.path().display());
+    assert!(e.contains(&hint), "{e}");
     assert!(stdout(&o).is_empty());
 
     // Six-stone positions (children in layers 0..6) still answer.
     assert!(db.value(&pos("1 1 1 1 1 1 0 0 0 0 0 0")).is_ok());
 
     // The failure is not remembered: once the layer exists, the same database answers.
-    solver::build(
+    build::build(
         &BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None },
         &Silent,
     )
@@ -560,13 +565,16 @@ fn batch_mode() {
     let input = "# comment\n\n1 0 0 0 0 0 0 0 0 0 0 0\nnot a position\n0 0 0 0 0 1 0 0 0 0 0 0\n  \n1,1,1,1,1,1,1,0,0,0,0,0\n0 0 0 0 0 0 0 0 1 0 0 0\n";
     let o = query(dir.path(), &["--values-only"], None, Some(input));
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
-    assert_eq!(
-        stdout(&o),
-        "1 0 0 0 0 0 0 0 0 0 0 0\t1\n0 0 0 0 0 1 0 0 0 0 0 0\t-1\n0 0 0 0 0 0 0 0 1 0 0 0\t-1\n"
-    );
+    // One record per non-blank, non-comment line, in order: failed lines get an error record.
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(lines[0], "1 0 0 0 0 0 0 0 0 0 0 0\t1");
+    assert!(lines[1].starts_with("error\t4\t3\tinvalid position"), "{out}");
+    assert_eq!(lines[2], "0 0 0 0 0 1 0 0 0 0 0 0\t-1");
+    assert!(lines[3].starts_with("error\t7\t4\tlayer 7 of awari is not built"), "{out}");
+    assert_eq!(lines[4], "0 0 0 0 0 0 0 0 1 0 0 0\t-1");
     let e = stderr(&o);
-    assert!(e.contains("line 4: invalid position"), "{e}");
-    assert!(e.contains("line 7: layer 7 is not built"), "{e}");
     assert!(e.contains("2 of 5 positions failed"), "{e}");
 
     // The first error decides the exit code: here the missing layer (4) comes first.

@@ -15,7 +15,9 @@ use std::process::Command;
 use common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::index::layer_size;
 use oware::rules::{Board, Ruleset};
-use oware::solver::{build, solve_layer, BuildConfig, NoProgress, Silent};
+use oware::build::{build, BuildConfig, Silent};
+use oware::progress::NoProgress;
+use oware::solver::solve_layer;
 use oware::storage::layer_path;
 
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.

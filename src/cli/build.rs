@@ -1,40 +1,57 @@
-//! `oware build`: build layers 0..N with progress bars and a line of statistics per layer.
+//! `oware build`: plan, then build layers 0..N with progress bars and a line of statistics per
+//! layer.
+//!
+//! The plan (every layer's action, memory, disk and a rough time) goes to stderr, or to stdout
+//! as one JSON object with `--json`; `--dry-run` stops after it. A closed or failing stdout does
+//! not stop the build: it goes on without writing there (the statistics are in `layer-NN.json`
+//! files) and exits 7 at the end for an output error other than a closed pipe. Ctrl-C stops it
+//! cleanly: the layer in progress is discarded, the finished ones stay, exit 130.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oware::index::layer_size;
-use oware::solver::{self, work_units, BuildConfig, BuildObserver, LayerOutcome, LayerStats, Progress};
+use oware::build::{self, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
+use oware::index::MAX_STONES;
+use oware::progress::Progress;
+use oware::solver::work_units;
 use oware::units::{group_digits, human_bytes};
-use oware::Result;
+use oware::{Error, Result};
+use serde::Serialize;
 
-use super::{show_progress, thread_pool, DirArg, RulesArg};
+use super::output::{is_closed_pipe, note, Stdout, SCHEMA_VERSION};
+use super::{parse_threads, show_progress, signals, thread_pool, DirArg, RulesArg};
 
+/// Arguments of `oware build`.
 #[derive(Args, Debug)]
 pub struct BuildArgs {
     #[command(flatten)]
     rules: RulesArg,
-    /// Build layers 0..=N (N stones on the board at most).
-    #[arg(long, value_name = "N", default_value_t = 18)]
+    /// Build layers 0..=N (N stones on the board at most, 0..=48).
+    #[arg(long, value_name = "N", default_value_t = 18, value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
     max_stones: u32,
     #[command(flatten)]
     dir: DirArg,
-    /// Worker threads (default: all cores).
-    #[arg(long, value_name = "T")]
+    /// Worker threads, 1..=1024 (default: all cores).
+    #[arg(long, value_name = "T", value_parser = parse_threads)]
     threads: Option<usize>,
     /// Memory the build may use, e.g. `3G`, `512M` (default: what the system reports available).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
-    /// No progress bars (they are never drawn when stderr is not a terminal).
+    /// Print the plan and stop.
+    #[arg(long)]
+    dry_run: bool,
+    /// No progress bars and no messages besides errors (bars are never drawn when stderr is not
+    /// a terminal).
     #[arg(long, short)]
     quiet: bool,
-    /// Print each layer's statistics as one JSON object per line.
+    /// JSON on stdout: the plan, then one object per layer, then a summary (one per line).
     #[arg(long)]
     json: bool,
 }
 
-/// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024).
+/// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
 fn parse_size(s: &str) -> std::result::Result<u64, String> {
     let t = s.trim().to_ascii_uppercase();
     let t = t.strip_suffix('B').unwrap_or(&t);
@@ -45,11 +62,47 @@ fn parse_size(s: &str) -> std::result::Result<u64, String> {
         Some('T') => (&t[..t.len() - 1], 1 << 40),
         _ => (t, 1),
     };
-    let v: f64 = num.trim().parse().map_err(|_| format!("'{s}' is not a size like 512M or 3G"))?;
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(format!("'{s}' is not a size like 512M or 3G"));
+    let bad = || format!("'{s}' is not a size like 512M or 3G");
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let bytes = v * mult as f64;
+    if !(v.is_finite() && v >= 0.0 && bytes <= (1u64 << 60) as f64) {
+        return Err(bad());
     }
-    Ok((v * mult as f64) as u64)
+    Ok(bytes as u64)
+}
+
+/// The plan as printed with `--json`.
+#[derive(Serialize)]
+struct PlanDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    threads: usize,
+    #[serde(flatten)]
+    plan: &'a BuildPlan,
+}
+
+/// One layer's line with `--json`.
+#[derive(Serialize)]
+struct LayerDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaced: Option<&'a str>,
+    #[serde(flatten)]
+    stats: &'a LayerStats,
+}
+
+/// The last line with `--json`.
+#[derive(Serialize)]
+struct SummaryDoc {
+    schema_version: u32,
+    kind: &'static str,
+    layers: usize,
+    positions_built: u64,
+    seconds: f64,
+    positions_per_second: f64,
+    peak_memory_bytes: Option<u64>,
 }
 
 /// Draws the build's progress and prints a line per finished layer.
@@ -58,71 +111,151 @@ struct Display {
     total: ProgressBar,
     layer: Mutex<Option<ProgressBar>>,
     json: bool,
+    quiet: bool,
+    threads: usize,
+    dry_run: bool,
+    out: Mutex<Stdout>,
+    /// Set once stdout failed: nothing more is written there.
+    stdout_gone: AtomicBool,
+    /// The first stdout failure that was not a closed pipe.
+    output_error: Mutex<Option<Error>>,
 }
 
 impl Display {
-    fn new(draw: bool, total_units: u64, json: bool) -> Display {
+    fn new(draw: bool, a: &BuildArgs, threads: usize) -> Display {
         let multi = MultiProgress::with_draw_target(if draw {
             ProgressDrawTarget::stderr()
         } else {
             ProgressDrawTarget::hidden()
         });
-        let total = multi.add(ProgressBar::new(total_units));
-        total.set_style(
-            ProgressStyle::with_template("{prefix:>9} [{bar:40.cyan/blue}] {percent:>3}%  elapsed {elapsed_precise}  ETA {eta_precise}")
-                .expect("static template")
-                .progress_chars("=> "),
-        );
+        let total = multi.add(ProgressBar::new(0));
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {eta_precise}") {
+            total.set_style(style.progress_chars("=> "));
+        }
         total.set_prefix("all");
-        Display { multi, total, layer: Mutex::new(None), json }
+        Display {
+            multi,
+            total,
+            layer: Mutex::new(None),
+            json: a.json,
+            quiet: a.quiet,
+            threads,
+            dry_run: a.dry_run,
+            out: Mutex::new(Stdout::new()),
+            stdout_gone: AtomicBool::new(false),
+            output_error: Mutex::new(None),
+        }
     }
 
+    /// Writes a line to stdout unless it failed before; a failure is remembered, said once on
+    /// stderr, and the build goes on.
     fn print(&self, line: &str) {
-        self.multi.suspend(|| println!("{line}"));
+        if self.stdout_gone.load(Ordering::Relaxed) {
+            return;
+        }
+        let result = self.multi.suspend(|| self.out.lock().map_or(Ok(()), |mut o| o.line(line)));
+        if let Err(e) = result {
+            self.stdout_gone.store(true, Ordering::Relaxed);
+            self.message(&format!("{e}; the build goes on (statistics are in the layer-NN.json files)"));
+            if !is_closed_pipe(&e) {
+                if let Ok(mut slot) = self.output_error.lock() {
+                    slot.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    /// A message about the files (a damaged layer replaced, a statistics file restored, a
+    /// temporary removed): always said, even with --quiet, as it reports on the user's data.
+    fn message(&self, msg: &str) {
+        self.multi.suspend(|| note(msg));
+    }
+
+    fn json_line<T: Serialize>(&self, value: &T) {
+        match serde_json::to_string(value) {
+            Ok(s) => self.print(&s),
+            Err(e) => self.message(&format!("internal error: JSON output: {e}")),
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut slot) = self.layer.lock() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+            }
+        }
+        self.total.finish_and_clear();
     }
 }
 
 impl Progress for Display {
     fn phase(&self, name: &str) {
-        if let Some(bar) = self.layer.lock().expect("no panics while locked").as_ref() {
-            bar.set_message(name.to_string());
+        if let Ok(slot) = self.layer.lock() {
+            if let Some(bar) = slot.as_ref() {
+                bar.set_message(name.to_string());
+            }
         }
     }
     fn advance(&self, units: u64) {
-        if let Some(bar) = self.layer.lock().expect("no panics while locked").as_ref() {
-            bar.inc(units);
+        if let Ok(slot) = self.layer.lock() {
+            if let Some(bar) = slot.as_ref() {
+                bar.inc(units);
+            }
         }
         self.total.inc(units);
+    }
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
     }
 }
 
 impl BuildObserver for Display {
+    fn planned(&self, plan: &BuildPlan) {
+        let units: u64 = plan.layers.iter().map(|l| work_units(l.layer)).sum();
+        self.total.set_length(units);
+        if self.json {
+            self.json_line(&PlanDoc { schema_version: SCHEMA_VERSION, kind: "plan", threads: self.threads, plan });
+        } else if !self.quiet || self.dry_run {
+            let text = plan_text(plan, self.threads);
+            if self.dry_run {
+                self.print(text.trim_end());
+            } else {
+                self.multi.suspend(|| {
+                    for l in text.lines() {
+                        note(l);
+                    }
+                });
+            }
+        }
+    }
+
     fn layer_started(&self, n: u32, units: u64) {
         let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>9} [{bar:40.green/white}] {percent:>3}%  {msg:<14} ETA {eta_precise}")
-                .expect("static template")
-                .progress_chars("=> "),
-        );
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<13} ETA {eta_precise}") {
+            bar.set_style(style.progress_chars("=> "));
+        }
         bar.set_prefix(format!("layer {n}"));
-        *self.layer.lock().expect("no panics while locked") = Some(bar);
+        if let Ok(mut slot) = self.layer.lock() {
+            *slot = Some(bar);
+        }
     }
 
     fn layer_done(&self, stats: &LayerStats, outcome: &LayerOutcome) {
-        if let Some(bar) = self.layer.lock().expect("no panics while locked").take() {
-            bar.finish_and_clear();
-            self.multi.remove(&bar);
+        if let Ok(mut slot) = self.layer.lock() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
         }
         if matches!(outcome, LayerOutcome::Skipped) {
             self.total.inc(work_units(stats.layer));
         }
         if self.json {
-            let mut v = serde_json::to_value(stats).unwrap_or_default();
-            v["status"] = match outcome {
-                LayerOutcome::Skipped => "skipped".into(),
-                LayerOutcome::Built { .. } => "built".into(),
+            let (status, replaced) = match outcome {
+                LayerOutcome::Skipped => ("skipped", None),
+                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
             };
-            self.print(&v.to_string());
+            self.json_line(&LayerDoc { schema_version: SCHEMA_VERSION, kind: "layer", status, replaced, stats });
             return;
         }
         let values: Vec<String> = stats.values.iter().map(|(v, c)| format!("{v}:{c}")).collect();
@@ -144,46 +277,117 @@ impl BuildObserver for Display {
     }
 
     fn message(&self, msg: &str) {
-        self.multi.suspend(|| eprintln!("oware: {msg}"));
+        Display::message(self, msg);
     }
 }
 
+/// The plan for people: one line per layer to build, and totals.
+fn plan_text(plan: &BuildPlan, threads: usize) -> String {
+    let build: Vec<_> = plan.to_build().collect();
+    let checked = plan.layers.len() - build.len();
+    let mut s = format!(
+        "plan: {} layers 0..={} in {}: {checked} to check, {} to build with {threads} threads\n",
+        plan.rules,
+        plan.layers.len().saturating_sub(1),
+        plan.dir.display(),
+        build.len()
+    );
+    for l in &build {
+        let why = match &l.action {
+            LayerAction::Build { reason: Some(r) } => format!(" (replaces a damaged file: {r})"),
+            _ => String::new(),
+        };
+        s.push_str(&format!(
+            "  layer {:>2}: {:>15} positions, in memory, memory {}, disk {}, about {}{why}\n",
+            l.layer,
+            group_digits(l.positions),
+            human_bytes(l.memory_bytes),
+            human_bytes(l.disk_bytes),
+            duration(l.seconds_estimate)
+        ));
+    }
+    let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {
+        (Some(m), true) => format!("{} (--max-memory)", human_bytes(m)),
+        (Some(m), false) => format!("{} (available)", human_bytes(m)),
+        (None, _) => "unknown".into(),
+    };
+    s.push_str(&format!(
+        "  total: disk {} of {} free, memory limit {limit}, about {}\n",
+        human_bytes(plan.disk_needed_bytes),
+        plan.disk_free_bytes.map_or("?".into(), human_bytes),
+        duration(plan.seconds_estimate)
+    ));
+    s
+}
+
+/// `12 s`, `4.5 min`, `3.2 h`, `2.1 days`.
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.1} days", s / 86_400.0)
+    }
+}
+
+/// Runs `oware build`.
+///
+/// # Errors
+/// Those of [`build::plan`] before any work (nothing written); those of [`build::build`];
+/// [`Error::Output`] at the end when stdout could not be written (the build itself completed);
+/// [`Error::Interrupted`] after Ctrl-C.
 pub fn run(a: BuildArgs) -> Result<()> {
+    signals::cooperative();
     let config = BuildConfig {
-        rules: a.rules.rules,
+        rules: a.rules.ruleset(),
         max_stones: a.max_stones,
         dir: a.dir.dir.clone(),
         max_memory: a.max_memory,
     };
     let pool = thread_pool(a.threads)?;
-    let total_units: u64 = (0..=a.max_stones).map(work_units).sum();
-    let display = Display::new(show_progress(a.quiet), total_units, a.json);
-    let positions: u64 = (0..=a.max_stones).map(layer_size).sum();
-    if !a.quiet {
-        eprintln!(
-            "oware: building {} layers 0..={} ({} positions) in {} with {} threads",
-            config.rules,
-            a.max_stones,
-            group_digits(positions),
-            oware::storage::ruleset_dir(&config.dir, config.rules).display(),
-            pool.current_num_threads()
-        );
+    let threads = pool.current_num_threads();
+    let display = Display::new(show_progress(a.quiet) && !a.dry_run, &a, threads);
+    if a.dry_run {
+        let plan = build::plan(&config, threads)?;
+        display.planned(&plan);
+        return take_output_error(&display);
     }
     let start = std::time::Instant::now();
-    let result = pool.install(|| solver::build(&config, &display));
-    display.total.finish_and_clear();
+    let result = pool.install(|| build::build(&config, &display));
+    display.clear();
     let stats = result?;
-    if !a.quiet {
-        let secs = start.elapsed().as_secs_f64();
-        let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
-        eprintln!(
-            "oware: done in {secs:.1} s ({} positions built, {:.2} M positions/s), peak memory {}",
+    let secs = start.elapsed().as_secs_f64();
+    let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
+    let peak = build::peak_memory();
+    if a.json {
+        display.json_line(&SummaryDoc {
+            schema_version: SCHEMA_VERSION,
+            kind: "summary",
+            layers: stats.len(),
+            positions_built: built,
+            seconds: secs,
+            positions_per_second: built as f64 / secs.max(1e-9),
+            peak_memory_bytes: peak,
+        });
+    } else if !a.quiet {
+        note(&format!(
+            "done in {secs:.1} s ({} positions built, {:.2} M positions/s), peak memory {}",
             group_digits(built),
             built as f64 / secs.max(1e-9) / 1e6,
-            solver::peak_memory().map_or("?".into(), human_bytes)
-        );
+            peak.map_or("?".into(), human_bytes)
+        ));
     }
-    Ok(())
+    take_output_error(&display)
+}
+
+fn take_output_error(display: &Display) -> Result<()> {
+    match display.output_error.lock().ok().and_then(|mut e| e.take()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -198,5 +402,13 @@ mod tests {
         assert_eq!(parse_size("100").unwrap(), 100);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1G").is_err());
+        assert!(parse_size("1e30").is_err());
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration(12.0), "12 s");
+        assert_eq!(duration(270.0), "4.5 min");
+        assert_eq!(duration(3.0 * 86_400.0), "3.0 days");
     }
 }

@@ -7,35 +7,40 @@
 //! anything is written, and each payload is checksummed while it is copied: a file whose bytes do
 //! not match its header's checksum is never renamed into place.
 //!
-//! Each file is streamed from the memory-mapped layer into `OUT/scores.N.tmp`, flushed to disk and
-//! renamed to `OUT/scores.N`, so an interrupted export never leaves a partial `scores.N`.
+//! Each file is streamed from the memory-mapped layer into a uniquely named temporary beside
+//! `OUT/scores.N` (created exclusively, never through a link), flushed to disk and renamed into
+//! place, so an interrupted export never leaves a partial `scores.N`; on any failure the
+//! temporary is removed.
 //!
 //! With `--compress` the files are written as `OUT/scores.N.zst` (zstd, with the content size and
 //! a frame checksum) **instead of** `scores.N`. Compressed files are for distribution only: `oware
 //! verify` and `oware stats` with `--format vu` read plain `scores.N` files (memory-mapped), so
 //! decompress them first (`zstd -d scores.N.zst`). Run the export twice to get both.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use oware::error::Damage;
 use oware::index::MAX_STONES;
-use oware::storage::{layer_path, ruleset_dir, vu_path, Format, Layer};
+use oware::storage::{vu_path, AtomicFile, Format, Layer, LayerState};
+use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
+use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
-use oware::units::group_digits;
-use super::{show_progress, DirArg, RulesArg};
+use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::{database_dir, show_progress, signals, DirArg, FormatName, RulesArg};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Output format: `vu`, the headerless `scores.N` files of the 2002 solution (awari only).
-    #[arg(long, value_name = "FORMAT")]
-    format: Format,
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    format: FormatName,
     #[command(flatten)]
     rules: RulesArg,
     #[command(flatten)]
@@ -45,7 +50,7 @@ pub struct ExportArgs {
     out: PathBuf,
     /// Export layers 0..=N (all must be built). Default: every layer present from 0 up to the
     /// first missing one.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
     max_stones: Option<u32>,
     /// Write zstd-compressed `scores.N.zst` instead of `scores.N` (for distribution: the `vu`
     /// readers of this tool do not read `.zst`).
@@ -58,6 +63,9 @@ pub struct ExportArgs {
     /// No progress bar and no messages besides errors.
     #[arg(long, short)]
     quiet: bool,
+    /// Print one JSON document on stdout instead of a line per file.
+    #[arg(long)]
+    json: bool,
 }
 
 
@@ -73,19 +81,41 @@ struct Written {
     on_disk: u64,
 }
 
+/// One exported file in `oware export --json`.
+#[derive(Serialize)]
+struct FileDoc {
+    layer: u32,
+    positions: u64,
+    path: String,
+    bytes_on_disk: u64,
+}
+
+/// `oware export --json`.
+#[derive(Serialize)]
+struct ExportDoc {
+    schema_version: u32,
+    rules: &'static str,
+    out: String,
+    compressed: bool,
+    files: Vec<FileDoc>,
+    positions: u64,
+    bytes_on_disk: u64,
+    seconds: f64,
+}
+
 /// Exports the layers as asked; prints one line per file written.
 ///
 /// # Errors
-/// [`Error::Usage`] for `--format native`, a ruleset other than awari or `--max-stones` above 48;
+/// [`Error::Usage`] for `--format native` or a ruleset other than awari;
 /// [`Error::LayerMissing`] when a layer asked for (or layer 0) is absent — nothing is written then;
 /// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged source layer (bad header: nothing
-/// is written; bad payload checksum: the layers before it are written, that one is not);
-/// [`Error::Io`] when the output cannot be written (a full disk included: the partial temporary
-/// file is removed).
+/// is written; bad payload checksum or a value outside `-n..=n`: the layers before it are
+/// written, that one is not); [`Error::Io`] when the output cannot be written (a full disk
+/// included: the partial temporary file is removed); [`Error::Interrupted`] after Ctrl-C.
 pub fn run(a: ExportArgs) -> Result<()> {
-    let rules = a.rules.rules;
-    let dir = a.dir.dir;
-    if a.format != Format::Vu {
+    signals::cooperative();
+    let rules = a.rules.ruleset();
+    if a.format.format() != Format::Vu {
         return Err(Error::Usage(
             "export writes the published 2002 format only (--format vu); native layer files are already in this tool's format".into(),
         ));
@@ -96,16 +126,18 @@ pub fn run(a: ExportArgs) -> Result<()> {
              (a headerless scores.N file could not tell which ruleset it belongs to)"
         )));
     }
+    let dir = database_dir(&a.dir, Format::Native, rules)?;
     let last = match a.max_stones {
-        Some(m) if m > MAX_STONES => return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}"))),
         Some(m) => m,
-        None => match (0..=MAX_STONES).find(|&n| !layer_path(&dir, rules, n).exists()) {
-            Some(0) => {
-                return Err(Error::LayerMissing { layer: 0, dir: ruleset_dir(&dir, rules), rules: rules.name().into() })
-            }
-            Some(k) => {
+        None => match dir.first_not_present() {
+            Some((0, LayerState::Unreadable(e))) => return Err(e),
+            Some((0, _)) => return Err(dir.missing(0)),
+            Some((k, state)) => {
+                if let LayerState::Unreadable(e) = state {
+                    return Err(e);
+                }
                 if !a.quiet {
-                    eprintln!("oware: layer {k} is not built: exporting layers 0..{}", k - 1);
+                    note(&format!("layer {k} is not built: exporting layers 0..{}", k - 1));
                 }
                 k - 1
             }
@@ -114,8 +146,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     };
 
     // Open every layer first: a missing layer or a bad header stops the export before any write.
-    let layers: Vec<Layer> =
-        (0..=last).map(|n| Layer::open_native(&dir, rules, n, false)).collect::<Result<_>>()?;
+    let layers: Vec<Layer> = (0..=last).map(|n| dir.open(n, false)).collect::<Result<_>>()?;
     fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
@@ -129,46 +160,66 @@ pub fn run(a: ExportArgs) -> Result<()> {
     ) {
         bar.set_style(style.progress_chars("=> "));
     }
+    let mut out = Stdout::new();
     let start = Instant::now();
-    let mut on_disk = 0u64;
+    let mut files = Vec::new();
     for layer in &layers {
         bar.set_prefix(format!("layer {}", layer.stones()));
-        let w = export_layer(layer, &a.out, a.compress.then_some(a.level), &bar);
-        let w = match w {
+        let w = match export_layer(layer, &a.out, a.compress.then_some(a.level), &bar) {
             Ok(w) => w,
             Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
             }
         };
-        on_disk += w.on_disk;
-        let line = if a.compress {
-            format!(
-                "layer {:>2}: {:>15} positions -> {} ({} bytes, {:.1}%), checksum ok",
-                layer.stones(),
-                group_digits(w.bytes),
-                w.path.display(),
-                group_digits(w.on_disk),
-                100.0 * w.on_disk as f64 / (w.bytes.max(1)) as f64
-            )
-        } else {
-            format!("layer {:>2}: {:>15} positions -> {}, checksum ok", layer.stones(), group_digits(w.bytes), w.path.display())
-        };
-        bar.suspend(|| println!("{line}"));
+        if !a.json {
+            let line = if a.compress {
+                format!(
+                    "layer {:>2}: {:>15} positions -> {} ({} bytes, {:.1}%), checksum ok",
+                    layer.stones(),
+                    group_digits(w.bytes),
+                    w.path.display(),
+                    group_digits(w.on_disk),
+                    100.0 * w.on_disk as f64 / (w.bytes.max(1)) as f64
+                )
+            } else {
+                format!("layer {:>2}: {:>15} positions -> {}, checksum ok", layer.stones(), group_digits(w.bytes), w.path.display())
+            };
+            let r = bar.suspend(|| out.line(&line));
+            if let Err(e) = r {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+        }
+        files.push(FileDoc { layer: layer.stones(), positions: w.bytes, path: w.path.display().to_string(), bytes_on_disk: w.on_disk });
     }
     bar.finish_and_clear();
-    println!(
-        "exported {rules} layers 0..{last}: {} positions, {} bytes written to {} in {:.1} s",
-        group_digits(total),
-        group_digits(on_disk),
-        a.out.display(),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
+    let on_disk: u64 = files.iter().map(|f| f.bytes_on_disk).sum();
+    let seconds = start.elapsed().as_secs_f64();
+    if a.json {
+        out.json(&ExportDoc {
+            schema_version: SCHEMA_VERSION,
+            rules: rules.name(),
+            out: a.out.display().to_string(),
+            compressed: a.compress,
+            files,
+            positions: total,
+            bytes_on_disk: on_disk,
+            seconds,
+        })
+    } else {
+        out.line(&format!(
+            "exported {rules} layers 0..{last}: {} positions, {} bytes written to {} in {seconds:.1} s",
+            group_digits(total),
+            group_digits(on_disk),
+            a.out.display(),
+        ))
+    }
 }
 
-/// Streams one layer's payload to `out/scores.N` (or `.zst` with `Some(level)`), checksumming the
-/// bytes on the way; renames into place only when the checksum matches the header's.
+/// Streams one layer's payload to `out/scores.N` (or `.zst` with `Some(level)`) through an
+/// [`AtomicFile`], checksumming the bytes and checking their range on the way; renames into
+/// place only when the checksum matches the header's and every value lies in `-n..=n`.
 fn export_layer(layer: &Layer, out: &Path, zstd_level: Option<i32>, bar: &ProgressBar) -> Result<Written> {
     let n = layer.stones();
     let plain = vu_path(out, n);
@@ -176,72 +227,56 @@ fn export_layer(layer: &Layer, out: &Path, zstd_level: Option<i32>, bar: &Progre
         Some(_) => plain.with_file_name(format!("scores.{n}.zst")),
         None => plain,
     };
-    let tmp = path.with_file_name(format!(
-        "{}.tmp",
-        path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
-    ));
-    let result = write_tmp(layer, &tmp, zstd_level, bar).and_then(|(digest, on_disk)| {
-        let expected = layer.header().map(|h| h.payload_checksum);
-        if let Some(expected) = expected {
-            if digest != expected {
-                return Err(Error::Corrupt {
-                    path: layer.path().to_path_buf(),
-                    reason: format!(
-                        "payload checksum mismatch (header {expected:016x}, payload {digest:016x}): values were altered; not exported"
-                    ),
-                });
-            }
-        }
-        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-        oware::storage::sync_dir(&path);
-        Ok(on_disk)
-    });
-    match result {
-        Ok(on_disk) => Ok(Written { path, bytes: layer.bytes().len() as u64, on_disk }),
-        Err(e) => {
-            // Best effort: a failed export leaves no temporary file behind.
-            let _ = fs::remove_file(&tmp);
-            Err(e)
+    let file = AtomicFile::create(&path)?;
+    let (digest, on_disk) = write_tmp(layer, &file, zstd_level, bar)?;
+    if let Some(stored) = layer.header().map(|h| h.payload_checksum) {
+        if digest != stored {
+            return Err(Error::corrupt(layer.path(), Damage::PayloadChecksum { stored, computed: digest }));
         }
     }
+    if let Some((index, value)) = layer.first_out_of_range() {
+        return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
+    }
+    let path = file.commit()?;
+    Ok(Written { path, bytes: layer.bytes().len() as u64, on_disk })
 }
 
-/// Writes the payload to `tmp` (compressed with `Some(level)`), fsyncs it and returns the payload's
-/// checksum and the file's size.
-fn write_tmp(layer: &Layer, tmp: &Path, zstd_level: Option<i32>, bar: &ProgressBar) -> Result<(u64, u64)> {
+/// Writes the payload to the temporary (compressed with `Some(level)`) and returns the
+/// payload's checksum and the file's size.
+fn write_tmp(layer: &Layer, file: &AtomicFile, zstd_level: Option<i32>, bar: &ProgressBar) -> Result<(u64, u64)> {
+    let tmp = file.tmp_path();
     let io = |e| Error::io(tmp, e);
-    let file = File::create(tmp).map_err(io)?;
     let bytes = layer.bytes();
-    let (digest, file) = match zstd_level {
-        None => {
-            let mut file = file;
-            let digest = copy_hashed(bytes, &mut file, bar).map_err(io)?;
-            (digest, file)
-        }
+    let mut sink = file.file();
+    let digest = match zstd_level {
+        None => copy_hashed(bytes, &mut sink, bar)?,
         Some(level) => {
-            let mut enc = zstd::stream::write::Encoder::new(file, level).map_err(io)?;
+            let mut enc = zstd::stream::write::Encoder::new(sink, level).map_err(io)?;
             enc.include_checksum(true).map_err(io)?;
             enc.include_contentsize(true).map_err(io)?;
             enc.set_pledged_src_size(Some(bytes.len() as u64)).map_err(io)?;
-            let digest = copy_hashed(bytes, &mut enc, bar).map_err(io)?;
-            (digest, enc.finish().map_err(io)?)
+            let digest = copy_hashed(bytes, &mut enc, bar)?;
+            enc.finish().map_err(io)?;
+            digest
         }
     };
-    file.sync_all().map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
+    let size = file.file().metadata().map_err(io)?.len();
     Ok((digest, size))
 }
 
 /// Copies `bytes` to `w` in blocks, returning their checksum ([`oware::format::checksum`]'s
-/// algorithm, computed incrementally).
-fn copy_hashed(bytes: &[u8], w: &mut impl Write, bar: &ProgressBar) -> std::io::Result<u64> {
+/// algorithm, computed incrementally). Stops with [`Error::Interrupted`] after Ctrl-C.
+fn copy_hashed(bytes: &[u8], w: &mut impl Write, bar: &ProgressBar) -> Result<u64> {
     let mut h = Xxh3::new();
     for block in bytes.chunks(BLOCK) {
+        if signals::interrupted() {
+            return Err(Error::Interrupted);
+        }
         h.update(block);
-        w.write_all(block)?;
+        w.write_all(block).map_err(|e| Error::io("<export>", e))?;
         bar.inc(block.len() as u64);
     }
-    w.flush()?;
+    w.flush().map_err(|e| Error::io("<export>", e))?;
     Ok(h.digest())
 }
 

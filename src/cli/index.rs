@@ -1,17 +1,16 @@
 //! `oware index`: the layer and index of a position, or the board at an index of a layer.
 //!
 //! The index is the position's rank in its layer in the byte order of the published 2002
-//! databases (`RULES.md`, "Layers and the index"): `scores.N` holds the value of the board with
+//! databases (`docs/indexing.md`): `scores.N` holds the value of the board with
 //! index `i` at byte offset `i`.
-
-use std::io::Write;
 
 use clap::Args;
 use oware::index::{in_some_layer, layer_size, rank, unrank, MAX_STONES};
 use oware::{Error, Position, Result};
-use serde_json::json;
+use serde::Serialize;
 
-use super::PositionArgs;
+use super::output::{Stdout, SCHEMA_VERSION};
+use super::{PositionArgs, RulesArg};
 
 /// Arguments of `oware index`.
 #[derive(Args, Debug)]
@@ -25,9 +24,16 @@ pub struct IndexArgs {
     /// Index in the layer of the board to print (0 = first); with --layer.
     #[arg(long, value_name = "I", requires = "layer")]
     at: Option<u64>,
-    /// Print one JSON object (`layer`, `index`, `layer_size`, `board`) for programs.
+    /// Ruleset: accepted for symmetry with the other commands; the index order is the same
+    /// under every ruleset.
+    #[command(flatten)]
+    rules: RulesArg,
+    /// Print one JSON object (`schema_version`, `layer`, `index`, `layer_size`, `board`).
     #[arg(long)]
     json: bool,
+    /// No messages besides errors (this command prints none).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// What `oware index` reports: a board, its layer and its index there.
@@ -62,10 +68,13 @@ pub fn run(a: IndexArgs) -> Result<()> {
             ))
         }
     };
-    let text = if a.json { json_report(&found) } else { text_report(&found) };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e))
+    let _ = a.rules.ruleset();
+    let mut out = Stdout::new();
+    if a.json {
+        out.json(&json_report(&found))
+    } else {
+        out.write(&text_report(&found))
+    }
 }
 
 /// The layer and index of a position.
@@ -73,12 +82,7 @@ fn locate(position: Position) -> Result<Located> {
     let board = position.board();
     let layer = position.stones();
     if !in_some_layer(board) {
-        return Err(Error::NotInLayer {
-            layer,
-            reason: "the opponent's row (pits 6..11) has no empty pit, so the position is in no \
-                     layer (every position reached by a move has one: the pit just played from)"
-                .into(),
-        });
+        return Err(Error::NotInLayer { layer, stones: layer });
     }
     let index = rank(board)?;
     Ok(Located { position, layer, index })
@@ -104,15 +108,25 @@ fn text_report(f: &Located) -> String {
     )
 }
 
-fn json_report(f: &Located) -> String {
-    json!({
-        "layer": f.layer,
-        "index": f.index,
-        "layer_size": layer_size(f.layer),
-        "board": f.position.board(),
-    })
-    .to_string()
-        + "\n"
+/// `oware index --json`.
+#[derive(Serialize)]
+struct IndexDoc {
+    schema_version: u32,
+    layer: u32,
+    index: u64,
+    layer_size: u64,
+    /// Mover-first counts.
+    board: [u8; 12],
+}
+
+fn json_report(f: &Located) -> IndexDoc {
+    IndexDoc {
+        schema_version: SCHEMA_VERSION,
+        layer: f.layer,
+        index: f.index,
+        layer_size: layer_size(f.layer),
+        board: *f.position.board(),
+    }
 }
 
 #[cfg(test)]
@@ -147,7 +161,7 @@ mod tests {
     #[test]
     fn reports_carry_the_numbers() {
         let f = board_at(2, 5).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&json_report(&f)).unwrap();
+        let v = serde_json::to_value(json_report(&f)).unwrap();
         assert_eq!(v["layer"], 2);
         assert_eq!(v["index"], 5);
         assert_eq!(v["layer_size"], 78);

@@ -2,18 +2,21 @@
 //! progress to stderr; every failure maps to the exit code of its [`oware::Error`].
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use oware::position::Side;
+use oware::storage::{DatabaseDir, Format};
 use oware::{Error, Position, Result, Ruleset};
 
 mod build;
 mod export;
 mod index;
 mod moves;
+pub mod output;
 mod perft;
 mod query;
+pub mod signals;
 mod stats;
 mod verify;
 
@@ -43,6 +46,8 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Write layers in another format (the headerless `scores.N` files of the 2002 solution).
     Export(export::ExportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
 }
 
 /// A position given on the command line: mover-first counts, or South/North rows.
@@ -83,6 +88,11 @@ impl PositionArgs {
         }
     }
 
+    /// The side to move, when the position was given with `--to-move`.
+    pub fn side_to_move(&self) -> Option<Side> {
+        self.to_move.as_deref().and_then(|s| s.parse().ok())
+    }
+
     /// The position given, which is required.
     ///
     /// # Errors
@@ -92,32 +102,114 @@ impl PositionArgs {
     }
 }
 
+/// The rulesets, as the command line names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesName {
+    /// Computer-Olympiad rules, the 2002 solution's: eradicating moves only when every move
+    /// eradicates; a player who cannot move loses the remaining stones.
+    Awari,
+    /// International rules (feeding obligation); a grand slam is legal and captures nothing.
+    Abapa,
+    /// Abapa; a grand slam is not a legal move.
+    AbapaForbidden,
+    /// Abapa; a grand slam captures normally.
+    AbapaCapture,
+    /// Abapa; a grand slam captures and the stones left go to the opponent, ending the game.
+    AbapaRemainderToOpponent,
+    /// Abapa; a grand slam captures the chain except the pit where the last stone fell.
+    AbapaSpareLast,
+    /// Abapa; a grand slam captures the chain except the pit where the chain ends.
+    AbapaSpareFirst,
+}
+
+impl RulesName {
+    /// The library's ruleset.
+    pub fn ruleset(self) -> Ruleset {
+        let name = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
+        // Every value's name is a ruleset name (checked by a test).
+        name.parse().unwrap_or(Ruleset::Awari)
+    }
+}
+
+/// A position drawn for people: with South/North labels when the sides are known, else
+/// mover-first ("to move" below, "opponent" above).
+pub fn draw(pos: &Position, side: Option<Side>) -> String {
+    let _ = side; // TEMP until position.rs has drawing_sides
+    pos.drawing()
+}
+
+/// The absolute board (South's houses first) of a mover-first position.
+pub fn absolute(pos: &Position, side: Side) -> [u8; 12] {
+    let b = pos.board();
+    match side {
+        Side::South => *b,
+        Side::North => std::array::from_fn(|i| b[(i + 6) % 12]),
+    }
+}
+
 /// The ruleset option shared by every command.
 #[derive(Args, Debug, Clone)]
 pub struct RulesArg {
-    /// Ruleset: awari (the 2002 solution's), abapa, abapa-forbidden, abapa-capture,
-    /// abapa-remainder-to-opponent, abapa-spare-last, abapa-spare-first.
-    #[arg(long = "rules", value_name = "RULES", default_value = "awari")]
-    pub rules: Ruleset,
+    /// Ruleset (docs/rules.md).
+    #[arg(id = "rules", long = "rules", value_name = "RULES", value_enum, default_value_t = RulesName::Awari)]
+    pub name: RulesName,
 }
 
+impl RulesArg {
+    /// The ruleset chosen.
+    pub fn ruleset(&self) -> Ruleset {
+        self.name.ruleset()
+    }
+}
 
 /// The database directory option (the ruleset's files live in a subdirectory named after it).
 #[derive(Args, Debug, Clone)]
 pub struct DirArg {
     /// Database directory.
-    #[arg(long = "dir", value_name = "DIR", default_value = "databases")]
+    #[arg(long = "dir", value_name = "DIR", env = "OWARE_DIR", default_value = "databases")]
     pub dir: PathBuf,
+}
+
+/// Directory formats, as the command line names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatName {
+    /// This tool's files: `<dir>/<rules>/layer-NN.owdb`, with header and checksum.
+    Native,
+    /// The published headerless `<dir>/scores.N` files of the 2002 solution (awari only).
+    Vu,
+}
+
+impl FormatName {
+    /// The library's format.
+    pub fn format(self) -> Format {
+        match self {
+            FormatName::Native => Format::Native,
+            FormatName::Vu => Format::Vu,
+        }
+    }
 }
 
 /// The database directory format option of the commands that read layers.
 #[derive(Args, Debug, Clone)]
 pub struct FormatArg {
-    /// Directory format: `native` (this tool's `<dir>/<rules>/layer-NN.owdb`, with header and
-    /// checksum) or `vu` (the published headerless `<dir>/scores.N` files of the 2002 solution,
-    /// awari only; compressed `.zst` files are for distribution and are not read).
-    #[arg(long = "format", value_name = "FORMAT", default_value = "native")]
-    pub format: oware::storage::Format,
+    /// Directory format.
+    #[arg(id = "format", long = "format", value_name = "FORMAT", value_enum, default_value_t = FormatName::Native)]
+    pub name: FormatName,
+}
+
+impl FormatArg {
+    /// The format chosen.
+    pub fn format(&self) -> Format {
+        self.name.format()
+    }
+}
+
+/// The database directory a command reads: `--dir`, `--format` and `--rules` together.
+///
+/// # Errors
+/// As [`DatabaseDir::new`].
+pub fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<DatabaseDir> {
+    DatabaseDir::new(format, &dir.dir, rules)
 }
 
 /// Whether to draw progress bars: only on a terminal, and never with --quiet.
@@ -125,29 +217,112 @@ pub fn show_progress(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+
+/// Parses `--threads`: 1..=1024.
+pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    let t: usize = s.trim().parse().map_err(|_| format!("'{s}' is not a number of threads"))?;
+    if t == 0 || t > MAX_THREADS {
+        return Err(format!("{t} threads: give 1 to {MAX_THREADS} (this machine has {} cores)", cores()));
+    }
+    Ok(t)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// A rayon thread pool of `threads` workers (default: one per core).
 ///
 /// # Errors
-/// [`Error::Usage`] for zero threads or when the threads cannot be started.
+/// [`Error::Threads`] when the threads cannot be started.
 pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
-        if t == 0 {
-            return Err(Error::Usage("--threads must be at least 1".into()));
-        }
         pool = pool.num_threads(t);
     }
-    pool.build().map_err(|e| Error::Internal(format!("cannot start threads: {e}")))
+    pool.build().map_err(|e| Error::Threads { threads: threads.unwrap_or_else(cores), reason: e.to_string() })
+}
+
+/// The `--dir` option that reaches `layers_dir` (a ruleset's directory), for suggested commands:
+/// empty for the default `databases`.
+fn dir_option(layers_dir: &Path) -> String {
+    let base = layers_dir.parent().unwrap_or(Path::new("."));
+    if base == Path::new("databases") {
+        String::new()
+    } else {
+        format!(" --dir {}", shell_quote(&base.display().to_string()))
+    }
+}
+
+/// `s` quoted for a POSIX shell when it needs it.
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Advice for the user after an error: what to run or do next.
+pub fn hint(e: &Error) -> Option<String> {
+    match e {
+        Error::LayerMissing { layer, dir, rules } => {
+            let positions = oware::index::layer_size((*layer).min(oware::index::MAX_STONES));
+            let total: u64 = (0..=*layer).map(oware::index::layer_size).sum();
+            let build = format!("oware build --rules {rules} --max-stones {layer}{}", dir_option(dir));
+            if *layer <= 28 {
+                Some(format!("run `{build}`"))
+            } else {
+                let published = if *rules == Ruleset::Awari {
+                    " or probe the published 2002 awari databases (scores.0 .. scores.48) with                      `--format vu --dir DIR`"
+                } else {
+                    ""
+                };
+                Some(format!(
+                    "layer {layer} holds {} positions ({} for layers 0..={layer}); build it with `{build}`                      (see `oware build --dry-run`){published}",
+                    oware::units::group_digits(positions),
+                    oware::units::human_bytes(total),
+                ))
+            }
+        }
+        Error::PublishedLayerMissing { .. } => {
+            Some("a directory of published files needs every scores.N the positions reach".into())
+        }
+        Error::Corrupt { path, .. } => {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            Some(format!(
+                "check the files with `oware verify{}` (add --format vu for published files);                  `oware build` replaces damaged layers",
+                dir_option(dir)
+            ))
+        }
+        Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => {
+            Some("this file belongs elsewhere: move it away, or give the right --rules or another --dir".into())
+        }
+        Error::OutOfMemory { limit: oware::error::MemoryLimit::Given, .. } => {
+            Some("raise --max-memory, or build fewer layers with a smaller --max-stones".into())
+        }
+        Error::OutOfMemory { .. } => Some("free memory, or build fewer layers with a smaller --max-stones".into()),
+        Error::DiskSpace { .. } => Some("free disk space, or use another --dir".into()),
+        Error::Interrupted => Some("rerun the same command to resume".into()),
+        _ => None,
+    }
 }
 
 /// Parses the command line, runs the command and returns the process exit code.
 pub fn run() -> i32 {
+    signals::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
+            // Help and version go to stdout: a failure to write them is an output error.
+            return match e.print() {
+                Ok(()) => code,
+                Err(source) if code == 0 => report(&Error::Output { stream: "stdout", source }),
+                Err(_) => code,
+            };
         }
     };
     let result = match cli.command {
@@ -159,12 +334,87 @@ pub fn run() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),
+        Command::Completions(a) => completions(a),
     };
     match result {
         Ok(()) => 0,
-        Err(e) => {
-            eprintln!("oware: error: {e}");
-            e.exit_code()
-        }
+        Err(e) => report(&e),
+    }
+}
+
+/// Prints an error (and its hint) on stderr and returns its exit code. A closed stdout ends the
+/// program quietly with 141, as if `SIGPIPE` had ended it.
+fn report(e: &Error) -> i32 {
+    if output::is_closed_pipe(e) {
+        return 141;
+    }
+    if matches!(e, Error::Interrupted) {
+        output::note("interrupted: rerun the same command to resume");
+        return e.exit_code();
+    }
+    output::note(&format!("error: {e}"));
+    if let Some(h) = hint(e) {
+        output::note(&format!("hint: {h}"));
+    }
+    e.exit_code()
+}
+
+/// Arguments of `oware completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+/// Prints a shell completion script.
+fn completions(a: CompletionsArgs) -> Result<()> {
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "oware", &mut buf);
+    output::Stdout::new().write(&String::from_utf8_lossy(&buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ruleset_has_a_command_line_name() {
+        let mut names: Vec<&str> = RulesName::value_variants()
+            .iter()
+            .map(|v| {
+                let r = v.ruleset();
+                assert_eq!(Some(r.name()), v.to_possible_value().as_ref().map(|p| p.get_name()));
+                r.name()
+            })
+            .collect();
+        let mut all = Ruleset::names();
+        names.sort_unstable();
+        all.sort_unstable();
+        assert_eq!(names, all);
+    }
+
+    #[test]
+    fn threads_are_bounded() {
+        assert_eq!(parse_threads("2"), Ok(2));
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("100000").is_err());
+        assert!(parse_threads("x").is_err());
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn hints_keep_the_directory() {
+        let e = Error::LayerMissing { layer: 7, dir: PathBuf::from("/tmp/my db/awari"), rules: Ruleset::Awari };
+        let h = hint(&e).unwrap();
+        assert!(h.contains("--dir '/tmp/my db'"), "{h}");
+        let e = Error::LayerMissing { layer: 7, dir: PathBuf::from("databases/awari"), rules: Ruleset::Awari };
+        assert!(!hint(&e).unwrap().contains("--dir"));
+        let e = Error::LayerMissing { layer: 48, dir: PathBuf::from("databases/awari"), rules: Ruleset::Awari };
+        assert!(hint(&e).unwrap().contains("published 2002"), "{:?}", hint(&e));
     }
 }

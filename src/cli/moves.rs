@@ -2,9 +2,10 @@
 
 use clap::Args;
 use oware::rules::{stones, Outcome};
-use oware::{Error, Position, Result, Ruleset};
-use serde_json::{json, Value};
+use oware::{Position, Result, Ruleset};
+use serde::Serialize;
 
+use super::output::{Stdout, SCHEMA_VERSION};
 use super::{PositionArgs, RulesArg};
 
 /// Arguments of `oware moves`.
@@ -17,6 +18,9 @@ pub struct MovesArgs {
     /// Print one JSON object (and nothing else) on stdout, for programs.
     #[arg(long)]
     json: bool,
+    /// No messages besides errors (this command prints none).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// How `value` (mover's stones minus the opponent's, over `n` stones) splits the stones:
@@ -34,16 +38,13 @@ fn split(n: u32, value: i8) -> (i64, i64) {
 /// [`Error::Io`] when stdout cannot be written.
 pub fn run(a: MovesArgs) -> Result<()> {
     let pos = a.position.required()?;
-    let rules = a.rules.rules;
-    let text = if a.json { json_report(rules, &pos).to_string() + "\n" } else { text_report(rules, &pos) };
-    write_stdout(&text)
-}
-
-/// Writes `text` to stdout, turning a write failure (closed pipe, full disk) into an error.
-fn write_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e))
+    let rules = a.rules.ruleset();
+    let mut out = Stdout::new();
+    if a.json {
+        out.json(&json_report(rules, &pos))
+    } else {
+        out.write(&text_report(rules, &pos))
+    }
 }
 
 /// The human-readable listing: the drawing, then one line per legal move.
@@ -86,65 +87,86 @@ fn text_report(rules: Ruleset, pos: &Position) -> String {
     s
 }
 
-/// The machine-readable report: one JSON object.
-///
-/// `{"rules", "position": [12 counts, mover-first], "stones", "moves": [{"pit", "ends_game",
-/// "captured", "child", "value", "mover_stones", "opponent_stones"}], "ending"}`. For a
-/// continuing move `captured` and `child` (mover-first for the opponent) are set and the rest is
-/// null; for a move that ends the game `value` (mover's final stones minus the opponent's) and
-/// the split are set. `ending` is null, or `{"value", "mover_stones", "opponent_stones"}` when the
-/// position has no legal move.
-fn json_report(rules: Ruleset, pos: &Position) -> Value {
+/// One move in `oware moves --json`.
+#[derive(Serialize, Debug)]
+struct MoveDoc {
+    pit: u8,
+    ends_game: bool,
+    /// Stones captured (null for a move that ends the game).
+    captured: Option<u8>,
+    /// The position after the move, mover-first for the opponent (null when the game ends).
+    child: Option<[u8; 12]>,
+    /// For a move that ends the game: the mover's final stones minus the opponent's.
+    value: Option<i8>,
+    mover_stones: Option<i64>,
+    opponent_stones: Option<i64>,
+}
+
+/// The ending of a position without legal move.
+#[derive(Serialize, Debug)]
+struct EndingDoc {
+    value: i8,
+    mover_stones: i64,
+    opponent_stones: i64,
+}
+
+/// `oware moves --json`: `{"schema_version", "rules", "position", "stones", "moves", "ending"}`.
+#[derive(Serialize, Debug)]
+struct MovesDoc {
+    schema_version: u32,
+    rules: &'static str,
+    /// Mover-first counts.
+    position: [u8; 12],
+    stones: u32,
+    moves: Vec<MoveDoc>,
+    /// Null, or the ending when the position has no legal move.
+    ending: Option<EndingDoc>,
+}
+
+/// The machine-readable report.
+fn json_report(rules: Ruleset, pos: &Position) -> MovesDoc {
     let board = pos.board();
     let n = stones(board);
     let moves = rules.moves(board);
-    let list: Vec<Value> = moves
+    let list = moves
         .as_slice()
         .iter()
         .map(|m| match m.outcome {
-            Outcome::Child { captured, child } => json!({
-                "pit": m.pit,
-                "ends_game": false,
-                "captured": captured,
-                "child": child,
-                "value": Value::Null,
-                "mover_stones": Value::Null,
-                "opponent_stones": Value::Null,
-            }),
+            Outcome::Child { captured, child } => MoveDoc {
+                pit: m.pit,
+                ends_game: false,
+                captured: Some(captured),
+                child: Some(child),
+                value: None,
+                mover_stones: None,
+                opponent_stones: None,
+            },
             Outcome::End { value } => {
                 let (mine, theirs) = split(n, value);
-                json!({
-                    "pit": m.pit,
-                    "ends_game": true,
-                    "captured": Value::Null,
-                    "child": Value::Null,
-                    "value": value,
-                    "mover_stones": mine,
-                    "opponent_stones": theirs,
-                })
+                MoveDoc {
+                    pit: m.pit,
+                    ends_game: true,
+                    captured: None,
+                    child: None,
+                    value: Some(value),
+                    mover_stones: Some(mine),
+                    opponent_stones: Some(theirs),
+                }
             }
         })
         .collect();
-    let ending = match moves.ending() {
-        Some(v) => {
-            let (mine, theirs) = split(n, v);
-            json!({ "value": v, "mover_stones": mine, "opponent_stones": theirs })
-        }
-        None => Value::Null,
-    };
-    json!({
-        "rules": rules.name(),
-        "position": board,
-        "stones": n,
-        "moves": list,
-        "ending": ending,
-    })
+    let ending = moves.ending().map(|v| {
+        let (mine, theirs) = split(n, v);
+        EndingDoc { value: v, mover_stones: mine, opponent_stones: theirs }
+    });
+    MovesDoc { schema_version: SCHEMA_VERSION, rules: rules.name(), position: *board, stones: n, moves: list, ending }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use oware::rules::GrandSlam;
+    use serde_json::{json, Value};
 
     #[test]
     fn split_adds_up() {
@@ -153,10 +175,15 @@ mod tests {
         assert_eq!(split(0, 0), (0, 0));
     }
 
+    fn doc(rules: Ruleset, pos: &Position) -> Value {
+        serde_json::to_value(json_report(rules, pos)).unwrap()
+    }
+
     #[test]
     fn json_lists_moves_and_endings() {
         let start = Position::start();
-        let v = json_report(Ruleset::Awari, &start);
+        let v = doc(Ruleset::Awari, &start);
+        assert_eq!(v["schema_version"], SCHEMA_VERSION);
         assert_eq!(v["stones"], 48);
         assert_eq!(v["moves"].as_array().map(Vec::len), Some(6));
         assert_eq!(v["moves"][0]["child"], json!([4, 4, 4, 4, 4, 4, 0, 5, 5, 5, 5, 4]));
@@ -164,7 +191,7 @@ mod tests {
 
         // Remainder-to-opponent grand slam: 7 captured of 12, the 5 left go to the opponent.
         let slam = Position::new([1, 1, 2, 0, 4, 0, 2, 1, 1, 0, 0, 0]).unwrap();
-        let v = json_report(Ruleset::Abapa(GrandSlam::RemainderToOpponent), &slam);
+        let v = doc(Ruleset::Abapa(GrandSlam::RemainderToOpponent), &slam);
         let last = &v["moves"][3];
         assert_eq!(last["pit"], 4);
         assert_eq!(last["ends_game"], true);
@@ -173,7 +200,7 @@ mod tests {
 
         // No legal move: abapa, the opponent cannot be fed, the mover takes his 4.
         let end = Position::new([0, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap();
-        let v = json_report(Ruleset::Abapa(GrandSlam::NoCapture), &end);
+        let v = doc(Ruleset::Abapa(GrandSlam::NoCapture), &end);
         assert_eq!(v["moves"], json!([]));
         assert_eq!(v["ending"], json!({"value": 4, "mover_stones": 4, "opponent_stones": 0}));
         let t = text_report(Ruleset::Abapa(GrandSlam::NoCapture), &end);

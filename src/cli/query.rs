@@ -1,20 +1,30 @@
 //! `oware query`: exact value, move values, best moves and best line of positions.
 //!
 //! With a position argument it answers that position; without one it reads positions from
-//! standard input, one per line (12 mover-first counts; blank lines and lines starting with `#`
-//! are skipped), and answers each as it arrives, so an engine can use it as a coprocess. In that
-//! batch mode a bad line is reported on stderr with its line number and the run goes on; the
-//! exit code is then the first error's.
+//! standard input, one per line, and answers each as it arrives, so an engine can use it as a
+//! coprocess. In that batch mode every non-blank line that does not start with `#` gets exactly
+//! one record on stdout, in order: its answer, or an error record (text: one line
+//! `error<TAB>LINE<TAB>CODE<TAB>MESSAGE`; JSON: `{"schema_version", "line", "error": {"code",
+//! "kind", "message"}}`). Lines longer than [`MAX_LINE`] bytes are not read into memory: they get
+//! an error record. The exit code is then the first error's; a summary goes to stderr.
+//!
+//! Before each batch line the files of the layers already open are checked for changes, so a
+//! layer truncated under a running query gives error records, not a crash.
 
-use std::io::{BufRead, BufWriter, Write};
+use std::io::BufRead;
 
 use clap::Args;
-use oware::probe::{format_share, Analysis, Database, MoveResult, MoveValue, PvEnd, Split};
-use oware::storage::Format;
+use oware::line::{Analysis, PvEnd};
+use oware::position::Side;
+use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
 use oware::{Error, Position, Result};
-use serde_json::{json, Value};
+use serde::{Serialize, Serializer};
 
-use super::{DirArg, FormatArg, PositionArgs, RulesArg};
+use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::{database_dir, draw, DirArg, FormatArg, PositionArgs, RulesArg};
+
+/// Longest batch input line read, in bytes (a position needs at most a few dozen).
+pub const MAX_LINE: usize = 4096;
 
 /// Arguments of `oware query`.
 #[derive(Args, Debug)]
@@ -31,7 +41,7 @@ pub struct QueryArgs {
     #[arg(long)]
     json: bool,
     /// Print only the value: one line per position, `<position><TAB><value>` (or a JSON line
-    /// `{"position": [...], "value": v}` with --json).
+    /// `{"schema_version", "position", "value"}` with --json).
     #[arg(long)]
     values_only: bool,
     /// Longest principal variation printed, in plies.
@@ -41,61 +51,159 @@ pub struct QueryArgs {
     /// sequential read of every layer used; headers and sizes are still checked).
     #[arg(long)]
     no_verify: bool,
+    /// No messages besides errors (no batch summary).
+    #[arg(long, short)]
+    quiet: bool,
 }
-
 
 /// Answers the position given, or every position read from standard input.
 ///
 /// # Errors
-/// With a position argument: [`Error::InvalidPosition`] for a malformed position and the
-/// probing errors of [`Database::value`] ([`Error::LayerMissing`], [`Error::RulesetMismatch`],
-/// [`Error::Corrupt`], [`Error::Io`]). In batch mode, the first error met (after every line has
-/// been answered). [`Error::Usage`] for `--format vu` with a ruleset other than awari;
-/// [`Error::Io`] when stdout cannot be written or stdin read.
+/// With a position argument: the position's parse error and the probing errors of
+/// [`Database::analyse`] ([`Error::LayerMissing`], [`Error::RulesetMismatch`],
+/// [`Error::Corrupt`] — also for values that contradict each other —, [`Error::Io`]). In batch
+/// mode, the first error met (after every line has been answered). [`Error::Usage`] for
+/// `--format vu` with a ruleset other than awari; [`Error::Output`] when stdout cannot be
+/// written; [`Error::Io`] when stdin cannot be read.
 pub fn run(a: QueryArgs) -> Result<()> {
-    let db = Database::open_format(a.format.format, &a.dir.dir, a.rules.rules)?.verify_checksums(!a.no_verify);
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    let db = Database::from_dir(dir).verify_checksums(!a.no_verify);
+    let mut out = Stdout::new();
     match a.position.position()? {
         Some(pos) => {
-            let text = answer(&db, &pos, &a)?;
-            emit(&mut out, &text)
+            let text = answer(&db, &pos, a.position.side_to_move(), &a)?;
+            out.write(&text)
         }
         None => batch(&db, &a, &mut out),
     }
 }
 
-/// Reads positions from stdin and answers each; errors of single lines go to stderr.
-fn batch(db: &Database, a: &QueryArgs, out: &mut impl Write) -> Result<()> {
+/// One input line, read with a bound on its length.
+enum Line {
+    /// The line's text (without the newline), at most [`MAX_LINE`] bytes.
+    Text(Vec<u8>),
+    /// The line was longer than [`MAX_LINE`] bytes (it was skipped, not stored); its length.
+    TooLong(u64),
+}
+
+/// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
+/// `None` at the end of the input.
+fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let mut len: u64 = 0;
+    let mut any = false;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        len += part.len() as u64;
+        if buf.len() <= MAX_LINE {
+            let room = MAX_LINE + 1 - buf.len();
+            buf.extend_from_slice(&part[..part.len().min(room)]);
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(if buf.len() > MAX_LINE { Line::TooLong(len) } else { Line::Text(std::mem::take(buf)) }))
+}
+
+/// A batch error record.
+#[derive(Serialize)]
+struct ErrorRecord<'a> {
+    schema_version: u32,
+    line: usize,
+    error: ErrorDoc<'a>,
+}
+
+/// An error, for programs.
+#[derive(Serialize)]
+pub struct ErrorDoc<'a> {
+    /// The exit code the error would give.
+    pub code: i32,
+    /// A stable name of the kind of error.
+    pub kind: &'a str,
+    /// The message, as on stderr.
+    pub message: String,
+}
+
+impl ErrorDoc<'_> {
+    /// The document of `e`.
+    pub fn of(e: &Error) -> ErrorDoc<'static> {
+        ErrorDoc { code: e.exit_code(), kind: error_kind(e), message: e.to_string() }
+    }
+}
+
+/// A stable name for each kind of error.
+pub fn error_kind(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidPosition(_) => "invalid_position",
+        Error::NotInLayer { .. } => "not_in_layer",
+        Error::IndexOutOfRange { .. } => "index_out_of_range",
+        Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => "layer_missing",
+        Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => "foreign_file",
+        Error::Corrupt { .. } => "damaged_file",
+        Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => "io",
+        Error::Output { .. } => "output",
+        Error::OutOfMemory { .. } => "out_of_memory",
+        Error::Threads { .. } => "threads",
+        Error::Interrupted => "interrupted",
+        Error::VerifyFailed { .. } | Error::SpotCheck { .. } => "verification_failed",
+        Error::Usage(_) => "usage",
+        Error::Internal(_) => "internal",
+    }
+}
+
+/// Reads positions from stdin and answers each with exactly one record.
+fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut first_error: Option<(usize, Error)> = None;
-    let mut failed = 0usize;
-    let mut answered = 0usize;
-    let mut buf = Vec::new();
+    let (mut failed, mut answered) = (0usize, 0usize);
+    let mut buf = Vec::with_capacity(MAX_LINE + 1);
     let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        let read = input.read_until(b'\n', &mut buf).map_err(|e| Error::io("<stdin>", e))?;
-        if read == 0 {
-            break;
-        }
+    while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
         line_no += 1;
-        let line = String::from_utf8_lossy(&buf);
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let result = line.parse::<Position>().and_then(|pos| answer(db, &pos, a));
+        let result = match line {
+            Line::TooLong(len) => Err(Error::InvalidPosition(format!(
+                "line is {len} bytes long, more than the {MAX_LINE} bytes a position can take"
+            ))),
+            Line::Text(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                let text = text.trim();
+                if text.is_empty() || text.starts_with('#') {
+                    continue;
+                }
+                db.check_open_files().and_then(|()| text.parse::<Position>()).and_then(|pos| answer(db, &pos, None, a))
+            }
+        };
         match result {
             Ok(text) => {
-                emit(out, &text)?;
+                out.write(&text)?;
                 answered += 1;
             }
             Err(e) => {
-                // Keep stdout in step with stderr for readers that interleave them.
-                out.flush().map_err(|e| Error::io("<stdout>", e))?;
-                eprintln!("oware: line {line_no}: {e}");
+                if a.json {
+                    out.json(&ErrorRecord { schema_version: SCHEMA_VERSION, line: line_no, error: ErrorDoc::of(&e) })?;
+                } else {
+                    let msg = e.to_string().replace(['\t', '\n', '\r'], " ");
+                    out.line(&format!("error\t{line_no}\t{}\t{msg}", e.exit_code()))?;
+                }
                 failed += 1;
                 if first_error.is_none() {
                     first_error = Some((line_no, e));
@@ -106,120 +214,178 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut impl Write) -> Result<()> {
     match first_error {
         None => Ok(()),
         Some((line, e)) => {
-            eprintln!(
-                "oware: {failed} of {} positions failed; the exit code is that of the first error (line {line})",
-                failed + answered
-            );
+            if !a.quiet {
+                note(&format!(
+                    "{failed} of {} positions failed; the exit code is that of the first error (line {line})",
+                    failed + answered
+                ));
+            }
             Err(e)
         }
     }
 }
 
-/// Writes one answer and flushes it, so a program waiting for it gets it now.
-fn emit(out: &mut impl Write, text: &str) -> Result<()> {
-    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| Error::io("<stdout>", e))
-}
-
-/// Everything printed about one position.
-struct Report {
-    position: Position,
-    analysis: Analysis,
-}
-
 /// The answer for one position, formatted as asked (ending with a newline).
-fn answer(db: &Database, pos: &Position, a: &QueryArgs) -> Result<String> {
+fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> Result<String> {
     if a.values_only {
         let value = db.value(pos)?;
         return Ok(if a.json {
-            json!({ "position": pos.board(), "value": value }).to_string() + "\n"
+            let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value };
+            serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
         } else {
             format!("{pos}\t{value}\n")
         });
     }
-    let report = Report { position: *pos, analysis: db.analyse(pos, a.max_plies)? };
-    Ok(if a.json { json_report(db, &report).to_string() + "\n" } else { text_report(db, &report) })
+    let analysis = db.analyse(pos, a.max_plies)?;
+    Ok(if a.json {
+        serde_json::to_string(&report(db, pos, side, &analysis)).map_err(|e| Error::Internal(e.to_string()))? + "\n"
+    } else {
+        text_report(db, pos, side, &analysis)
+    })
+}
+
+/// `query --values-only --json`.
+#[derive(Serialize)]
+struct ValueDoc {
+    schema_version: u32,
+    position: [u8; 12],
+    value: i8,
+}
+
+/// A stone share: an integer when whole, else `x.5`.
+#[derive(Clone, Copy)]
+struct Share(f64);
+
+impl Serialize for Share {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 {
+            s.serialize_i64(self.0 as i64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct SplitDoc {
+    mover: Share,
+    opponent: Share,
+}
+
+impl From<Split> for SplitDoc {
+    fn from(s: Split) -> Self {
+        SplitDoc { mover: Share(s.mover), opponent: Share(s.opponent) }
+    }
+}
+
+/// One move of a report.
+#[derive(Serialize)]
+struct MoveDoc {
+    pit: u8,
+    /// Null for a move that ends the game.
+    captured: Option<u8>,
+    ends_game: bool,
+    /// Mover-first for the opponent; null for a move that ends the game.
+    child: Option<[u8; 12]>,
+    value: i8,
+}
+
+impl From<&MoveValue> for MoveDoc {
+    fn from(m: &MoveValue) -> Self {
+        let (captured, child) = match &m.result {
+            MoveResult::Continues { captured, child } => (Some(*captured), Some(*child.board())),
+            MoveResult::EndsGame => (None, None),
+        };
+        MoveDoc { pit: m.pit, captured, ends_game: m.result == MoveResult::EndsGame, child, value: m.value }
+    }
+}
+
+/// One ply of the principal variation.
+#[derive(Serialize)]
+struct PlyDoc {
+    ply: usize,
+    /// The position the move is played from, mover-first.
+    position: [u8; 12],
+    #[serde(flatten)]
+    played: MoveDoc,
+}
+
+#[derive(Serialize)]
+struct PvEndDoc {
+    /// `game_over`, `repetition`, `cycle` or `ply_limit`.
+    reason: &'static str,
+    /// 1-based ply whose starting position was reached again (repetition, cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_ply: Option<usize>,
+}
+
+/// The JSON report of one position: `{"schema_version", "rules", "format", "position",
+/// "to_move", "absolute", "stones", "value", "split", "game_over", "moves", "best_moves",
+/// "principal_variation", "pv_end"}`. Positions are arrays of 12 mover-first counts; `to_move`
+/// and `absolute` (South's houses first) are set when the input named the sides.
+#[derive(Serialize)]
+struct ReportDoc {
+    schema_version: u32,
+    rules: &'static str,
+    format: &'static str,
+    position: [u8; 12],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to_move: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    absolute: Option<[u8; 12]>,
+    stones: u32,
+    value: i8,
+    split: SplitDoc,
+    game_over: bool,
+    moves: Vec<MoveDoc>,
+    best_moves: Vec<u8>,
+    principal_variation: Vec<PlyDoc>,
+    pv_end: PvEndDoc,
 }
 
 fn best_pits(a: &Analysis) -> Vec<u8> {
     a.moves.iter().filter(|m| m.value == a.value).map(|m| m.pit).collect()
 }
 
-/// A stone share as a JSON number: an integer when whole, else `x.5`.
-fn share_json(x: f64) -> Value {
-    if x.fract() == 0.0 {
-        json!(x as i64)
-    } else {
-        json!(x)
-    }
-}
-
-fn split_json(s: Split) -> Value {
-    json!({ "mover": share_json(s.mover), "opponent": share_json(s.opponent) })
-}
-
-fn move_json(m: &MoveValue) -> Value {
-    let (captured, child) = match &m.result {
-        MoveResult::Continues { captured, child } => (json!(captured), json!(child.board())),
-        MoveResult::EndsGame => (Value::Null, Value::Null),
-    };
-    json!({
-        "pit": m.pit,
-        "captured": captured,
-        "ends_game": m.result == MoveResult::EndsGame,
-        "child": child,
-        "value": m.value,
-    })
-}
-
-/// The JSON report: `{"rules", "format", "position", "stones", "value", "split", "game_over",
-/// "moves": [{"pit", "captured", "ends_game", "child", "value"}], "best_moves": [pits],
-/// "principal_variation": [{"ply", "position", "value", "pit", "captured", "ends_game",
-/// "child"}], "pv_end": {"reason": "game_over" | "repetition" | "cycle" | "ply_limit",
-/// "first_ply"}}`. Positions are arrays of 12 mover-first counts; `captured` and `child` are
-/// null for a move that ends the game; `first_ply` (1-based) is set for a repetition (endless
-/// play, value 0) and for a cycle (a line that returned to an earlier position although its
-/// value is not 0: not how the game goes, see [`PvEnd::Cycle`]).
-fn json_report(db: &Database, r: &Report) -> Value {
-    let a = &r.analysis;
-    let pv: Vec<Value> = a
+fn report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) -> ReportDoc {
+    let pv = a
         .line
         .steps
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            let mut v = move_json(&s.played);
-            v["ply"] = json!(i + 1);
-            v["position"] = json!(s.position.board());
-            v
-        })
+        .map(|(i, s)| PlyDoc { ply: i + 1, position: *s.position.board(), played: MoveDoc::from(&s.played) })
         .collect();
-    let end = match a.line.end {
-        PvEnd::Repetition { first_ply } => json!({ "reason": "repetition", "first_ply": first_ply + 1 }),
-        PvEnd::Cycle { first_ply } => json!({ "reason": "cycle", "first_ply": first_ply + 1 }),
-        PvEnd::GameOver => json!({ "reason": "game_over" }),
-        PvEnd::PlyLimit => json!({ "reason": "ply_limit" }),
+    let pv_end = match a.line.end {
+        PvEnd::Repetition { first_ply } => PvEndDoc { reason: "repetition", first_ply: Some(first_ply + 1) },
+        PvEnd::Cycle { first_ply } => PvEndDoc { reason: "cycle", first_ply: Some(first_ply + 1) },
+        PvEnd::GameOver => PvEndDoc { reason: "game_over", first_ply: None },
+        PvEnd::PlyLimit => PvEndDoc { reason: "ply_limit", first_ply: None },
     };
-    json!({
-        "rules": db.rules().name(),
-        "format": match db.format() { Format::Native => "native", Format::Vu => "vu" },
-        "position": r.position.board(),
-        "stones": r.position.stones(),
-        "value": a.value,
-        "split": split_json(Split::of(&r.position, a.value)),
-        "game_over": a.moves.is_empty(),
-        "moves": a.moves.iter().map(move_json).collect::<Vec<_>>(),
-        "best_moves": best_pits(a),
-        "principal_variation": pv,
-        "pv_end": end,
-    })
+    ReportDoc {
+        schema_version: SCHEMA_VERSION,
+        rules: db.rules().name(),
+        format: db.format().name(),
+        position: *pos.board(),
+        to_move: side.map(|s| match s {
+            Side::South => "south",
+            Side::North => "north",
+        }),
+        absolute: side.map(|s| super::absolute(pos, s)),
+        stones: pos.stones(),
+        value: a.value,
+        split: Split::of(pos, a.value).into(),
+        game_over: a.moves.is_empty(),
+        moves: a.moves.iter().map(MoveDoc::from).collect(),
+        best_moves: best_pits(a),
+        principal_variation: pv,
+        pv_end,
+    }
 }
 
-fn text_report(db: &Database, r: &Report) -> String {
-    let pos = &r.position;
-    let a = &r.analysis;
+fn text_report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) -> String {
     let n = pos.stones();
     let split = Split::of(pos, a.value);
-    let mut s = pos.drawing();
+    let mut s = draw(pos, side);
     s.push('\n');
     let plural = if n == 1 { "" } else { "s" };
     s.push_str(&format!("position {pos} ({n} stone{plural}), rules {}\n", db.rules()));
@@ -243,11 +409,7 @@ fn text_report(db: &Database, r: &Report) -> String {
         s.push_str(&format!("  pit {}: {what}, value {:+}{best}\n", m.pit, m.value));
     }
     let best: Vec<String> = best_pits(a).iter().map(|p| p.to_string()).collect();
-    s.push_str(&format!(
-        "best move{}: pit {}\n",
-        if best.len() == 1 { "" } else { "s" },
-        best.join(", pit ")
-    ));
+    s.push_str(&format!("best move{}: pit {}\n", if best.len() == 1 { "" } else { "s" }, best.join(", pit ")));
     s.push_str(
         "principal variation (best moves: a capture or the end of the game when one is best, \
          else the shortest way to one, else the lowest-numbered):\n",
@@ -282,4 +444,38 @@ fn text_report(db: &Database, r: &Report) -> String {
     };
     s.push_str(&format!("  {end}\n"));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<String> {
+        let mut r = std::io::BufReader::with_capacity(7, input);
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        while let Some(l) = read_bounded(&mut r, &mut buf).unwrap() {
+            got.push(match l {
+                Line::Text(t) => String::from_utf8(t).unwrap(),
+                Line::TooLong(n) => format!("<{n}>"),
+            });
+        }
+        got
+    }
+
+    #[test]
+    fn lines_are_bounded() {
+        assert_eq!(lines(b"a\nbc\n\nd"), vec!["a", "bc", "", "d"]);
+        let mut big = vec![b'1'; MAX_LINE + 10];
+        big.extend_from_slice(b"\nok\n");
+        assert_eq!(lines(&big), vec![format!("<{}>", MAX_LINE + 10), "ok".to_string()]);
+        let exact = vec![b'2'; MAX_LINE];
+        assert_eq!(lines(&exact), vec!["2".repeat(MAX_LINE)]);
+    }
+
+    #[test]
+    fn shares_serialise_as_numbers() {
+        assert_eq!(serde_json::to_string(&Share(8.0)).unwrap(), "8");
+        assert_eq!(serde_json::to_string(&Share(7.5)).unwrap(), "7.5");
+    }
 }

@@ -2,22 +2,24 @@
 //! wins, draws and losses for the player to move.
 //!
 //! Counted from the layers' payloads (not from the `layer-NN.json` files the build writes), after
-//! checking each native file's header and payload checksum. A damaged layer is reported and
-//! skipped; the command then exits with that layer's error code (5 for a damaged file) after
-//! printing the others.
+//! checking each native file's header and payload checksum. A damaged layer (bad header or
+//! checksum, a value outside `-n..=n`, an unreadable entry) is reported and not counted; the
+//! command then exits with that layer's error code (5 for a damaged file) after printing the
+//! others.
 
 use std::collections::BTreeMap;
 
 use clap::Args;
+use oware::build::histogram;
+use oware::error::Damage;
 use oware::index::MAX_STONES;
-use oware::solver::histogram;
-use oware::storage::{ruleset_dir, Format, Layer};
-use oware::verify::describe_layers;
+use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
-use serde_json::json;
+use serde::Serialize;
 
-use oware::units::group_digits;
-use super::{DirArg, FormatArg, RulesArg};
+use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::query::ErrorDoc;
+use super::{database_dir, DirArg, FormatArg, RulesArg};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
@@ -31,6 +33,9 @@ pub struct StatsArgs {
     /// Print one JSON document on stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// No messages besides errors.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 
@@ -85,46 +90,95 @@ fn share(k: u64, total: u64) -> f64 {
     }
 }
 
-/// Prints the value counts of every layer present (0..=48, gaps allowed).
+/// One layer of `oware stats --json`.
+#[derive(Serialize)]
+struct LayerDoc {
+    layer: u32,
+    positions: u64,
+    wins: u64,
+    draws: u64,
+    losses: u64,
+    win_share: f64,
+    draw_share: f64,
+    loss_share: f64,
+    /// Positions holding a value outside `-n..=n` (a damaged file; the command then fails).
+    out_of_range: u64,
+    /// Positions by value (keys are the values as strings).
+    values: BTreeMap<String, u64>,
+}
+
+/// Totals of `oware stats --json`.
+#[derive(Serialize)]
+struct TotalDoc {
+    positions: u64,
+    wins: u64,
+    draws: u64,
+    losses: u64,
+    win_share: f64,
+    draw_share: f64,
+    loss_share: f64,
+}
+
+/// `oware stats --json`.
+#[derive(Serialize)]
+struct StatsDoc {
+    schema_version: u32,
+    rules: &'static str,
+    format: &'static str,
+    layers: Vec<LayerDoc>,
+    /// Layers on disk that could not be counted, with their errors.
+    damaged: Vec<DamagedDoc>,
+    total: TotalDoc,
+}
+
+#[derive(Serialize)]
+struct DamagedDoc {
+    layer: u32,
+    error: ErrorDoc<'static>,
+}
+
+/// Prints the value counts of every layer on disk (0..=48, gaps allowed).
 ///
 /// # Errors
 /// [`Error::Usage`] for `--format vu` with a ruleset other than awari; [`Error::LayerMissing`]
-/// when no layer is present; the error of the first damaged layer (exit code 5 for a bad header
-/// or checksum, 6 for another ruleset's file, 7 for an I/O error) after the others are printed.
+/// when no layer is present; the error of the first layer that cannot be counted (5 for a bad
+/// header or checksum or a value outside `-n..=n`, 6 for another ruleset's file, 7 for an
+/// unreadable entry) after the others are printed; [`Error::Output`] when stdout fails.
 pub fn run(a: StatsArgs) -> Result<()> {
-    let rules = a.rules.rules;
-    let dir = a.dir.dir;
-    oware::storage::check_format_rules(a.format.format, rules)?;
-    let path_of = |n| oware::storage::layer_file(a.format.format, &dir, rules, n);
-    let present: Vec<u32> = (0..=MAX_STONES).filter(|&n| path_of(n).exists()).collect();
-    if present.is_empty() {
-        let where_ = if a.format.format == Format::Native { ruleset_dir(&dir, rules) } else { dir.clone() };
-        return Err(Error::LayerMissing { layer: 0, dir: where_, rules: rules.name().into() });
+    let rules = a.rules.ruleset();
+    let dir = database_dir(&a.dir, a.format.format(), rules)?;
+    let on_disk = dir.layers_on_disk();
+    if on_disk.is_empty() {
+        return Err(dir.missing(0));
     }
-    let prefix_end = (0..=MAX_STONES).take_while(|n| present.contains(n)).count() as u32;
-    if prefix_end as usize != present.len() {
-        eprintln!(
-            "oware: layers present: {} (layer {prefix_end} is missing)",
-            describe_layers(present.iter().copied())
-        );
+    let prefix_end = (0..=MAX_STONES).take_while(|n| on_disk.contains(n)).count() as u32;
+    if prefix_end as usize != on_disk.len() && !a.quiet {
+        note(&format!("layers on disk: {} (layer {prefix_end} is missing)", describe_layers(on_disk.iter().copied())));
     }
-
+    let mut out = Stdout::new();
     let mut counts = Vec::new();
+    let mut damaged = Vec::new();
     let mut first_error: Option<Error> = None;
-    for &n in &present {
-        match Layer::open(a.format.format, &dir, rules, n, true) {
-            Ok(layer) => {
-                let c = count(n, layer.values());
+    for &n in &on_disk {
+        let counted = dir.open(n, true).and_then(|layer| {
+            let c = count(n, layer.values());
+            match (c.out_of_range > 0).then(|| layer.first_out_of_range()).flatten() {
+                Some((index, value)) => Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n })),
+                None => Ok(c),
+            }
+        });
+        match counted {
+            Ok(c) => {
                 if !a.json {
-                    print_layer(&c);
+                    out.write(&layer_text(&c))?;
                 }
                 counts.push(c);
             }
             Err(e) => {
-                eprintln!("oware: layer {n} skipped: {e}");
                 if !a.json {
-                    println!("layer {n:>2}: DAMAGED, not counted: {e}");
+                    out.line(&format!("layer {n:>2}: DAMAGED, not counted: {e}"))?;
                 }
+                damaged.push(DamagedDoc { layer: n, error: ErrorDoc::of(&e) });
                 first_error.get_or_insert(e);
             }
         }
@@ -135,47 +189,46 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let draws: u64 = counts.iter().map(|c| c.draws).sum();
     let losses: u64 = counts.iter().map(|c| c.losses).sum();
     if a.json {
-        let layers: Vec<_> = counts
+        let layers = counts
             .iter()
-            .map(|c| {
-                json!({
-                    "layer": c.layer,
-                    "positions": c.positions,
-                    "wins": c.wins,
-                    "draws": c.draws,
-                    "losses": c.losses,
-                    "win_share": share(c.wins, c.positions),
-                    "draw_share": share(c.draws, c.positions),
-                    "loss_share": share(c.losses, c.positions),
-                    "out_of_range": c.out_of_range,
-                    "values": c.values.iter().map(|(v, k)| (v.to_string(), *k)).collect::<BTreeMap<String, u64>>(),
-                })
+            .map(|c| LayerDoc {
+                layer: c.layer,
+                positions: c.positions,
+                wins: c.wins,
+                draws: c.draws,
+                losses: c.losses,
+                win_share: share(c.wins, c.positions),
+                draw_share: share(c.draws, c.positions),
+                loss_share: share(c.losses, c.positions),
+                out_of_range: c.out_of_range,
+                values: c.values.iter().map(|(v, k)| (v.to_string(), *k)).collect(),
             })
             .collect();
-        let doc = json!({
-            "rules": rules.name(),
-            "format": if a.format.format == Format::Native { "native" } else { "vu" },
-            "layers": layers,
-            "total": {
-                "positions": total,
-                "wins": wins,
-                "draws": draws,
-                "losses": losses,
-                "win_share": share(wins, total),
-                "draw_share": share(draws, total),
-                "loss_share": share(losses, total),
+        out.json(&StatsDoc {
+            schema_version: SCHEMA_VERSION,
+            rules: rules.name(),
+            format: dir.format().name(),
+            layers,
+            damaged,
+            total: TotalDoc {
+                positions: total,
+                wins,
+                draws,
+                losses,
+                win_share: share(wins, total),
+                draw_share: share(draws, total),
+                loss_share: share(losses, total),
             },
-        });
-        println!("{doc}");
+        })?;
     } else {
-        println!(
+        out.line(&format!(
             "all   : {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%  (layers {}, player to move)",
             group_digits(total),
             100.0 * share(wins, total),
             100.0 * share(draws, total),
             100.0 * share(losses, total),
             describe_layers(counts.iter().map(|c| c.layer))
-        );
+        ))?;
     }
     match first_error {
         Some(e) => Err(e),
@@ -183,25 +236,17 @@ pub fn run(a: StatsArgs) -> Result<()> {
     }
 }
 
-fn print_layer(c: &LayerCounts) {
-    println!(
-        "layer {:>2}: {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%",
+fn layer_text(c: &LayerCounts) -> String {
+    let list: Vec<String> = c.values.iter().map(|(v, k)| format!("{v:+}:{k}")).collect();
+    format!(
+        "layer {:>2}: {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%\n    values {}\n",
         c.layer,
         group_digits(c.positions),
         100.0 * share(c.wins, c.positions),
         100.0 * share(c.draws, c.positions),
-        100.0 * share(c.losses, c.positions)
-    );
-    let list: Vec<String> = c.values.iter().map(|(v, k)| format!("{v:+}:{k}")).collect();
-    println!("    values {}", list.join(" "));
-    if c.out_of_range > 0 {
-        println!(
-            "    WARNING: {} position{} hold a value outside -{n}..{n}",
-            group_digits(c.out_of_range),
-            if c.out_of_range == 1 { "" } else { "s" },
-            n = c.layer
-        );
-    }
+        100.0 * share(c.losses, c.positions),
+        list.join(" ")
+    )
 }
 
 #[cfg(test)]

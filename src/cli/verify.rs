@@ -1,34 +1,39 @@
 //! `oware verify`: checks built layers: file headers and payload checksums, every value
-//! re-derived from its children, and the published facts of `FACTS.md` that the layers cover.
+//! re-derived from its children, and the published facts (`docs/facts.md`) that the layers cover.
 //!
 //! Exit status (see [`oware::Error::exit_code`]):
 //! - 0: every file intact, every value follows from its children, no fact contradicted;
 //! - 8 (`VerifyFailed`): some value does not follow from its children, or a published fact is
 //!   contradicted. Wrong values take precedence over everything else;
 //! - 5 (`Corrupt`): otherwise, some layer file is damaged (bad header field, wrong size, payload
-//!   checksum mismatch); 6 when a file holds another ruleset, 7 for an I/O error;
-//! - 4 (`LayerMissing`): otherwise, a layer asked for with `--layers`/`--max-stones` is absent
-//!   (or, by default, not even layer 0 is present);
+//!   checksum mismatch); 6 when a file holds another ruleset or layer, 7 for an I/O error or an
+//!   entry that is not a readable regular file (a directory, a FIFO, a link loop);
+//! - 4 (`LayerMissing`): otherwise, a layer asked for is absent. By default every layer from 0
+//!   to the highest one on disk is asked for, so a gap is reported, and an unreadable entry
+//!   never ends the check early;
+//! - 130: interrupted by Ctrl-C.
 //! - 2: bad arguments (e.g. `--format vu` with a ruleset other than awari).
 //!
 //! Results go to stdout (or one JSON document with `--json`); messages and the progress bar to
 //! stderr.
 
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use oware::facts::{check_facts, FactReport, FactStatus};
 use oware::index::{layer_size, MAX_STONES};
-use oware::solver::Progress;
-use oware::storage::{ruleset_dir, vu_path, Format, Layer};
-use oware::verify::{check_facts, layers_needed, layers_phrase, verify_layer, FactReport, FactStatus, LayerReport, Mismatch};
-use oware::{Error, Result, Ruleset};
-use serde_json::{json, Value};
+use oware::progress::Progress;
+use oware::storage::{DatabaseDir, Format, Layer};
+use oware::units::{group_digits, layers_phrase};
+use oware::verify::{layers_needed, verify_layer, LayerReport, Mismatch};
+use oware::{Error, Result};
+use serde::Serialize;
 
-use oware::units::group_digits;
-use super::{show_progress, DirArg, FormatArg, RulesArg};
+use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::query::ErrorDoc;
+use super::{database_dir, parse_threads, show_progress, signals, DirArg, FormatArg, RulesArg};
 
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
@@ -45,7 +50,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "A..B", value_parser = parse_layers, conflicts_with = "max_stones")]
     layers: Option<RangeInclusive<u32>>,
     /// Re-derive layers 0..=N (all must be present).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
     max_stones: Option<u32>,
     /// Print one JSON document on stdout instead of the text report.
     #[arg(long)]
@@ -54,8 +59,8 @@ pub struct VerifyArgs {
     /// a terminal).
     #[arg(long, short)]
     quiet: bool,
-    /// Worker threads (default: all cores).
-    #[arg(long, value_name = "T")]
+    /// Worker threads, 1..=1024 (default: all cores).
+    #[arg(long, value_name = "T", value_parser = parse_threads)]
     threads: Option<usize>,
 }
 
@@ -82,19 +87,11 @@ fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
     Ok(a..=b)
 }
 
-/// The directory the layers of `rules` live in, for messages.
-fn layers_dir(format: Format, dir: &Path, rules: Ruleset) -> PathBuf {
-    match format {
-        Format::Native => ruleset_dir(dir, rules),
-        Format::Vu => dir.to_path_buf(),
-    }
-}
-
 /// A hint when only the compressed distribution file of a published layer is present.
-fn zst_hint(format: Format, dir: &Path, n: u32) -> String {
-    let path = vu_path(dir, n);
+fn zst_hint(dir: &DatabaseDir, n: u32) -> String {
+    let path = dir.layer_path(n);
     let zst = path.with_file_name(format!("scores.{n}.zst"));
-    if format == Format::Vu && zst.exists() {
+    if dir.format() == Format::Vu && zst.exists() {
         format!(
             " ({} is present: compressed files are for distribution; decompress with `zstd -d` to verify)",
             zst.display()
@@ -116,12 +113,15 @@ enum Outcome {
     Missing(Error),
 }
 
-/// A progress bar fed by the verifier.
+/// A progress bar fed by the verifier; Ctrl-C cancels.
 struct Bar(ProgressBar);
 
 impl Progress for Bar {
     fn advance(&self, units: u64) {
         self.0.inc(units);
+    }
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
     }
 }
 
@@ -152,62 +152,88 @@ fn mismatch_line(n: u32, m: &Mismatch) -> String {
     )
 }
 
+/// One layer in the JSON document.
+#[derive(Serialize)]
+struct LayerDoc<'a> {
+    layer: u32,
+    /// `ok`, `mismatch`, `dependency` (read by the layers asked for, not re-derived),
+    /// `not-verified` (a layer it reads is damaged or missing), `damaged`, `missing`.
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions_per_second: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_mismatches: Option<&'a [Mismatch]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    needs: Option<&'a [u32]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc<'static>>,
+}
+
+/// `oware verify --json`: one document.
+#[derive(Serialize)]
+struct VerifyDoc<'a> {
+    schema_version: u32,
+    rules: &'static str,
+    dir: String,
+    format: &'static str,
+    layers_requested: [u32; 2],
+    layers: Vec<LayerDoc<'a>>,
+    facts: &'a [FactReport],
+    positions_checked: u64,
+    mismatches: u64,
+    seconds: f64,
+    positions_per_second: f64,
+    ok: bool,
+    summary: &'a str,
+}
+
 /// Verifies the layers as asked; see the module documentation for the exit status.
 ///
 /// # Errors
-/// [`Error::Usage`] for bad arguments; otherwise as described in the module documentation.
+/// [`Error::Usage`] for bad arguments; [`Error::Interrupted`] after Ctrl-C; otherwise as
+/// described in the module documentation.
 pub fn run(a: VerifyArgs) -> Result<()> {
-    let rules = a.rules.rules;
-    let dir = a.dir.dir.clone();
-    let format = a.format.format;
-    oware::storage::check_format_rules(format, rules)?;
+    signals::cooperative();
+    let rules = a.rules.ruleset();
+    let dir = database_dir(&a.dir, a.format.format(), rules)?;
+    let format = dir.format();
     let pool = super::thread_pool(a.threads)?;
-    let where_ = layers_dir(format, &dir, rules);
+    let where_ = dir.layers_dir();
+    let mut out = Stdout::new();
 
-    // Which layers to re-derive (by default up to the first missing one, remembered here).
-    let mut stopped_at = None;
+    // Which layers to re-derive (by default every layer on disk, unreadable ones included).
     let range = match (&a.layers, a.max_stones) {
         (Some(r), _) => r.clone(),
-        (None, Some(m)) if m > MAX_STONES => {
-            return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}")));
-        }
         (None, Some(m)) => 0..=m,
-        (None, None) => {
-            let first_missing = (0..=MAX_STONES).find(|&n| !oware::storage::layer_file(format, &dir, rules, n).exists());
-            match first_missing {
-                Some(0) => {
-                    eprintln!(
-                        "oware: no layers to verify: {} does not exist{}",
-                        oware::storage::layer_file(format, &dir, rules, 0).display(),
-                        zst_hint(format, &dir, 0)
-                    );
-                    return Err(Error::LayerMissing { layer: 0, dir: where_, rules: rules.name().into() });
+        (None, None) => match dir.layers_on_disk().last() {
+            None => {
+                if !a.quiet {
+                    note(&format!(
+                        "no layers to verify: {} does not exist{}",
+                        dir.layer_path(0).display(),
+                        zst_hint(&dir, 0)
+                    ));
                 }
-                Some(k) => {
-                    stopped_at = Some(k);
-                    if !a.quiet {
-                        eprintln!(
-                            "oware: layer {k} is not present ({}){}: verifying layers 0..{}",
-                            oware::storage::layer_file(format, &dir, rules, k).display(),
-                            zst_hint(format, &dir, k),
-                            k - 1
-                        );
-                    }
-                    0..=k - 1
-                }
-                None => 0..=MAX_STONES,
+                return Err(dir.missing(0));
             }
-        }
+            Some(&last) => 0..=last,
+        },
     };
     let (first, last) = (*range.start(), *range.end());
     if !a.quiet {
-        eprintln!(
-            "oware: verifying {rules} {} in {} ({} format) with {} threads",
+        note(&format!(
+            "verifying {rules} {} in {} ({} format) with {} threads",
             layers_phrase(first..=last),
             where_.display(),
             if format == Format::Native { "native" } else { "published 2002" },
             pool.current_num_threads()
-        );
+        ));
     }
 
     let draw = show_progress(a.quiet);
@@ -220,7 +246,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             layers.push(None);
             continue;
         }
-        let outcome = match Layer::open(format, &dir, rules, n, true) {
+        let outcome = match dir.open(n, true) {
             Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
                 layers.push(None);
                 Outcome::Missing(e)
@@ -248,7 +274,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             }
         };
         if !a.json {
-            print_layer(n, first, format, &outcome, &outcomes);
+            out.write(&layer_text(n, first, format, &outcome, &outcomes))?;
         }
         outcomes.push((n, outcome));
     }
@@ -284,7 +310,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         problems.push(format!("fact{} contradicted: {}", plural(ids.len() as u64), ids.join(", ")));
     }
     if !damaged.is_empty() {
-        problems.push(format!("damaged {}", layers_phrase(damaged.iter().copied())));
+        problems.push(format!("damaged or unreadable {}", layers_phrase(damaged.iter().copied())));
     }
     if !missing.is_empty() {
         problems.push(format!("missing {}", layers_phrase(missing.iter().copied())));
@@ -292,13 +318,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     if !blocked.is_empty() {
         problems.push(format!("{} not re-derived", layers_phrase(blocked.iter().copied())));
     }
-    let not_present = match stopped_at {
-        Some(k) => format!(" (layer {k} is not present)"),
-        None => String::new(),
-    };
     let summary = if ok {
         format!(
-            "OK: {} of {rules}{not_present}: {} positions re-derived, every value follows from its children; no fact contradicted",
+            "OK: {} of {rules}: {} positions re-derived, every value follows from its children; no fact contradicted",
             layers_phrase(first..=last),
             group_digits(checked)
         )
@@ -307,51 +329,52 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     };
 
     if a.json {
-        let doc = json!({
-            "rules": rules.name(),
-            "dir": where_.display().to_string(),
-            "format": if format == Format::Native { "native" } else { "vu" },
-            "layers_requested": [first, last],
-            "first_missing_layer": stopped_at,
-            "layers": outcomes.iter().map(|(n, o)| layer_json(*n, first, o)).collect::<Vec<_>>(),
-            "facts": facts,
-            "positions_checked": checked,
-            "mismatches": mismatches,
-            "seconds": seconds,
-            "positions_per_second": checked as f64 / derive_seconds.max(1e-9),
-            "ok": ok,
-            "summary": summary,
-        });
-        println!("{doc}");
+        let doc = VerifyDoc {
+            schema_version: SCHEMA_VERSION,
+            rules: rules.name(),
+            dir: where_.display().to_string(),
+            format: format.name(),
+            layers_requested: [first, last],
+            layers: outcomes.iter().map(|(n, o)| layer_doc(*n, o)).collect(),
+            facts: &facts,
+            positions_checked: checked,
+            mismatches,
+            seconds,
+            positions_per_second: checked as f64 / derive_seconds.max(1e-9),
+            ok,
+            summary: &summary,
+        };
+        out.json(&doc)?;
     } else {
-        println!("facts of FACTS.md:");
+        let mut s = String::from("published facts (docs/facts.md):\n");
         for f in &facts {
-            println!("  {:<13} {}: {}", f.status.label(), f.id, f.statement);
-            println!("  {:<13}   {}", "", f.detail);
+            s.push_str(&format!("  {:<13} {}: {}\n", f.status.label(), f.id, f.statement));
+            s.push_str(&format!("  {:<13}   {}\n", "", f.detail));
         }
-        println!(
-            "total: {} positions re-derived in {:.2} s ({:.2} M positions/s); {:.2} s in all",
+        s.push_str(&format!(
+            "total: {} positions re-derived in {:.2} s ({:.2} M positions/s); {:.2} s in all\n",
             group_digits(checked),
             derive_seconds,
             checked as f64 / derive_seconds.max(1e-9) / 1e6,
             seconds
-        );
-        println!("{summary}");
+        ));
+        s.push_str(&summary);
+        s.push('\n');
+        out.write(&s)?;
     }
 
     // Exit status: wrong values first, then damaged files, then missing layers.
     if mismatches > 0 || !failed_facts.is_empty() {
-        return Err(Error::VerifyFailed(summary));
+        return Err(Error::VerifyFailed { wrong_values: mismatches, failed_facts: failed_facts.len() as u64 });
     }
     if let Some((_, Outcome::Damaged(e))) = outcomes.into_iter().find(|(_, o)| matches!(o, Outcome::Damaged(_))) {
-        if damaged.len() > 1 || !blocked.is_empty() {
-            eprintln!("oware: {summary}");
+        if (damaged.len() > 1 || !blocked.is_empty()) && !a.quiet {
+            note(&summary);
         }
         return Err(e);
     }
-    if !missing.is_empty() {
-        let n = missing[0];
-        return Err(Error::LayerMissing { layer: n, dir: where_, rules: rules.name().into() });
+    if let Some(&n) = missing.first() {
+        return Err(dir.missing(n));
     }
     Ok(())
 }
@@ -365,33 +388,35 @@ fn plural(n: u64) -> &'static str {
 }
 
 /// The text lines of one layer.
-fn print_layer(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, Outcome)]) {
+fn layer_text(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, Outcome)]) -> String {
     let file_state = if format == Format::Native { "header ok, checksum ok" } else { "size ok (no header or checksum)" };
+    let mut s = String::new();
     match o {
         Outcome::Intact { report: None } => {
-            println!("layer {n:>2}: {file_state}; read by layers {first}.. (not re-derived: below --layers)");
+            s.push_str(&format!("layer {n:>2}: {file_state}; read by layers {first}.. (not re-derived: below --layers)\n"));
         }
         Outcome::Intact { report: Some(r) } => {
-            println!(
-                "layer {n:>2}: {:>15} positions checked, {:>9} mismatch{}, {:>8.2} s, {:>7.2} M positions/s; {file_state}",
+            s.push_str(&format!(
+                "layer {n:>2}: {:>15} positions checked, {:>9} mismatch{}, {:>8.2} s, {:>7.2} M positions/s; {file_state}\n",
                 group_digits(r.checked),
                 group_digits(r.mismatches),
                 if r.mismatches == 1 { "  " } else { "es" },
                 r.seconds,
                 r.positions_per_second() / 1e6
-            );
+            ));
             if !r.is_ok() {
                 let shown = r.first_mismatches.len() as u64;
-                println!(
-                    "  {} position{} of layer {n} do{} not follow from {} children{}:",
+                s.push_str(&format!(
+                    "  {} position{} of layer {n} do{} not follow from {} children{}:\n",
                     group_digits(r.mismatches),
                     plural(r.mismatches),
                     if r.mismatches == 1 { "es" } else { "" },
                     if r.mismatches == 1 { "its" } else { "their" },
                     if shown < r.mismatches { format!(" (first {shown} shown)") } else { String::new() }
-                );
+                ));
                 for m in &r.first_mismatches {
-                    println!("{}", mismatch_line(n, m));
+                    s.push_str(&mismatch_line(n, m));
+                    s.push('\n');
                 }
             }
         }
@@ -406,34 +431,50 @@ fn print_layer(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, 
                     format!("layer {m} ({state})")
                 })
                 .collect();
-            println!(
-                "layer {n:>2}: {file_state}, but NOT re-derived: its captures lead to {}",
-                why.join(", ")
-            );
+            s.push_str(&format!("layer {n:>2}: {file_state}, but NOT re-derived: its captures lead to {}\n", why.join(", ")));
         }
-        Outcome::Damaged(e) => println!("layer {n:>2}: DAMAGED: {e}"),
-        Outcome::Missing(_) => println!("layer {n:>2}: MISSING: not built"),
+        Outcome::Damaged(e) => s.push_str(&format!("layer {n:>2}: DAMAGED: {e}\n")),
+        Outcome::Missing(_) => s.push_str(&format!("layer {n:>2}: MISSING: not built\n")),
     }
+    s
 }
 
-fn layer_json(n: u32, first: u32, o: &Outcome) -> Value {
+fn layer_doc(n: u32, o: &Outcome) -> LayerDoc<'_> {
+    let mut d = LayerDoc {
+        layer: n,
+        status: "",
+        checked: None,
+        mismatches: None,
+        seconds: None,
+        positions_per_second: None,
+        first_mismatches: None,
+        needs: None,
+        error: None,
+    };
     match o {
-        Outcome::Intact { report: None } => json!({"layer": n, "status": "dependency", "file": "ok",
-            "note": format!("read by layers {first}.. but not re-derived")}),
-        Outcome::Intact { report: Some(r) } => json!({
-            "layer": n,
-            "status": if r.is_ok() { "ok" } else { "mismatch" },
-            "file": "ok",
-            "checked": r.checked,
-            "mismatches": r.mismatches,
-            "seconds": r.seconds,
-            "positions_per_second": r.positions_per_second(),
-            "first_mismatches": r.first_mismatches,
-        }),
-        Outcome::Blocked { needs } => json!({"layer": n, "status": "not-verified", "file": "ok", "needs": needs}),
-        Outcome::Damaged(e) => json!({"layer": n, "status": "damaged", "error": e.to_string(), "exit_code": e.exit_code()}),
-        Outcome::Missing(e) => json!({"layer": n, "status": "missing", "error": e.to_string()}),
+        Outcome::Intact { report: None } => d.status = "dependency",
+        Outcome::Intact { report: Some(r) } => {
+            d.status = if r.is_ok() { "ok" } else { "mismatch" };
+            d.checked = Some(r.checked);
+            d.mismatches = Some(r.mismatches);
+            d.seconds = Some(r.seconds);
+            d.positions_per_second = Some(r.positions_per_second());
+            d.first_mismatches = Some(&r.first_mismatches);
+        }
+        Outcome::Blocked { needs } => {
+            d.status = "not-verified";
+            d.needs = Some(needs);
+        }
+        Outcome::Damaged(e) => {
+            d.status = "damaged";
+            d.error = Some(ErrorDoc::of(e));
+        }
+        Outcome::Missing(e) => {
+            d.status = "missing";
+            d.error = Some(ErrorDoc::of(e));
+        }
     }
+    d
 }
 
 #[cfg(test)]

@@ -1,5 +1,4 @@
-//! Threshold-descending retrograde analysis of one layer (see `ALGORITHM.md` of the shared
-//! specification).
+//! Threshold-descending retrograde analysis of one layer (see `docs/values.md`).
 //!
 //! For `t = n, n-1, ..., 1` two sets grow: WIN (`v >= t`) and LOSS (`v <= -t`). A position that
 //! first enters WIN at threshold `t` is worth exactly `t`, one that first enters LOSS exactly
@@ -23,8 +22,8 @@ use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::units::human_bytes;
+use crate::error::{Error, MemoryLimit, Result};
+use crate::progress::Progress;
 use crate::index::{chunks, in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
 
@@ -36,18 +35,6 @@ const PENDING: u16 = 0x7 << PENDING_SHIFT;
 const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item.
 const CHUNK: u64 = 1 << 15;
-
-/// Receives progress of a layer's computation, in work units (see [`work_units`]).
-pub trait Progress: Sync {
-    /// A new phase starts (for display only).
-    fn phase(&self, _name: &str) {}
-    /// `units` more work units are done.
-    fn advance(&self, _units: u64) {}
-}
-
-/// A [`Progress`] that ignores everything.
-pub struct NoProgress;
-impl Progress for NoProgress {}
 
 /// Relative cost of the exits pass against one threshold scan, for progress and ETA.
 const EXIT_WEIGHT: u64 = 4;
@@ -183,7 +170,8 @@ fn prefetch<T>(r: &T) {
 /// [`working_memory`]`(n)` bytes.
 ///
 /// # Errors
-/// [`Error::OutOfMemory`] when the working memory cannot be allocated.
+/// [`Error::OutOfMemory`] when the working memory cannot be allocated; [`Error::Interrupted`]
+/// when `progress` reports cancellation (checked once per chunk; `out` is then incomplete).
 ///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
@@ -195,11 +183,11 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     for m in 0..n {
         assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
     }
-    let mut cell_map = huge_zeroed(2 * size as usize).map_err(|e| Error::OutOfMemory {
+    let mut cell_map = huge_zeroed(2 * size as usize).map_err(|_| Error::OutOfMemory {
         layer: n,
-        needed: human_bytes(working_memory(n)),
-        available: "less".into(),
-        hint: format!(" (the system refused the working memory: {e})"),
+        needed: working_memory(n),
+        available: 0,
+        limit: MemoryLimit::Refused,
     })?;
     let cells = as_cells(&mut cell_map);
     let state = State { rules, cells };
@@ -210,12 +198,16 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     let mut clock = std::time::Instant::now();
     let mut lap = |what: &str| {
         if trace {
-            eprintln!("  layer {n} {what}: {:.3} s", clock.elapsed().as_secs_f64());
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", clock.elapsed().as_secs_f64());
         }
         clock = std::time::Instant::now();
     };
     progress.phase("exits");
     ranges.par_iter().for_each(|r| {
+        if progress.cancelled() {
+            return;
+        }
         let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
         let mut group: Vec<(u64, i8, u8)> = Vec::with_capacity(BATCH);
         let mut lookups: Vec<(u8, u8, usize)> = Vec::with_capacity(BATCH * 6);
@@ -250,10 +242,16 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
     });
 
     lap("exits");
+    if progress.cancelled() {
+        return Err(Error::Interrupted);
+    }
     // 2. Thresholds from n down to 1: seed, then propagate.
     for t in (1..=n as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         ranges.par_iter().for_each(|r| {
+            if progress.cancelled() {
+                return;
+            }
             let mut stack: Vec<(Board, i8)> = Vec::new();
             let mut batch = Vec::new();
             for i in r.start as usize..r.end as usize {
@@ -281,6 +279,9 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
             state.propagate(t, &mut stack, &mut batch);
             progress.advance(r.end - r.start);
         });
+        if progress.cancelled() {
+            return Err(Error::Interrupted);
+        }
     }
 
     lap("thresholds");

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 
 use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
-use oware::solver::{self, BuildConfig, Silent};
+use oware::build::{self, BuildConfig, Silent};
 
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -425,7 +425,7 @@ pub fn random_board(rng: &mut SplitMix64) -> Board {
 /// Builds layers `0..=max` of `rules` into `dir` (test set-up; panics on failure).
 pub fn build(rules: Ruleset, max: u32, dir: &Path) {
     let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None };
-    solver::build(&config, &Silent).expect("build");
+    build::build(&config, &Silent).expect("build");
 }
 
 /// Runs the `oware` binary of this package: (exit code, stdout, stderr).

@@ -1,0 +1,68 @@
+//! The one way every command writes: results to stdout through [`Stdout`] (fallible: a full disk
+//! or a closed pipe is an [`Error::Output`], never a panic), messages to stderr through
+//! [`note`] (best effort: a message that cannot be written is dropped, never a panic).
+
+use std::io::Write;
+
+use oware::{Error, Result};
+use serde::Serialize;
+
+/// Version of the JSON documents the commands print (`schema_version` in each). Raised when a
+/// field is removed or changes meaning; adding fields keeps it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Standard output for results: every write is flushed at once (so a program reading our output
+/// line by line gets each answer when it is ready) and every failure is an error.
+pub struct Stdout {
+    _private: (),
+}
+
+impl Stdout {
+    /// Standard output (locked for each write, so it can be shared between threads).
+    pub fn new() -> Stdout {
+        Stdout { _private: () }
+    }
+
+    /// Writes `text` as is and flushes.
+    ///
+    /// # Errors
+    /// [`Error::Output`] when stdout cannot be written (closed pipe, full disk).
+    pub fn write(&mut self, text: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|source| Error::Output { stream: "stdout", source })
+    }
+
+    /// Writes `line` and a newline.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write).
+    pub fn line(&mut self, line: &str) -> Result<()> {
+        let mut s = String::with_capacity(line.len() + 1);
+        s.push_str(line);
+        s.push('\n');
+        self.write(&s)
+    }
+
+    /// Writes `value` as one line of JSON.
+    ///
+    /// # Errors
+    /// As [`write`](Self::write); [`Error::Internal`] if the value cannot be serialised.
+    pub fn json<T: Serialize>(&mut self, value: &T) -> Result<()> {
+        let text = serde_json::to_string(value).map_err(|e| Error::Internal(format!("JSON output: {e}")))?;
+        self.line(&text)
+    }
+}
+
+/// Writes `oware: <msg>` on stderr. Best effort: when stderr cannot be written the message is
+/// dropped (there is nowhere left to report it), and the exit code still tells the outcome.
+pub fn note(msg: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "oware: {msg}");
+}
+
+/// Whether an error is stdout's reader having gone away (`oware stats | head`).
+pub fn is_closed_pipe(e: &Error) -> bool {
+    matches!(e, Error::Output { stream: "stdout", source } if source.kind() == std::io::ErrorKind::BrokenPipe)
+}
