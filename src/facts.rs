@@ -12,7 +12,7 @@ use crate::index::{layer_size, rank_unchecked};
 use crate::rules::{stones, Board, GrandSlam, Outcome, Ruleset, PITS};
 use crate::units::{describe_layers, group_digits, layers_phrase};
 
-/// The layer-size table of `FACTS.md`: `(n, boards in layer n, boards in layers 0..=n)`, copied
+/// The published layer-size table (`docs/facts.md`): `(n, boards in layer n, boards in layers 0..=n)`, copied
 /// from the document (not computed), for every layer of the 48-stone game (no layer 47).
 pub const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
     (0, 1, 1),
@@ -68,7 +68,7 @@ pub const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
 /// Positions in the full published solution: every layer of the table plus the start position.
 pub const PUBLISHED_TOTAL_POSITIONS: u64 = 889_063_398_406;
 
-/// The published position of `FACTS.md` (mover-first), its value and its move values.
+/// The published example position (mover-first), its value and its move values.
 pub const PUBLISHED_POSITION: Board = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
 /// Value of [`PUBLISHED_POSITION`] under `awari`.
 pub const PUBLISHED_POSITION_VALUE: i8 = 0;
@@ -98,7 +98,7 @@ impl FactStatus {
     }
 }
 
-/// One fact of `FACTS.md` and what checking it gave.
+/// One published fact and what checking it gave.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FactReport {
     /// Short stable name: `layer-size-formula`, `layer-entry-counts`, `layer-1-values`,
@@ -118,7 +118,7 @@ impl FactReport {
     }
 }
 
-/// Checks every fact of `FACTS.md` that the given layers cover.
+/// Checks every published fact (`docs/facts.md`) that the given layers cover.
 ///
 /// Parameters: `rules`, the ruleset of the layers; `layers[n]`, layer `n`'s values when it is
 /// present and intact, `None` otherwise (the slice may be shorter than 49).
@@ -131,7 +131,7 @@ impl FactReport {
 /// - `layer-1-values`: a lone stone in the mover's pits 0..4 is +1, in pit 5 -1, on the opponent's
 ///   side -1 (stated for `awari` and `abapa`; needs layer 1);
 /// - `published-position`: `1 1 1 1 1 2 4 2 3 0 0 0` has value 0 and move values
-///   -1 -1 -2 -2 -2 0, move 5 capturing 3 (`awari`; `FACTS.md` calls it 18-stone but the pits hold
+///   -1 -1 -2 -2 -2 0, move 5 capturing 3 (`awari`; the source calls it 18-stone but the pits hold
 ///   16 stones, so it needs layer 16 and the layers its captures lead to, i.e. a build of 0..16);
 /// - `start-position`: the start position has value 0 (`awari`; computed from its children, so it
 ///   needs layer 48 and hence a build of every layer).
@@ -160,7 +160,7 @@ fn present(layers: &[Option<&[i8]>]) -> String {
 }
 
 fn fact_layer_size_formula() -> FactReport {
-    let statement = "layer n holds C(n+11,11) - C(n+5,11) boards (FACTS.md table, no layer 47); \
+    let statement = "layer n holds C(n+11,11) - C(n+5,11) boards (published table, no layer 47); \
                      the full solution holds 889,063,398,406 positions";
     let mut wrong = Vec::new();
     let mut cumulative = 0u64;
@@ -318,7 +318,7 @@ fn fact_published_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactRepo
     let n = stones(&board);
     let statement = format!(
         "position 1 1 1 1 1 2 4 2 3 0 0 0 has value 0 and move values -1 -1 -2 -2 -2 0, move 5 \
-         capturing 3 (awari). FACTS.md calls it 18-stone, but its pits hold {n} stones: it is in \
+         capturing 3 (awari). The source calls it 18-stone, but its pits hold {n} stones: it is in \
          layer {n} and needs a build of layers 0..{n}"
     );
     let id = "published-position";

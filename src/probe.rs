@@ -6,7 +6,7 @@
 //! (a dozen table lookups) and one read from the memory-mapped layer.
 //!
 //! Values are from the point of view of the player to move: the stones he will still capture
-//! minus the stones the opponent will still capture, with endless play counting 0 (`RULES.md`).
+//! minus the stones the opponent will still capture, with endless play counting 0 (`docs/values.md`).
 //! A value `v` of a position with `n` stones on the board implies the final split
 //! `(n + v) / 2` stones for the mover and `(n - v) / 2` for the opponent ([`Split`]); the halves
 //! can be fractional when endless play splits an odd number of stones.
@@ -30,7 +30,7 @@
 //! build::build(&config, &Silent)?;
 //!
 //! let db = Database::open(dir.path(), Ruleset::Awari)?;
-//! // A lone stone in the mover's pit 0 is worth +1 (FACTS.md, layer 1).
+//! // A lone stone in the mover's pit 0 is worth +1 (a published fact, layer 1).
 //! let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
 //! assert_eq!(db.value(&pos)?, 1);
 //! // A position outside every layer (full opponent row) is answered from its children.
@@ -493,7 +493,7 @@ impl Database {
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
-    /// // Layer 1 (FACTS.md): a lone stone in the mover's pit 5 is worth -1 ...
+    /// // Layer 1 (published): a lone stone in the mover's pit 5 is worth -1 ...
     /// assert_eq!(db.value(&"0 0 0 0 0 1 0 0 0 0 0 0".parse()?)?, -1);
     /// // ... and on the opponent's side too.
     /// assert_eq!(db.value(&"0 0 0 0 0 0 0 0 1 0 0 0".parse()?)?, -1);

@@ -1,6 +1,6 @@
 //! The rules of Oware: rulesets, move generation and un-moves.
 //!
-//! Everything here follows `RULES.md` of the project's shared specification. Boards are kept in
+//! Everything here follows the rules described in `docs/rules.md`. Boards are kept in
 //! **mover-first form**: pits 0..5 belong to the player to move, pits 6..11 to the opponent, and a
 //! move's child is turned around so that its mover is first again.
 //!
@@ -39,7 +39,7 @@ pub fn turned(board: &Board) -> Board {
 }
 
 /// What a ruleset does with a grand slam (a move whose capture chain would take every stone in
-/// the opponent's row). The options of the `000_*` seed document; see `RULES.md`.
+/// the opponent's row). The options are described in `docs/rules.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GrandSlam {
     /// Legal, captures nothing (the international `abapa` default).

@@ -1,5 +1,5 @@
-//! The verifier: re-derives stored values from their children with the forward move generator,
-//! and checks the published facts of `FACTS.md` that the layers at hand cover.
+//! The verifier: re-derives stored values from their children with the forward move generator.
+//! (The published facts are checked by [`crate::facts`].)
 //!
 //! This code shares nothing with the builder's propagation: for every position it generates the
 //! legal moves, reads each child's stored value (same layer or a smaller one) and checks that the
@@ -10,13 +10,13 @@
 //! whole (a cycle of positions all claiming a win that can never be forced). Only a wrong solver
 //! could produce those; the solver is cross-checked against a plain forward fixed-point iteration
 //! on every position of layers 0..10 under every ruleset in the test suite. The facts of
-//! [`check_facts`] (published values) are an independent check of exactly that kind of error.
+//! [`crate::facts::check_facts`] (published values) are an independent check of exactly that kind of error.
 //!
 //! Entry points:
 //! - [`derive_value`]: one position, used by the builder's spot check (trusted inputs);
 //! - [`verify_layer`] / [`verify_values`]: every position of a layer, in parallel, on values read
 //!   from files (untrusted inputs: nothing here panics on odd bytes);
-//! - [`check_facts`]: the facts of `FACTS.md` against whatever layers are present.
+//! - [`crate::facts::check_facts`]: the published facts against whatever layers are present.
 
 use std::ops::Range;
 use std::time::Instant;
