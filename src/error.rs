@@ -340,6 +340,8 @@ pub enum Damage {
         entries: u64,
         /// The stone count field.
         stones: u32,
+        /// The number of positions of a layer of `stones` stones.
+        layer_size: u64,
     },
     /// The header checksum does not match the header.
     HeaderChecksum {
@@ -416,10 +418,9 @@ impl fmt::Display for Damage {
             ),
             Damage::TextField { field, found } => write!(f, "unknown {field} \"{}\"", escaped(found)),
             Damage::NonZero { at, byte } => write!(f, "byte {at} of the header is {byte:#04x}, must be zero"),
-            Damage::EntriesDisagree { entries, stones } => write!(
+            Damage::EntriesDisagree { entries, stones, layer_size } => write!(
                 f,
-                "entry count field ({entries}) and stone count field ({stones}, a layer of {} positions) disagree: one of them was altered",
-                crate::index::layer_size(*stones)
+                "entry count field ({entries}) and stone count field ({stones}, a layer of {layer_size} positions) disagree: one of them was altered"
             ),
             Damage::HeaderChecksum { stored, computed } => write!(
                 f,

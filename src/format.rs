@@ -160,7 +160,7 @@ impl Header {
         }
         let entries = get_u64(bytes, OFF_ENTRIES);
         if entries != layer_size(stones) {
-            return Err(bad(Damage::EntriesDisagree { entries, stones }));
+            return Err(bad(Damage::EntriesDisagree { entries, stones, layer_size: layer_size(stones) }));
         }
         let off = get_u64(bytes, OFF_PAYLOAD);
         if off != PAYLOAD_OFFSET {
