@@ -1,5 +1,5 @@
 //! Tests of the combinatorial indexer (`oware::index`) against independent references:
-//! a brute-force enumeration of the small layers, the layer-size table of `FACTS.md`, the key
+//! a brute-force enumeration of the small layers, the layer-size table of `docs/facts.md`, the key
 //! order of random boards, and walks in index order over random ranges of every layer.
 //!
 //! Everything here is deterministic (a small seeded PRNG, no `rand` crate) and runs in a few
@@ -100,7 +100,7 @@ fn random_layer_board(rng: &mut SplitMix64, n: u32) -> Board {
     }
 }
 
-/// Layer sizes from the table of `FACTS.md` (layer 47 is absent there and never needed).
+/// Layer sizes from the published table (`docs/facts.md`; layer 47 is absent there and never needed).
 const FACTS_LAYER_SIZES: [(u32, u64); 48] = [
     (0, 1),
     (1, 12),

@@ -1,7 +1,9 @@
-//! Worked examples: the board diagrams of the seed documents (`shared/seeds/002_*.txt`) under
-//! abapa, each grand-slam option and awari's eradication rule on hand-made positions whose
-//! results were computed by hand, `Ruleset::play` against `Ruleset::moves`, and the un-move
-//! generator `rules::for_each_predecessor` against the forward moves.
+//! Worked examples: the board diagrams of published rules texts ("seed 002" below: a Catalan
+//! statement of the international rules, "Regles del Owaré"; "seed 004": an English description
+//! of oware) under abapa, each grand-slam option and awari's eradication rule on hand-made
+//! positions whose results were computed by hand (rules as in `docs/rules.md`), `Ruleset::play`
+//! against `Ruleset::moves`, and the un-move generator `rules::for_each_predecessor` against the
+//! forward moves.
 //!
 //! Boards are written as the seeds draw them: `diagram(top, bottom)` takes the opponent's row as
 //! seen across the table (pit 11 on the left, down to pit 6) and the mover's row (pits 0..5).

@@ -1,5 +1,5 @@
 //! The move generator against OpenSpiel's oware: every record of
-//! `shared/vectors/openspiel-oware.jsonl` under `abapa` (grand slams capture nothing).
+//! `tests/data/openspiel-oware.jsonl` under `abapa` (grand slams capture nothing).
 //!
 //! For each position: the set of legal moves must be the same; for each child that OpenSpiel
 //! continues, the sown and captured board and the stones captured (difference of the scores) must
@@ -9,7 +9,7 @@
 //! stones our child board leaves in its row, and the game must have had a reason to end: a score
 //! over 24 after our capture, or a child without legal move whose ending value matches. Children
 //! that end only because a position repeated (`repetition`) depend on the game's history and are
-//! skipped, as the vectors' README says; their move must still be legal.
+//! skipped, as `tests/data/README.md` says; their move must still be legal.
 
 mod common;
 
@@ -173,9 +173,9 @@ fn check_record(line_no: usize, r: &Record, t: &mut Tally) {
 
 #[test]
 fn openspiel_vectors_abapa() {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "shared", "vectors", "openspiel-oware.jsonl"].iter().collect();
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "data", "openspiel-oware.jsonl"].iter().collect();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("cannot read the OpenSpiel test vectors at {}: {e} (the file ships in shared/vectors/ beside the crate)", path.display())
+        panic!("cannot read the OpenSpiel test vectors at {}: {e} (see tests/data/README.md)", path.display())
     });
     let mut t = Tally::default();
     for (i, line) in text.lines().enumerate() {

@@ -1,6 +1,6 @@
 //! The builder against a plain reference, thread-count independence, and safe resumption.
 //!
-//! The reference solver is forward fixed-point iteration from 0 (ALGORITHM.md: after k sweeps a
+//! The reference solver is forward fixed-point iteration from 0 (`docs/values.md`: after k sweeps a
 //! value is that of the game cut off after k moves with 0 at the cut; the first sweep that changes
 //! nothing gives the exact values), over the move graph of the simple generator in
 //! `tests/common`, with brute-force ranking (a sorted list of the layer's boards). It shares no

@@ -1,4 +1,4 @@
-//! A deliberately simple reference move generator, written straight from `RULES.md`.
+//! A deliberately simple reference move generator, written straight from `docs/rules.md`.
 //!
 //! It shares nothing with `src/rules.rs` but the plain data types (`Board`, `Ruleset`,
 //! `GrandSlam`): sowing drops one stone at a time in an explicit loop, the capture chain is walked
@@ -8,7 +8,7 @@
 //!
 //! Test files use it with `mod common;`. Not every test file uses every helper.
 #![allow(dead_code)]
-// Index loops are kept on purpose: this module is written to be read against RULES.md.
+// Index loops are kept on purpose: this module is written to be read against docs/rules.md.
 #![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
 
 use std::path::Path;
@@ -171,7 +171,7 @@ pub fn is_grand_slam(board: &Board, pit: usize) -> bool {
     sowing(board, pit).grand_slam
 }
 
-/// The legal moves of `board` (mover-first) under `rules`, straight from `RULES.md`.
+/// The legal moves of `board` (mover-first) under `rules`, straight from `docs/rules.md`.
 pub fn simple_moves(rules: Ruleset, board: &Board) -> SimpleMoves {
     let n = total(board);
     // Every ruleset: a player with no stones in his row cannot move; the opponent gets them all.

@@ -1,0 +1,148 @@
+//! Golden checksums: the payload checksum of every layer 0..=12 of every ruleset, built from
+//! scratch, must equal the one recorded in `tests/data/golden-checksums.json`.
+//!
+//! The file pins the builder's output bit for bit: a change in the rules, the solver, the index
+//! order or the value encoding shows up here as the ruleset and layer whose bytes moved. When such
+//! a change is intended (and checked by the other tests), regenerate the file with
+//!
+//! ```sh
+//! OWARE_REGENERATE_GOLDEN=1 cargo test --release --test golden -- --ignored regenerate
+//! ```
+//!
+//! and review the diff.
+
+use std::path::{Path, PathBuf};
+
+use oware::format::checksum;
+use oware::Ruleset;
+
+/// Layers `0..=MAX_LAYER` are pinned.
+const MAX_LAYER: u32 = 12;
+
+fn golden_path() -> PathBuf {
+    [env!("CARGO_MANIFEST_DIR"), "tests", "data", "golden-checksums.json"].iter().collect()
+}
+
+/// Builds layers `0..=MAX_LAYER` of `rules` into `dir` and returns the payload checksum stored in
+/// each layer's header (the payload is checked against it on opening).
+///
+/// The only place in this file that calls the builder and the storage layer.
+fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
+    use oware::solver::{build, BuildConfig, Silent};
+    use oware::storage::Layer;
+
+    let config = BuildConfig { rules, max_stones: MAX_LAYER, dir: dir.to_path_buf(), max_memory: None };
+    build(&config, &Silent).unwrap_or_else(|e| panic!("{rules}: build failed: {e}"));
+    (0..=MAX_LAYER)
+        .map(|n| {
+            let layer = Layer::open_native(dir, rules, n, true)
+                .unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
+            layer.header().expect("a native layer has a header").payload_checksum
+        })
+        .collect()
+}
+
+/// Every ruleset in id order (`Ruleset::names()`), with its checksums.
+fn compute_all() -> Vec<(Ruleset, Vec<u64>)> {
+    Ruleset::names()
+        .into_iter()
+        .map(|name| {
+            let rules: Ruleset = name.parse().expect("a listed ruleset name parses");
+            let tmp = tempfile::tempdir().expect("temporary directory");
+            (rules, build_and_collect(rules, tmp.path()))
+        })
+        .collect()
+}
+
+fn hex(x: u64) -> String {
+    format!("{x:016x}")
+}
+
+/// The file's text: one ruleset per line, rulesets in id order, so diffs stay readable.
+fn render(all: &[(Ruleset, Vec<u64>)]) -> String {
+    let mut out = String::new();
+    out.push_str("{\n  \"schema_version\": 1,\n  \"algorithm\": \"xxh3-64\",\n");
+    out.push_str(&format!("  \"max_layer\": {MAX_LAYER},\n  \"layers\": {{\n"));
+    for (i, (rules, sums)) in all.iter().enumerate() {
+        let list: Vec<String> = sums.iter().map(|&c| format!("\"{}\"", hex(c))).collect();
+        let comma = if i + 1 < all.len() { "," } else { "" };
+        out.push_str(&format!("    \"{}\": [{}]{comma}\n", rules.name(), list.join(", ")));
+    }
+    out.push_str("  }\n}\n");
+    out
+}
+
+/// Reads the golden file: ruleset name -> checksums of layers 0..=max_layer.
+fn read_golden() -> Vec<(String, Vec<u64>)> {
+    let path = golden_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("golden file is JSON");
+    assert_eq!(json["schema_version"], 1, "unknown schema_version");
+    assert_eq!(json["algorithm"], oware::format::CHECKSUM_ALGORITHM, "unexpected checksum algorithm");
+    assert_eq!(json["max_layer"], MAX_LAYER, "unexpected max_layer");
+    let layers = json["layers"].as_object().expect("\"layers\" is an object");
+    layers
+        .iter()
+        .map(|(name, list)| {
+            let sums = list
+                .as_array()
+                .unwrap_or_else(|| panic!("{name}: not a list"))
+                .iter()
+                .map(|v| {
+                    let s = v.as_str().unwrap_or_else(|| panic!("{name}: checksum is not a string"));
+                    assert_eq!(s.len(), 16, "{name}: checksum {s} is not 16 hex digits");
+                    u64::from_str_radix(s, 16).unwrap_or_else(|e| panic!("{name}: bad checksum {s}: {e}"))
+                })
+                .collect::<Vec<u64>>();
+            assert_eq!(sums.len(), MAX_LAYER as usize + 1, "{name}: expected {} checksums", MAX_LAYER + 1);
+            (name.clone(), sums)
+        })
+        .collect()
+}
+
+#[test]
+fn golden_file_is_sane() {
+    let golden = read_golden();
+    let mut names: Vec<&str> = golden.iter().map(|(n, _)| n.as_str()).collect();
+    let mut expected = Ruleset::names();
+    names.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(names, expected, "the golden file must list exactly the rulesets of Ruleset::names()");
+    // Layer 0 is one position (the empty board) worth 0: its payload is the single byte 0.
+    let awari = &golden.iter().find(|(n, _)| n == "awari").expect("awari listed").1;
+    assert_eq!(hex(awari[0]), hex(checksum(&[0u8])), "awari layer 0 must be the checksum of one zero byte");
+}
+
+#[test]
+fn builds_match_golden_checksums() {
+    let golden = read_golden();
+    let mut mismatches = Vec::new();
+    for (rules, sums) in compute_all() {
+        let want = &golden.iter().find(|(n, _)| n == rules.name()).unwrap_or_else(|| panic!("{rules} missing")).1;
+        for (n, (&got, &want)) in sums.iter().zip(want).enumerate() {
+            if got != want {
+                mismatches.push(format!("{rules} layer {n}: built {}, golden file says {}", hex(got), hex(want)));
+            }
+        }
+        if rules == Ruleset::Awari {
+            // Layer 0 is one position (the empty board) worth 0: its payload is one zero byte.
+            assert_eq!(hex(want[0]), hex(checksum(&[0u8])), "golden file: awari layer 0 is not one position worth 0");
+            assert_eq!(hex(sums[0]), hex(checksum(&[0u8])), "build: awari layer 0 is not one position worth 0");
+        }
+    }
+    assert!(mismatches.is_empty(), "checksums differ from tests/data/golden-checksums.json:\n{}", mismatches.join("\n"));
+}
+
+/// Rewrites the golden file from the current build. Ignored; runs only with
+/// `OWARE_REGENERATE_GOLDEN=1` (see the module documentation).
+#[test]
+#[ignore]
+fn regenerate() {
+    if std::env::var("OWARE_REGENERATE_GOLDEN").as_deref() != Ok("1") {
+        eprintln!("set OWARE_REGENERATE_GOLDEN=1 to rewrite {}", golden_path().display());
+        return;
+    }
+    let all = compute_all();
+    std::fs::write(golden_path(), render(&all)).expect("write the golden file");
+    eprintln!("wrote {}", golden_path().display());
+}
