@@ -28,7 +28,7 @@ fn golden_path() -> PathBuf {
 ///
 /// The only place in this file that calls the builder and the storage layer.
 fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
-    use oware::solver::{build, BuildConfig, Silent};
+    use oware::build::{build, BuildConfig, Silent};
     use oware::storage::Layer;
 
     let config = BuildConfig { rules, max_stones: MAX_LAYER, dir: dir.to_path_buf(), max_memory: None };
