@@ -216,7 +216,7 @@ impl BuildObserver for Display {
         if self.json {
             self.json_line(&PlanDoc { schema_version: SCHEMA_VERSION, kind: "plan", threads: self.threads, plan });
         } else if !self.quiet || self.dry_run {
-            let text = plan_text(plan, self.threads);
+            let text = if self.dry_run { plan_text(plan, self.threads) } else { plan_summary(plan, self.threads) };
             if self.dry_run {
                 self.print(text.trim_end());
             } else {
@@ -318,6 +318,30 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
         duration(plan.seconds_estimate)
     ));
     s
+}
+
+/// The plan in one line (the full table is `--dry-run`'s).
+fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
+    let build: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
+    if build.is_empty() {
+        return format!(
+            "plan: {} layers 0..={} in {}: every layer is built; checking them",
+            plan.rules,
+            plan.layers.len().saturating_sub(1),
+            plan.dir.display()
+        );
+    }
+    let peak = plan.to_build().map(|l| l.memory_bytes).max().unwrap_or(0);
+    format!(
+        "plan: {} {} to build in {} with {threads} threads: memory up to {}, disk {}, about {} \
+         (--dry-run shows every layer)",
+        plan.rules,
+        oware::units::layers_phrase(build),
+        plan.dir.display(),
+        human_bytes(peak),
+        human_bytes(plan.disk_needed_bytes),
+        duration(plan.seconds_estimate)
+    )
 }
 
 /// `12 s`, `4.5 min`, `3.2 h`, `2.1 days`.

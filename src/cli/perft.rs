@@ -62,10 +62,11 @@ pub fn run(a: PerftArgs) -> Result<()> {
         if let Some((moves, secs)) = estimate(rules, &pos, a.depth) {
             if secs > 5.0 {
                 note(&format!(
-                    "perft to depth {} generates about {moves:.2e} moves: roughly {} on one core \
+                    "perft to depth {} generates about {moves:.2e} moves: roughly {} with {} threads \
                      (Ctrl-C stops it)",
                     a.depth,
-                    human_duration(secs / rayon::current_num_threads() as f64)
+                    human_duration(secs / rayon::current_num_threads() as f64),
+                    rayon::current_num_threads()
                 ));
             }
         }
