@@ -394,6 +394,61 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
 mod tests {
     use super::*;
     use crate::index::layer_size;
+    use std::collections::HashMap;
+
+    /// A hand-made value table: no database, no files.
+    struct Table(HashMap<Position, Vec<MoveValue>>);
+
+    impl MoveOracle for Table {
+        fn rules(&self) -> Ruleset {
+            Ruleset::Awari
+        }
+        fn move_values(&self, p: &Position) -> Result<Vec<MoveValue>> {
+            Ok(self.0.get(p).cloned().unwrap_or_default())
+        }
+    }
+
+    /// Distinct boards that have legal moves under awari.
+    fn p(k: u8) -> Position {
+        Position::new([k + 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]).unwrap()
+    }
+
+    fn quiet(pit: u8, child: Position, value: i8) -> MoveValue {
+        MoveValue { pit, result: MoveResult::Continues { captured: 0, child }, value }
+    }
+
+    #[test]
+    fn the_search_finds_the_way_to_the_winning_capture() {
+        // p0 (value +1): pit 0 goes round a waiting loop p0 -> p1 -> p0; pit 1 leads to p2,
+        // whose only move leads to p3, where the game ends: the line must leave the loop.
+        let end = MoveValue { pit: 0, result: MoveResult::EndsGame, value: 1 };
+        let table = Table(HashMap::from([
+            (p(0), vec![quiet(0, p(1), 1), quiet(1, p(2), 1)]),
+            (p(1), vec![quiet(0, p(0), -1)]),
+            (p(2), vec![quiet(0, p(3), -1)]),
+            (p(3), vec![end]),
+        ]));
+        let line = LineSearch::new(&table).principal_variation(&p(0), 10).unwrap();
+        let pits: Vec<u8> = line.steps.iter().map(|s| s.played.pit).collect();
+        assert_eq!(pits, vec![1, 0, 0], "{line:?}");
+        assert_eq!(line.end, PvEnd::GameOver);
+        // Without the search (limit 0), the lowest-numbered best move goes round the loop.
+        let moves = table.move_values(&p(0)).unwrap();
+        let blind = LineSearch::new(&table).line_from(&p(0), moves, 10, 0).unwrap();
+        assert!(matches!(blind.end, PvEnd::Cycle { first_ply: 0 }), "{blind:?}");
+    }
+
+    #[test]
+    fn value_zero_loops_are_endless_play() {
+        let table = Table(HashMap::from([
+            (p(0), vec![quiet(0, p(1), 0)]),
+            (p(1), vec![quiet(0, p(0), 0)]),
+        ]));
+        let line = LineSearch::new(&table).principal_variation(&p(0), 10).unwrap();
+        assert_eq!(line.steps.len(), 2);
+        assert_eq!(line.end, PvEnd::Repetition { first_ply: 0 });
+        assert_eq!(LineSearch::new(&table).principal_variation(&p(0), 1).unwrap().end, PvEnd::PlyLimit);
+    }
 
     /// Without the search of rule 2, winning lines of small layers do go round in circles (the
     /// review's bug); such a line is reported as a cycle, never as endless play.
