@@ -16,7 +16,7 @@ use crate::rules::Ruleset;
 pub enum Error {
     /// A position given by the user could not be understood or is not a legal Oware board.
     #[error("invalid position: {0}")]
-    InvalidPosition(String),
+    InvalidPosition(PositionError),
 
     /// A board is not in the layer it was looked up in: it holds another number of stones, or its
     /// opponent row (pits 6..11) has no empty pit (such boards belong to no layer).
@@ -205,6 +205,132 @@ fn not_in_layer_reason(layer: u32, stones: u32) -> String {
 fn board_text(b: &[u8; 12]) -> String {
     b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
 }
+
+/// Which part of the input a position error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The whole position (12 counts).
+    Position,
+    /// South's row (`--south`).
+    SouthRow,
+    /// North's row (`--north`).
+    NorthRow,
+    /// The top row of a drawn board.
+    TopRow,
+    /// The bottom row of a drawn board.
+    BottomRow,
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Part::Position => "position",
+            Part::SouthRow => "South's row",
+            Part::NorthRow => "North's row",
+            Part::TopRow => "top row",
+            Part::BottomRow => "bottom row",
+        })
+    }
+}
+
+/// What is wrong with a position given as text, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PositionError {
+    /// The wrong number of counts.
+    WrongCount {
+        /// Which part.
+        part: Part,
+        /// Counts expected.
+        expected: usize,
+        /// Counts found (counting stops at `expected + 1`).
+        found: usize,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is not a whole number.
+    NotANumber {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The token, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is negative.
+    Negative {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The token, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is above 48 (`found` is `None` when it does not even fit in 64 bits).
+    PitTooLarge {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The count.
+        found: Option<u64>,
+    },
+    /// More than 48 stones on the board.
+    TooManyStones {
+        /// Stones found.
+        total: u32,
+    },
+    /// The side to move is neither South nor North.
+    BadSide {
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// The input's structure is wrong (brackets, rows).
+    Malformed {
+        /// What is wrong.
+        reason: &'static str,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// An input line is longer than any position can be (it was not read into memory).
+    LineTooLong {
+        /// Its length.
+        bytes: u64,
+        /// The longest accepted.
+        max: usize,
+    },
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PositionError::WrongCount { part, expected, found, excerpt } if found > expected => {
+                write!(f, "{part} needs {expected} pit counts, found more in {excerpt}")
+            }
+            PositionError::WrongCount { part, expected, found, excerpt } => {
+                write!(f, "{part} needs {expected} pit counts, found {found} in {excerpt}")
+            }
+            PositionError::NotANumber { part, pit, excerpt } => {
+                write!(f, "{part}: pit {pit} is {excerpt}, not a whole number")
+            }
+            PositionError::Negative { part, pit, excerpt } => write!(f, "{part}: pit {pit} has a negative count {excerpt}"),
+            PositionError::PitTooLarge { part, pit, found: Some(v) } => {
+                write!(f, "{part}: pit {pit} holds {v} stones; Oware has only {MAX}")
+            }
+            PositionError::PitTooLarge { part, pit, found: None } => {
+                write!(f, "{part}: pit {pit} holds far more than {MAX} stones; Oware has only {MAX}")
+            }
+            PositionError::TooManyStones { total } => write!(f, "{total} stones on the board; Oware has only {MAX}"),
+            PositionError::BadSide { excerpt } => write!(f, "side to move must be 'south' or 'north', not {excerpt}"),
+            PositionError::Malformed { reason, excerpt } => write!(f, "{reason} in {excerpt}"),
+            PositionError::LineTooLong { bytes, max } => {
+                write!(f, "line is {bytes} bytes long, more than the {max} bytes a position can take")
+            }
+        }
+    }
+}
+
+/// The most stones an Oware board holds (for messages).
+const MAX: u32 = crate::rules::TOTAL_STONES;
 
 /// Which memory limit a build is held to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

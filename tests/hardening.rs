@@ -509,3 +509,36 @@ fn ctrl_c_stops_a_build_cleanly() {
         oware::storage::Layer::open_native(t.path(), AWARI, n, true).unwrap();
     }
 }
+
+// 16. A board typed as drawn, or as the JSON `--json` prints, is the same position.
+#[test]
+fn boards_type_back_as_drawn_and_as_json() {
+    let t = tempfile::tempdir().unwrap();
+    build(AWARI, 6, t.path());
+    let d = s(t.path());
+    let (code, drawn, err) = oware(&["query", "--dir", d, "--values-only", "0 0 0 3 0 1 / 1 0 0 0 0 1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(drawn, "1 0 0 0 0 1 1 0 3 0 0 0\t".to_string() + drawn.split('\t').nth(1).unwrap());
+    let (code, json, err) = oware(&["query", "--dir", d, "--values-only", "[1,0,0,0,0,1,1,0,3,0,0,0]"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json, drawn);
+    // Named sides: the drawing says South and North, and what it shows types back.
+    let (code, out, err) = oware(&["query", "--dir", d, "--south", "1,0,0,0,0,1", "--north", "1,0,3,0,0,0", "--to-move", "south"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("North") && out.contains("South") && out.contains("(to move)"), "{out}");
+    let rows: Vec<String> = out
+        .lines()
+        .skip(1)
+        .take(2)
+        .map(|l| l.replace("North", "").replace("South", "").replace("(to move)", ""))
+        .collect();
+    let typed = format!("{} / {}", rows[0], rows[1]);
+    let (code, again, err) = oware(&["query", "--dir", d, &typed, "--to-move", "south"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(again, out);
+    let (_, j, _) = oware(&["query", "--dir", d, "--json", "--south", "1,0,0,0,0,1", "--north", "1,0,3,0,0,0", "--to-move", "north"]);
+    let v: serde_json::Value = serde_json::from_str(j.trim()).unwrap();
+    assert_eq!(v["to_move"], "north");
+    assert_eq!(v["absolute"], serde_json::json!([1, 0, 0, 0, 0, 1, 1, 0, 3, 0, 0, 0]));
+    assert_eq!(v["position"], serde_json::json!([1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
+}

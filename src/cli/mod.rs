@@ -53,18 +53,21 @@ enum Command {
 /// A position given on the command line: mover-first counts, or South/North rows.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PositionArgs {
-    /// Twelve pit counts in mover-first form (pits 0..5 are the mover's), separated by spaces or
-    /// commas, e.g. `1 1 1 1 1 2 4 2 3 0 0 0`.
+    /// The position: twelve pit counts in mover-first form (pits 0..5 are the mover's) separated
+    /// by spaces or commas, e.g. `1 1 1 1 1 2 4 2 3 0 0 0`; or the JSON array `--json` prints;
+    /// or the board as drawn, `"TOP / BOTTOM"` (with --to-move: North's row on top, South's
+    /// below, as the South/North drawing shows them).
     #[arg(value_name = "POSITION", num_args = 0.., allow_negative_numbers = true)]
     pub counts: Vec<String>,
-    /// South's six houses in sowing order (with --north and --to-move).
+    /// South's six houses in sowing order, A..F (with --north and --to-move).
     #[arg(long, value_name = "COUNTS", requires_all = ["north", "to_move"])]
     pub south: Option<String>,
-    /// North's six houses in sowing order (with --south and --to-move).
+    /// North's six houses in sowing order, a..f (with --south and --to-move).
     #[arg(long, value_name = "COUNTS", requires_all = ["south", "to_move"])]
     pub north: Option<String>,
-    /// Side to move with --south/--north: `south` or `north`.
-    #[arg(long, value_name = "SIDE", requires_all = ["south", "north"])]
+    /// Side to move, `south` or `north`: with --south/--north; with a drawn board (North on
+    /// top); or with mover-first counts, to name the mover's side in the output.
+    #[arg(long, value_name = "SIDE")]
     pub to_move: Option<String>,
 }
 
@@ -72,23 +75,34 @@ impl PositionArgs {
     /// The position given, or `None` when neither form was used.
     ///
     /// # Errors
-    /// [`Error::InvalidPosition`] for malformed input; [`Error::Usage`] when both forms are given.
+    /// [`Error::InvalidPosition`] for malformed input; [`Error::Usage`] when both forms are
+    /// given, or --to-move without a position.
     pub fn position(&self) -> Result<Option<Position>> {
-        match (&self.south, &self.north, &self.to_move) {
+        let side = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+        match (&self.south, &self.north, side) {
             (Some(s), Some(n), Some(side)) => {
                 if !self.counts.is_empty() {
                     return Err(Error::Usage(
                         "give the position either as 12 counts or with --south/--north/--to-move, not both".into(),
                     ));
                 }
-                Ok(Some(Position::from_sides(s, n, side.parse::<Side>()?)?))
+                Ok(Some(Position::from_sides(s, n, side)?))
             }
-            _ if self.counts.is_empty() => Ok(None),
-            _ => Ok(Some(self.counts.join(" ").parse()?)),
+            _ if self.counts.is_empty() => match side {
+                Some(_) => Err(Error::Usage("--to-move needs a position".into())),
+                None => Ok(None),
+            },
+            _ => {
+                let text = self.counts.join(" ");
+                match side {
+                    Some(side) if text.contains('/') => Ok(Some(Position::from_drawn(&text, Some(side))?)),
+                    _ => Ok(Some(text.parse()?)),
+                }
+            }
         }
     }
 
-    /// The side to move, when the position was given with `--to-move`.
+    /// The side to move, when it was named (`--to-move`).
     pub fn side_to_move(&self) -> Option<Side> {
         self.to_move.as_deref().and_then(|s| s.parse().ok())
     }
@@ -134,17 +148,15 @@ impl RulesName {
 /// A position drawn for people: with South/North labels when the sides are known, else
 /// mover-first ("to move" below, "opponent" above).
 pub fn draw(pos: &Position, side: Option<Side>) -> String {
-    let _ = side; // TEMP until position.rs has drawing_sides
-    pos.drawing()
+    match side {
+        Some(s) => pos.drawing_sides(s),
+        None => pos.drawing(),
+    }
 }
 
 /// The absolute board (South's houses first) of a mover-first position.
 pub fn absolute(pos: &Position, side: Side) -> [u8; 12] {
-    let b = pos.board();
-    match side {
-        Side::South => *b,
-        Side::North => std::array::from_fn(|i| b[(i + 6) % 12]),
-    }
+    pos.absolute(side)
 }
 
 /// The ruleset option shared by every command.

@@ -43,16 +43,16 @@ pub fn run(a: MovesArgs) -> Result<()> {
     if a.json {
         out.json(&json_report(rules, &pos))
     } else {
-        out.write(&text_report(rules, &pos))
+        out.write(&text_report(rules, &pos, a.position.side_to_move()))
     }
 }
 
 /// The human-readable listing: the drawing, then one line per legal move.
-fn text_report(rules: Ruleset, pos: &Position) -> String {
+fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Side>) -> String {
     let board = pos.board();
     let n = stones(board);
     let moves = rules.moves(board);
-    let mut s = pos.drawing();
+    let mut s = super::draw(pos, side);
     s.push('\n');
     s.push_str(&format!("position {pos} ({n} stones), rules {rules}\n"));
     if let Some(v) = moves.ending() {
@@ -203,7 +203,7 @@ mod tests {
         let v = doc(Ruleset::Abapa(GrandSlam::NoCapture), &end);
         assert_eq!(v["moves"], json!([]));
         assert_eq!(v["ending"], json!({"value": 4, "mover_stones": 4, "opponent_stones": 0}));
-        let t = text_report(Ruleset::Abapa(GrandSlam::NoCapture), &end);
+        let t = text_report(Ruleset::Abapa(GrandSlam::NoCapture), &end, None);
         assert!(t.contains("no legal move") && t.contains("+4"), "{t}");
     }
 }

@@ -15,7 +15,7 @@ use std::io::BufRead;
 
 use clap::Args;
 use oware::line::{Analysis, PvEnd};
-use oware::position::Side;
+use oware::position::{PositionError, Side};
 use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
 use oware::{Error, Position, Result};
 use serde::{Serialize, Serializer};
@@ -180,9 +180,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
         line_no += 1;
         let result = match line {
-            Line::TooLong(len) => Err(Error::InvalidPosition(format!(
-                "line is {len} bytes long, more than the {MAX_LINE} bytes a position can take"
-            ))),
+            Line::TooLong(bytes) => Err(Error::InvalidPosition(PositionError::LineTooLong { bytes, max: MAX_LINE })),
             Line::Text(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let text = text.trim();
