@@ -16,7 +16,7 @@ use oware::build::{self, BuildConfig, BuildObserver, BuildPlan, LayerAction, Lay
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
 use oware::solver::work_units;
-use oware::units::{group_digits, human_bytes};
+use oware::units::{group_digits, human_bytes, human_duration};
 use oware::{Error, Result};
 use serde::Serialize;
 
@@ -303,7 +303,7 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             group_digits(l.positions),
             human_bytes(l.memory_bytes),
             human_bytes(l.disk_bytes),
-            duration(l.seconds_estimate)
+            human_duration(l.seconds_estimate)
         ));
     }
     let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {
@@ -315,7 +315,7 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
         "  total: disk {} of {} free, memory limit {limit}, about {}\n",
         human_bytes(plan.disk_needed_bytes),
         plan.disk_free_bytes.map_or("?".into(), human_bytes),
-        duration(plan.seconds_estimate)
+        human_duration(plan.seconds_estimate)
     ));
     s
 }
@@ -340,21 +340,8 @@ fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
         plan.dir.display(),
         human_bytes(peak),
         human_bytes(plan.disk_needed_bytes),
-        duration(plan.seconds_estimate)
+        human_duration(plan.seconds_estimate)
     )
-}
-
-/// `12 s`, `4.5 min`, `3.2 h`, `2.1 days`.
-fn duration(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else {
-        format!("{:.1} days", s / 86_400.0)
-    }
 }
 
 /// Runs `oware build`.
@@ -429,10 +416,4 @@ mod tests {
         assert!(parse_size("1e30").is_err());
     }
 
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(duration(12.0), "12 s");
-        assert_eq!(duration(270.0), "4.5 min");
-        assert_eq!(duration(3.0 * 86_400.0), "3.0 days");
-    }
 }

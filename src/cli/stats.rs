@@ -90,33 +90,42 @@ fn share(k: u64, total: u64) -> f64 {
     }
 }
 
+/// Positions by outcome for the player to move, and their shares.
+#[derive(Serialize)]
+struct Outcomes {
+    positions: u64,
+    wins: u64,
+    draws: u64,
+    losses: u64,
+    win_share: f64,
+    draw_share: f64,
+    loss_share: f64,
+}
+
+impl Outcomes {
+    fn new(positions: u64, wins: u64, draws: u64, losses: u64) -> Outcomes {
+        Outcomes {
+            positions,
+            wins,
+            draws,
+            losses,
+            win_share: share(wins, positions),
+            draw_share: share(draws, positions),
+            loss_share: share(losses, positions),
+        }
+    }
+}
+
 /// One layer of `oware stats --json`.
 #[derive(Serialize)]
 struct LayerDoc {
     layer: u32,
-    positions: u64,
-    wins: u64,
-    draws: u64,
-    losses: u64,
-    win_share: f64,
-    draw_share: f64,
-    loss_share: f64,
+    #[serde(flatten)]
+    outcomes: Outcomes,
     /// Positions holding a value outside `-n..=n` (a damaged file; the command then fails).
     out_of_range: u64,
     /// Positions by value (keys are the values as strings).
     values: BTreeMap<String, u64>,
-}
-
-/// Totals of `oware stats --json`.
-#[derive(Serialize)]
-struct TotalDoc {
-    positions: u64,
-    wins: u64,
-    draws: u64,
-    losses: u64,
-    win_share: f64,
-    draw_share: f64,
-    loss_share: f64,
 }
 
 /// `oware stats --json`.
@@ -128,7 +137,7 @@ struct StatsDoc {
     layers: Vec<LayerDoc>,
     /// Layers on disk that could not be counted, with their errors.
     damaged: Vec<DamagedDoc>,
-    total: TotalDoc,
+    total: Outcomes,
 }
 
 #[derive(Serialize)]
@@ -193,13 +202,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
             .iter()
             .map(|c| LayerDoc {
                 layer: c.layer,
-                positions: c.positions,
-                wins: c.wins,
-                draws: c.draws,
-                losses: c.losses,
-                win_share: share(c.wins, c.positions),
-                draw_share: share(c.draws, c.positions),
-                loss_share: share(c.losses, c.positions),
+                outcomes: Outcomes::new(c.positions, c.wins, c.draws, c.losses),
                 out_of_range: c.out_of_range,
                 values: c.values.iter().map(|(v, k)| (v.to_string(), *k)).collect(),
             })
@@ -210,15 +213,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
             format: dir.format().name(),
             layers,
             damaged,
-            total: TotalDoc {
-                positions: total,
-                wins,
-                draws,
-                losses,
-                win_share: share(wins, total),
-                draw_share: share(draws, total),
-                loss_share: share(losses, total),
-            },
+            total: Outcomes::new(total, wins, draws, losses),
         })?;
     } else {
         out.line(&format!(
