@@ -356,7 +356,15 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
                     lower.push(layer);
                     continue;
                 }
-                Err(e @ Error::Corrupt { .. }) => Some(e.to_string()),
+                Err(e @ Error::Corrupt { .. }) => {
+                    // Planned as a check, found damaged: it must fit like any layer to build.
+                    if let Some(limit) = the_plan.memory_limit_bytes.filter(|&m| lp.memory_bytes > m) {
+                        let limit_kind = if the_plan.memory_limit_given { MemoryLimit::Given } else { MemoryLimit::Available };
+                        observer.message(&format!("{e}; it cannot be rebuilt within the memory limit"));
+                        return Err(Error::OutOfMemory { layer: n, needed: lp.memory_bytes, available: limit, limit: limit_kind });
+                    }
+                    Some(e.to_string())
+                }
                 Err(e) => return Err(e),
             },
         };
