@@ -522,10 +522,17 @@ impl AtomicFile {
             _ => Path::new("."),
         };
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .rand_bytes(6)
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp").rand_bytes(6);
+        #[cfg(unix)]
+        {
+            // Like any file the tool writes: readable by all, as the umask allows (tempfile's
+            // default, 0600, would hide published databases from other users).
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let tmp = builder
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir.join(format!(".{name}.XXXXXX.tmp")), e))?;
         Ok(AtomicFile { tmp, path: path.to_path_buf() })
@@ -716,6 +723,23 @@ mod tests {
         assert!(!is_temporary_name("layer-05.owdb.tmp"));
         drop(f);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "dropping removes the temporary");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_are_readable_by_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("layer-01.json");
+        write_atomic(&target, b"{}").unwrap();
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|u| u32::from_str_radix(u.trim(), 8).ok())
+            .unwrap_or(0o022);
+        assert_eq!(mode, 0o644 & !umask, "{mode:o} with umask {umask:o}");
     }
 
     #[test]
