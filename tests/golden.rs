@@ -111,6 +111,14 @@ fn golden_file_is_sane() {
     // Layer 0 is one position (the empty board) worth 0: its payload is the single byte 0.
     let awari = &golden.iter().find(|(n, _)| n == "awari").expect("awari listed").1;
     assert_eq!(hex(awari[0]), hex(checksum(&[0u8])), "awari layer 0 must be the checksum of one zero byte");
+    // Layer 1 is known independently of the builder (docs/facts.md, `layer-1-values`): the board
+    // at index p has its one stone in pit p (docs/indexing.md), worth +1 in the mover's pits 0..4
+    // and -1 in pit 5 and in the opponent's pits. One stone never captures, so no grand-slam
+    // option can change it: every ruleset's layer 1 is this payload.
+    let layer_1: Vec<u8> = (0..12).map(|p| if p < 5 { 1i8 } else { -1i8 } as u8).collect();
+    for (name, sums) in &golden {
+        assert_eq!(hex(sums[1]), hex(checksum(&layer_1)), "{name}: layer 1 is not the published layer-1 values");
+    }
 }
 
 #[test]

@@ -49,11 +49,11 @@ fn board_of(s: &str) -> Board {
 /// The cases stored in the data file: (position, rulesets, depth).
 fn case_list() -> Vec<(Board, Vec<Ruleset>, u32)> {
     let start = [4u8; 12];
-    // Seed 002's 14-stone lap (South to move, 46 stones).
+    // The Catalan rules text's 14-stone lap (South to move, 46 stones; tests/rules_examples.rs).
     let lap = [6, 1, 7, 0, 14, 8, 0, 2, 8, 0, 0, 0];
-    // Seed 002's grand slam (12 stones): short games, many grand slams and endings.
+    // The Catalan rules text's grand slam (12 stones): short games, many grand slams and endings.
     let slam = [1, 1, 2, 0, 4, 0, 1, 1, 1, 0, 0, 0];
-    // Seed 002's forced feeding (7 stones, the opponent's row empty).
+    // The Catalan rules text's forced feeding (7 stones, the opponent's row empty).
     let feed = [0, 1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0];
     let all = Ruleset::ALL.to_vec();
     vec![

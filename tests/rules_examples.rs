@@ -1,12 +1,12 @@
-//! Worked examples: the board diagrams of published rules texts ("seed 002" below: a Catalan
-//! statement of the international rules, "Regles del Owaré"; "seed 004": an English description
-//! of oware) under abapa, each grand-slam option and awari's eradication rule on hand-made
-//! positions whose results were computed by hand (rules as in `docs/rules.md`), `Ruleset::play`
-//! against `Ruleset::moves`, and the un-move generator `rules::for_each_predecessor` against the
-//! forward moves.
+//! Worked examples: the board diagrams of published rules texts ("the Catalan text" below: a
+//! Catalan statement of the international rules, "Regles del Owaré"; "the English description":
+//! an encyclopedia-style English description of oware) under abapa, each grand-slam option and
+//! awari's eradication rule on hand-made positions whose results were computed by hand (rules as
+//! in `docs/rules.md`), `Ruleset::play` against `Ruleset::moves`, and the un-move generator
+//! `rules::for_each_predecessor` against the forward moves.
 //!
-//! Boards are written as the seeds draw them: `diagram(top, bottom)` takes the opponent's row as
-//! seen across the table (pit 11 on the left, down to pit 6) and the mover's row (pits 0..5).
+//! Boards are written as those texts draw them: `diagram(top, bottom)` takes the opponent's row
+//! as seen across the table (pit 11 on the left, down to pit 6) and the mover's row (pits 0..5).
 
 mod common;
 
@@ -23,8 +23,8 @@ const REMAINDER: Ruleset = Ruleset::Abapa(GrandSlam::RemainderToOpponent);
 const SPARE_LAST: Ruleset = Ruleset::Abapa(GrandSlam::SpareLast);
 const SPARE_FIRST: Ruleset = Ruleset::Abapa(GrandSlam::SpareFirst);
 
-/// A board from a seed diagram: `top` is the opponent's row left to right (pits 11, 10, ..., 6),
-/// `bottom` the mover's row left to right (pits 0..5).
+/// A board from a rules-text diagram: `top` is the opponent's row left to right (pits 11, 10,
+/// ..., 6), `bottom` the mover's row left to right (pits 0..5).
 fn diagram(top: [u8; 6], bottom: [u8; 6]) -> Board {
     let mut b = [0u8; 12];
     for i in 0..6 {
@@ -67,7 +67,7 @@ fn expect_ending(rules: Ruleset, board: &Board, value: i8) {
 
 #[test]
 fn seed_first_move_sows_counter_clockwise() {
-    // Seed 002, first diagram: from the start, sowing house E (pit 4) fills pits 5..8.
+    // The Catalan text, first diagram: from the start, sowing house E (pit 4) fills pits 5..8.
     let start = [4u8; 12];
     let after = diagram([4, 4, 4, 5, 5, 5], [4, 4, 4, 4, 0, 5]);
     for rules in Ruleset::ALL {
@@ -78,8 +78,8 @@ fn seed_first_move_sows_counter_clockwise() {
 
 #[test]
 fn seed_fourteen_stone_lap_skips_origin() {
-    // Seed 002: 14 stones from pit 4 go once round the board (skipping pit 4) and three more
-    // reach pits 5, 6, 7; the last lands on 4 stones, so nothing is captured.
+    // The Catalan text: 14 stones from pit 4 go once round the board (skipping pit 4) and three
+    // more reach pits 5, 6, 7; the last lands on 4 stones, so nothing is captured.
     let before = diagram([0, 0, 0, 8, 2, 0], [6, 1, 7, 0, 14, 8]);
     let after = diagram([1, 1, 1, 9, 4, 2], [7, 2, 8, 1, 0, 10]);
     for rules in Ruleset::ALL {
@@ -109,8 +109,9 @@ fn twelve_stones_leave_the_origin_empty() {
 
 #[test]
 fn seed_capture_chain() {
-    // Seed 002: 3 stones from pit 4 make pit 7 = 2 and pit 6 = 3: both captured (5 stones); the
-    // chain stops at pit 5, the mover's own. Pit 8's 2 stones lie beyond the last stone.
+    // The Catalan text: 3 stones from pit 4 make pit 7 = 2 and pit 6 = 3: both captured (5
+    // stones); the chain stops at pit 5, the mover's own. Pit 8's 2 stones lie beyond the last
+    // stone.
     let before = diagram([6, 0, 0, 2, 1, 2], [4, 0, 0, 1, 3, 1]);
     let after = diagram([6, 0, 0, 2, 0, 0], [4, 0, 0, 1, 0, 2]);
     for rules in Ruleset::ALL {
@@ -120,8 +121,9 @@ fn seed_capture_chain() {
 
 #[test]
 fn capture_chain_stops_at_a_pit_with_another_count() {
-    // Seed 004's example: 6 stones from E (pit 4) end in pit 10 (3): pits 10, 9, 8 hold 3, 2, 3
-    // and are captured (8); pit 7 now holds 4, which stops the chain, so pit 6 (2) is spared.
+    // The English description's example: 6 stones from E (pit 4) end in pit 10 (3): pits 10, 9,
+    // 8 hold 3, 2, 3 and are captured (8); pit 7 now holds 4, which stops the chain, so pit 6 (2)
+    // is spared.
     let before = [1, 0, 0, 0, 6, 1, 1, 3, 2, 1, 2, 0];
     let after = [1, 0, 0, 0, 0, 2, 2, 4, 0, 0, 0, 0];
     for rules in Ruleset::ALL {
@@ -143,8 +145,8 @@ fn capture_chain_stops_at_a_pit_with_another_count() {
 
 #[test]
 fn seed_grand_slam_captures_nothing_in_abapa() {
-    // Seed 002: pit 4's 4 stones make pits 6, 7, 8 hold 2 each: the chain would take the whole
-    // opponent row, so in abapa nothing is captured and the sown stones stay.
+    // The Catalan text: pit 4's 4 stones make pits 6, 7, 8 hold 2 each: the chain would take the
+    // whole opponent row, so in abapa nothing is captured and the sown stones stay.
     let before = diagram([0, 0, 0, 1, 1, 1], [1, 1, 2, 0, 4, 0]);
     let after = diagram([0, 0, 0, 2, 2, 2], [1, 1, 2, 0, 0, 1]);
     assert_eq!(legal(ABAPA, &before), vec![0, 1, 2, 4]);
@@ -245,8 +247,8 @@ fn feeding_grand_slam_by_a_lap() {
 
 #[test]
 fn seed_forced_feeding() {
-    // Seed 002: the opponent has no stones; pits 1 and 2 would not reach him, so only pit 4 is
-    // legal, and it sows pits 5..8.
+    // The Catalan text: the opponent has no stones; pits 1 and 2 would not reach him, so only pit
+    // 4 is legal, and it sows pits 5..8.
     let before = diagram([0, 0, 0, 0, 0, 0], [0, 1, 2, 0, 4, 0]);
     let after = diagram([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 0, 1]);
     for rules in Ruleset::ALL {
@@ -258,8 +260,8 @@ fn seed_forced_feeding() {
 
 #[test]
 fn seed_end_when_feeding_is_impossible() {
-    // Seed 002: the opponent has no stones and no move reaches him: in abapa the game ends and
-    // the mover takes the 4 stones in his row (+4).
+    // The Catalan text: the opponent has no stones and no move reaches him: in abapa the game ends
+    // and the mover takes the 4 stones in his row (+4).
     let b = diagram([0, 0, 0, 0, 0, 0], [0, 1, 2, 0, 1, 0]);
     for rules in Ruleset::ALL {
         if rules != AWARI {
