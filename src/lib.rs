@@ -9,12 +9,12 @@
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
-//! | [`format`](crate::format) | the layer file format: header, checksum (`FORMAT.md`) |
+//! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
 //! | [`solver`] | the parallel retrograde algorithm: one layer in memory |
 //! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics |
 //! | [`probe`] | queries: value, move values |
-//! | [`line`] | the best line (principal variation) |
+//! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`verify`] | the independent verifier |
 //! | [`facts`] | the published facts checked against the layers |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |

@@ -347,7 +347,7 @@ impl Database {
     /// Cost: one `fstat` per open layer (at most 49).
     ///
     /// # Errors
-    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`](crate::error::Damage::ChangedWhileOpen)
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]
     /// for the first changed file; [`Error::Io`] when `fstat` fails.
     pub fn check_open_files(&self) -> Result<()> {
         for cell in &self.layers {
