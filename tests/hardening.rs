@@ -484,7 +484,7 @@ fn contradictory_values_are_reported_as_damage() {
 #[test]
 fn ctrl_c_stops_a_build_cleanly() {
     let t = tempfile::tempdir().unwrap();
-    let mut child = bin()
+    let child = bin()
         .args(["build", "--dir", s(t.path()), "--max-stones", "20", "--quiet"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
