@@ -156,7 +156,9 @@ impl Display {
         let result = self.multi.suspend(|| self.out.lock().map_or(Ok(()), |mut o| o.line(line)));
         if let Err(e) = result {
             self.stdout_gone.store(true, Ordering::Relaxed);
-            self.message(&format!("{e}; the build goes on (statistics are in the layer-NN.json files)"));
+            if !self.dry_run {
+                self.message(&format!("{e}; the build goes on (statistics are in the layer-NN.json files)"));
+            }
             if !is_closed_pipe(&e) {
                 if let Ok(mut slot) = self.output_error.lock() {
                     slot.get_or_insert(e);

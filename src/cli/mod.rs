@@ -288,12 +288,12 @@ pub fn hint(e: &Error) -> Option<String> {
                 Some(format!("run `{build}`"))
             } else {
                 let published = if *rules == Ruleset::Awari {
-                    " or probe the published 2002 awari databases (scores.0 .. scores.48) with                      `--format vu --dir DIR`"
+                    " or probe the published 2002 awari databases (scores.0 .. scores.48) with `--format vu --dir DIR`"
                 } else {
                     ""
                 };
                 Some(format!(
-                    "layer {layer} holds {} positions ({} for layers 0..={layer}); build it with `{build}`                      (see `oware build --dry-run`){published}",
+                    "layer {layer} holds {} positions ({} for layers 0..={layer}); build it with `{build}` (see `oware build --dry-run`){published}",
                     oware::units::group_digits(positions),
                     oware::units::human_bytes(total),
                 ))
@@ -304,10 +304,16 @@ pub fn hint(e: &Error) -> Option<String> {
         }
         Error::Corrupt { path, .. } => {
             let dir = path.parent().unwrap_or(Path::new("."));
-            Some(format!(
-                "check the files with `oware verify{}` (add --format vu for published files);                  `oware build` replaces damaged layers",
-                dir_option(dir)
-            ))
+            // A native layer lives in `<base>/<ruleset>/`; anything else is a published directory.
+            let rules = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<Ruleset>().ok());
+            let (verify, build) = match rules {
+                Some(r) => {
+                    let opts = format!(" --rules {r}{}", dir_option(dir));
+                    (format!("oware verify{opts}"), format!("; `oware build{opts} --max-stones N` replaces damaged layers"))
+                }
+                None => (format!("oware verify --format vu --dir {}", shell_quote(&dir.display().to_string())), String::new()),
+            };
+            Some(format!("check the files with `{verify}`{build}"))
         }
         Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => {
             Some("this file belongs elsewhere: move it away, or give the right --rules or another --dir".into())
@@ -317,7 +323,7 @@ pub fn hint(e: &Error) -> Option<String> {
         }
         Error::OutOfMemory { .. } => Some("free memory, or build fewer layers with a smaller --max-stones".into()),
         Error::DiskSpace { .. } => Some("free disk space, or use another --dir".into()),
-        Error::Interrupted => Some("rerun the same command to resume".into()),
+        Error::Interrupted => Some("rerun the same command (a build resumes from its finished layers)".into()),
         _ => None,
     }
 }
@@ -361,7 +367,7 @@ fn report(e: &Error) -> i32 {
         return 141;
     }
     if matches!(e, Error::Interrupted) {
-        output::note("interrupted: rerun the same command to resume");
+        output::note("interrupted: rerun the same command to resume (a build keeps its finished layers)");
         return e.exit_code();
     }
     output::note(&format!("error: {e}"));
@@ -427,6 +433,10 @@ mod tests {
         let e = Error::LayerMissing { layer: 7, dir: PathBuf::from("databases/awari"), rules: Ruleset::Awari };
         assert!(!hint(&e).unwrap().contains("--dir"));
         let e = Error::LayerMissing { layer: 48, dir: PathBuf::from("databases/awari"), rules: Ruleset::Awari };
-        assert!(hint(&e).unwrap().contains("published 2002"), "{:?}", hint(&e));
+        let h = hint(&e).unwrap();
+        assert!(h.contains("published 2002") && !h.contains("  "), "{h:?}");
+        let e = Error::corrupt("/tmp/db/abapa/layer-05.owdb", oware::error::Damage::Empty);
+        let h = hint(&e).unwrap();
+        assert!(h.contains("oware verify --rules abapa --dir /tmp/db`") && !h.contains("  "), "{h}");
     }
 }

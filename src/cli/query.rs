@@ -82,8 +82,9 @@ pub fn run(a: QueryArgs) -> Result<()> {
 enum Line {
     /// The line's text (without the newline), at most [`MAX_LINE`] bytes.
     Text(Vec<u8>),
-    /// The line was longer than [`MAX_LINE`] bytes (it was skipped, not stored); its length.
-    TooLong(u64),
+    /// The line was longer than [`MAX_LINE`] bytes (it was skipped, not stored): its length and
+    /// its first non-blank byte (so a long comment or blank line is still skipped).
+    TooLong { bytes: u64, first: Option<u8> },
 }
 
 /// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
@@ -92,6 +93,7 @@ fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<
     buf.clear();
     let mut len: u64 = 0;
     let mut any = false;
+    let mut first: Option<u8> = None;
     loop {
         let chunk = match input.fill_buf() {
             Ok(c) => c,
@@ -107,6 +109,9 @@ fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<
             None => (chunk, None),
         };
         len += part.len() as u64;
+        if first.is_none() {
+            first = part.iter().copied().find(|b| !b.is_ascii_whitespace());
+        }
         if buf.len() <= MAX_LINE {
             let room = MAX_LINE + 1 - buf.len();
             buf.extend_from_slice(&part[..part.len().min(room)]);
@@ -120,7 +125,7 @@ fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<
     if !any {
         return Ok(None);
     }
-    Ok(Some(if buf.len() > MAX_LINE { Line::TooLong(len) } else { Line::Text(std::mem::take(buf)) }))
+    Ok(Some(if buf.len() > MAX_LINE { Line::TooLong { bytes: len, first } } else { Line::Text(std::mem::take(buf)) }))
 }
 
 /// A batch error record.
@@ -180,7 +185,8 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
         line_no += 1;
         let result = match line {
-            Line::TooLong(bytes) => Err(Error::InvalidPosition(PositionError::LineTooLong { bytes, max: MAX_LINE })),
+            Line::TooLong { first, .. } if matches!(first, None | Some(b'#')) => continue,
+            Line::TooLong { bytes, .. } => Err(Error::InvalidPosition(PositionError::LineTooLong { bytes, max: MAX_LINE })),
             Line::Text(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
                 let text = text.trim();
@@ -455,7 +461,7 @@ mod tests {
         while let Some(l) = read_bounded(&mut r, &mut buf).unwrap() {
             got.push(match l {
                 Line::Text(t) => String::from_utf8(t).unwrap(),
-                Line::TooLong(n) => format!("<{n}>"),
+                Line::TooLong { bytes, .. } => format!("<{bytes}>"),
             });
         }
         got
@@ -467,6 +473,10 @@ mod tests {
         let mut big = vec![b'1'; MAX_LINE + 10];
         big.extend_from_slice(b"\nok\n");
         assert_eq!(lines(&big), vec![format!("<{}>", MAX_LINE + 10), "ok".to_string()]);
+        let mut skipped = format!("#{}\n", "c".repeat(MAX_LINE + 5)).into_bytes();
+        skipped.extend_from_slice(format!("{}\nx\n", " ".repeat(MAX_LINE + 5)).as_bytes());
+        let got = lines(&skipped);
+        assert_eq!(got.len(), 3);
         let exact = vec![b'2'; MAX_LINE];
         assert_eq!(lines(&exact), vec!["2".repeat(MAX_LINE)]);
     }

@@ -292,7 +292,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         })
         .collect();
     let checked: u64 = reports.iter().map(|r| r.checked).sum();
-    let derive_seconds: f64 = reports.iter().map(|r| r.seconds).sum();
+    let derive_seconds: f64 = reports.iter().fold(0.0, |s, r| s + r.seconds);
     let mismatches: u64 = reports.iter().map(|r| r.mismatches).sum();
     let bad_layers: Vec<u32> = reports.iter().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
     let failed_facts: Vec<&FactReport> = facts.iter().filter(|f| f.status == FactStatus::Failed).collect();
