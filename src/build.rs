@@ -330,12 +330,17 @@ const SPOT_CHECKS: u64 = 20_000;
 /// when the observer reports cancellation (the layer in progress is discarded, the finished
 /// ones stay).
 pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<LayerStats>> {
-    let the_plan = plan(config, rayon::current_num_threads())?;
+    if config.max_stones > MAX_STONES {
+        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+    }
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
+    // Lock, then clean up, then plan: temporaries a killed build left take disk space the plan
+    // counts, and no other build can change the files between the plan and the work.
     let _lock = BuildLock::acquire(&dir)?;
     for path in dir.remove_stale_temporaries()? {
         observer.message(&format!("removed {}, left by an interrupted build", path.display()));
     }
+    let the_plan = plan(config, rayon::current_num_threads())?;
     observer.planned(&the_plan);
     let mut lower: Vec<Layer> = Vec::new();
     let mut all = Vec::new();
@@ -347,6 +352,10 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
         let replaced = match &lp.action {
             LayerAction::Build { reason } => reason.clone(),
             LayerAction::Check => match dir.open(n, true) {
+                Ok(layer) if stats_out_of_range(&LayerStats::count(config.rules, n, layer.values())) => {
+                    let (index, value) = layer.first_out_of_range().unwrap_or((0, 0));
+                    Some(Error::corrupt(layer.path(), crate::error::Damage::ValueOutOfRange { index, value, stones: n }).to_string())
+                }
                 Ok(layer) => {
                     // Counted from the (just verified) payload: the JSON beside it is informational.
                     let stats = LayerStats::count(config.rules, n, layer.values());
@@ -376,6 +385,12 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
         lower.push(dir.open(n, false)?);
     }
     Ok(all)
+}
+
+/// Whether a layer's counts hold a value outside `-n..=n` (a checksum-valid but wrong file,
+/// which must not be trusted as a lower layer).
+fn stats_out_of_range(s: &LayerStats) -> bool {
+    s.values.keys().any(|&v| v.unsigned_abs() > s.layer)
 }
 
 /// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with

@@ -300,7 +300,8 @@ fn parse_count(token: &str, part: Part, pit: usize) -> Result<u8> {
     if !digits(token) {
         return Err(invalid(PositionError::NotANumber { part, pit, excerpt: excerpt(token) }));
     }
-    let value = if token.len() > 20 { None } else { token.parse::<u64>().ok() };
+    let significant = token.trim_start_matches('0');
+    let value = if significant.len() > 20 { None } else { token.parse::<u64>().ok().or(if significant.is_empty() { Some(0) } else { None }) };
     match value {
         Some(v) if v <= u64::from(TOTAL_STONES) => Ok(v as u8),
         found => Err(invalid(PositionError::PitTooLarge { part, pit, found })),
@@ -348,6 +349,8 @@ mod tests {
             assert!(matches!(err(&s), PositionError::NotANumber { .. }), "{t}");
         }
         assert!(matches!(err("48 1 0 0 0 0 0 0 0 0 0 0"), PositionError::TooManyStones { total: 49 }));
+        let zeros: Position = "0000000000000000000000000001 0 0 0 0 0 0 0 0 0 0 0".parse().unwrap();
+        assert_eq!(zeros.stones(), 1);
         assert!(matches!(err(""), PositionError::WrongCount { found: 0, .. }));
         assert!(matches!(err("[1,2"), PositionError::Malformed { .. }));
         assert!(matches!(err("1 2 / 3 / 4"), PositionError::Malformed { .. }));

@@ -308,9 +308,22 @@ impl DatabaseDir {
     }
 }
 
-/// Whether `name` is one of [`AtomicFile`]'s temporary names: `.TARGET.XXXXXX.tmp`.
+/// Whether `name` is a temporary this crate leaves in a layers directory: [`AtomicFile`]'s
+/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp`, or the fixed `layer-NN.owdb.tmp` /
+/// `layer-NN.json.tmp` of earlier versions. Nothing else matches.
 fn is_temporary_name(name: &str) -> bool {
-    name.starts_with('.') && name.ends_with(".tmp") && name.len() > ".x.XXXXXX.tmp".len()
+    let target = |t: &str| {
+        t.strip_prefix("layer-")
+            .and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json")))
+            .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) {
+        if let Some((t, random)) = rest.rsplit_once('.') {
+            return target(t) && random.len() == 6 && random.bytes().all(|b| b.is_ascii_alphanumeric());
+        }
+        return false;
+    }
+    name.strip_suffix(".tmp").is_some_and(target)
 }
 
 /// One layer's values, memory-mapped read-only.
@@ -719,8 +732,11 @@ mod tests {
         let f = AtomicFile::create(&target).unwrap();
         let name = f.tmp_path().file_name().unwrap().to_str().unwrap().to_string();
         assert!(is_temporary_name(&name), "{name}");
-        assert!(!is_temporary_name("layer-05.owdb"));
-        assert!(!is_temporary_name("layer-05.owdb.tmp"));
+        assert!(is_temporary_name(".layer-12.json.Ab3dE9.tmp"));
+        assert!(is_temporary_name("layer-05.owdb.tmp"), "earlier versions' name");
+        for other in ["layer-05.owdb", ".my-own-notes-file.tmp", ".layer-05.owdb.toolong1.tmp", "notes.tmp", ".layer-5.owdb.abcdef.tmp"] {
+            assert!(!is_temporary_name(other), "{other}");
+        }
         drop(f);
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "dropping removes the temporary");
     }

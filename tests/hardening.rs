@@ -542,3 +542,24 @@ fn boards_type_back_as_drawn_and_as_json() {
     assert_eq!(v["absolute"], serde_json::json!([1, 0, 0, 0, 0, 1, 1, 0, 3, 0, 0, 0]));
     assert_eq!(v["position"], serde_json::json!([1, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 1]));
 }
+
+// Review findings: a checksum-valid layer with impossible values is rebuilt, not trusted; only
+// this tool's temporaries are removed, never a user's dotfile.
+#[test]
+fn impossible_values_are_rebuilt_and_user_files_kept() {
+    let t = tempfile::tempdir().unwrap();
+    build(AWARI, 5, t.path());
+    let pristine = std::fs::read(layer_path(t.path(), AWARI, 2)).unwrap();
+    let mut bytes = pristine.clone();
+    bytes[4096..].fill(0x80);
+    std::fs::write(layer_path(t.path(), AWARI, 2), &bytes).unwrap();
+    reseal(&layer_path(t.path(), AWARI, 2), AWARI, 2);
+    std::fs::remove_file(layer_path(t.path(), AWARI, 4)).unwrap();
+    let notes = t.path().join("awari").join(".my-own-notes-file.tmp");
+    std::fs::write(&notes, "mine").unwrap();
+    let (code, _, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "5"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("outside -2..=2") && err.contains("rebuilding layer 2"), "{err}");
+    assert_eq!(std::fs::read(layer_path(t.path(), AWARI, 2)).unwrap(), pristine);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
+}

@@ -249,13 +249,13 @@ fn write_tmp(layer: &Layer, file: &AtomicFile, zstd_level: Option<i32>, bar: &Pr
     let bytes = layer.bytes();
     let mut sink = file.file();
     let digest = match zstd_level {
-        None => copy_hashed(bytes, &mut sink, bar)?,
+        None => copy_hashed(bytes, &mut sink, tmp, bar)?,
         Some(level) => {
             let mut enc = zstd::stream::write::Encoder::new(sink, level).map_err(io)?;
             enc.include_checksum(true).map_err(io)?;
             enc.include_contentsize(true).map_err(io)?;
             enc.set_pledged_src_size(Some(bytes.len() as u64)).map_err(io)?;
-            let digest = copy_hashed(bytes, &mut enc, bar)?;
+            let digest = copy_hashed(bytes, &mut enc, tmp, bar)?;
             enc.finish().map_err(io)?;
             digest
         }
@@ -266,17 +266,17 @@ fn write_tmp(layer: &Layer, file: &AtomicFile, zstd_level: Option<i32>, bar: &Pr
 
 /// Copies `bytes` to `w` in blocks, returning their checksum ([`oware::format::checksum`]'s
 /// algorithm, computed incrementally). Stops with [`Error::Interrupted`] after Ctrl-C.
-fn copy_hashed(bytes: &[u8], w: &mut impl Write, bar: &ProgressBar) -> Result<u64> {
+fn copy_hashed(bytes: &[u8], w: &mut impl Write, path: &Path, bar: &ProgressBar) -> Result<u64> {
     let mut h = Xxh3::new();
     for block in bytes.chunks(BLOCK) {
         if signals::interrupted() {
             return Err(Error::Interrupted);
         }
         h.update(block);
-        w.write_all(block).map_err(|e| Error::io("<export>", e))?;
+        w.write_all(block).map_err(|e| Error::io(path, e))?;
         bar.inc(block.len() as u64);
     }
-    w.flush().map_err(|e| Error::io("<export>", e))?;
+    w.flush().map_err(|e| Error::io(path, e))?;
     Ok(h.digest())
 }
 
@@ -290,7 +290,7 @@ mod tests {
         for len in [0usize, 1, 240, 241, 1 << 10, 3 * BLOCK + 17] {
             let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             let mut sink = std::io::sink();
-            let got = copy_hashed(&data, &mut sink, &ProgressBar::hidden()).unwrap();
+            let got = copy_hashed(&data, &mut sink, Path::new("sink"), &ProgressBar::hidden()).unwrap();
             assert_eq!(got, oware::format::checksum(&data), "length {len}");
         }
     }
