@@ -352,18 +352,22 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
         let replaced = match &lp.action {
             LayerAction::Build { reason } => reason.clone(),
             LayerAction::Check => match dir.open(n, true) {
-                Ok(layer) if stats_out_of_range(&LayerStats::count(config.rules, n, layer.values())) => {
-                    let (index, value) = layer.first_out_of_range().unwrap_or((0, 0));
-                    Some(Error::corrupt(layer.path(), crate::error::Damage::ValueOutOfRange { index, value, stones: n }).to_string())
-                }
                 Ok(layer) => {
                     // Counted from the (just verified) payload: the JSON beside it is informational.
                     let stats = LayerStats::count(config.rules, n, layer.values());
-                    restore_stats(&dir, &stats, observer)?;
-                    observer.layer_done(&stats, &LayerOutcome::Skipped);
-                    all.push(stats);
-                    lower.push(layer);
-                    continue;
+                    match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
+                        Some((index, value)) => {
+                            let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
+                            Some(Error::corrupt(layer.path(), damage).to_string())
+                        }
+                        None => {
+                            restore_stats(&dir, &stats, observer)?;
+                            observer.layer_done(&stats, &LayerOutcome::Skipped);
+                            all.push(stats);
+                            lower.push(layer);
+                            continue;
+                        }
+                    }
                 }
                 Err(e @ Error::Corrupt { .. }) => {
                     // Planned as a check, found damaged: it must fit like any layer to build.
