@@ -51,7 +51,7 @@ fn database() -> (Database, u32, Option<tempfile::TempDir>) {
     }
     eprintln!("probe bench: no awari database in {}; building layers 0..={BUILD_MAX} in a temp dir", dir.display());
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let config = BuildConfig { rules: Ruleset::Awari, max_stones: BUILD_MAX, dir: tmp.path().into(), max_memory: None };
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: BUILD_MAX, dir: tmp.path().into(), max_memory: None, ..Default::default() };
     build::build(&config, &Silent).unwrap_or_else(|e| panic!("build: {e}"));
     let db = Database::open(tmp.path(), Ruleset::Awari).unwrap_or_else(|e| panic!("{e}"));
     (db, BUILD_MAX, Some(tmp))

@@ -23,7 +23,8 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::solver::{solve_layer, work_units, working_memory};
+use crate::solver::{solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions};
+use crate::spill::Checkpoint;
 use crate::storage::{disk_free, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
 use crate::verify::derive_value;
 
@@ -37,8 +38,39 @@ pub struct BuildConfig {
     /// Database directory (the ruleset's files go in a subdirectory named after it).
     pub dir: PathBuf,
     /// Memory the build may use, in bytes; `None` for the memory the system reports available.
+    /// A layer that does not fit is built out of core within it.
     pub max_memory: Option<u64>,
+    /// Where scratch files and checkpoints go (`None`: `.work` inside the ruleset's directory).
+    pub work_dir: Option<PathBuf>,
+    /// Least time between two checkpoints inside a layer (`None`: [`CHECKPOINT_EVERY`]).
+    pub checkpoint_every: Option<std::time::Duration>,
 }
+
+impl Default for BuildConfig {
+    /// `awari`, layers 0..=18 in `databases`, the available memory, default work directory and
+    /// checkpoint interval.
+    fn default() -> BuildConfig {
+        BuildConfig {
+            rules: Ruleset::Awari,
+            max_stones: 18,
+            dir: PathBuf::from("databases"),
+            max_memory: None,
+            work_dir: None,
+            checkpoint_every: None,
+        }
+    }
+}
+
+/// Default least time between two checkpoints inside a layer: a crash loses at most this much
+/// work (plus the phase in progress). Layers expected to take less are not checkpointed.
+pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Memory an out-of-core layer needs at least (below it, parts would be smaller than a chunk).
+pub const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
+
+/// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
+/// which the out-of-core builder keeps apart from `--max-memory`.
+pub const FIXED_OVERHEAD: u64 = 64 << 20;
 
 /// How a layer came to be complete.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +178,63 @@ pub fn memory_needed(n: u32) -> u64 {
     layer_size(n).saturating_add(working_memory(n)).saturating_add(lower).saturating_add(64 << 20)
 }
 
+/// How a layer is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The whole state in memory ([`memory_needed`]).
+    InMemory,
+    /// In parts, within the memory limit ([`OutOfCoreLimits`]).
+    OutOfCore,
+}
+
+/// The limits of an out-of-core layer, derived from the memory limit `m`: half for one part's
+/// state (two bytes per position), a quarter for capture lookups, a quarter for the window of
+/// the lower layers, a sixteenth of the half for message buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OutOfCoreLimits {
+    /// Positions per part.
+    pub part_len: u64,
+    /// Parts of the layer.
+    pub parts: u64,
+    /// Bytes of capture lookups sorted at a time.
+    pub lookup_bytes: u64,
+    /// Bytes of lower layers resident at a time.
+    pub lower_window: u64,
+    /// Bytes of messages buffered in memory.
+    pub message_bytes: u64,
+}
+
+impl OutOfCoreLimits {
+    /// The limits of layer `n` within `m` bytes (at least [`MIN_OUT_OF_CORE_MEMORY`]).
+    pub fn new(n: u32, m: u64) -> OutOfCoreLimits {
+        let m = m.max(MIN_OUT_OF_CORE_MEMORY);
+        let message_bytes = m / 32;
+        let state = m / 2 - message_bytes;
+        let chunk = crate::solver::CHUNK;
+        let part_len = ((state / 2) / chunk).max(1) * chunk;
+        OutOfCoreLimits {
+            part_len,
+            parts: layer_size(n).div_ceil(part_len).max(1),
+            lookup_bytes: m / 4,
+            lower_window: m / 4,
+            message_bytes,
+        }
+    }
+}
+
+/// Disk an out-of-core layer `n` in `parts` parts needs besides its file and a checkpoint: none
+/// in one part (the state is resident); else the scratch state (two bytes per position) and the
+/// message buckets (estimated at four bytes per position: the messages of one round are at most
+/// a few per position resolved in it).
+pub fn out_of_core_scratch(n: u32, parts: u64) -> u64 {
+    if parts <= 1 {
+        0
+    } else {
+        6 * layer_size(n.min(MAX_STONES))
+    }
+}
+
 /// Bytes of disk layer `n`'s file takes (header and payload; the statistics file is a few
 /// hundred bytes more).
 pub fn disk_needed(n: u32) -> u64 {
@@ -196,10 +285,17 @@ pub struct LayerPlan {
     /// What will be done.
     #[serde(flatten)]
     pub action: LayerAction,
-    /// Bytes of memory building it needs ([`memory_needed`]).
+    /// How it is solved.
+    pub mode: Mode,
+    /// Bytes of memory building it needs ([`memory_needed`] in memory; the limit out of core).
     pub memory_bytes: u64,
+    /// Out of core: the limits it is solved within.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_of_core: Option<OutOfCoreLimits>,
     /// Bytes of disk its file takes ([`disk_needed`]).
     pub disk_bytes: u64,
+    /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets).
+    pub scratch_bytes: u64,
     /// Rough seconds to build it (0 when it is only checked).
     pub seconds_estimate: f64,
 }
@@ -217,8 +313,13 @@ pub struct BuildPlan {
     pub memory_limit_bytes: Option<u64>,
     /// Whether the limit was given (`--max-memory`) or is what the system has available.
     pub memory_limit_given: bool,
-    /// Disk the layers to build need, in bytes.
+    /// Disk the layers to build need, in bytes: their files, and the largest scratch space
+    /// one of them needs while it is built.
     pub disk_needed_bytes: u64,
+    /// Where scratch files and checkpoints go.
+    pub work_dir: PathBuf,
+    /// Free disk where the scratch files go, in bytes, when known.
+    pub work_disk_free_bytes: Option<u64>,
     /// Free disk where they go, in bytes, when known.
     pub disk_free_bytes: Option<u64>,
     /// Rough seconds for the whole build, from [`POSITIONS_PER_SECOND_PER_THREAD`].
@@ -253,9 +354,11 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     let (limit, given) = match config.max_memory {
         Some(m) => (Some(m), true),
-        None => (memory_available(), false),
+        None => (memory_available().map(|m| m.saturating_sub(FIXED_OVERHEAD)), false),
     };
+    let limit_kind = if given { MemoryLimit::Given } else { MemoryLimit::Available };
     let rate = POSITIONS_PER_SECOND_PER_THREAD * threads.max(1) as f64;
+    let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
     let mut layers = Vec::new();
     for n in 0..=config.max_stones {
         let action = match dir.state(n) {
@@ -269,34 +372,51 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
             },
         };
         let build = matches!(action, LayerAction::Build { .. });
+        let fits = limit.is_none_or(|m| memory_needed(n) <= m);
+        let (mode, memory_bytes, out_of_core, seconds, mut scratch) = if fits {
+            let seconds = layer_size(n) as f64 / rate;
+            (Mode::InMemory, memory_needed(n), None, seconds, 0)
+        } else {
+            let m = limit.unwrap_or(0);
+            let ooc = OutOfCoreLimits::new(n, m);
+            let seconds = layer_size(n) as f64 / rate * OUT_OF_CORE_SLOWDOWN;
+            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), seconds, out_of_core_scratch(n, ooc.parts))
+        };
+        // A checkpoint when the layer takes long enough to be worth one.
+        if seconds > every {
+            scratch += 2 * layer_size(n);
+        }
         layers.push(LayerPlan {
             layer: n,
             positions: layer_size(n),
             action,
-            memory_bytes: memory_needed(n),
+            mode,
+            memory_bytes,
+            out_of_core,
             disk_bytes: disk_needed(n),
-            seconds_estimate: if build { layer_size(n) as f64 / rate } else { 0.0 },
+            scratch_bytes: if build { scratch } else { 0 },
+            seconds_estimate: if build { seconds } else { 0.0 },
         });
     }
-    let disk_needed_bytes = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum();
+    let work_dir = work_dir(config, &dir);
+    let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum();
+    let scratch = layers.iter().map(|l| l.scratch_bytes).max().unwrap_or(0);
+    let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
         rules: config.rules.name().into(),
         dir: dir.layers_dir(),
         memory_limit_bytes: limit,
         memory_limit_given: given,
-        disk_needed_bytes,
+        disk_needed_bytes: files + if same_disk { scratch } else { 0 },
         disk_free_bytes: disk_free(&dir.layers_dir()),
+        work_disk_free_bytes: disk_free(&work_dir),
+        work_dir,
         seconds_estimate: layers.iter().map(|l| l.seconds_estimate).sum(),
         layers,
     };
-    if let Some(limit) = limit {
-        if let Some(l) = plan.to_build().find(|l| l.memory_bytes > limit) {
-            return Err(Error::OutOfMemory {
-                layer: l.layer,
-                needed: l.memory_bytes,
-                available: limit,
-                limit: if given { MemoryLimit::Given } else { MemoryLimit::Available },
-            });
+    if let Some(m) = limit {
+        if let Some(l) = plan.to_build().find(|l| l.mode == Mode::OutOfCore && m < MIN_OUT_OF_CORE_MEMORY) {
+            return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
         }
     }
     if let Some(free) = plan.disk_free_bytes {
@@ -310,7 +430,43 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
             });
         }
     }
+    if let (false, Some(free)) = (same_disk, plan.work_disk_free_bytes) {
+        if let Some(l) = plan.to_build().filter(|l| l.scratch_bytes > free).max_by_key(|l| l.scratch_bytes) {
+            return Err(Error::DiskSpace {
+                path: plan.work_dir.clone(),
+                what: format!("the scratch files of layer {}", l.layer),
+                needed: l.scratch_bytes,
+                available: free,
+            });
+        }
+    }
     Ok(plan)
+}
+
+/// How much slower than in memory the out-of-core builder is expected to be, for estimates.
+pub const OUT_OF_CORE_SLOWDOWN: f64 = 2.0;
+
+/// The work directory of a build: `--work-dir`/RULES, or `.work` in the ruleset's directory.
+fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {
+    match &config.work_dir {
+        Some(w) => w.join(config.rules.name()),
+        None => dir.layers_dir().join(".work"),
+    }
+}
+
+/// Whether two paths (or their nearest existing ancestors) are on one file system.
+fn same_file_system(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let dev = |p: &Path| p.ancestors().find_map(|q| std::fs::metadata(q).ok()).map(|m| m.dev());
+        dev(a) == dev(b)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
+    }
 }
 
 /// Positions spot-checked against their children before a new layer is renamed into place.
@@ -354,7 +510,7 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
             LayerAction::Check => match dir.open(n, true) {
                 Ok(layer) => {
                     // Counted from the (just verified) payload: the JSON beside it is informational.
-                    let stats = LayerStats::count(config.rules, n, layer.values());
+                    let stats = count_released(config.rules, n, layer.values(), &|r| layer.release(r));
                     match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
                         Some((index, value)) => {
                             let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
@@ -369,22 +525,16 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
                         }
                     }
                 }
-                Err(e @ Error::Corrupt { .. }) => {
-                    // Planned as a check, found damaged: it must fit like any layer to build.
-                    if let Some(limit) = the_plan.memory_limit_bytes.filter(|&m| lp.memory_bytes > m) {
-                        let limit_kind = if the_plan.memory_limit_given { MemoryLimit::Given } else { MemoryLimit::Available };
-                        observer.message(&format!("{e}; it cannot be rebuilt within the memory limit"));
-                        return Err(Error::OutOfMemory { layer: n, needed: lp.memory_bytes, available: limit, limit: limit_kind });
-                    }
-                    Some(e.to_string())
-                }
+                Err(e @ Error::Corrupt { .. }) => Some(e.to_string()),
                 Err(e) => return Err(e),
             },
         };
         if let Some(why) = &replaced {
             observer.message(&format!("{why}; rebuilding layer {n}"));
         }
-        let stats = build_layer(&dir, n, &lower, replaced, observer)?;
+        let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+        let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
+        let stats = build_layer(&dir, lp, &work, every, &lower, replaced, observer)?;
         all.push(stats);
         lower.push(dir.open(n, false)?);
     }
@@ -411,23 +561,86 @@ fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildOb
     Ok(())
 }
 
+/// Counts a layer's values window by window, giving each window's pages back with `release`.
+fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dyn Fn(std::ops::Range<u64>)) -> LayerStats {
+    const WINDOW: usize = 64 << 20;
+    let mut total = vec![0u64; 256];
+    for (k, w) in values.chunks(WINDOW).enumerate() {
+        for (t, h) in total.iter_mut().zip(histogram(w)) {
+            *t += h;
+        }
+        let a = (k * WINDOW) as u64;
+        release(a..a + w.len() as u64);
+    }
+    let mut stats = LayerStats::count(rules, n, &[]);
+    stats.values = total.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as i32 - 128, c)).collect();
+    stats
+}
+
+/// Builds layer `lp.layer` in the mode the plan chose, with checkpoints in `work` (created for
+/// the layer, removed when it is done) when it is expected to outlast `every`.
 fn build_layer(
     dir: &DatabaseDir,
-    n: u32,
+    lp: &LayerPlan,
+    work: &Path,
+    every: std::time::Duration,
     lower: &[Layer],
     replaced: Option<String>,
     observer: &dyn BuildObserver,
 ) -> Result<LayerStats> {
     let rules = dir.rules();
+    let n = lp.layer;
     observer.layer_started(n, work_units(n));
     let start = Instant::now();
+    let checkpointed = lp.seconds_estimate > every.as_secs_f64();
+    let scratch = lp.out_of_core.is_some() || checkpointed;
+    if scratch {
+        create_work_dir(work)?;
+    }
+    let checkpoint = Checkpoint::new(work.join("checkpoint.bin"), rules.id(), n, layer_size(n));
     let mut writer = LayerWriter::create(dir, n)?;
     let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
-    solve_layer(rules, n, &lower_values, writer.payload_mut(), observer)?;
-    spot_check(rules, n, writer.values(), &lower_values)?;
+    let note = |s: &str| observer.message(s);
+    let release_lower = |m: u32, r: std::ops::Range<u64>| lower[m as usize].release(r);
+    {
+        let (payload, pages) = writer.payload_and_pages();
+        let release_out = |r: std::ops::Range<u64>| pages.release(r);
+        let options = SolveOptions {
+            out_of_core: lp.out_of_core.map(|l| OutOfCore {
+                part_len: l.part_len,
+                lookup_bytes: l.lookup_bytes,
+                lower_window: l.lower_window,
+                message_bytes: l.message_bytes,
+                work_dir: work,
+                release_lower: &release_lower,
+                release_out: &release_out,
+            }),
+            checkpoint: checkpointed.then_some(&checkpoint),
+            checkpoint_every: every,
+            note: Some(&note),
+        };
+        solve_layer_with(rules, n, &lower_values, payload, observer, &options)?;
+    }
+    match lp.out_of_core {
+        None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
+        Some(l) => {
+            // A group's random reads touch at most seven pages of fault-around (64 KiB) each.
+            let group = (l.lower_window / (7 << 16)).max(16) as usize;
+            let release_all = || {
+                writer.release(0..u64::MAX);
+                for layer in lower {
+                    layer.release(0..u64::MAX);
+                }
+            };
+            spot_check(rules, n, writer.values(), &lower_values, group, &release_all)?;
+        }
+    }
     let seconds = start.elapsed().as_secs_f64();
-    let mut stats = LayerStats::count(rules, n, writer.values());
+    let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
     writer.finish()?;
+    if scratch {
+        remove_work_dir(work)?;
+    }
     stats.seconds = Some(seconds);
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
@@ -438,21 +651,57 @@ fn build_layer(
     Ok(stats)
 }
 
-/// Re-derives a spread of positions of a new layer from their children before it is published.
-fn spot_check(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]]) -> Result<()> {
-    let size = layer_size(n);
-    let step = (size / SPOT_CHECKS).max(1);
-    let bad = (0..size.div_ceil(step)).into_par_iter().map(|k| k * step).find_map_any(|i| {
-        let b = unrank_unchecked(n, i);
-        let derived = derive_value(rules, n, &b, values, lower);
-        (derived != values[i as usize]).then_some((i, b, derived))
-    });
-    match bad {
-        None => Ok(()),
-        Some((index, board, derived)) => {
-            Err(Error::SpotCheck { layer: n, index, board, stored: values[index as usize], derived })
+/// Creates a layer's work directory (and its parents), refusing anything but a directory there.
+fn create_work_dir(work: &Path) -> Result<()> {
+    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
+    let meta = std::fs::symlink_metadata(work).map_err(|e| Error::io(work, e))?;
+    if !meta.is_dir() {
+        let found = crate::error::FileKind::of(meta.file_type());
+        return Err(Error::NotAFile { path: work.into(), found, expected: crate::error::FileKind::Directory });
+    }
+    Ok(())
+}
+
+/// Removes a finished layer's work directory: only the files this builder writes there.
+fn remove_work_dir(work: &Path) -> Result<()> {
+    for name in ["checkpoint.bin", "state.bin"] {
+        let p = work.join(name);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&p, e)),
         }
     }
+    let _ = std::fs::remove_dir(work);
+    if let Some(parent) = work.parent() {
+        // The shared `.work` (or `--work-dir`/RULES) directory, when nothing else is left in it.
+        let _ = std::fs::remove_dir(parent);
+    }
+    Ok(())
+}
+
+/// Re-derives a spread of positions of a new layer from their children before it is published,
+/// `group` positions at a time, calling `between` after each group.
+fn spot_check(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], group: usize, between: &dyn Fn()) -> Result<()> {
+    let size = layer_size(n);
+    let step = (size / SPOT_CHECKS).max(1);
+    let count = size.div_ceil(step);
+    let group = group.max(1) as u64;
+    let mut k0 = 0;
+    while k0 < count {
+        let k1 = count.min(k0.saturating_add(group));
+        let bad = (k0..k1).into_par_iter().map(|k| k * step).find_map_any(|i| {
+            let b = unrank_unchecked(n, i);
+            let derived = derive_value(rules, n, &b, values, lower);
+            (derived != values[i as usize]).then_some((i, b, derived))
+        });
+        between();
+        if let Some((index, board, derived)) = bad {
+            return Err(Error::SpotCheck { layer: n, index, board, stored: values[index as usize], derived });
+        }
+        k0 = k1;
+    }
+    Ok(())
 }
 
 /// An exclusive lock on a ruleset's database directory for the length of a build, so two builds

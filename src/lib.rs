@@ -11,7 +11,8 @@
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`solver`] | the parallel retrograde algorithm: one layer in memory |
+//! | [`solver`] | the parallel retrograde algorithm: one layer, in memory or out of core |
+//! | [`spill`] | the out-of-core builder's scratch files and checkpoints |
 //! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics |
 //! | [`probe`] | queries: value, move values |
 //! | [`line`](mod@line) | the best line (principal variation) |
@@ -38,6 +39,7 @@ pub mod probe;
 pub mod progress;
 pub mod rules;
 pub mod solver;
+pub mod spill;
 pub mod storage;
 pub mod units;
 pub mod verify;

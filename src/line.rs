@@ -147,7 +147,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
@@ -190,7 +190,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
@@ -460,6 +460,7 @@ mod tests {
             max_stones: 8,
             dir: dir.path().to_path_buf(),
             max_memory: None,
+            ..Default::default()
         };
         crate::build::build(&config, &crate::build::Silent).unwrap();
         let db = Database::open(dir.path(), Ruleset::Awari).unwrap();

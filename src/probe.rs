@@ -26,6 +26,7 @@
 //!     max_stones: 6,
 //!     dir: dir.path().to_path_buf(),
 //!     max_memory: None,
+//!     ..Default::default()
 //! };
 //! build::build(&config, &Silent)?;
 //!
@@ -240,7 +241,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// // Write the layers as published-format files, as `oware export` does.
     /// let vu = dir.path().join("vu");
@@ -389,7 +390,7 @@ impl Database {
     /// ```
     /// # use oware::{probe::Database, build::{self, BuildConfig, Silent}, Ruleset, Error};
     /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// # build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None }, &Silent)?;
+    /// # build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     /// assert_eq!(db.layer(3)?.values().len(), 364);
     /// assert!(matches!(db.layer(4), Err(Error::LayerMissing { layer: 4, .. })));
@@ -489,7 +490,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
@@ -555,7 +556,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
@@ -605,7 +606,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     /// build::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///

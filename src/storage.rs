@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use memmap2::{Mmap, MmapMut};
 
 use crate::error::{Damage, Error, FileKind, Result};
-use crate::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
+use crate::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 
@@ -454,7 +454,7 @@ impl Layer {
     /// [`Error::Corrupt`] on a mismatch. Always `Ok` for headerless (published-format) layers.
     pub fn check_payload(&self) -> Result<()> {
         let Some(h) = &self.header else { return Ok(()) };
-        let computed = checksum(self.bytes());
+        let computed = checksum_released(self.bytes(), &|r| self.release(r));
         if computed != h.payload_checksum {
             return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
         }
@@ -501,6 +501,18 @@ impl Layer {
         let b = self.bytes();
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
         unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
+    }
+
+    /// Gives the pages of payload bytes `range` back to the system: they leave the process's
+    /// resident memory (and are read again from the file, or its cache, when next used).
+    ///
+    /// Cost: one `madvise` call.
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        let b = self.bytes();
+        let end = (range.end as usize).min(b.len());
+        let start = (range.start as usize).min(end);
+        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
+        unsafe { crate::spill::release_pages(b.as_ptr().add(start), end - start) };
     }
 
     /// The first value outside `-n..=n` (index and value), if any.
@@ -616,6 +628,23 @@ impl LayerWriter {
         &mut self.map[PAYLOAD_OFFSET as usize..]
     }
 
+    /// The payload, and a handle that gives its pages back to the system while it is written
+    /// (out-of-core builds keep only a window of the output resident).
+    pub fn payload_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
+        let payload = &mut self.map[PAYLOAD_OFFSET as usize..];
+        let pages = PayloadPages { ptr: payload.as_ptr() as usize, len: payload.len(), _borrow: std::marker::PhantomData };
+        (payload, pages)
+    }
+
+    /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        let b = &self.map[PAYLOAD_OFFSET as usize..];
+        let end = (range.end as usize).min(b.len());
+        let start = (range.start as usize).min(end);
+        // SAFETY: a shared mapping of our own file: dropping its pages loses nothing.
+        unsafe { crate::spill::release_pages(b.as_ptr().add(start), end - start) };
+    }
+
     /// The payload as values.
     pub fn values(&self) -> &[i8] {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
@@ -629,13 +658,46 @@ impl LayerWriter {
     /// # Errors
     /// [`Error::Io`] when flushing or renaming fails; the final path is then untouched.
     pub fn finish(mut self) -> Result<PathBuf> {
-        let sum = checksum(&self.map[PAYLOAD_OFFSET as usize..]);
+        let sum = checksum_released(&self.map[PAYLOAD_OFFSET as usize..], &|r| self.release(r));
         let header = Header::new(self.rules, self.stones, sum);
         self.map[..HEADER_LEN].copy_from_slice(&header.encode());
         self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
         drop(self.map);
         self.file.commit()
     }
+}
+
+/// Gives back the pages of a [`LayerWriter`]'s payload while the payload is borrowed for
+/// writing (see [`LayerWriter::payload_and_pages`]).
+pub struct PayloadPages<'a> {
+    ptr: usize,
+    len: usize,
+    _borrow: std::marker::PhantomData<&'a ()>,
+}
+
+impl PayloadPages<'_> {
+    /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        let end = (range.end as usize).min(self.len);
+        let start = (range.start as usize).min(end);
+        // SAFETY: the writer's shared file mapping, alive for 'a: dropping pages loses nothing.
+        unsafe { crate::spill::release_pages((self.ptr + start) as *const u8, end - start) };
+    }
+}
+
+/// Bytes checksummed (and then given back) at a time by [`checksum_released`].
+const WINDOW: usize = 64 << 20;
+
+/// [`checksum`] of `bytes` (a file mapping), window by window, giving each window's pages back
+/// with `release` once read, so the whole file is never resident at once.
+pub fn checksum_released(bytes: &[u8], release: &dyn Fn(std::ops::Range<u64>)) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for (k, w) in bytes.chunks(WINDOW).enumerate() {
+        h.update(w);
+        let a = (k * WINDOW) as u64;
+        release(a..a + w.len() as u64);
+    }
+    h.digest()
 }
 
 /// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
@@ -689,7 +751,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known.
+///
+/// For tests of the plan's disk checks, the environment variable `OWARE_SIMULATE_DISK_FREE`
+/// (bytes) caps the answer.
 pub fn disk_free(path: &Path) -> Option<u64> {
+    let real = disk_free_real(path);
+    match std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse::<u64>().ok()) {
+        Some(cap) => Some(real.map_or(cap, |r| r.min(cap))),
+        None => real,
+    }
+}
+
+fn disk_free_real(path: &Path) -> Option<u64> {
     let mut p = path.to_path_buf();
     loop {
         if p.exists() {

@@ -49,7 +49,7 @@ fn header_decoder_rejects_random_damage_without_panicking() {
 #[test]
 fn layer_reader_rejects_damaged_files() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None };
+    let cfg = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     build(&cfg, &Silent).unwrap();
     let path = layer_path(dir.path(), Ruleset::Awari, 6);
     let original = std::fs::read(&path).unwrap();

@@ -31,7 +31,7 @@ fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
     use oware::build::{build, BuildConfig, Silent};
     use oware::storage::Layer;
 
-    let config = BuildConfig { rules, max_stones: MAX_LAYER, dir: dir.to_path_buf(), max_memory: None };
+    let config = BuildConfig { rules, max_stones: MAX_LAYER, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
     build(&config, &Silent).unwrap_or_else(|e| panic!("{rules}: build failed: {e}"));
     (0..=MAX_LAYER)
         .map(|n| {

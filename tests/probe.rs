@@ -29,7 +29,7 @@ const EXAMPLE: &str = "1 1 1 1 1 2 4 2 3 0 0 0";
 
 fn build(rules: Ruleset, max_stones: u32) -> TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = BuildConfig { rules, max_stones, dir: dir.path().to_path_buf(), max_memory: None };
+    let config = BuildConfig { rules, max_stones, dir: dir.path().to_path_buf(), max_memory: None, ..Default::default() };
     build::build(&config, &Silent).expect("build");
     dir
 }
@@ -479,7 +479,7 @@ fn missing_layer() {
 
     // The failure is not remembered: once the layer exists, the same database answers.
     build::build(
-        &BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None },
+        &BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None, ..Default::default() },
         &Silent,
     )
     .unwrap();

@@ -97,7 +97,7 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
 
 fn build_in(dir: &Path, rules: Ruleset, max: u32, threads: usize) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let cfg = BuildConfig { rules, max_stones: max, dir: dir.into(), max_memory: None };
+    let cfg = BuildConfig { rules, max_stones: max, dir: dir.into(), max_memory: None, ..Default::default() };
     pool.install(|| build(&cfg, &Silent)).unwrap();
 }
 

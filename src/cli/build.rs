@@ -39,6 +39,14 @@ pub struct BuildArgs {
     /// Memory the build may use, e.g. `3G`, `512M` (default: what the system reports available).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
+    /// Directory for scratch files and checkpoints (default: `.work` in the ruleset's
+    /// directory); each layer's files are removed when it is done.
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<std::path::PathBuf>,
+    /// Least seconds between two checkpoints inside a layer (default: 180); a killed build
+    /// resumes from the last one. Layers expected to take less are not checkpointed.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=86_400 * 365))]
+    checkpoint_every: Option<u64>,
     /// Print the plan and stop.
     #[arg(long)]
     dry_run: bool,
@@ -299,8 +307,13 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             LayerAction::Build { reason: Some(r) } => format!(" (replaces a damaged file: {r})"),
             _ => String::new(),
         };
+        let mode = match &l.out_of_core {
+            None => "in memory".to_string(),
+            Some(o) => format!("out of core in {} parts", o.parts),
+        };
+        let scratch = if l.scratch_bytes > 0 { format!(" + {} scratch", human_bytes(l.scratch_bytes)) } else { String::new() };
         s.push_str(&format!(
-            "  layer {:>2}: {:>15} positions, in memory, memory {}, disk {}, about {}{why}\n",
+            "  layer {:>2}: {:>15} positions, {mode}, memory {}, disk {}{scratch}, about {}{why}\n",
             l.layer,
             group_digits(l.positions),
             human_bytes(l.memory_bytes),
@@ -359,6 +372,8 @@ pub fn run(a: BuildArgs) -> Result<()> {
         max_stones: a.max_stones,
         dir: a.dir.dir.clone(),
         max_memory: a.max_memory,
+        work_dir: a.work_dir.clone(),
+        checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
     };
     let pool = thread_pool(a.threads)?;
     let threads = pool.current_num_threads();

@@ -1,7 +1,8 @@
 //! The retrograde solver: the algorithm that computes one layer's values from the finished
-//! smaller layers, in memory. It knows nothing of files, directories or resumption: the build
-//! pipeline ([`crate::build`]) owns those and calls [`solve_layer`].
+//! smaller layers, in memory or out of core. Of files it knows only its own scratch files and
+//! checkpoints ([`crate::spill`]); the build pipeline ([`crate::build`]) owns the layer files,
+//! the directories and the decision to resume, and calls [`solve_layer_with`].
 
 pub mod retro;
 
-pub use retro::{solve_layer, work_units, working_memory};
+pub use retro::{solve_layer, solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions, CHUNK};

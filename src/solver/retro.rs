@@ -1,4 +1,5 @@
-//! Threshold-descending retrograde analysis of one layer (see `docs/values.md`).
+//! Threshold-descending retrograde analysis of one layer (see `docs/values.md`), in memory or
+//! out of core.
 //!
 //! For `t = n, n-1, ..., 1` two sets grow: WIN (`v >= t`) and LOSS (`v <= -t`). A position that
 //! first enters WIN at threshold `t` is worth exactly `t`, one that first enters LOSS exactly
@@ -10,22 +11,45 @@
 //! - bits 8..10: the number of same-layer moves whose child is not yet in WIN (`pending`, at
 //!   most 6); bit 15: resolved.
 //!
-//! The values are copied into the layer file's payload (memory-mapped) at the end.
+//! The values are copied into the layer file's payload at the end.
 //!
 //! Parallelism: each threshold's seed scan runs over index chunks in parallel; the positions a
 //! thread resolves go on that thread's own stack and are propagated from it in batches. Resolution is an atomic
 //! compare-and-swap setting the resolved flag, so each position is resolved exactly once, and within one
 //! threshold every resolved position gets the same `±t` whatever the order: the result does not
 //! depend on the number of threads or on scheduling.
+//!
+//! # Out of core
+//!
+//! With [`OutOfCore`] limits the state lives in a scratch file, split into *parts* (consecutive
+//! index ranges); one part's pages are resident at a time and are given back when the solver moves
+//! on. An update for a position of another part becomes a message in that part's bucket
+//! ([`Inboxes`]); a threshold is done when a round over the parts leaves every bucket empty.
+//! The order in which a threshold's updates are applied does not change its result (the sets
+//! WIN and LOSS it ends with are the least fixed point of the threshold's rules), so the bytes
+//! are those of the in-memory solve. The exits pass reads the lower layers in sorted order:
+//! each part's capture lookups are collected, sorted by their place in the lower layers and
+//! served in one sweep, whose pages are given back window by window.
+//!
+//! # Checkpoints
+//!
+//! The state after a phase (a stretch of the exits pass, a threshold) is a deterministic
+//! function of the layer, so it can be saved ([`Checkpoint`]) and a later run resumes from it,
+//! in either mode, with identical results.
 
-use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use crate::error::{Error, MemoryLimit, Result};
+use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::index::{chunks, in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
+use crate::spill::{Checkpoint, Inboxes, Progress as Reached, ScratchState, Unusable};
 
 const RESOLVED: u16 = 0x8000;
 const PENDING_SHIFT: u32 = 8;
@@ -33,8 +57,12 @@ const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
 const PENDING: u16 = 0x7 << PENDING_SHIFT;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 const NO_EXIT: i8 = i8::MIN;
-/// Positions per parallel work item.
-const CHUNK: u64 = 1 << 15;
+/// Positions per parallel work item; parts are multiples of it.
+pub const CHUNK: u64 = 1 << 15;
+/// Bit of a message: "a child was lost" (else: "a child entered WIN").
+const LOST: u64 = 1 << 63;
+/// Bit position of the layer number in a lookup key (the index takes the bits below).
+const KEY_SHIFT: u32 = 40;
 
 /// Relative cost of the exits pass against one threshold scan, for progress and ETA.
 const EXIT_WEIGHT: u64 = 4;
@@ -44,9 +72,51 @@ pub fn work_units(n: u32) -> u64 {
     layer_size(n) * (EXIT_WEIGHT + u64::from(n) + 1)
 }
 
-/// Bytes of working memory [`solve_layer`] allocates besides its output: two per position.
+/// Bytes of working memory [`solve_layer`] allocates besides its output in memory mode: two
+/// per position.
 pub fn working_memory(n: u32) -> u64 {
     2 * layer_size(n)
+}
+
+/// Limits of an out-of-core solve: how much of each kind of data may be resident at once.
+pub struct OutOfCore<'a> {
+    /// Positions per part (rounded to a multiple of [`CHUNK`]); the part's state takes two
+    /// bytes per position.
+    pub part_len: u64,
+    /// Bytes of capture lookups collected before they are sorted and served (16 per lookup).
+    pub lookup_bytes: u64,
+    /// Bytes of the lower layers read between two releases of their pages.
+    pub lower_window: u64,
+    /// Bytes of messages buffered in memory in front of the bucket files.
+    pub message_bytes: u64,
+    /// Directory for the scratch files (state and buckets).
+    pub work_dir: &'a Path,
+    /// Gives back the pages of bytes `range` of lower layer `m` (a file mapping).
+    pub release_lower: &'a (dyn Fn(u32, Range<u64>) + Sync),
+    /// Gives back the pages of bytes `range` of the output (a file mapping).
+    pub release_out: &'a (dyn Fn(Range<u64>) + Sync),
+}
+
+impl OutOfCore<'_> {
+    /// Resident bytes of an out-of-core solve with these limits, besides a fixed overhead:
+    /// one part's state, the lookup buffer (sorted in place), the window of the lower layers
+    /// and the message buffers.
+    pub fn resident(&self) -> u64 {
+        2 * self.part_len + self.lookup_bytes + self.lower_window + self.message_bytes
+    }
+}
+
+/// Options of [`solve_layer_with`].
+#[derive(Default)]
+pub struct SolveOptions<'a> {
+    /// Solve out of core within these limits (`None`: the whole state in memory).
+    pub out_of_core: Option<OutOfCore<'a>>,
+    /// Save progress here at phase boundaries, and resume from it when it is valid.
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// Least time between two checkpoints.
+    pub checkpoint_every: Duration,
+    /// Receives messages for the user (a checkpoint resumed or discarded).
+    pub note: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 #[inline]
@@ -59,17 +129,60 @@ fn pack(value: i8, pending: u8) -> u16 {
     u16::from(value as u8) | (u16::from(pending) << PENDING_SHIFT)
 }
 
-struct State<'a> {
-    rules: Ruleset,
-    cells: &'a [AtomicU16],
+/// The first error of a parallel phase, which also stops the phase.
+struct Failure {
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
 }
 
+impl Failure {
+    fn new() -> Failure {
+        Failure { failed: AtomicBool::new(false), error: Mutex::new(None) }
+    }
+    fn set(&self, e: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Relaxed);
+    }
+    fn take(&self) -> Result<()> {
+        match self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The cells of one part (the whole layer in memory mode) and where messages for the others go.
+struct State<'a> {
+    rules: Ruleset,
+    n: u32,
+    /// Cells of positions `base..base + cells.len()`.
+    cells: &'a [AtomicU16],
+    base: u64,
+    /// Out of core: positions per part and the buckets.
+    remote: Option<(u64, &'a Inboxes)>,
+    failure: &'a Failure,
+}
+
+/// Thread-local scratch of a propagation.
+#[derive(Default)]
+struct Scratch {
+    stack: Vec<(Board, i8)>,
+    batch: Vec<(usize, Board, bool)>,
+    sends: Vec<u64>,
+}
+
+/// Messages buffered per thread before they are handed to the buckets.
+const SENDS: usize = 1 << 13;
+
 impl State<'_> {
-    /// Marks position `i` resolved with value `v`; false when it already was (another thread may
+    /// Marks cell `k` resolved with value `v`; false when it already was (another thread may
     /// have got there first).
     #[inline]
-    fn resolve(&self, i: usize, v: i8) -> bool {
-        let cell = &self.cells[i];
+    fn resolve(&self, k: usize, v: i8) -> bool {
+        let cell = &self.cells[k];
         let mut cur = cell.load(Relaxed);
         loop {
             if cur & RESOLVED != 0 {
@@ -83,47 +196,135 @@ impl State<'_> {
         }
     }
 
-    /// Propagates every position on `stack` (resolved at threshold `t`) to its same-layer
-    /// predecessors until the stack is empty.
-    ///
-    /// Works in batches: the predecessors of up to [`BATCH`] positions are generated and their
-    /// cells prefetched first, then updated, so that many cache misses are in flight at once
-    /// instead of one after the other. `batch` is scratch space.
-    fn propagate(&self, t: i8, stack: &mut Vec<(Board, i8)>, batch: &mut Vec<(usize, Board, bool)>) {
-        while !stack.is_empty() {
-            batch.clear();
-            for _ in 0..BATCH {
-                let Some((board, v)) = stack.pop() else { break };
-                for_each_predecessor(self.rules, &board, |q, _pit| {
-                    if in_some_layer(q) {
-                        let j = rank_unchecked(q) as usize;
-                        prefetch(&self.cells[j]);
-                        batch.push((j, *q, v < 0));
-                    }
-                });
+    /// Applies to cell `k` (board `q`) the news that one of its children entered LOSS
+    /// (`child_lost`) or WIN at threshold `t`; a newly resolved position goes on `stack`.
+    #[inline]
+    fn update(&self, t: i8, k: usize, q: impl FnOnce() -> Board, child_lost: bool, stack: &mut Vec<(Board, i8)>) {
+        if child_lost {
+            // q can move to a position lost by at least t: q wins at least t.
+            if self.resolve(k, t) {
+                stack.push((q(), t));
             }
-            for &(j, q, child_lost) in batch.iter() {
-                if child_lost {
-                    // q can move to a position lost by at least t: q wins at least t.
-                    if self.resolve(j, t) {
-                        stack.push((q, t));
-                    }
-                } else {
-                    // One more of q's same-layer moves is worth -t or less. (Resolved positions
-                    // are decremented too: harmless, as each same-layer move is counted once.)
-                    let prev = self.cells[j].fetch_sub(PENDING_ONE, Relaxed);
-                    debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
-                    if prev & RESOLVED == 0
-                        && prev & PENDING == PENDING_ONE
-                        && value_of(prev) <= -t
-                        && self.resolve(j, -t)
-                    {
-                        stack.push((q, -t));
-                    }
-                }
+        } else {
+            // One more of q's same-layer moves is worth -t or less. (Resolved positions
+            // are decremented too: harmless, as each same-layer move is counted once.)
+            let prev = self.cells[k].fetch_sub(PENDING_ONE, Relaxed);
+            debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
+            if prev & RESOLVED == 0 && prev & PENDING == PENDING_ONE && value_of(prev) <= -t && self.resolve(k, -t) {
+                stack.push((q(), -t));
             }
         }
     }
+
+    /// Propagates every position on the stack (resolved at threshold `t`) to its same-layer
+    /// predecessors until the stack is empty; predecessors in other parts get messages.
+    ///
+    /// Works in batches: the predecessors of up to [`BATCH`] positions are generated and their
+    /// cells prefetched first, then updated, so that many cache misses are in flight at once
+    /// instead of one after the other.
+    fn propagate(&self, t: i8, s: &mut Scratch) {
+        let len = self.cells.len() as u64;
+        while !s.stack.is_empty() {
+            s.batch.clear();
+            for _ in 0..BATCH {
+                let Some((board, v)) = s.stack.pop() else { break };
+                for_each_predecessor(self.rules, &board, |q, _pit| {
+                    if in_some_layer(q) {
+                        let j = rank_unchecked(q);
+                        let k = j.wrapping_sub(self.base);
+                        if k < len {
+                            prefetch(&self.cells[k as usize]);
+                            s.batch.push((k as usize, *q, v < 0));
+                        } else {
+                            s.sends.push(j | if v < 0 { LOST } else { 0 });
+                        }
+                    }
+                });
+            }
+            for &(k, q, child_lost) in s.batch.iter() {
+                self.update(t, k, || q, child_lost, &mut s.stack);
+            }
+            if s.sends.len() >= SENDS {
+                self.flush(&mut s.sends);
+            }
+        }
+    }
+
+    /// Hands the buffered messages to the buckets of their parts.
+    fn flush(&self, sends: &mut Vec<u64>) {
+        let Some((part_len, inboxes)) = self.remote else { return };
+        sends.sort_unstable_by_key(|m| m & !LOST);
+        for group in sends.chunk_by(|a, b| (a & !LOST) / part_len == (b & !LOST) / part_len) {
+            let part = ((group[0] & !LOST) / part_len) as usize;
+            if let Err(e) = inboxes.send(part, group) {
+                self.failure.set(e);
+            }
+        }
+        sends.clear();
+    }
+
+    /// Applies a block of messages to this part and propagates what they resolve.
+    fn apply(&self, t: i8, messages: &[u64]) {
+        messages.par_chunks(1 << 12).for_each_init(Scratch::default, |s, block| {
+            for &m in block {
+                let j = m & !LOST;
+                let k = (j - self.base) as usize;
+                self.update(t, k, || unrank_unchecked(self.n, j), m & LOST != 0, &mut s.stack);
+                if s.stack.len() >= BATCH {
+                    self.propagate(t, s);
+                }
+            }
+            self.propagate(t, s);
+            self.flush(&mut s.sends);
+        });
+    }
+
+    /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates.
+    fn seed(&self, t: i8, range: Range<u64>, progress: &dyn Progress) {
+        let ranges: Vec<Range<u64>> = split(range, CHUNK);
+        ranges.par_iter().for_each_init(Scratch::default, |s, r| {
+            if progress.cancelled() || self.failure.failed.load(Relaxed) {
+                return;
+            }
+            for k in r.start as usize..r.end as usize {
+                let m = self.cells[k].load(Relaxed);
+                if m & RESOLVED != 0 {
+                    continue;
+                }
+                let best = value_of(m);
+                let v = if best >= t {
+                    t
+                } else if m & PENDING == 0 && best <= -t {
+                    -t
+                } else {
+                    continue;
+                };
+                if self.resolve(k, v) {
+                    s.stack.push((unrank_unchecked(self.n, self.base + k as u64), v));
+                    // Seeds are gathered into full batches before propagating (order within a
+                    // threshold does not matter), so that many cache misses overlap.
+                    if s.stack.len() >= BATCH {
+                        self.propagate(t, s);
+                    }
+                }
+            }
+            self.propagate(t, s);
+            self.flush(&mut s.sends);
+            progress.advance(r.end - r.start);
+        });
+    }
+}
+
+/// Splits `range` into consecutive ranges of at most `chunk`.
+fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
+    let mut v = Vec::new();
+    let mut a = range.start;
+    while a < range.end {
+        let b = (a + chunk).min(range.end);
+        v.push(a..b);
+        a = b;
+    }
+    v
 }
 
 /// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
@@ -133,14 +334,6 @@ fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::HugePage);
     Ok(map)
-}
-
-/// Views zeroed memory as cells.
-fn as_cells(map: &mut memmap2::MmapMut) -> &[AtomicU16] {
-    let len = map.len() / 2;
-    // SAFETY: the map is page-aligned (so 2-aligned), zero is a valid AtomicU16, and the
-    // exclusive borrow ensures all access goes through the atomic view while it lives.
-    unsafe { std::slice::from_raw_parts(map.as_mut_ptr().cast::<AtomicU16>(), len) }
 }
 
 /// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
@@ -158,53 +351,315 @@ fn prefetch<T>(r: &T) {
     let _ = r;
 }
 
+/// Computes the exact value of every position of layer `n` under `rules`, in memory: as
+/// [`solve_layer_with`] with default options.
+///
+/// # Errors
+/// As [`solve_layer_with`].
+///
+/// # Panics
+/// As [`solve_layer_with`].
+pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+    solve_layer_with(rules, n, lower, out, progress, &SolveOptions::default())
+}
+
+/// Where the solver's cells live: anonymous memory, or a scratch file.
+enum Cells {
+    Memory(memmap2::MmapMut),
+    File(ScratchState),
+}
+
+impl Cells {
+    fn all(&self) -> &[AtomicU16] {
+        match self {
+            Cells::Memory(m) => {
+                // SAFETY: the map is writable, page-aligned (so 2-aligned) and zero-initialised;
+                // zero is a valid AtomicU16 and all access goes through this atomic view.
+                unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<AtomicU16>(), m.len() / 2) }
+            }
+            Cells::File(f) => f.cells(),
+        }
+    }
+
+    fn scratch(&self) -> Option<&ScratchState> {
+        match self {
+            Cells::File(f) => Some(f),
+            Cells::Memory(_) => None,
+        }
+    }
+}
+
 /// Computes the exact value of every position of layer `n` under `rules`.
 ///
 /// - `lower[m]` must hold the finished values of layer `m` for every `m < n` (in index order);
 /// - `out` receives one value per position of layer `n`, in index order; its length must be
-///   `layer_size(n)`. Its previous contents are ignored.
+///   `layer_size(n)`. Its previous contents are ignored;
+/// - `options`: in memory or out of core, checkpoints.
 ///
 /// Runs on the current rayon thread pool. Cost: one forward pass (every move of every position,
-/// one random read of a lower layer per capture), one predecessor pass over the positions that get
-/// a non-zero value, `n` sequential scans of two bytes per position; memory: `out` plus
-/// [`working_memory`]`(n)` bytes.
+/// one read of a lower layer per capture), one predecessor pass over the positions that get a
+/// non-zero value, `n` sequential scans of two bytes per position. Memory mode: `out` plus
+/// [`working_memory`]`(n)` bytes, and the lower layers read at random. Out of core: resident
+/// memory [`OutOfCore::resident`] plus a fixed overhead; the scratch file takes two bytes per
+/// position of disk and the buckets up to eight bytes per message of a round; the lower layers
+/// are read in sorted sweeps, once per lookup buffer.
+///
+/// The result does not depend on the mode, the limits, the number of threads or a checkpoint
+/// resumed from.
 ///
 /// # Errors
-/// [`Error::OutOfMemory`] when the working memory cannot be allocated; [`Error::Interrupted`]
-/// when `progress` reports cancellation (checked once per chunk; `out` is then incomplete).
+/// [`Error::OutOfMemory`] when the working memory cannot be allocated; [`Error::Io`] when a
+/// scratch file cannot be written (a full disk included); [`Error::Interrupted`] when `progress`
+/// reports cancellation (checked once per chunk; `out` is then incomplete, and the last
+/// checkpoint is kept).
 ///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
 /// (programming errors: callers validate files before calling).
-pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+pub fn solve_layer_with(
+    rules: Ruleset,
+    n: u32,
+    lower: &[&[i8]],
+    out: &mut [u8],
+    progress: &dyn Progress,
+    options: &SolveOptions,
+) -> Result<()> {
     let size = layer_size(n);
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     assert_eq!(out.len() as u64, size, "output buffer of layer {n} has the wrong length");
     for m in 0..n {
         assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
     }
-    let mut cell_map = huge_zeroed(2 * size as usize).map_err(|_| Error::OutOfMemory {
-        layer: n,
-        needed: working_memory(n),
-        available: 0,
-        limit: MemoryLimit::Refused,
-    })?;
-    let cells = as_cells(&mut cell_map);
-    let state = State { rules, cells };
-    let ranges: Vec<_> = chunks(n, CHUNK).collect();
+    let ooc = options.out_of_core.as_ref();
+    let part_len = ooc.map_or(size.max(1), |o| (o.part_len / CHUNK).max(1) * CHUNK);
+    let parts: Vec<Range<u64>> = split(0..size, part_len);
+    // One part: the state is resident anyway, so it lives in anonymous memory (no write-back).
+    let storage = match ooc.filter(|_| parts.len() > 1) {
+        None => Cells::Memory(huge_zeroed(2 * size as usize).map_err(|_| Error::OutOfMemory {
+            layer: n,
+            needed: working_memory(n),
+            available: 0,
+            limit: MemoryLimit::Refused,
+        })?),
+        Some(o) => Cells::File(ScratchState::create(&o.work_dir.join("state.bin"), size)?),
+    };
+    let scratch = storage.scratch();
+    let cells = storage.all();
+    let release_part = |r: &Range<u64>| {
+        if let Some(s) = scratch {
+            s.release(r.clone());
+        }
+    };
+    let note = |text: &str| {
+        if let Some(f) = options.note {
+            f(text);
+        }
+    };
 
-    // 1. Exits pass: best exit and number of same-layer moves of every position.
+    // Resume from a checkpoint, if there is a valid one.
+    let mut reached = Reached { exits_done: 0, next_threshold: n };
+    if let Some(c) = options.checkpoint {
+        let bytes = cells_bytes(cells);
+        let mut write = |off: u64, b: &[u8]| {
+            // SAFETY: nothing else touches the cells while the checkpoint is loaded.
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
+            if let Some(s) = scratch {
+                s.release(off / 2..(off + b.len() as u64).div_ceil(2));
+            }
+        };
+        match c.load(&mut write) {
+            Ok(at) => {
+                reached = at;
+                let phase = if at.exits_done < size {
+                    format!("{:.0} % of the exits pass", 100.0 * at.exits_done as f64 / size.max(1) as f64)
+                } else if at.next_threshold == n {
+                    "the exits pass".to_string()
+                } else {
+                    format!("thresholds {n}..{}", at.next_threshold + 1)
+                };
+                note(&format!("layer {n}: resuming from a checkpoint after {phase}"));
+            }
+            Err(Unusable::Absent) => {}
+            Err(Unusable::Discarded(why)) => {
+                note(&format!("layer {n}: checkpoint {} discarded ({why}); starting the layer afresh", c.path().display()));
+                c.remove()?;
+            }
+        }
+    }
+    let mut last_save = Instant::now();
+    let save = |at: Reached, last: &mut Instant, force: bool| -> Result<()> {
+        let Some(c) = options.checkpoint else { return Ok(()) };
+        if !force && last.elapsed() < options.checkpoint_every {
+            return Ok(());
+        }
+        let bytes = cells_bytes(cells);
+        c.save(at, &|off, buf| {
+            // SAFETY: the cells are quiescent between phases.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
+            if let Some(s) = scratch {
+                s.release(off / 2..(off + buf.len() as u64).div_ceil(2));
+            }
+        })?;
+        *last = Instant::now();
+        Ok(())
+    };
+
     let trace = std::env::var_os("OWARE_TRACE").is_some();
-    let mut clock = std::time::Instant::now();
+    let mut clock = Instant::now();
     let mut lap = |what: &str| {
         if trace {
             use std::io::Write;
             let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", clock.elapsed().as_secs_f64());
         }
-        clock = std::time::Instant::now();
+        clock = Instant::now();
     };
+    let failure = Failure::new();
+    let stopped = || progress.cancelled() || failure.failed.load(Relaxed);
+
+    // 1. Exits pass: best exit and number of same-layer moves of every position.
     progress.phase("exits");
-    ranges.par_iter().for_each(|r| {
+    progress.advance(reached.exits_done * EXIT_WEIGHT);
+    match ooc {
+        None => {
+            // In memory, in segments so that a checkpoint can be taken between them.
+            let segment = (size / 16).max(CHUNK).div_ceil(CHUNK) * CHUNK;
+            for seg in split(reached.exits_done..size, segment) {
+                exits_in_memory(rules, n, lower, cells, seg.clone(), progress);
+                if stopped() {
+                    return Err(Error::Interrupted);
+                }
+                reached.exits_done = seg.end;
+                if seg.end < size {
+                    save(reached, &mut last_save, false)?;
+                }
+            }
+        }
+        Some(o) => {
+            for (pi, part) in parts.iter().enumerate() {
+                if part.end <= reached.exits_done {
+                    continue;
+                }
+                progress.phase(&format!("exits, part {}/{}", pi + 1, parts.len()));
+                let start = part.start.max(reached.exits_done);
+                let mut on_flush = |done: u64| -> Result<()> {
+                    reached.exits_done = done;
+                    if done < size {
+                        save(reached, &mut last_save, false)?;
+                    }
+                    Ok(())
+                };
+                exits_out_of_core(rules, n, lower, cells, start..part.end, o, progress, &failure, &mut on_flush)?;
+                release_part(part);
+                if stopped() {
+                    failure.take()?;
+                    return Err(Error::Interrupted);
+                }
+            }
+            reached.exits_done = size;
+        }
+    }
+    lap("exits");
+    if reached.next_threshold == n {
+        save(reached, &mut last_save, false)?;
+    }
+
+    // 2. Thresholds from n down to 1: seed, then propagate.
+    let inboxes = match ooc.filter(|_| parts.len() > 1) {
+        Some(o) => Some(Inboxes::new(o.work_dir, parts.len(), o.message_bytes)?),
+        None => None,
+    };
+    progress.advance(size * u64::from(n - reached.next_threshold));
+    for t in (1..=reached.next_threshold as i8).rev() {
+        progress.phase(&format!("threshold {t}"));
+        let mut round = 0;
+        loop {
+            for (pi, part) in parts.iter().enumerate() {
+                let waiting = inboxes.as_ref().is_some_and(|i| i.pending(pi));
+                if round > 0 && !waiting {
+                    continue;
+                }
+                if parts.len() > 1 {
+                    let r = if round > 0 { format!(", round {}", round + 1) } else { String::new() };
+                    progress.phase(&format!("threshold {t}, part {}/{}{r}", pi + 1, parts.len()));
+                }
+                let state = State {
+                    rules,
+                    n,
+                    cells: &cells[part.start as usize..part.end as usize],
+                    base: part.start,
+                    remote: inboxes.as_ref().map(|i| (part_len, i)),
+                    failure: &failure,
+                };
+                if round == 0 {
+                    state.seed(t, 0..part.end - part.start, progress);
+                }
+                if let Some(inboxes) = &inboxes {
+                    inboxes.drain(pi, 1 << 20, |messages| {
+                        state.apply(t, messages);
+                        Ok(())
+                    })?;
+                }
+                release_part(part);
+                if stopped() {
+                    failure.take()?;
+                    return Err(Error::Interrupted);
+                }
+            }
+            if !inboxes.as_ref().is_some_and(|i| i.any_pending()) {
+                break;
+            }
+            round += 1;
+        }
+        if trace && parts.len() > 1 {
+            eprintln!("  layer {n} threshold {t}: {} rounds", round + 1);
+        }
+        reached.next_threshold = t as u32 - 1;
+        if t > 1 {
+            save(reached, &mut last_save, false)?;
+        }
+    }
+
+    lap("thresholds");
+    // 3. Write the values; everything still unresolved is worth 0 (endless play).
+    progress.phase("draws");
+    for part in &parts {
+        let (a, b) = (part.start as usize, part.end as usize);
+        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
+            for (byte, cell) in o.iter_mut().zip(c) {
+                let s = cell.load(Relaxed);
+                *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
+            }
+            progress.advance(o.len() as u64);
+        });
+        release_part(part);
+        if let Some(o) = ooc {
+            (o.release_out)(part.clone());
+        }
+    }
+    if let Some(c) = options.checkpoint {
+        c.remove()?;
+    }
+    drop(storage);
+    if let Some(o) = ooc.filter(|_| parts.len() > 1) {
+        let _ = std::fs::remove_file(o.work_dir.join("state.bin"));
+    }
+    Ok(())
+}
+
+/// The cells as raw bytes (for checkpoints).
+#[derive(Clone, Copy)]
+struct RawBytes(*mut u8);
+// SAFETY: used only between phases, when no other thread touches the cells.
+unsafe impl Sync for RawBytes {}
+unsafe impl Send for RawBytes {}
+
+fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
+    RawBytes(cells.as_ptr() as *mut u8)
+}
+
+/// The exits pass over `range` in memory: the lower layers read at random, with prefetching.
+fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16], range: Range<u64>, progress: &dyn Progress) {
+    split(range, CHUNK).par_iter().for_each(|r| {
         if progress.cancelled() {
             return;
         }
@@ -235,66 +690,106 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
                 g.1 = g.1.max(captured as i8 - v);
             }
             for &(i, best, pending) in &group {
-                state.cells[i as usize].store(pack(best, pending), Relaxed);
+                cells[i as usize].store(pack(best, pending), Relaxed);
             }
         }
         progress.advance((r.end - r.start) * EXIT_WEIGHT);
     });
+}
 
-    lap("exits");
-    if progress.cancelled() {
-        return Err(Error::Interrupted);
-    }
-    // 2. Thresholds from n down to 1: seed, then propagate.
-    for t in (1..=n as i8).rev() {
-        progress.phase(&format!("threshold {t}"));
-        ranges.par_iter().for_each(|r| {
-            if progress.cancelled() {
-                return;
-            }
-            let mut stack: Vec<(Board, i8)> = Vec::new();
-            let mut batch = Vec::new();
-            for i in r.start as usize..r.end as usize {
-                let m = state.cells[i].load(Relaxed);
-                if m & RESOLVED != 0 {
-                    continue;
+/// The exits pass over `range` (inside one part) out of core: moves are generated in index
+/// order and the capture lookups collected; each full buffer is sorted by place in the lower
+/// layers and served in one sweep, window by window, and the windows' pages given back.
+/// `on_flush(done)` is called when every position below `done` is complete.
+#[allow(clippy::too_many_arguments)]
+fn exits_out_of_core(
+    rules: Ruleset,
+    n: u32,
+    lower: &[&[i8]],
+    cells: &[AtomicU16],
+    range: Range<u64>,
+    o: &OutOfCore,
+    progress: &dyn Progress,
+    failure: &Failure,
+    on_flush: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<()> {
+    let offsets: Vec<u64> = (0..=n).scan(0u64, |acc, m| {
+        let at = *acc;
+        *acc += layer_size(m);
+        Some(at)
+    }).collect();
+    let cap = (o.lookup_bytes / 16).max(1 << 12) as usize;
+    let mut lookups: Vec<(u64, u64)> = Vec::new();
+    let ranges = split(range, CHUNK);
+    let group = rayon::current_num_threads().max(1);
+    for rs in ranges.chunks(group) {
+        if progress.cancelled() || failure.failed.load(Relaxed) {
+            return Ok(());
+        }
+        let pieces: Vec<Vec<(u64, u64)>> = rs
+            .par_iter()
+            .map(|r| {
+                let mut mine = Vec::new();
+                let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+                for (i, b) in walker {
+                    let (best, pending) = exits(rules, &b, |captured, child| {
+                        let key = (u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child);
+                        mine.push((key, i));
+                    });
+                    cells[i as usize].store(pack(best, pending), Relaxed);
                 }
-                let best = value_of(m);
-                let v = if best >= t {
-                    t
-                } else if m & PENDING == 0 && best <= -t {
-                    -t
-                } else {
-                    continue;
-                };
-                if state.resolve(i, v) {
-                    stack.push((unrank_unchecked(n, i as u64), v));
-                    // Seeds are gathered into full batches before propagating (order within a
-                    // threshold does not matter), so that many cache misses overlap.
-                    if stack.len() >= BATCH {
-                        state.propagate(t, &mut stack, &mut batch);
-                    }
-                }
-            }
-            state.propagate(t, &mut stack, &mut batch);
-            progress.advance(r.end - r.start);
-        });
-        if progress.cancelled() {
-            return Err(Error::Interrupted);
+                progress.advance((r.end - r.start) * EXIT_WEIGHT);
+                mine
+            })
+            .collect();
+        for p in pieces {
+            lookups.extend_from_slice(&p);
+        }
+        if lookups.len() >= cap {
+            serve(n, lower, cells, &mut lookups, &offsets, o);
+            on_flush(rs.last().map_or(0, |r| r.end))?;
         }
     }
-
-    lap("thresholds");
-    // 3. Write the values; everything still unresolved is worth 0 (endless play).
-    progress.phase("draws");
-    out.par_chunks_mut(CHUNK as usize).zip(cells.par_chunks(CHUNK as usize)).for_each(|(o, c)| {
-        for (byte, cell) in o.iter_mut().zip(c) {
-            let s = cell.load(Relaxed);
-            *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
-        }
-        progress.advance(o.len() as u64);
-    });
+    serve(n, lower, cells, &mut lookups, &offsets, o);
     Ok(())
+}
+
+/// Sorts `lookups` (key: layer and index of a child; parent index) and folds each child's value
+/// into its parent's best exit, sweeping the lower layers in order; the pages of each window of
+/// `o.lower_window` bytes are given back once it is served.
+fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u64)>, offsets: &[u64], o: &OutOfCore) {
+    if lookups.is_empty() {
+        return;
+    }
+    lookups.par_sort_unstable_by_key(|l| l.0);
+    let mask = (1u64 << KEY_SHIFT) - 1;
+    let place = |key: u64| offsets[(key >> KEY_SHIFT) as usize] + (key & mask);
+    let window = o.lower_window.max(1 << 16);
+    let mut start = 0;
+    while start < lookups.len() {
+        let first = place(lookups[start].0);
+        let end = start + lookups[start..].partition_point(|l| place(l.0) < first + window);
+        let seg = &lookups[start..end];
+        seg.par_chunks(1 << 14).for_each(|c| {
+            for &(key, parent) in c {
+                let m = (key >> KEY_SHIFT) as u32;
+                let v = lower[m as usize][(key & mask) as usize];
+                let e = (n - m) as i8 - v;
+                let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| {
+                    (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8))
+                });
+            }
+        });
+        // Give back the window's pages, layer by layer.
+        let (lo, hi) = (seg[0].0, seg[seg.len() - 1].0);
+        for m in (lo >> KEY_SHIFT) as u32..=(hi >> KEY_SHIFT) as u32 {
+            let a = if m == (lo >> KEY_SHIFT) as u32 { lo & mask } else { 0 };
+            let b = if m == (hi >> KEY_SHIFT) as u32 { (hi & mask) + 1 } else { layer_size(m) };
+            (o.release_lower)(m, a..b);
+        }
+        start = end;
+    }
+    lookups.clear();
 }
 
 /// The best exit value of `board` among its game-ending moves, and the number of its moves that

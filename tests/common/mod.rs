@@ -424,7 +424,7 @@ pub fn random_board(rng: &mut SplitMix64) -> Board {
 
 /// Builds layers `0..=max` of `rules` into `dir` (test set-up; panics on failure).
 pub fn build(rules: Ruleset, max: u32, dir: &Path) {
-    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None };
+    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
     build::build(&config, &Silent).expect("build");
 }
 

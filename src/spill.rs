@@ -1,0 +1,473 @@
+//! Scratch files of the out-of-core builder: the solver's state on disk, the message buckets
+//! between parts of a layer, and checkpoints inside a layer.
+//!
+//! Everything here lives in a work directory the build pipeline chooses and removes when the
+//! layer is done. The state file is memory-mapped shared and the pages of a part are given back
+//! to the system ([`ScratchState::release`]) when the solver moves on, so the process's
+//! resident memory holds one part at a time; the file system's cache does the rest.
+//!
+//! Checkpoint files carry a header (magic, version, ruleset, layer, progress) and a checksum of
+//! the header and of the payload: a damaged, truncated or foreign checkpoint is never trusted.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU16;
+use std::sync::Mutex;
+
+use crate::error::{Error, Result};
+use crate::format::checksum;
+
+/// Gives the pages of `bytes` (a part of a shared file mapping) back to the system: they leave
+/// the process's resident memory and are read again from the file (or its cache) on next use.
+/// Only whole pages inside `bytes` are released.
+///
+/// # Safety
+/// `bytes` must lie inside a `MAP_SHARED` mapping of a file (or a read-only file mapping),
+/// where dropping pages loses nothing; on private or anonymous memory it would zero the data.
+pub unsafe fn release_pages(ptr: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = (ptr as usize).div_ceil(PAGE) * PAGE;
+        let end = (ptr as usize + len) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: the caller guarantees a shared file mapping; a failure only leaves the
+            // pages resident.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
+/// Reserves `len` bytes for `file` (so writing through a map cannot hit a full disk).
+fn reserve(file: &File, path: &Path, len: u64) -> Result<()> {
+    file.set_len(len).map_err(|e| Error::io(path, e))?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a plain system call on a file descriptor we own.
+        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+        if r != 0 && r != libc::EOPNOTSUPP && r != libc::EINVAL {
+            return Err(Error::io(path, std::io::Error::from_raw_os_error(r)));
+        }
+    }
+    Ok(())
+}
+
+/// Creates a new file (never following a link at its name), replacing an old one.
+fn create_file(path: &Path) -> Result<File> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => return Err(Error::io(path, std::io::Error::other("is a directory"))),
+        Ok(_) => fs::remove_file(path).map_err(|e| Error::io(path, e))?,
+        Err(_) => {}
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW).mode(0o644);
+    }
+    options.open(path).map_err(|e| Error::io(path, e))
+}
+
+/// The solver's state of a whole layer in a file: two bytes per position, memory-mapped shared.
+pub struct ScratchState {
+    path: PathBuf,
+    map: memmap2::MmapMut,
+}
+
+impl ScratchState {
+    /// Creates (or replaces) the state file `path` for `positions` positions, zeroed, with its
+    /// disk space reserved.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be created or the disk cannot hold it.
+    pub fn create(path: &Path, positions: u64) -> Result<ScratchState> {
+        let file = create_file(path)?;
+        reserve(&file, path, (2 * positions).max(1))?;
+        // SAFETY: the file was just created by us under the build's lock; nothing else writes or
+        // truncates it while the map lives.
+        let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
+        Ok(ScratchState { path: path.into(), map })
+    }
+
+    /// The state cells, one per position.
+    pub fn cells(&self) -> &[AtomicU16] {
+        let len = self.map.len() / 2;
+        // SAFETY: the map is page-aligned (so 2-aligned) and any bit pattern is a valid
+        // AtomicU16; all access during the solve goes through this atomic view.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU16>(), len) }
+    }
+
+    /// Gives the pages of cells `range` back to the system (they stay in the file).
+    pub fn release(&self, range: Range<u64>) {
+        let start = (2 * range.start) as usize;
+        let end = ((2 * range.end) as usize).min(self.map.len());
+        if start < end {
+            // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
+            unsafe { release_pages(self.map.as_ptr().add(start), end - start) };
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Message buckets between the parts of a layer: one file per part (appended to, then read and
+/// emptied when the part is processed), with a bounded in-memory buffer in front of each.
+///
+/// A message is a `u64`: a position's global index, and bit 63 for "a child was lost".
+pub struct Inboxes {
+    dir: PathBuf,
+    /// Per part: buffered messages, and how many are in the file.
+    parts: Vec<Mutex<(Vec<u64>, u64)>>,
+    /// Messages buffered per part before they are written to its file.
+    buffer: usize,
+}
+
+impl Inboxes {
+    /// Buckets for `parts` parts in `dir`, buffering up to `buffer_bytes` in memory in all.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when old bucket files cannot be removed.
+    pub fn new(dir: &Path, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
+        let inboxes = Inboxes {
+            dir: dir.into(),
+            parts: (0..parts).map(|_| Mutex::new((Vec::new(), 0))).collect(),
+            buffer: ((buffer_bytes / 8 / parts.max(1) as u64) as usize).max(1024),
+        };
+        for p in 0..parts {
+            let path = inboxes.path(p);
+            if fs::symlink_metadata(&path).is_ok() {
+                fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            }
+        }
+        Ok(inboxes)
+    }
+
+    fn path(&self, part: usize) -> PathBuf {
+        self.dir.join(format!("inbox-{part:05}.bin"))
+    }
+
+    /// Adds `messages` to part `part`'s bucket.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the bucket file cannot be written (a full disk included).
+    pub fn send(&self, part: usize, messages: &[u64]) -> Result<()> {
+        let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
+        guard.0.extend_from_slice(messages);
+        if guard.0.len() >= self.buffer {
+            let path = self.path(part);
+            append(&path, &guard.0)?;
+            guard.1 += guard.0.len() as u64;
+            guard.0.clear();
+            guard.0.shrink_to(self.buffer);
+        }
+        Ok(())
+    }
+
+    /// Whether part `part` has messages waiting.
+    pub fn pending(&self, part: usize) -> bool {
+        let guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
+        !guard.0.is_empty() || guard.1 > 0
+    }
+
+    /// Whether any part has messages waiting.
+    pub fn any_pending(&self) -> bool {
+        (0..self.parts.len()).any(|p| self.pending(p))
+    }
+
+    /// Takes every message waiting for part `part`, calling `f` on blocks of at most
+    /// `block` messages; the bucket is empty afterwards. Messages sent to this part while `f`
+    /// runs are kept for the next call.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the bucket file cannot be read or removed; `f`'s errors.
+    pub fn drain(&self, part: usize, block: usize, mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<u64> {
+        let taken = self.dir.join(format!("inbox-{part:05}.reading"));
+        let (buffered, in_file) = {
+            // The file is renamed under the lock, so its length and the count agree.
+            let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
+            if guard.1 > 0 {
+                let path = self.path(part);
+                fs::rename(&path, &taken).map_err(|e| Error::io(&path, e))?;
+            }
+            let buffered = std::mem::take(&mut guard.0);
+            let n = std::mem::replace(&mut guard.1, 0);
+            (buffered, n)
+        };
+        let mut count = buffered.len() as u64;
+        if in_file > 0 {
+            let mut file = File::open(&taken).map_err(|e| Error::io(&taken, e))?;
+            let mut bytes = vec![0u8; block.max(1) * 8];
+            let mut words = Vec::with_capacity(block.max(1));
+            let mut left = in_file;
+            while left > 0 {
+                let k = left.min(block.max(1) as u64) as usize;
+                file.read_exact(&mut bytes[..k * 8]).map_err(|e| Error::io(&taken, e))?;
+                words.clear();
+                words.extend(bytes[..k * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+                f(&words)?;
+                left -= k as u64;
+            }
+            count += in_file;
+            drop(file);
+            fs::remove_file(&taken).map_err(|e| Error::io(&taken, e))?;
+        }
+        for b in buffered.chunks(block.max(1)) {
+            f(b)?;
+        }
+        Ok(count)
+    }
+}
+
+fn append(path: &Path, words: &[u64]) -> Result<()> {
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW).mode(0o644);
+    }
+    let file = options.open(path).map_err(|e| Error::io(path, e))?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    for x in words {
+        w.write_all(&x.to_le_bytes()).map_err(|e| Error::io(path, e))?;
+    }
+    w.flush().map_err(|e| Error::io(path, e))
+}
+
+/// How far the solve of a layer had got when a checkpoint was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The exits pass is done for positions `0..exits_done`.
+    pub exits_done: u64,
+    /// Thresholds `n, n-1, ..., next_threshold + 1` are done (`n` when none is).
+    pub next_threshold: u32,
+}
+
+const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
+const CKPT_VERSION: u32 = 1;
+const CKPT_HEADER: usize = 64;
+/// Offset of the payload (the state, two bytes per position) in a checkpoint file.
+pub const CKPT_PAYLOAD: u64 = 4096;
+const BLOCK: usize = 8 << 20;
+
+/// A layer's checkpoint file.
+pub struct Checkpoint {
+    path: PathBuf,
+    ruleset: u32,
+    layer: u32,
+    positions: u64,
+}
+
+/// Why a checkpoint file was not used.
+#[derive(Debug)]
+pub enum Unusable {
+    /// There is none.
+    Absent,
+    /// It is there but damaged, truncated or of another layer (the reason).
+    Discarded(String),
+}
+
+impl Checkpoint {
+    /// The checkpoint of layer `layer` (`positions` positions) of ruleset id `ruleset` at `path`.
+    pub fn new(path: PathBuf, ruleset: u32, layer: u32, positions: u64) -> Checkpoint {
+        Checkpoint { path, ruleset, layer, positions }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn header(&self, at: Progress, sum: u64) -> [u8; CKPT_HEADER] {
+        let mut h = [0u8; CKPT_HEADER];
+        h[0..8].copy_from_slice(&CKPT_MAGIC);
+        h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
+        h[12..16].copy_from_slice(&self.ruleset.to_le_bytes());
+        h[16..20].copy_from_slice(&self.layer.to_le_bytes());
+        h[20..24].copy_from_slice(&at.next_threshold.to_le_bytes());
+        h[24..32].copy_from_slice(&self.positions.to_le_bytes());
+        h[32..40].copy_from_slice(&at.exits_done.to_le_bytes());
+        h[40..48].copy_from_slice(&sum.to_le_bytes());
+        let hc = checksum(&h[..56]);
+        h[56..64].copy_from_slice(&hc.to_le_bytes());
+        h
+    }
+
+    /// Saves `state` (the bytes of the solver's cells, read through `read(offset, buf)` in
+    /// blocks) as the checkpoint at progress `at`, atomically: a crash leaves the previous
+    /// checkpoint intact.
+    ///
+    /// Cost: one sequential pass over the state (read, hash, write) and an `fsync`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be written (the old checkpoint is then untouched).
+    pub fn save(&self, at: Progress, read: &dyn Fn(u64, &mut [u8])) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new().prefix(".checkpoint.").suffix(".tmp").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+        let len = 2 * self.positions;
+        let mut file = tmp.as_file();
+        file.write_all(&[0u8; CKPT_PAYLOAD as usize]).map_err(|e| Error::io(tmp.path(), e))?;
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; BLOCK];
+        let mut off = 0u64;
+        while off < len {
+            let k = (len - off).min(BLOCK as u64) as usize;
+            read(off, &mut buf[..k]);
+            hasher.update(&buf[..k]);
+            file.write_all(&buf[..k]).map_err(|e| Error::io(tmp.path(), e))?;
+            off += k as u64;
+        }
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(tmp.path(), e))?;
+        file.write_all(&self.header(at, hasher.digest())).map_err(|e| Error::io(tmp.path(), e))?;
+        file.sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+        tmp.persist(&self.path).map_err(|e| Error::io(&self.path, e.error))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Loads the checkpoint: checks its header and payload checksum, then hands the state to
+    /// `write(offset, bytes)` in blocks. Returns how far it had got.
+    ///
+    /// Cost: two sequential reads of the file.
+    ///
+    /// # Errors
+    /// [`Unusable::Absent`] when there is none; [`Unusable::Discarded`] (with the reason) when
+    /// it is damaged, truncated, of another ruleset or layer, or unreadable. `write` is only
+    /// called once the whole file has been checked.
+    pub fn load(&self, write: &mut dyn FnMut(u64, &[u8])) -> std::result::Result<Progress, Unusable> {
+        let mut file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Absent),
+            Err(e) => return Err(Unusable::Discarded(format!("cannot read it: {e}"))),
+        };
+        let bad = |why: &str| Unusable::Discarded(why.to_string());
+        let meta = file.metadata().map_err(|e| Unusable::Discarded(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(bad("not a regular file"));
+        }
+        let mut h = [0u8; CKPT_HEADER];
+        file.read_exact(&mut h).map_err(|_| bad("truncated header"))?;
+        if h[0..8] != CKPT_MAGIC {
+            return Err(bad("not a checkpoint file"));
+        }
+        let u32_at = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().unwrap());
+        let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().unwrap());
+        if u64_at(56) != checksum(&h[..56]) {
+            return Err(bad("header checksum mismatch"));
+        }
+        if u32_at(8) != CKPT_VERSION {
+            return Err(Unusable::Discarded(format!("checkpoint format version {}", u32_at(8))));
+        }
+        if u32_at(12) != self.ruleset || u32_at(16) != self.layer || u64_at(24) != self.positions {
+            return Err(bad("it belongs to another ruleset or layer"));
+        }
+        let at = Progress { next_threshold: u32_at(20), exits_done: u64_at(32) };
+        if at.next_threshold > self.layer || at.exits_done > self.positions {
+            return Err(bad("impossible progress in its header"));
+        }
+        let len = 2 * self.positions;
+        if meta.len() != CKPT_PAYLOAD + len {
+            return Err(Unusable::Discarded(format!("size {} bytes, expected {}", meta.len(), CKPT_PAYLOAD + len)));
+        }
+        let mut buf = vec![0u8; BLOCK];
+        for pass in 0..2 {
+            use std::io::{Seek, SeekFrom};
+            file.seek(SeekFrom::Start(CKPT_PAYLOAD)).map_err(|e| Unusable::Discarded(e.to_string()))?;
+            let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+            let mut off = 0u64;
+            while off < len {
+                let k = (len - off).min(BLOCK as u64) as usize;
+                file.read_exact(&mut buf[..k]).map_err(|e| Unusable::Discarded(e.to_string()))?;
+                if pass == 0 {
+                    hasher.update(&buf[..k]);
+                } else {
+                    write(off, &buf[..k]);
+                }
+                off += k as u64;
+            }
+            if pass == 0 && hasher.digest() != u64_at(40) {
+                return Err(bad("payload checksum mismatch"));
+            }
+        }
+        Ok(at)
+    }
+
+    /// Removes the checkpoint, if any.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it exists and cannot be removed.
+    pub fn remove(&self) -> Result<()> {
+        match fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_round_trip_and_damage_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let c = Checkpoint::new(dir.path().join("c"), 0, 9, 10_000);
+        assert!(matches!(c.load(&mut |_, _| {}), Err(Unusable::Absent)));
+        let at = Progress { exits_done: 10_000, next_threshold: 4 };
+        c.save(at, &|off, buf| buf.copy_from_slice(&data[off as usize..off as usize + buf.len()])).unwrap();
+        let mut back = vec![0u8; data.len()];
+        let got = c.load(&mut |off, b| back[off as usize..off as usize + b.len()].copy_from_slice(b)).unwrap();
+        assert_eq!(got, at);
+        assert_eq!(back, data);
+        // Another layer's expectations.
+        let other = Checkpoint::new(dir.path().join("c"), 0, 10, 10_000);
+        assert!(matches!(other.load(&mut |_, _| {}), Err(Unusable::Discarded(_))));
+        // One flipped payload byte.
+        let mut bytes = fs::read(c.path()).unwrap();
+        bytes[CKPT_PAYLOAD as usize + 5] ^= 1;
+        fs::write(c.path(), &bytes).unwrap();
+        let mut called = false;
+        match c.load(&mut |_, _| called = true) {
+            Err(Unusable::Discarded(why)) => assert!(why.contains("payload checksum"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!called, "a damaged checkpoint must not be handed over");
+        // Truncated.
+        fs::write(c.path(), &bytes[..100]).unwrap();
+        assert!(matches!(c.load(&mut |_, _| {}), Err(Unusable::Discarded(_))));
+    }
+
+    #[test]
+    fn inboxes_keep_every_message_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let inboxes = Inboxes::new(dir.path(), 3, 8 * 3 * 1024).unwrap();
+        let msgs: Vec<u64> = (0..10_000).collect();
+        for c in msgs.chunks(333) {
+            inboxes.send(1, c).unwrap();
+        }
+        assert!(inboxes.pending(1) && !inboxes.pending(0));
+        let mut got = Vec::new();
+        let n = inboxes.drain(1, 777, |b| {
+            got.extend_from_slice(b);
+            Ok(())
+        });
+        assert_eq!(n.unwrap(), 10_000);
+        got.sort_unstable();
+        assert_eq!(got, msgs);
+        assert!(!inboxes.any_pending());
+    }
+}
