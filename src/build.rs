@@ -170,12 +170,13 @@ pub struct Silent;
 impl Progress for Silent {}
 impl BuildObserver for Silent {}
 
-/// Bytes of memory building layer `n` needs: its payload and working state, plus every smaller
-/// layer mapped for reading. Saturates instead of overflowing.
+/// Bytes of memory building layer `n` in memory needs: its payload and working state, plus every
+/// smaller layer mapped for reading (the process's fixed overhead, [`FIXED_OVERHEAD`], aside).
+/// Saturates instead of overflowing.
 pub fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
-    layer_size(n).saturating_add(working_memory(n)).saturating_add(lower).saturating_add(64 << 20)
+    layer_size(n).saturating_add(working_memory(n)).saturating_add(lower)
 }
 
 /// How a layer is solved.
@@ -372,7 +373,7 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
             },
         };
         let build = matches!(action, LayerAction::Build { .. });
-        let fits = limit.is_none_or(|m| memory_needed(n) <= m);
+        let fits = limit.map_or(true, |m| memory_needed(n) <= m);
         let (mode, memory_bytes, out_of_core, seconds, mut scratch) = if fits {
             let seconds = layer_size(n) as f64 / rate;
             (Mode::InMemory, memory_needed(n), None, seconds, 0)

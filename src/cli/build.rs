@@ -241,7 +241,7 @@ impl BuildObserver for Display {
 
     fn layer_started(&self, n: u32, units: u64) {
         let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<13} ETA {eta_precise}") {
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<18} ETA {eta_precise}") {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_prefix(format!("layer {n}"));

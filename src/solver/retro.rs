@@ -539,7 +539,7 @@ pub fn solve_layer_with(
                 if part.end <= reached.exits_done {
                     continue;
                 }
-                progress.phase(&format!("exits, part {}/{}", pi + 1, parts.len()));
+                progress.phase(&format!("exits {}/{}", pi + 1, parts.len()));
                 let start = part.start.max(reached.exits_done);
                 let mut on_flush = |done: u64| -> Result<()> {
                     reached.exits_done = done;
@@ -579,8 +579,8 @@ pub fn solve_layer_with(
                     continue;
                 }
                 if parts.len() > 1 {
-                    let r = if round > 0 { format!(", round {}", round + 1) } else { String::new() };
-                    progress.phase(&format!("threshold {t}, part {}/{}{r}", pi + 1, parts.len()));
+                    let r = if round > 0 { format!(" r{}", round + 1) } else { String::new() };
+                    progress.phase(&format!("t={t} {}/{}{r}", pi + 1, parts.len()));
                 }
                 let state = State {
                     rules,
