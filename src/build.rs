@@ -25,7 +25,7 @@ use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::solver::{solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions};
 use crate::spill::Checkpoint;
-use crate::storage::{disk_free, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
+use crate::storage::{disk_free, scan_released, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
 use crate::verify::derive_value;
 
 /// What to build.
@@ -114,7 +114,11 @@ impl LayerStats {
     ///
     /// Cost: one sequential pass over `values`.
     pub fn count(rules: Ruleset, n: u32, values: &[i8]) -> LayerStats {
-        let hist = histogram(values);
+        LayerStats::from_histogram(rules, n, &histogram(values))
+    }
+
+    /// The statistics of a layer whose values have the [`histogram`] `hist`.
+    fn from_histogram(rules: Ruleset, n: u32, hist: &[u64]) -> LayerStats {
         let values = hist
             .iter()
             .enumerate()
@@ -132,6 +136,7 @@ impl LayerStats {
             values,
         }
     }
+
 }
 
 /// Number of positions of each byte value (index `v + 128`).
@@ -562,20 +567,15 @@ fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildOb
     Ok(())
 }
 
-/// Counts a layer's values window by window, giving each window's pages back with `release`.
+/// Counts a layer's values with [`scan_released`], giving each window's pages back.
 fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dyn Fn(std::ops::Range<u64>)) -> LayerStats {
-    const WINDOW: usize = 64 << 20;
     let mut total = vec![0u64; 256];
-    for (k, w) in values.chunks(WINDOW).enumerate() {
+    scan_released(values, release, |w| {
         for (t, h) in total.iter_mut().zip(histogram(w)) {
             *t += h;
         }
-        let a = (k * WINDOW) as u64;
-        release(a..a + w.len() as u64);
-    }
-    let mut stats = LayerStats::count(rules, n, &[]);
-    stats.values = total.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as i32 - 128, c)).collect();
-    stats
+    });
+    LayerStats::from_histogram(rules, n, &total)
 }
 
 /// Builds layer `lp.layer` in the mode the plan chose, with checkpoints in `work` (created for
@@ -640,7 +640,7 @@ fn build_layer(
     let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
     writer.finish()?;
     if scratch {
-        remove_work_dir(work)?;
+        remove_work_dir(work);
     }
     stats.seconds = Some(seconds);
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
@@ -663,22 +663,13 @@ fn create_work_dir(work: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes a finished layer's work directory: only the files this builder writes there.
-fn remove_work_dir(work: &Path) -> Result<()> {
-    for name in ["checkpoint.bin", "state.bin"] {
-        let p = work.join(name);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&p, e)),
-        }
-    }
+/// Removes a finished layer's work directory (the solver has removed its files), and the shared
+/// `.work` (or `--work-dir`/RULES) directory when nothing else is left in it.
+fn remove_work_dir(work: &Path) {
     let _ = std::fs::remove_dir(work);
     if let Some(parent) = work.parent() {
-        // The shared `.work` (or `--work-dir`/RULES) directory, when nothing else is left in it.
         let _ = std::fs::remove_dir(parent);
     }
-    Ok(())
 }
 
 /// Re-derives a spread of positions of a new layer from their children before it is published,

@@ -42,19 +42,33 @@ pub unsafe fn release_pages(ptr: *const u8, len: usize) {
     let _ = (ptr, len);
 }
 
-/// Reserves `len` bytes for `file` (so writing through a map cannot hit a full disk).
-fn reserve(file: &File, path: &Path, len: u64) -> Result<()> {
-    file.set_len(len).map_err(|e| Error::io(path, e))?;
+/// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
+/// (which would kill the process with SIGBUS instead of returning an error).
+pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::io::AsRawFd;
         // SAFETY: a plain system call on a file descriptor we own.
         let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
-        if r != 0 && r != libc::EOPNOTSUPP && r != libc::EINVAL {
-            return Err(Error::io(path, std::io::Error::from_raw_os_error(r)));
+        if r == 0 {
+            return Ok(());
+        }
+        if r != libc::EOPNOTSUPP && r != libc::EINVAL {
+            return Err(std::io::Error::from_raw_os_error(r));
         }
     }
-    Ok(())
+    // No fallocate on this file system: allocate by writing zeros.
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(0))?;
+    let zeros = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let k = left.min(zeros.len() as u64) as usize;
+        f.write_all(&zeros[..k])?;
+        left -= k as u64;
+    }
+    f.flush()
 }
 
 /// Creates a new file (never following a link at its name), replacing an old one.
@@ -76,7 +90,6 @@ fn create_file(path: &Path) -> Result<File> {
 
 /// The solver's state of a whole layer in a file: two bytes per position, memory-mapped shared.
 pub struct ScratchState {
-    path: PathBuf,
     map: memmap2::MmapMut,
 }
 
@@ -88,11 +101,11 @@ impl ScratchState {
     /// [`Error::Io`] when the file cannot be created or the disk cannot hold it.
     pub fn create(path: &Path, positions: u64) -> Result<ScratchState> {
         let file = create_file(path)?;
-        reserve(&file, path, (2 * positions).max(1))?;
+        reserve(&file, (2 * positions).max(1)).map_err(|e| Error::io(path, e))?;
         // SAFETY: the file was just created by us under the build's lock; nothing else writes or
         // truncates it while the map lives.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
-        Ok(ScratchState { path: path.into(), map })
+        Ok(ScratchState { map })
     }
 
     /// The state cells, one per position.
@@ -111,11 +124,6 @@ impl ScratchState {
             // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
             unsafe { release_pages(self.map.as_ptr().add(start), end - start) };
         }
-    }
-
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 

@@ -616,7 +616,7 @@ impl LayerWriter {
         dir.create()?;
         let file = AtomicFile::create(&dir.layer_path(n))?;
         let len = PAYLOAD_OFFSET + layer_size(n);
-        reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
+        crate::spill::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
         // length reserved; nothing else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
@@ -685,49 +685,28 @@ impl PayloadPages<'_> {
     }
 }
 
-/// Bytes checksummed (and then given back) at a time by [`checksum_released`].
+/// Bytes read (and then given back) at a time by [`scan_released`].
 const WINDOW: usize = 64 << 20;
 
-/// [`checksum`] of `bytes` (a file mapping), window by window, giving each window's pages back
-/// with `release` once read, so the whole file is never resident at once.
+/// Calls `f` on `values` (a file mapping) window by window, giving each window's pages back with
+/// `release` once it is read, so the whole file is never resident at once.
+pub fn scan_released<T>(values: &[T], release: &dyn Fn(std::ops::Range<u64>), mut f: impl FnMut(&[T])) {
+    let window = WINDOW / std::mem::size_of::<T>().max(1);
+    for (k, w) in values.chunks(window).enumerate() {
+        f(w);
+        let a = (k * WINDOW) as u64;
+        release(a..a + std::mem::size_of_val(w) as u64);
+    }
+}
+
+/// [`checksum`](crate::format::checksum) of `bytes` (a file mapping), read with
+/// [`scan_released`].
 pub fn checksum_released(bytes: &[u8], release: &dyn Fn(std::ops::Range<u64>)) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    for (k, w) in bytes.chunks(WINDOW).enumerate() {
-        h.update(w);
-        let a = (k * WINDOW) as u64;
-        release(a..a + w.len() as u64);
-    }
+    scan_released(bytes, release, |w| h.update(w));
     h.digest()
 }
 
-/// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
-/// (which would kill the process with SIGBUS instead of returning an error).
-fn reserve(file: &File, len: u64) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: a plain system call on a file descriptor we own.
-        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
-        if r == 0 {
-            return Ok(());
-        }
-        if r != libc::EOPNOTSUPP && r != libc::EINVAL {
-            return Err(std::io::Error::from_raw_os_error(r));
-        }
-    }
-    // No fallocate on this file system: allocate by writing zeros.
-    use std::io::{Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(0))?;
-    let zeros = vec![0u8; 1 << 20];
-    let mut left = len;
-    while left > 0 {
-        let k = left.min(zeros.len() as u64) as usize;
-        f.write_all(&zeros[..k])?;
-        left -= k as u64;
-    }
-    f.flush()
-}
 
 /// Best-effort fsync of the directory holding `path`, so a rename survives a power cut.
 pub fn sync_dir(path: &Path) {

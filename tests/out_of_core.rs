@@ -143,21 +143,6 @@ fn a_damaged_checkpoint_is_discarded_and_the_layer_solved_afresh() {
     assert!(notes.iter().any(|s| s.contains("discarded") && s.contains("checksum")), "{notes:?}");
 }
 
-#[test]
-#[ignore]
-fn trace_rounds() {
-    let rules = Ruleset::Awari;
-    let layers = memory_layers(rules, TOP);
-    let work = tempfile::tempdir().unwrap();
-    let n = 12;
-    let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
-    let mut out = vec![0xAAu8; layer_size(n) as usize];
-    let t = std::time::Instant::now();
-    let options = SolveOptions { out_of_core: Some(tiny(work.path(), n, u64::MAX)), ..Default::default() };
-    solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &options).unwrap();
-    eprintln!("ooc {:?}", t.elapsed());
-}
-
 // ---- The build command, forced out of core ----
 
 use std::path::Path;

@@ -97,15 +97,6 @@ pub struct OutOfCore<'a> {
     pub release_out: &'a (dyn Fn(Range<u64>) + Sync),
 }
 
-impl OutOfCore<'_> {
-    /// Resident bytes of an out-of-core solve with these limits, besides a fixed overhead:
-    /// one part's state, the lookup buffer (sorted in place), the window of the lower layers
-    /// and the message buffers.
-    pub fn resident(&self) -> u64 {
-        2 * self.part_len + self.lookup_bytes + self.lower_window + self.message_bytes
-    }
-}
-
 /// Options of [`solve_layer_with`].
 #[derive(Default)]
 pub struct SolveOptions<'a> {
@@ -400,7 +391,8 @@ impl Cells {
 /// one read of a lower layer per capture), one predecessor pass over the positions that get a
 /// non-zero value, `n` sequential scans of two bytes per position. Memory mode: `out` plus
 /// [`working_memory`]`(n)` bytes, and the lower layers read at random. Out of core: resident
-/// memory [`OutOfCore::resident`] plus a fixed overhead; the scratch file takes two bytes per
+/// memory of one part's state (two bytes per position), the lookup buffer, the lower-layer
+/// window and the message buffers of [`OutOfCore`], plus a fixed overhead; the scratch file takes two bytes per
 /// position of disk and the buckets up to eight bytes per message of a round; the lower layers
 /// are read in sorted sweeps, once per lookup buffer.
 ///
