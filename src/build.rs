@@ -105,6 +105,10 @@ pub struct LayerStats {
     /// includes the mapped pages of the layers it read and wrote.
     #[serde(default)]
     pub peak_memory_bytes: Option<u64>,
+    /// How the build solved it (absent for layers not built by this run, and in files of
+    /// earlier versions, which built every layer in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
     /// Number of positions of each value, keyed by value (`-n..=n`, zero counts omitted).
     pub values: BTreeMap<i32, u64>,
 }
@@ -133,6 +137,7 @@ impl LayerStats {
             positions_per_second: None,
             threads: None,
             peak_memory_bytes: None,
+            mode: None,
             values,
         }
     }
@@ -185,7 +190,7 @@ pub fn memory_needed(n: u32) -> u64 {
 }
 
 /// How a layer is solved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// The whole state in memory ([`memory_needed`]).
@@ -247,9 +252,63 @@ pub fn disk_needed(n: u32) -> u64 {
     crate::format::PAYLOAD_OFFSET + layer_size(n.min(MAX_STONES)) + 4096
 }
 
-/// Positions per second and thread the in-memory builder sustains on large layers (measured on
-/// the project's machine, layers 20..28: 5.6..7.3 M positions/s on 2 threads), for estimates.
-pub const POSITIONS_PER_SECOND_PER_THREAD: f64 = 3.0e6;
+/// Positions per second and thread the in-memory builder sustains on layer 24 (382 M
+/// positions; measured on the project's machine: 5.5 M positions/s on 2 threads), for
+/// estimates when no layer of the directory has a measured speed.
+pub const POSITIONS_PER_SECOND_PER_THREAD: f64 = 2.75e6;
+
+/// How the in-memory builder's speed falls with the layer's size: `rate ∝ size^-RATE_DECAY`
+/// (random access to a larger state misses the caches more often; measured on the project's
+/// machine from layer 20, 80 M positions at 7.2 M/s, to layer 26, 770 M at 4.3 M/s).
+pub const RATE_DECAY: f64 = 0.25;
+
+/// A measured speed to extrapolate estimates from: `rate` in-memory positions per second on a
+/// layer of `positions` positions with `threads` threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Throughput {
+    /// Positions of the layer measured.
+    pub positions: u64,
+    /// In-memory positions per second measured on it (an out-of-core build's speed is
+    /// multiplied by [`OUT_OF_CORE_SLOWDOWN`]).
+    pub rate: f64,
+    /// Threads it was built with.
+    pub threads: usize,
+}
+
+impl Throughput {
+    /// The reference when nothing was measured: [`POSITIONS_PER_SECOND_PER_THREAD`] on layer 24.
+    pub fn reference(threads: usize) -> Throughput {
+        let threads = threads.max(1);
+        Throughput { positions: layer_size(24), rate: POSITIONS_PER_SECOND_PER_THREAD * threads as f64, threads }
+    }
+
+    /// The largest layer of `dir` (`rules`) below `below` whose statistics file records a build
+    /// that took at least a second, if any.
+    ///
+    /// Cost: one small file read per layer examined (from the top down).
+    pub fn measured(dir: &Path, rules: Ruleset, below: u32) -> Option<Throughput> {
+        (0..below.min(MAX_STONES + 1)).rev().find_map(|n| {
+            let s = read_stats(dir, rules, n)?;
+            let (seconds, threads) = (s.seconds?, s.threads?);
+            if s.rules != rules.name() || s.layer != n || s.positions != layer_size(n) || !(1.0..1e9).contains(&seconds) || threads == 0 {
+                return None;
+            }
+            let slowdown = if s.mode == Some(Mode::OutOfCore) { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
+            Some(Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads })
+        })
+    }
+
+    /// Estimated seconds to build a layer of `positions` positions in `mode` with `threads`
+    /// threads: the measured rate, scaled by the thread count and by [`RATE_DECAY`] for the
+    /// size, and slowed down by [`OUT_OF_CORE_SLOWDOWN`] out of core.
+    pub fn seconds(&self, positions: u64, mode: Mode, threads: usize) -> f64 {
+        let scale = threads.max(1) as f64 / self.threads.max(1) as f64;
+        let size = (positions.max(1) as f64 / self.positions.max(1) as f64).powf(-RATE_DECAY);
+        let rate = self.rate * scale * size;
+        let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
+        positions as f64 / rate * slowdown
+    }
+}
 
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
 pub fn memory_available() -> Option<u64> {
@@ -328,7 +387,8 @@ pub struct BuildPlan {
     pub work_disk_free_bytes: Option<u64>,
     /// Free disk where they go, in bytes, when known.
     pub disk_free_bytes: Option<u64>,
-    /// Rough seconds for the whole build, from [`POSITIONS_PER_SECOND_PER_THREAD`].
+    /// Rough seconds for the whole build, from the speed of the largest layer built before
+    /// ([`Throughput`]).
     pub seconds_estimate: f64,
 }
 
@@ -363,7 +423,7 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
         None => (memory_available().map(|m| m.saturating_sub(FIXED_OVERHEAD)), false),
     };
     let limit_kind = if given { MemoryLimit::Given } else { MemoryLimit::Available };
-    let rate = POSITIONS_PER_SECOND_PER_THREAD * threads.max(1) as f64;
+    let speed = Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads));
     let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
     let mut layers = Vec::new();
     for n in 0..=config.max_stones {
@@ -379,15 +439,14 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
         };
         let build = matches!(action, LayerAction::Build { .. });
         let fits = limit.map_or(true, |m| memory_needed(n) <= m);
-        let (mode, memory_bytes, out_of_core, seconds, mut scratch) = if fits {
-            let seconds = layer_size(n) as f64 / rate;
-            (Mode::InMemory, memory_needed(n), None, seconds, 0)
+        let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
+            (Mode::InMemory, memory_needed(n), None, 0)
         } else {
             let m = limit.unwrap_or(0);
             let ooc = OutOfCoreLimits::new(n, m);
-            let seconds = layer_size(n) as f64 / rate * OUT_OF_CORE_SLOWDOWN;
-            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), seconds, out_of_core_scratch(n, ooc.parts))
+            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), out_of_core_scratch(n, ooc.parts))
         };
+        let seconds = speed.seconds(layer_size(n), mode, threads);
         // A checkpoint when the layer takes long enough to be worth one.
         if seconds > every {
             scratch += 2 * layer_size(n);
@@ -597,6 +656,9 @@ fn build_layer(
     let scratch = lp.out_of_core.is_some() || checkpointed;
     if scratch {
         create_work_dir(work)?;
+        for stale in crate::spill::remove_stale(work)? {
+            observer.message(&format!("removed {}, left by an interrupted build", stale.display()));
+        }
     }
     let checkpoint = Checkpoint::new(work.join("checkpoint.bin"), rules.id(), n, layer_size(n));
     let mut writer = LayerWriter::create(dir, n)?;
@@ -646,6 +708,7 @@ fn build_layer(
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
+    stats.mode = Some(lp.mode);
     let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
     write_atomic(&dir.stats_path(n), &json)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
@@ -741,4 +804,50 @@ pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
     }
     let text = std::fs::read(path).ok()?;
     serde_json::from_slice(&text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_stats(base: &Path, rules: Ruleset, n: u32, seconds: f64, mode: Option<Mode>) {
+        let mut s = LayerStats::from_histogram(rules, n, &[0; 256]);
+        s.seconds = Some(seconds);
+        s.threads = Some(2);
+        s.mode = mode;
+        let path = crate::storage::stats_path(base, rules, n);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn estimates_come_from_the_largest_measured_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let rules = Ruleset::Awari;
+        assert_eq!(Throughput::measured(base, rules, 49), None);
+        // Too quick to measure anything: ignored.
+        write_stats(base, rules, 10, 0.01, None);
+        assert_eq!(Throughput::measured(base, rules, 49), None);
+        write_stats(base, rules, 20, 10.0, None);
+        write_stats(base, rules, 22, 20.0, Some(Mode::OutOfCore));
+        std::fs::write(crate::storage::stats_path(base, rules, 23), b"{ not json").unwrap();
+        // Another ruleset's measurement is not used.
+        write_stats(base, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture), 24, 1.0, None);
+        let t = Throughput::measured(base, rules, 49).unwrap();
+        assert_eq!((t.positions, t.threads), (layer_size(22), 2));
+        assert!((t.rate - layer_size(22) as f64 / 20.0 * OUT_OF_CORE_SLOWDOWN).abs() < 1.0);
+        assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(20));
+        // The same layer, threads and mode give back the measured time.
+        let same = t.seconds(layer_size(22), Mode::OutOfCore, 2);
+        assert!((same - 20.0).abs() < 1e-6, "{same}");
+        assert!((t.seconds(layer_size(22), Mode::InMemory, 2) - 10.0).abs() < 1e-6);
+        assert!((t.seconds(layer_size(22), Mode::InMemory, 4) - 5.0).abs() < 1e-6);
+        // Larger layers take more than proportionally longer.
+        let ratio = t.seconds(layer_size(30), Mode::InMemory, 2) / 10.0;
+        assert!(ratio > layer_size(30) as f64 / layer_size(22) as f64, "{ratio}");
+        // The reference: layer 24 at 5.5 M positions/s on two threads.
+        let r = Throughput::reference(2).seconds(layer_size(24), Mode::InMemory, 2);
+        assert!((r - layer_size(24) as f64 / 5.5e6).abs() < 1e-6, "{r}");
+    }
 }

@@ -139,6 +139,44 @@ pub struct Inboxes {
     buffer: usize,
 }
 
+/// Whether `name` is one of the scratch files this module writes in a work directory: the
+/// state, a message bucket (being written or being read) or a checkpoint's temporary.
+fn is_scratch_name(name: &str) -> bool {
+    name == "state.bin"
+        || (name.starts_with("inbox-") && (name.ends_with(".bin") || name.ends_with(".reading")))
+        || (name.starts_with(".checkpoint.") && name.ends_with(".tmp"))
+}
+
+/// Removes what an interrupted solve left in `dir` that a new solve must not read: the state,
+/// message buckets (whatever the number of parts then) and checkpoint temporaries. The
+/// checkpoint itself, anything not named like this module's scratch files, and anything that is
+/// not a regular file are left alone. Returns the paths removed.
+///
+/// Cost: one directory listing.
+///
+/// # Errors
+/// [`Error::Io`] when `dir` cannot be listed or a stale file cannot be removed (a missing `dir`
+/// is not an error).
+pub fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut removed = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && entry.file_name().to_str().is_some_and(is_scratch_name) {
+            let path = entry.path();
+            fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
 impl Inboxes {
     /// Buckets for `parts` parts in `dir`, buffering up to `buffer_bytes` in memory in all.
     ///
@@ -151,9 +189,10 @@ impl Inboxes {
             buffer: ((buffer_bytes / 8 / parts.max(1) as u64) as usize).max(1024),
         };
         for p in 0..parts {
-            let path = inboxes.path(p);
-            if fs::symlink_metadata(&path).is_ok() {
-                fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+            for path in [inboxes.path(p), inboxes.dir.join(format!("inbox-{p:05}.reading"))] {
+                if fs::symlink_metadata(&path).is_ok() {
+                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                }
             }
         }
         Ok(inboxes)
@@ -428,6 +467,23 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_stale_takes_only_scratch_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for name in ["state.bin", "inbox-00000.bin", "inbox-00070.reading", ".checkpoint.AbC12.tmp", "checkpoint.bin", "notes.txt", "inbox-1.txt"] {
+            fs::write(d.join(name), b"x").unwrap();
+        }
+        fs::create_dir(d.join("inbox-00001.bin")).unwrap();
+        let removed = remove_stale(d).unwrap();
+        let names: Vec<_> = removed.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
+        assert_eq!(names, [".checkpoint.AbC12.tmp", "inbox-00000.bin", "inbox-00070.reading", "state.bin"]);
+        for kept in ["checkpoint.bin", "notes.txt", "inbox-1.txt", "inbox-00001.bin"] {
+            assert!(d.join(kept).exists(), "{kept} kept");
+        }
+        assert!(remove_stale(&d.join("absent")).unwrap().is_empty());
+    }
 
     #[test]
     fn checkpoints_round_trip_and_damage_is_detected() {

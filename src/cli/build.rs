@@ -309,6 +309,7 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
         };
         let mode = match &l.out_of_core {
             None => "in memory".to_string(),
+            Some(o) if o.parts == 1 => "out of core in 1 part".to_string(),
             Some(o) => format!("out of core in {} parts", o.parts),
         };
         let scratch = if l.scratch_bytes > 0 { format!(" + {} scratch", human_bytes(l.scratch_bytes)) } else { String::new() };
