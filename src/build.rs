@@ -23,7 +23,7 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::solver::{solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions};
+use crate::solver::{solve_layer_with, working_memory, OutOfCore, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
 use crate::storage::{disk_free, scan_released, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
 use crate::verify::derive_value;
@@ -167,7 +167,7 @@ pub fn histogram(values: &[i8]) -> Vec<u64> {
 pub trait BuildObserver: Progress {
     /// The plan of the whole build, before any work.
     fn planned(&self, _plan: &BuildPlan) {}
-    /// Layer `n` is about to be solved; it is worth `units` work units ([`work_units`]).
+    /// Layer `n` is about to be solved; it is worth `units` work units ([`WorkModel::total`]).
     fn layer_started(&self, _n: u32, _units: u64) {}
     /// Layer `n` is complete (built or skipped).
     fn layer_done(&self, _stats: &LayerStats, _outcome: &LayerOutcome) {}
@@ -650,7 +650,12 @@ fn build_layer(
 ) -> Result<LayerStats> {
     let rules = dir.rules();
     let n = lp.layer;
-    observer.layer_started(n, work_units(n));
+    // Progress is weighted by what layer n - 2 (same parity of values) resolved at each value.
+    let model = match n.checked_sub(2).and_then(|m| read_stats(dir.base(), rules, m)) {
+        Some(s) => WorkModel::from_counts(n, &s.values),
+        None => WorkModel::new(n, None),
+    };
+    observer.layer_started(n, model.total());
     let start = Instant::now();
     let checkpointed = lp.seconds_estimate > every.as_secs_f64();
     let scratch = lp.out_of_core.is_some() || checkpointed;
@@ -681,9 +686,11 @@ fn build_layer(
             checkpoint: checkpointed.then_some(&checkpoint),
             checkpoint_every: every,
             note: Some(&note),
+            work: Some(&model),
         };
         solve_layer_with(rules, n, &lower_values, payload, observer, &options)?;
     }
+    observer.phase("checking");
     match lp.out_of_core {
         None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
         Some(l) => {
@@ -698,8 +705,10 @@ fn build_layer(
             spot_check(rules, n, writer.values(), &lower_values, group, &release_all)?;
         }
     }
+    observer.advance(model.check() / 2);
     let seconds = start.elapsed().as_secs_f64();
     let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
+    observer.advance(model.check() - model.check() / 2);
     writer.finish()?;
     if scratch {
         remove_work_dir(work);

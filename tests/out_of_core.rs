@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use oware::index::layer_size;
-use oware::progress::NoProgress;
+use oware::progress::{NoProgress, Progress};
 use oware::rules::Ruleset;
-use oware::solver::{solve_layer, solve_layer_with, OutOfCore, SolveOptions, CHUNK};
+use oware::solver::{solve_layer, solve_layer_with, OutOfCore, SolveOptions, WorkModel, CHUNK};
 use oware::spill::Checkpoint;
 
 const TOP: u32 = 14;
@@ -21,6 +21,25 @@ fn memory_layers(rules: Ruleset, top: u32) -> Vec<Vec<u8>> {
         layers.push(out);
     }
     layers
+}
+
+/// Counts the work units a solve reports.
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicU64);
+impl Progress for Counting {
+    fn advance(&self, units: u64) {
+        self.0.fetch_add(units, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+impl Counting {
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The units a whole solve reports: everything its model counts but the caller's check.
+fn solve_units(model: &WorkModel) -> u64 {
+    model.total() - model.check()
 }
 
 fn as_i8(b: &[u8]) -> &[i8] {
@@ -52,9 +71,16 @@ fn out_of_core_solves_are_byte_identical_on_every_ruleset() {
             let mut out = vec![0xAAu8; layer_size(n) as usize];
             // Awari in as many parts as chunks, the others in 5 parts (to keep the test quick).
             let parts = if rules == Ruleset::Awari && n <= 12 { u64::MAX } else { 5 };
-            let options = SolveOptions { out_of_core: Some(tiny(work.path(), n, parts)), ..Default::default() };
-            solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &options).unwrap();
+            // Progress is weighted by layer n - 2's values, as the builder does.
+            let model = match n.checked_sub(2) {
+                Some(m) => WorkModel::from_counts(n, &oware::build::LayerStats::count(rules, m, as_i8(&layers[m as usize])).values),
+                None => WorkModel::new(n, None),
+            };
+            let options = SolveOptions { out_of_core: Some(tiny(work.path(), n, parts)), work: Some(&model), ..Default::default() };
+            let counted = Counting::default();
+            solve_layer_with(rules, n, &lower, &mut out, &counted, &options).unwrap();
             assert!(out == layers[n as usize], "{} layer {n}: out of core differs from in memory", rules.name());
+            assert_eq!(counted.get(), solve_units(&model), "{} layer {n}: progress ends at 100%", rules.name());
         }
         // Scratch files are gone.
         let left: Vec<_> = std::fs::read_dir(work.path()).unwrap().collect();
@@ -107,10 +133,14 @@ fn interrupted_solves_resume_from_checkpoints_in_either_mode() {
             checkpoint: Some(&ckpt),
             checkpoint_every: Duration::from_secs(3600),
             note: Some(&note),
+            work: None,
         };
         let mut out = vec![0u8; layer_size(n) as usize];
-        solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &second).unwrap();
+        let counted = Counting::default();
+        solve_layer_with(rules, n, &lower, &mut out, &counted, &second).unwrap();
         assert!(out == layers[n as usize], "stop at {stop_at}: resumed solve differs");
+        // A resumed solve counts what the checkpoint saved as done: the bar still ends at 100%.
+        assert_eq!(counted.get(), solve_units(&WorkModel::new(n, None)), "stop at {stop_at}: progress");
         let resumed_note = notes.lock().unwrap().iter().any(|s| s.contains("resuming"));
         assert_eq!(resumed_note, had, "stop at {stop_at}: {:?}", notes.lock().unwrap());
         assert!(!ckpt.path().exists(), "the checkpoint is removed when the layer is done");

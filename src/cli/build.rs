@@ -15,7 +15,6 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oware::build::{self, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
-use oware::solver::work_units;
 use oware::units::{group_digits, human_bytes, human_duration};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -43,8 +42,9 @@ pub struct BuildArgs {
     /// directory); each layer's files are removed when it is done.
     #[arg(long, value_name = "DIR")]
     work_dir: Option<std::path::PathBuf>,
-    /// Least seconds between two checkpoints inside a layer (default: 180); a killed build
-    /// resumes from the last one. Layers expected to take less are not checkpointed.
+    /// Least seconds between two checkpoints inside a layer (default: 180, and at least ten
+    /// times what the last save took); a killed build resumes from the last one. Layers
+    /// expected to take less are not checkpointed. 0: at every phase boundary.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=86_400 * 365))]
     checkpoint_every: Option<u64>,
     /// Print the plan and stop.
@@ -118,6 +118,9 @@ struct Display {
     multi: MultiProgress,
     total: ProgressBar,
     layer: Mutex<Option<ProgressBar>>,
+    /// The whole build's bar counts estimated milliseconds: each layer's estimate
+    /// (`BuildPlan`), and the layer in progress's units scaled to its estimate.
+    estimates: Mutex<TotalScale>,
     json: bool,
     quiet: bool,
     threads: usize,
@@ -137,14 +140,15 @@ impl Display {
             ProgressDrawTarget::hidden()
         });
         let total = multi.add(ProgressBar::new(0));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {eta_precise}") {
-            total.set_style(style.progress_chars("=> "));
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {average_eta}") {
+            total.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
         }
         total.set_prefix("all");
         Display {
             multi,
             total,
             layer: Mutex::new(None),
+            estimates: Mutex::new(TotalScale::default()),
             json: a.json,
             quiet: a.quiet,
             threads,
@@ -212,7 +216,10 @@ impl Progress for Display {
                 bar.inc(units);
             }
         }
-        self.total.inc(units);
+        if let Ok(mut e) = self.estimates.lock() {
+            e.units += units;
+            self.total.set_position(e.base + (e.units as f64 * e.per_unit) as u64);
+        }
     }
     fn cancelled(&self) -> bool {
         signals::interrupted()
@@ -221,8 +228,11 @@ impl Progress for Display {
 
 impl BuildObserver for Display {
     fn planned(&self, plan: &BuildPlan) {
-        let units: u64 = plan.layers.iter().map(|l| work_units(l.layer)).sum();
-        self.total.set_length(units);
+        let ms: std::collections::BTreeMap<u32, u64> = plan.to_build().map(|l| (l.layer, (l.seconds_estimate * 1000.0).ceil() as u64 + 1)).collect();
+        self.total.set_length(ms.values().sum());
+        if let Ok(mut e) = self.estimates.lock() {
+            e.ms = ms;
+        }
         if self.json {
             self.json_line(&PlanDoc { schema_version: SCHEMA_VERSION, kind: "plan", threads: self.threads, plan });
         } else if !self.quiet || self.dry_run {
@@ -241,12 +251,18 @@ impl BuildObserver for Display {
 
     fn layer_started(&self, n: u32, units: u64) {
         let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<18} ETA {eta_precise}") {
-            bar.set_style(style.progress_chars("=> "));
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<18} ETA {average_eta}") {
+            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
         }
         bar.set_prefix(format!("layer {n}"));
         if let Ok(mut slot) = self.layer.lock() {
             *slot = Some(bar);
+        }
+        if let Ok(mut e) = self.estimates.lock() {
+            let ms = e.ms.get(&n).copied().unwrap_or(0);
+            e.per_unit = ms as f64 / units.max(1) as f64;
+            e.base = self.total.position();
+            e.units = 0;
         }
     }
 
@@ -257,8 +273,12 @@ impl BuildObserver for Display {
                 self.multi.remove(&bar);
             }
         }
-        if matches!(outcome, LayerOutcome::Skipped) {
-            self.total.inc(work_units(stats.layer));
+        if let (LayerOutcome::Built { .. }, Ok(mut e)) = (outcome, self.estimates.lock()) {
+            // Rounding aside, the bar stands at the sum of the estimates of the layers done.
+            let ms = e.ms.get(&stats.layer).copied().unwrap_or(0);
+            e.base += ms;
+            e.per_unit = 0.0;
+            self.total.set_position(e.base);
         }
         if self.json {
             let (status, replaced) = match outcome {
@@ -289,6 +309,43 @@ impl BuildObserver for Display {
     fn message(&self, msg: &str) {
         Display::message(self, msg);
     }
+}
+
+/// How the whole build's bar turns a layer's work units into estimated milliseconds.
+#[derive(Default)]
+struct TotalScale {
+    /// Estimated milliseconds of each layer to build.
+    ms: std::collections::BTreeMap<u32, u64>,
+    /// Milliseconds per unit of the layer in progress.
+    per_unit: f64,
+    /// The bar's position when the layer in progress started.
+    base: u64,
+    /// Units of the layer in progress counted so far.
+    units: u64,
+}
+
+/// The `{average_eta}` of the build's bars: the time left at the average speed since the bar
+/// started (`elapsed × left / done`), as `H:MM:SS`, or `-:--:--` before a second has passed.
+/// indicatif's own ETA follows the speed of the last seconds, which jumps between the phases of
+/// a layer (a threshold that resolves little runs many times faster than one that resolves much);
+/// the solver's work units are weighted so that the average speed holds across phases.
+fn average_eta(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let elapsed = state.elapsed().as_secs_f64();
+    let (done, total) = (state.pos(), state.len().unwrap_or(0));
+    let text = match eta_seconds(elapsed, done, total) {
+        Some(s) => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
+        None => "-:--:--".into(),
+    };
+    let _ = w.write_str(&text);
+}
+
+/// Seconds left at the average speed so far, `None` when too little is known.
+fn eta_seconds(elapsed: f64, done: u64, total: u64) -> Option<u64> {
+    if elapsed < 1.0 || done == 0 || total == 0 {
+        return None;
+    }
+    let left = total.saturating_sub(done) as f64;
+    Some((elapsed * left / done as f64).round().min(1e9) as u64)
 }
 
 /// The plan for people: one line per layer to build, and totals.
@@ -434,4 +491,13 @@ mod tests {
         assert!(parse_size("1e30").is_err());
     }
 
+    #[test]
+    fn eta_is_the_average_speed_so_far() {
+        assert_eq!(eta_seconds(0.5, 10, 100), None);
+        assert_eq!(eta_seconds(10.0, 0, 100), None);
+        assert_eq!(eta_seconds(10.0, 5, 0), None);
+        assert_eq!(eta_seconds(10.0, 25, 100), Some(30));
+        assert_eq!(eta_seconds(60.0, 100, 100), Some(0));
+        assert_eq!(eta_seconds(60.0, 150, 100), Some(0));
+    }
 }

@@ -5,4 +5,4 @@
 
 pub mod retro;
 
-pub use retro::{solve_layer, solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions, CHUNK};
+pub use retro::{solve_layer, solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions, WorkModel, CHUNK};
