@@ -414,6 +414,19 @@ impl BuildPlan {
 /// something unreadable; [`Error::OutOfMemory`] for the first layer to build that does not fit;
 /// [`Error::DiskSpace`] when the new files do not fit on the disk.
 pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
+    let plan = propose(config, threads)?;
+    check_plan(&plan)?;
+    Ok(plan)
+}
+
+/// The plan of `config` as [`plan`] makes it, without checking that it can be carried out
+/// (memory and disk): what `build --dry-run` shows before it says whether it would refuse.
+///
+/// Cost: as [`plan`].
+///
+/// # Errors
+/// As [`plan`], except [`Error::OutOfMemory`] and [`Error::DiskSpace`].
+pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
     if config.max_stones > MAX_STONES {
         return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
@@ -422,7 +435,6 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
         Some(m) => (Some(m), true),
         None => (memory_available().map(|m| m.saturating_sub(FIXED_OVERHEAD)), false),
     };
-    let limit_kind = if given { MemoryLimit::Given } else { MemoryLimit::Available };
     let speed = Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads));
     let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
     let mut layers = Vec::new();
@@ -479,6 +491,22 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
         seconds_estimate: layers.iter().map(|l| l.seconds_estimate).sum(),
         layers,
     };
+    Ok(plan)
+}
+
+/// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
+/// state, the layers' files and the largest scratch space fit on their disks.
+///
+/// Cost: none beyond the plan's figures.
+///
+/// # Errors
+/// [`Error::OutOfMemory`] naming the first layer that cannot be built within the limit;
+/// [`Error::DiskSpace`] naming the layers whose files, or the layer whose scratch files, do not
+/// fit.
+pub fn check_plan(plan: &BuildPlan) -> Result<()> {
+    let limit = plan.memory_limit_bytes;
+    let limit_kind = if plan.memory_limit_given { MemoryLimit::Given } else { MemoryLimit::Available };
+    let same_disk = same_file_system(&plan.dir, &plan.work_dir);
     if let Some(m) = limit {
         if let Some(l) = plan.to_build().find(|l| l.mode == Mode::OutOfCore && m < MIN_OUT_OF_CORE_MEMORY) {
             return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
@@ -505,7 +533,7 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
             });
         }
     }
-    Ok(plan)
+    Ok(())
 }
 
 /// How much slower than in memory the out-of-core builder is expected to be, for estimates.

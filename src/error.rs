@@ -135,7 +135,7 @@ pub enum Error {
     },
 
     /// A build needs more disk space than the file system has free.
-    #[error("{} has {} free, but {what} needs {}", .path.display(), crate::units::human_bytes(*.available), crate::units::human_bytes(*.needed))]
+    #[error("{} has {} free, not enough for {what} ({})", .path.display(), crate::units::human_bytes(*.available), crate::units::human_bytes(*.needed))]
     DiskSpace {
         /// The directory written to.
         path: PathBuf,

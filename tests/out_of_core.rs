@@ -269,6 +269,16 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     assert!(!out.status.success() && err.contains("disk") && err.contains("13..14"), "{err}");
     assert!(!dir.path().join("awari/layer-13.owdb").exists(), "nothing may be written");
     assert!(!dir.path().join("awari/.work").exists());
+    // A dry run shows the plan it would refuse, then refuses the same way.
+    let dry = Command::new(env!("CARGO_BIN_EXE_oware"))
+        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M", "--dry-run"])
+        .env("OWARE_SIMULATE_DISK_FREE", "10000000")
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(dry.status.code(), out.status.code(), "{}", String::from_utf8_lossy(&dry.stderr));
+    assert!(plan.contains("layer 14:") && plan.contains("out of core in"), "{plan}");
+    assert!(String::from_utf8_lossy(&dry.stderr).contains("not enough for layers 13..14"));
     // With room for the files and the scratch, the same build runs.
     let out = Command::new(env!("CARGO_BIN_EXE_oware"))
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M", "-q"])

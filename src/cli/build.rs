@@ -437,8 +437,10 @@ pub fn run(a: BuildArgs) -> Result<()> {
     let threads = pool.current_num_threads();
     let display = Display::new(show_progress(a.quiet) && !a.dry_run, &a, threads);
     if a.dry_run {
-        let plan = build::plan(&config, threads)?;
+        // The plan is shown even when it cannot be carried out, then the refusal is reported.
+        let plan = build::propose(&config, threads)?;
         display.planned(&plan);
+        build::check_plan(&plan)?;
         return take_output_error(&display);
     }
     let start = std::time::Instant::now();
