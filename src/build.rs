@@ -282,20 +282,26 @@ impl Throughput {
         Throughput { positions: layer_size(24), rate: POSITIONS_PER_SECOND_PER_THREAD * threads as f64, threads }
     }
 
-    /// The largest layer of `dir` (`rules`) below `below` whose statistics file records a build
-    /// that took at least a second, if any.
+    /// The largest layer of `dir` (`rules`) below `below` whose statistics file records an
+    /// in-memory build that took at least a second, or else the largest such out-of-core build
+    /// (its speed multiplied by [`OUT_OF_CORE_SLOWDOWN`]), if any.
     ///
-    /// Cost: one small file read per layer examined (from the top down).
+    /// Cost: one small file read per layer below `below`.
     pub fn measured(dir: &Path, rules: Ruleset, below: u32) -> Option<Throughput> {
-        (0..below.min(MAX_STONES + 1)).rev().find_map(|n| {
-            let s = read_stats(dir, rules, n)?;
-            let (seconds, threads) = (s.seconds?, s.threads?);
-            if s.rules != rules.name() || s.layer != n || s.positions != layer_size(n) || !(1.0..1e9).contains(&seconds) || threads == 0 {
-                return None;
-            }
-            let slowdown = if s.mode == Some(Mode::OutOfCore) { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
-            Some(Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads })
-        })
+        let all: Vec<(Mode, Throughput)> = (0..below.min(MAX_STONES + 1))
+            .rev()
+            .filter_map(|n| {
+                let s = read_stats(dir, rules, n)?;
+                let (seconds, threads) = (s.seconds?, s.threads?);
+                if s.rules != rules.name() || s.layer != n || s.positions != layer_size(n) || !(1.0..1e9).contains(&seconds) || threads == 0 {
+                    return None;
+                }
+                let mode = s.mode.unwrap_or(Mode::InMemory);
+                let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
+                Some((mode, Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads }))
+            })
+            .collect();
+        all.iter().find(|(m, _)| *m == Mode::InMemory).or(all.first()).map(|&(_, t)| t)
     }
 
     /// Estimated seconds to build a layer of `positions` positions in `mode` with `threads`
@@ -871,9 +877,13 @@ mod tests {
         std::fs::write(crate::storage::stats_path(base, rules, 23), b"{ not json").unwrap();
         // Another ruleset's measurement is not used.
         write_stats(base, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture), 24, 1.0, None);
+        // An in-memory measurement is preferred to a larger out-of-core one.
+        assert_eq!(Throughput::measured(base, rules, 49).unwrap().positions, layer_size(20));
+        std::fs::remove_file(crate::storage::stats_path(base, rules, 20)).unwrap();
         let t = Throughput::measured(base, rules, 49).unwrap();
         assert_eq!((t.positions, t.threads), (layer_size(22), 2));
         assert!((t.rate - layer_size(22) as f64 / 20.0 * OUT_OF_CORE_SLOWDOWN).abs() < 1.0);
+        write_stats(base, rules, 20, 10.0, None);
         assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(20));
         // The same layer, threads and mode give back the measured time.
         let same = t.seconds(layer_size(22), Mode::OutOfCore, 2);
