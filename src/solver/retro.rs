@@ -104,15 +104,14 @@ impl WorkModel {
     pub fn new(n: u32, expected: Option<&[u64]>) -> WorkModel {
         let size = layer_size(n.min(crate::index::MAX_STONES));
         let scan = scan_units(size);
+        // Without expectations, a generic shape: four fifths of the layer decided, falling off
+        // as e^(-t/4).
+        let norm: f64 = (1..=n).map(|u| (-f64::from(u) / 4.0).exp()).sum();
         let thresholds = (1..=n as usize)
             .map(|t| {
                 let resolved = match expected {
                     Some(e) => e.get(t).copied().unwrap_or(0).min(size),
-                    // A generic shape: four fifths of the layer decided, falling off as e^(-t/4).
-                    None => {
-                        let norm: f64 = (1..=n).map(|u| (-f64::from(u) / 4.0).exp()).sum();
-                        (size as f64 * 0.8 * (-(t as f64) / 4.0).exp() / norm) as u64
-                    }
+                    None => (size as f64 * 0.8 * (-(t as f64) / 4.0).exp() / norm) as u64,
                 };
                 scan + resolved * RESOLVE_UNITS
             })
