@@ -259,7 +259,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     assert!(oware(&["build", "--max-stones", "12", "--dir", d, "-q"]).status.success());
-    // Layers 13 and 14 take 6.6 MB; layer 14 out of core needs 26 MB of scratch more.
+    // Layers 13 and 14 take 6.9 MB; layer 14 out of core needs 17.5 MB of scratch more.
     let out = Command::new(env!("CARGO_BIN_EXE_oware"))
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M"])
         .env("OWARE_SIMULATE_DISK_FREE", "10000000")
