@@ -342,14 +342,29 @@ impl Iterator for LayerWalker {
 
 /// Splits layer `n` into consecutive index ranges of at most `chunk` boards, for parallel scans.
 pub fn chunks(n: u32, chunk: u64) -> impl Iterator<Item = Range<u64>> + Clone {
-    let size = layer_size(n.min(MAX_STONES));
+    ranges(0..layer_size(n.min(MAX_STONES)), chunk)
+}
+
+/// Splits `range` into consecutive ranges of at most `chunk` (at least 1) indices.
+pub fn ranges(range: Range<u64>, chunk: u64) -> impl Iterator<Item = Range<u64>> + Clone {
     let chunk = chunk.max(1);
-    (0..size.div_ceil(chunk)).map(move |i| i * chunk..((i + 1) * chunk).min(size))
+    let (start, end) = (range.start, range.end.max(range.start));
+    (0..(end - start).div_ceil(chunk)).map(move |i| start + i * chunk..start.saturating_add((i + 1).saturating_mul(chunk)).min(end))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranges_cover_exactly() {
+        let r: Vec<_> = ranges(5..17, 5).collect();
+        assert_eq!(r, [5..10, 10..15, 15..17]);
+        assert_eq!(ranges(3..3, 4).count(), 0);
+        assert_eq!(ranges(0..10, u64::MAX).collect::<Vec<_>>(), vec![0..10]);
+        assert_eq!(ranges(0..3, 0).count(), 3);
+        assert_eq!(chunks(3, 1000).collect::<Vec<_>>(), vec![0..layer_size(3)]);
+    }
 
     #[test]
     fn small_layers_round_trip() {

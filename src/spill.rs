@@ -19,6 +19,18 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::format::checksum;
 
+/// [`release_pages`] of the bytes `range` (clamped to `0..len`) of the mapping of `len` bytes at
+/// `ptr`.
+///
+/// # Safety
+/// As [`release_pages`], for the whole `len` bytes at `ptr`.
+pub unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
+    let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
+    let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(end);
+    // SAFETY: `start..end` lies inside the caller's mapping.
+    unsafe { release_pages(ptr.add(start), end - start) };
+}
+
 /// Gives the pages of `bytes` (a part of a shared file mapping) back to the system: they leave
 /// the process's resident memory and are read again from the file (or its cache) on next use.
 /// Only whole pages inside `bytes` are released.
@@ -88,6 +100,9 @@ fn create_file(path: &Path) -> Result<File> {
     options.open(path).map_err(|e| Error::io(path, e))
 }
 
+/// Name of the scratch state file in a work directory.
+pub const STATE_FILE: &str = "state.bin";
+
 /// The solver's state of a whole layer in a file: two bytes per position, memory-mapped shared.
 pub struct ScratchState {
     map: memmap2::MmapMut,
@@ -118,12 +133,9 @@ impl ScratchState {
 
     /// Gives the pages of cells `range` back to the system (they stay in the file).
     pub fn release(&self, range: Range<u64>) {
-        let start = (2 * range.start) as usize;
-        let end = ((2 * range.end) as usize).min(self.map.len());
-        if start < end {
-            // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
-            unsafe { release_pages(self.map.as_ptr().add(start), end - start) };
-        }
+        let bytes = range.start.saturating_mul(2)..range.end.saturating_mul(2);
+        // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
+        unsafe { release_within(self.map.as_ptr(), self.map.len(), bytes) };
     }
 }
 
@@ -142,7 +154,7 @@ pub struct Inboxes {
 /// Whether `name` is one of the scratch files this module writes in a work directory: the
 /// state, a message bucket (being written or being read) or a checkpoint's temporary.
 fn is_scratch_name(name: &str) -> bool {
-    name == "state.bin"
+    name == STATE_FILE
         || (name.starts_with("inbox-") && (name.ends_with(".bin") || name.ends_with(".reading")))
         || (name.starts_with(".checkpoint.") && name.ends_with(".tmp"))
 }

@@ -509,10 +509,8 @@ impl Layer {
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
         let b = self.bytes();
-        let end = (range.end as usize).min(b.len());
-        let start = (range.start as usize).min(end);
         // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-        unsafe { crate::spill::release_pages(b.as_ptr().add(start), end - start) };
+        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
     }
 
     /// The first value outside `-n..=n` (index and value), if any.
@@ -639,10 +637,8 @@ impl LayerWriter {
     /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
     pub fn release(&self, range: std::ops::Range<u64>) {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
-        let end = (range.end as usize).min(b.len());
-        let start = (range.start as usize).min(end);
         // SAFETY: a shared mapping of our own file: dropping its pages loses nothing.
-        unsafe { crate::spill::release_pages(b.as_ptr().add(start), end - start) };
+        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
     }
 
     /// The payload as values.
@@ -678,10 +674,8 @@ pub struct PayloadPages<'a> {
 impl PayloadPages<'_> {
     /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
     pub fn release(&self, range: std::ops::Range<u64>) {
-        let end = (range.end as usize).min(self.len);
-        let start = (range.start as usize).min(end);
         // SAFETY: the writer's shared file mapping, alive for 'a: dropping pages loses nothing.
-        unsafe { crate::spill::release_pages((self.ptr + start) as *const u8, end - start) };
+        unsafe { crate::spill::release_within(self.ptr as *const u8, self.len, range) };
     }
 }
 
@@ -706,7 +700,6 @@ pub fn checksum_released(bytes: &[u8], release: &dyn Fn(std::ops::Range<u64>)) -
     scan_released(bytes, release, |w| h.update(w));
     h.digest()
 }
-
 
 /// Best-effort fsync of the directory holding `path`, so a rename survives a power cut.
 pub fn sync_dir(path: &Path) {

@@ -49,7 +49,7 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
-use crate::spill::{Checkpoint, Inboxes, Progress as Reached, ScratchState, Unusable};
+use crate::spill::{Checkpoint, Inboxes, Progress as Reached, ScratchState, Unusable, STATE_FILE};
 
 const RESOLVED: u16 = 0x8000;
 const PENDING_SHIFT: u32 = 8;
@@ -440,16 +440,9 @@ impl State<'_> {
     }
 }
 
-/// Splits `range` into consecutive ranges of at most `chunk`.
+/// [`crate::index::ranges`], collected for parallel iteration.
 fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
-    let mut v = Vec::new();
-    let mut a = range.start;
-    while a < range.end {
-        let b = (a + chunk).min(range.end);
-        v.push(a..b);
-        a = b;
-    }
-    v
+    crate::index::ranges(range, chunk).collect()
 }
 
 /// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
@@ -567,10 +560,16 @@ pub fn solve_layer_with(
             available: 0,
             limit: MemoryLimit::Refused,
         })?),
-        Some(o) => Cells::File(ScratchState::create(&o.work_dir.join("state.bin"), size)?),
+        Some(o) => Cells::File(ScratchState::create(&o.work_dir.join(STATE_FILE), size)?),
     };
     let scratch = storage.scratch();
     let cells = storage.all();
+    // Gives back the scratch pages of the cells behind state bytes `off..off + len`.
+    let release_bytes = |off: u64, len: usize| {
+        if let Some(s) = scratch {
+            s.release(off / 2..(off + len as u64).div_ceil(2));
+        }
+    };
     let release_part = |r: &Range<u64>| {
         if let Some(s) = scratch {
             s.release(r.clone());
@@ -589,9 +588,7 @@ pub fn solve_layer_with(
         let mut write = |off: u64, b: &[u8]| {
             // SAFETY: nothing else touches the cells while the checkpoint is loaded.
             unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
-            if let Some(s) = scratch {
-                s.release(off / 2..(off + b.len() as u64).div_ceil(2));
-            }
+            release_bytes(off, b.len());
         };
         match c.load(&mut write) {
             Ok(at) => {
@@ -626,9 +623,7 @@ pub fn solve_layer_with(
         c.save(at, &|off, buf| {
             // SAFETY: the cells are quiescent between phases.
             unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
-            if let Some(s) = scratch {
-                s.release(off / 2..(off + buf.len() as u64).div_ceil(2));
-            }
+            release_bytes(off, buf.len());
         })?;
         *last = Instant::now();
         save_cost.set(started.elapsed());
@@ -780,7 +775,7 @@ pub fn solve_layer_with(
     }
     drop(storage);
     if let Some(o) = ooc.filter(|_| parts.len() > 1) {
-        let _ = std::fs::remove_file(o.work_dir.join("state.bin"));
+        let _ = std::fs::remove_file(o.work_dir.join(STATE_FILE));
     }
     Ok(())
 }
