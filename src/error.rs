@@ -192,6 +192,11 @@ pub enum Error {
     /// A request the tool cannot serve as asked (bad argument combination, unsupported format).
     #[error("{0}")]
     Usage(String),
+
+    /// A distributed build failed between ranks: a transport error, or ranks that disagree
+    /// (another binary, other options).
+    #[error("distributed build: {0}")]
+    Cluster(String),
 }
 
 fn not_in_layer_reason(layer: u32, stones: u32) -> String {
@@ -589,6 +594,7 @@ impl Error {
     /// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
     /// | 8 | verification found wrong values |
     /// | 9 | not enough memory |
+    /// | 10 | distributed build: ranks disagree or their transport failed |
     /// | 130 | interrupted |
     pub fn exit_code(&self) -> i32 {
         match self {
@@ -605,6 +611,7 @@ impl Error {
             | Error::Threads { .. } => 7,
             Error::VerifyFailed { .. } | Error::SpotCheck { .. } => 8,
             Error::OutOfMemory { .. } => 9,
+            Error::Cluster(_) => 10,
             Error::Interrupted => 130,
         }
     }

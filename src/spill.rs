@@ -249,6 +249,23 @@ impl Inboxes {
     /// # Errors
     /// [`Error::Io`] when the bucket file cannot be read or removed; `f`'s errors.
     pub fn drain(&self, part: usize, block: usize, mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<u64> {
+        let mut bucket = self.take(part)?;
+        let count = bucket.len();
+        let mut words = Vec::new();
+        while !bucket.is_empty() {
+            bucket.next(block, &mut words)?;
+            f(&words)?;
+        }
+        bucket.close()?;
+        Ok(count)
+    }
+
+    /// Takes every message waiting for part `part` as a [`Bucket`] to read in blocks; the part's
+    /// bucket is empty afterwards, and messages sent to it from now on wait for the next take.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the bucket file cannot be taken (renamed) or opened.
+    pub fn take(&self, part: usize) -> Result<Bucket> {
         let taken = self.dir.join(format!("inbox-{part:05}.reading"));
         let (buffered, in_file) = {
             // The file is renamed under the lock, so its length and the count agree.
@@ -261,28 +278,76 @@ impl Inboxes {
             let n = std::mem::replace(&mut guard.1, 0);
             (buffered, n)
         };
-        let mut count = buffered.len() as u64;
-        if in_file > 0 {
-            let mut file = File::open(&taken).map_err(|e| Error::io(&taken, e))?;
-            let mut bytes = vec![0u8; block.max(1) * 8];
-            let mut words = Vec::with_capacity(block.max(1));
-            let mut left = in_file;
-            while left > 0 {
-                let k = left.min(block.max(1) as u64) as usize;
-                file.read_exact(&mut bytes[..k * 8]).map_err(|e| Error::io(&taken, e))?;
-                words.clear();
-                words.extend(bytes[..k * 8].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
-                f(&words)?;
-                left -= k as u64;
+        let file = if in_file > 0 { Some(File::open(&taken).map_err(|e| Error::io(&taken, e))?) } else { None };
+        Ok(Bucket { file, path: taken, in_file, buffered, at: 0 })
+    }
+}
+
+/// The messages taken from one bucket ([`Inboxes::take`]): those that were in its file, then
+/// those that were buffered. The file is removed when the bucket is closed or dropped.
+pub struct Bucket {
+    file: Option<File>,
+    path: PathBuf,
+    /// Messages left in the file.
+    in_file: u64,
+    buffered: Vec<u64>,
+    /// Buffered messages already read.
+    at: usize,
+}
+
+impl Bucket {
+    /// Messages left.
+    pub fn len(&self) -> u64 {
+        self.in_file + (self.buffered.len() - self.at) as u64
+    }
+
+    /// Whether every message has been read.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Replaces `out` with the next `max` messages (fewer at the end).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be read.
+    pub fn next(&mut self, max: usize, out: &mut Vec<u64>) -> Result<()> {
+        out.clear();
+        let max = max.max(1);
+        if self.in_file > 0 {
+            let k = self.in_file.min(max as u64) as usize;
+            let mut bytes = vec![0u8; k * 8];
+            if let Some(f) = self.file.as_mut() {
+                f.read_exact(&mut bytes).map_err(|e| Error::io(&self.path, e))?;
             }
-            count += in_file;
-            drop(file);
-            fs::remove_file(&taken).map_err(|e| Error::io(&taken, e))?;
+            out.extend(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
+            self.in_file -= k as u64;
+            if self.in_file == 0 {
+                self.close()?;
+            }
+        } else {
+            let k = (self.buffered.len() - self.at).min(max);
+            out.extend_from_slice(&self.buffered[self.at..self.at + k]);
+            self.at += k;
         }
-        for b in buffered.chunks(block.max(1)) {
-            f(b)?;
+        Ok(())
+    }
+
+    /// Removes the file (whatever is left unread in it is dropped).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be removed.
+    pub fn close(&mut self) -> Result<()> {
+        if self.file.take().is_some() {
+            self.in_file = 0;
+            fs::remove_file(&self.path).map_err(|e| Error::io(&self.path, e))?;
         }
-        Ok(count)
+        Ok(())
+    }
+}
+
+impl Drop for Bucket {
+    fn drop(&mut self) {
+        let _ = self.close();
     }
 }
 

@@ -171,6 +171,7 @@ pub fn error_kind(e: &Error) -> &'static str {
         Error::VerifyFailed { .. } | Error::SpotCheck { .. } => "verification_failed",
         Error::Usage(_) => "usage",
         Error::Internal(_) => "internal",
+        Error::Cluster(_) => "cluster",
     }
 }
 

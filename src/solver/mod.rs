@@ -3,6 +3,9 @@
 //! checkpoints ([`crate::spill`]); the build pipeline ([`crate::build`]) owns the layer files,
 //! the directories and the decision to resume, and calls [`solve_layer_with`].
 
+pub mod cluster;
+pub mod distributed;
 pub mod retro;
 
+pub use distributed::{share_buffers, solve_share, Share};
 pub use retro::{solve_layer, solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions, WorkModel, CHUNK};

@@ -51,31 +51,31 @@ use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
 use crate::spill::{Checkpoint, Inboxes, Progress as Reached, ScratchState, Unusable, STATE_FILE};
 
-const RESOLVED: u16 = 0x8000;
+pub(super) const RESOLVED: u16 = 0x8000;
 const PENDING_SHIFT: u32 = 8;
 const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
-const PENDING: u16 = 0x7 << PENDING_SHIFT;
+pub(super) const PENDING: u16 = 0x7 << PENDING_SHIFT;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item; parts are multiples of it.
 pub const CHUNK: u64 = 1 << 15;
 /// Bit of a message: "a child was lost" (else: "a child entered WIN").
-const LOST: u64 = 1 << 63;
+pub(super) const LOST: u64 = 1 << 63;
 /// Bit position of the layer number in a lookup key (the index takes the bits below).
-const KEY_SHIFT: u32 = 40;
+pub(super) const KEY_SHIFT: u32 = 40;
 
 /// Checkpoints are at least this many times as far apart as a save takes.
 pub const CHECKPOINT_COST_RATIO: u32 = 10;
 
 /// Work units per position of the exits pass (progress and ETA).
-const EXIT_UNITS: u64 = 8;
+pub(super) const EXIT_UNITS: u64 = 8;
 /// Work units per position a threshold resolves (its propagation dominates the threshold).
-const RESOLVE_UNITS: u64 = 16;
+pub(super) const RESOLVE_UNITS: u64 = 16;
 /// Positions per work unit of a scan (a threshold's seed scan, the final pass).
 const SCAN_POSITIONS_PER_UNIT: u64 = 8;
 
 /// Work units of scanning `positions` positions.
-fn scan_units(positions: u64) -> u64 {
+pub(super) fn scan_units(positions: u64) -> u64 {
     positions / SCAN_POSITIONS_PER_UNIT
 }
 
@@ -138,18 +138,18 @@ impl WorkModel {
     }
 
     /// Units of the exits pass over `positions` positions.
-    fn exits(&self, positions: u64) -> u64 {
+    pub(super) fn exits(&self, positions: u64) -> u64 {
         positions * EXIT_UNITS
     }
 
     /// Units of threshold `t` over `positions` of the layer's positions.
-    fn threshold(&self, t: u32, positions: u64) -> u64 {
+    pub(super) fn threshold(&self, t: u32, positions: u64) -> u64 {
         let w = self.thresholds.get(t as usize - 1).copied().unwrap_or(0);
         (u128::from(w) * u128::from(positions) / u128::from(self.size.max(1))) as u64
     }
 
     /// Units of the final pass over `positions` positions.
-    fn draws(&self, positions: u64) -> u64 {
+    pub(super) fn draws(&self, positions: u64) -> u64 {
         scan_units(positions)
     }
 
@@ -157,6 +157,12 @@ impl WorkModel {
     /// its values, done by the caller, which advances progress by them): four scans.
     pub fn check(&self) -> u64 {
         4 * scan_units(self.size)
+    }
+
+    /// The units a solve of `positions` of the layer's positions reports (a rank's share of a
+    /// distributed solve; all of them: [`WorkModel::total`] less [`WorkModel::check`]).
+    pub fn solve(&self, positions: u64) -> u64 {
+        self.exits(positions) + (1..=self.thresholds.len() as u32).map(|t| self.threshold(t, positions)).sum::<u64>() + self.draws(positions)
     }
 
     /// All the units of the layer, [`WorkModel::check`] included.
@@ -213,23 +219,23 @@ pub struct SolveOptions<'a> {
 }
 
 #[inline]
-fn value_of(s: u16) -> i8 {
+pub(super) fn value_of(s: u16) -> i8 {
     s as u8 as i8
 }
 
 #[inline]
-fn pack(value: i8, pending: u8) -> u16 {
+pub(super) fn pack(value: i8, pending: u8) -> u16 {
     u16::from(value as u8) | (u16::from(pending) << PENDING_SHIFT)
 }
 
 /// The first error of a parallel phase, which also stops the phase.
-struct Failure {
-    failed: AtomicBool,
+pub(super) struct Failure {
+    pub(super) failed: AtomicBool,
     error: Mutex<Option<Error>>,
 }
 
 impl Failure {
-    fn new() -> Failure {
+    pub(super) fn new() -> Failure {
         Failure { failed: AtomicBool::new(false), error: Mutex::new(None) }
     }
     fn set(&self, e: Error) {
@@ -239,7 +245,7 @@ impl Failure {
         }
         self.failed.store(true, Relaxed);
     }
-    fn take(&self) -> Result<()> {
+    pub(super) fn take(&self) -> Result<()> {
         match self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -247,31 +253,68 @@ impl Failure {
     }
 }
 
+/// Where a message goes: a bucket of this process's parts, or another rank.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// Part `k` of this process's positions.
+    Part(usize),
+    /// Rank `r` of a distributed solve.
+    Rank(usize),
+}
+
+/// Routes messages for positions outside the part being solved: to the buckets of this
+/// process's other parts (positions `own`, in parts of `part_len`), or, in a distributed solve,
+/// to the outbox of the rank that owns them.
+pub(super) struct Router<'a> {
+    pub(super) own: Range<u64>,
+    pub(super) part_len: u64,
+    pub(super) parts: Option<&'a Inboxes>,
+    pub(super) ranks: Option<(crate::solver::cluster::Ownership, &'a Inboxes)>,
+}
+
+impl Router<'_> {
+    #[inline]
+    pub(super) fn route(&self, j: u64) -> Route {
+        match self.ranks {
+            Some((owners, _)) if !self.own.contains(&j) => Route::Rank(owners.owner(j)),
+            _ => Route::Part(((j - self.own.start) / self.part_len) as usize),
+        }
+    }
+
+    pub(super) fn send(&self, to: Route, messages: &[u64]) -> Result<()> {
+        match (to, self.parts, self.ranks) {
+            (Route::Part(k), Some(inboxes), _) => inboxes.send(k, messages),
+            (Route::Rank(r), _, Some((_, outbox))) => outbox.send(r, messages),
+            _ => Err(Error::Internal("a message for a position no bucket receives".into())),
+        }
+    }
+}
+
 /// The cells of one part (the whole layer in memory mode) and where messages for the others go.
-struct State<'a> {
-    rules: Ruleset,
-    n: u32,
+pub(super) struct State<'a> {
+    pub(super) rules: Ruleset,
+    pub(super) n: u32,
     /// Cells of positions `base..base + cells.len()`.
-    cells: &'a [AtomicU16],
-    base: u64,
-    /// Out of core: positions per part and the buckets.
-    remote: Option<(u64, &'a Inboxes)>,
-    failure: &'a Failure,
+    pub(super) cells: &'a [AtomicU16],
+    pub(super) base: u64,
+    /// Where messages for positions outside `cells` go (none in memory).
+    pub(super) remote: Option<&'a Router<'a>>,
+    pub(super) failure: &'a Failure,
     /// Counts the threshold's work for progress.
-    meter: &'a Meter<'a>,
+    pub(super) meter: &'a Meter<'a>,
 }
 
 /// The work units one threshold may advance progress by ([`WorkModel`]'s estimate), charged
 /// as the threshold scans and propagates (in any part, in any round) and never beyond the
 /// estimate; [`Meter::finish`] gives what is left when the threshold is done.
-struct Meter<'a> {
-    progress: &'a dyn Progress,
-    budget: u64,
-    charged: AtomicU64,
+pub(super) struct Meter<'a> {
+    pub(super) progress: &'a dyn Progress,
+    pub(super) budget: u64,
+    pub(super) charged: AtomicU64,
 }
 
 impl Meter<'_> {
-    fn charge(&self, units: u64) {
+    pub(super) fn charge(&self, units: u64) {
         let before = self.charged.fetch_add(units, Relaxed);
         let give = units.min(self.budget.saturating_sub(before));
         if give > 0 {
@@ -279,7 +322,7 @@ impl Meter<'_> {
         }
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         let before = self.charged.swap(u64::MAX / 2, Relaxed);
         if before < self.budget {
             self.progress.advance(self.budget - before);
@@ -289,7 +332,7 @@ impl Meter<'_> {
 
 /// Thread-local scratch of a propagation.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     stack: Vec<(Board, i8)>,
     batch: Vec<(usize, Board, bool)>,
     sends: Vec<u64>,
@@ -376,11 +419,10 @@ impl State<'_> {
 
     /// Hands the buffered messages to the buckets of their parts.
     fn flush(&self, sends: &mut Vec<u64>) {
-        let Some((part_len, inboxes)) = self.remote else { return };
+        let Some(router) = self.remote else { return };
         sends.sort_unstable_by_key(|m| m & !LOST);
-        for group in sends.chunk_by(|a, b| (a & !LOST) / part_len == (b & !LOST) / part_len) {
-            let part = ((group[0] & !LOST) / part_len) as usize;
-            if let Err(e) = inboxes.send(part, group) {
+        for group in sends.chunk_by(|a, b| router.route(a & !LOST) == router.route(b & !LOST)) {
+            if let Err(e) = router.send(router.route(group[0] & !LOST), group) {
                 self.failure.set(e);
             }
         }
@@ -388,7 +430,7 @@ impl State<'_> {
     }
 
     /// Applies a block of messages to this part and propagates what they resolve.
-    fn apply(&self, t: i8, messages: &[u64]) {
+    pub(super) fn apply(&self, t: i8, messages: &[u64]) {
         messages.par_chunks(1 << 12).for_each_init(Scratch::default, |s, block| {
             for &m in block {
                 let j = m & !LOST;
@@ -405,7 +447,7 @@ impl State<'_> {
     }
 
     /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates.
-    fn seed(&self, t: i8, range: Range<u64>, progress: &dyn Progress) {
+    pub(super) fn seed(&self, t: i8, range: Range<u64>, progress: &dyn Progress) {
         let ranges: Vec<Range<u64>> = split(range, CHUNK);
         ranges.par_iter().for_each_init(Scratch::default, |s, r| {
             if progress.cancelled() || self.failure.failed.load(Relaxed) {
@@ -441,13 +483,13 @@ impl State<'_> {
 }
 
 /// [`crate::index::ranges`], collected for parallel iteration.
-fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
+pub(super) fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
     crate::index::ranges(range, chunk).collect()
 }
 
 /// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
 /// accessed at random, and 2 MB pages cut the TLB misses that would otherwise dominate.
-fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+pub(super) fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
     let map = memmap2::MmapMut::map_anon(len.max(1))?;
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::HugePage);
@@ -455,7 +497,7 @@ fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
 }
 
 /// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
-const BATCH: usize = 32;
+pub(super) const BATCH: usize = 32;
 
 /// Asks the CPU to start loading the cache line of `r`.
 #[inline(always)]
@@ -482,13 +524,13 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
 }
 
 /// Where the solver's cells live: anonymous memory, or a scratch file.
-enum Cells {
+pub(super) enum Cells {
     Memory(memmap2::MmapMut),
     File(ScratchState),
 }
 
 impl Cells {
-    fn all(&self) -> &[AtomicU16] {
+    pub(super) fn all(&self) -> &[AtomicU16] {
         match self {
             Cells::Memory(m) => {
                 // SAFETY: the map is writable, page-aligned (so 2-aligned) and zero-initialised;
@@ -499,7 +541,7 @@ impl Cells {
         }
     }
 
-    fn scratch(&self) -> Option<&ScratchState> {
+    pub(super) fn scratch(&self) -> Option<&ScratchState> {
         match self {
             Cells::File(f) => Some(f),
             Cells::Memory(_) => None,
@@ -702,6 +744,7 @@ pub fn solve_layer_with(
         Some(o) => Some(Inboxes::new(o.work_dir, parts.len(), o.message_bytes)?),
         None => None,
     };
+    let router = inboxes.as_ref().map(|i| Router { own: 0..size, part_len, parts: Some(i), ranks: None });
     progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, size)).sum());
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
@@ -722,7 +765,7 @@ pub fn solve_layer_with(
                     n,
                     cells: &cells[part.start as usize..part.end as usize],
                     base: part.start,
-                    remote: inboxes.as_ref().map(|i| (part_len, i)),
+                    remote: router.as_ref(),
                     failure: &failure,
                     meter: &meter,
                 };
@@ -782,12 +825,12 @@ pub fn solve_layer_with(
 
 /// The cells as raw bytes (for checkpoints).
 #[derive(Clone, Copy)]
-struct RawBytes(*mut u8);
+pub(super) struct RawBytes(pub(super) *mut u8);
 // SAFETY: used only between phases, when no other thread touches the cells.
 unsafe impl Sync for RawBytes {}
 unsafe impl Send for RawBytes {}
 
-fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
+pub(super) fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
     RawBytes(cells.as_ptr() as *mut u8)
 }
 
@@ -930,7 +973,7 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u
 /// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
 /// whose value the caller folds into the best exit.
 #[inline]
-fn exits(rules: Ruleset, board: &Board, mut capture: impl FnMut(u8, &Board)) -> (i8, u8) {
+pub(super) fn exits(rules: Ruleset, board: &Board, mut capture: impl FnMut(u8, &Board)) -> (i8, u8) {
     let moves = rules.moves(board);
     if let Some(ending) = moves.ending() {
         return (ending, 0);
