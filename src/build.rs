@@ -23,7 +23,8 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::solver::{solve_layer_with, working_memory, OutOfCore, SolveOptions, WorkModel};
+use crate::solver::cluster::{Cluster, Metered, Ownership};
+use crate::solver::{share_buffers, solve_layer_with, solve_share, working_memory, OutOfCore, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
 use crate::storage::{disk_free, scan_released, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
 use crate::verify::derive_value;
@@ -109,6 +110,9 @@ pub struct LayerStats {
     /// earlier versions, which built every layer in memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
+    /// A distributed build's ranks: what each spent (absent for single-process builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankFigures>>,
     /// Number of positions of each value, keyed by value (`-n..=n`, zero counts omitted).
     pub values: BTreeMap<i32, u64>,
 }
@@ -138,6 +142,7 @@ impl LayerStats {
             threads: None,
             peak_memory_bytes: None,
             mode: None,
+            ranks: None,
             values,
         }
     }
@@ -219,6 +224,12 @@ pub struct OutOfCoreLimits {
 impl OutOfCoreLimits {
     /// The limits of layer `n` within `m` bytes (at least [`MIN_OUT_OF_CORE_MEMORY`]).
     pub fn new(n: u32, m: u64) -> OutOfCoreLimits {
+        OutOfCoreLimits::for_positions(layer_size(n.min(MAX_STONES)), m)
+    }
+
+    /// The limits of solving `positions` positions (a layer, or a rank's share) within `m`
+    /// bytes.
+    pub fn for_positions(positions: u64, m: u64) -> OutOfCoreLimits {
         let m = m.max(MIN_OUT_OF_CORE_MEMORY);
         let message_bytes = m / 32;
         let state = m / 2 - message_bytes;
@@ -226,7 +237,7 @@ impl OutOfCoreLimits {
         let part_len = ((state / 2) / chunk).max(1) * chunk;
         OutOfCoreLimits {
             part_len,
-            parts: layer_size(n).div_ceil(part_len).max(1),
+            parts: positions.div_ceil(part_len).max(1),
             lookup_bytes: m / 4,
             lower_window: m / 4,
             message_bytes,
@@ -376,6 +387,9 @@ pub struct LayerPlan {
 pub struct BuildPlan {
     /// Ruleset.
     pub rules: String,
+    /// Ranks building it (1 but for a distributed build); memory and scratch figures are per
+    /// rank.
+    pub ranks: usize,
     /// The ruleset's layer directory.
     pub dir: PathBuf,
     /// One entry per layer `0..=max_stones`.
@@ -433,6 +447,31 @@ pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
 /// # Errors
 /// As [`plan`], except [`Error::OutOfMemory`] and [`Error::DiskSpace`].
 pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
+    propose_ranks(config, threads, 1)
+}
+
+/// Memory one of `ranks` ranks needs to build its share of layer `n` in memory: its share of
+/// the state (two bytes per position) and of the output, its slice of every lower layer (the
+/// only part of them it reads), and its exchange buffers ([`share_buffers`]). With one rank,
+/// [`memory_needed`].
+pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
+    if ranks <= 1 {
+        return memory_needed(n);
+    }
+    let n = n.min(MAX_STONES);
+    let share = Ownership::new(layer_size(n), ranks).per;
+    let lower: u64 = (0..n).map(|m| Ownership::new(layer_size(m), ranks).per).sum();
+    3 * share + lower + share_buffers(share).2
+}
+
+/// [`propose`] for a build by `ranks` ranks ([`build_with`]): memory and scratch disk are per
+/// rank, out-of-core limits apply to a rank's share, and the time estimate counts every rank's
+/// threads.
+///
+/// # Errors
+/// As [`propose`].
+pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Result<BuildPlan> {
+    let ranks = ranks.max(1);
     if config.max_stones > MAX_STONES {
         return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
@@ -456,18 +495,25 @@ pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
             },
         };
         let build = matches!(action, LayerAction::Build { .. });
-        let fits = limit.map_or(true, |m| memory_needed(n) <= m);
+        let needed = memory_needed_per_rank(n, ranks);
+        let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
+        let fits = limit.map_or(true, |m| needed <= m);
         let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
-            (Mode::InMemory, memory_needed(n), None, 0)
+            (Mode::InMemory, needed, None, 0)
         } else {
             let m = limit.unwrap_or(0);
-            let ooc = OutOfCoreLimits::new(n, m);
-            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), out_of_core_scratch(n, ooc.parts))
+            let ooc = OutOfCoreLimits::for_positions(share, m);
+            let scratch = if ooc.parts > 1 { 4 * share } else { 0 };
+            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
         };
-        let seconds = speed.seconds(layer_size(n), mode, threads);
+        // Messages to other ranks that do not fit their buffers (about as many as a part's).
+        if ranks > 1 {
+            scratch += 2 * share;
+        }
+        let seconds = speed.seconds(layer_size(n), mode, threads * ranks);
         // A checkpoint when the layer takes long enough to be worth one.
         if seconds > every {
-            scratch += 2 * layer_size(n);
+            scratch += 2 * share;
         }
         layers.push(LayerPlan {
             layer: n,
@@ -487,6 +533,7 @@ pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
     let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
         rules: config.rules.name().into(),
+        ranks,
         dir: dir.layers_dir(),
         memory_limit_bytes: limit,
         memory_limit_given: given,
@@ -638,6 +685,291 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
         lower.push(dir.open(n, false)?);
     }
     Ok(all)
+}
+
+/// What one rank of a distributed build spent on a layer (in its `layer-NN.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RankFigures {
+    /// The rank.
+    pub rank: usize,
+    /// Positions of its share.
+    pub positions: u64,
+    /// Bytes it sent to other ranks.
+    pub bytes_sent: u64,
+    /// Bytes it received from other ranks.
+    pub bytes_received: u64,
+    /// Seconds it spent in collective operations (waiting for slower ranks included).
+    pub communication_seconds: f64,
+    /// Peak resident memory of its process so far, in bytes.
+    pub peak_memory_bytes: u64,
+}
+
+/// Hashes of what must be the same on every rank: the running binary, and the build's
+/// options (ruleset, layers, directories, limits).
+fn identity(config: &BuildConfig) -> (u64, u64) {
+    let binary = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map_or(0, |b| xxhash_rust::xxh3::xxh3_64(&b));
+    let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let options = format!(
+        "{} {} {:?} {:?} {:?} {:?} {}",
+        config.rules.name(),
+        config.max_stones,
+        absolute(&config.dir),
+        config.max_memory,
+        config.work_dir.as_deref().map(absolute),
+        config.checkpoint_every,
+        env!("CARGO_PKG_VERSION")
+    );
+    (binary, xxhash_rust::xxh3::xxh3_64(options.as_bytes()))
+}
+
+/// Checks that every rank runs the same binary with the same options.
+///
+/// # Errors
+/// [`Error::Cluster`] naming the ranks that differ from rank 0, on every rank.
+pub fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()> {
+    let (binary, options) = identity(config);
+    let binaries = cluster.all_gather(binary)?;
+    let optionses = cluster.all_gather(options)?;
+    let differ = |all: &[u64]| -> Vec<String> { all.iter().enumerate().filter(|(_, &x)| x != all[0]).map(|(r, _)| r.to_string()).collect() };
+    let (b, o) = (differ(&binaries), differ(&optionses));
+    if !b.is_empty() {
+        return Err(Error::Cluster(format!("ranks {} run another oware binary than rank 0; install one build on every node", b.join(", "))));
+    }
+    if !o.is_empty() {
+        return Err(Error::Cluster(format!(
+            "ranks {} were given other options (or see other directories) than rank 0; run one command line on every rank",
+            o.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Builds as [`build`] with the ranks of `cluster`: every rank calls it with the same `config`
+/// (checked first: [`check_identity`]) and builds its share ([`Ownership`]) of every layer to
+/// build, and the files come out byte-identical to [`build`]'s. With one rank it is [`build`].
+///
+/// Rank 0 takes the directory's lock, plans (its plan decides which layers are built), checks
+/// the finished layers, creates each new layer's temporary file, and after every rank has
+/// written its share into it, spot-checks, counts and publishes it. Every rank needs `--dir` at
+/// the same place in one shared file system (it reads its slice of each lower layer there and
+/// writes its share of the new one), and its own scratch space under the work directory
+/// (`layer-NN/rank-RRRR-of-KKKK`). `config.max_memory` is per rank: a rank whose share does
+/// not fit builds it out of core. The observer of rank 0 sees the build; the other ranks'
+/// observers see only their shares' progress. The statistics of each layer record every rank's
+/// traffic and peak memory ([`RankFigures`]).
+///
+/// # Errors
+/// Those of [`build`], on the rank where they happen ([`Error::Cluster`] or
+/// [`Error::Interrupted`] on the others when they learn of it at an agreement point); a rank
+/// that fails elsewhere leaves the others waiting in a collective operation, so the caller must
+/// end the whole job (`MPI_Abort`) on any error.
+pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &dyn Cluster) -> Result<Vec<LayerStats>> {
+    if cluster.size() <= 1 {
+        return build(config, observer);
+    }
+    check_identity(config, cluster)?;
+    if config.max_stones > MAX_STONES {
+        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+    }
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let dir = DatabaseDir::native(&config.dir, config.rules)?;
+    let _lock = if me == 0 {
+        let lock = BuildLock::acquire(&dir)?;
+        for path in dir.remove_stale_temporaries()? {
+            observer.message(&format!("removed {}, left by an interrupted build", path.display()));
+        }
+        Some(lock)
+    } else {
+        None
+    };
+    cluster.barrier()?;
+    let the_plan = propose_ranks(config, rayon::current_num_threads(), ranks)?;
+    check_plan(&the_plan)?;
+    if me == 0 {
+        observer.planned(&the_plan);
+    }
+    // Rank 0's view of the files decides for every rank.
+    let mine: Vec<u8> = the_plan.layers.iter().map(|l| u8::from(matches!(l.action, LayerAction::Build { .. }))).collect();
+    let agreed = cluster.broadcast(&mine)?;
+    let mut lower: Vec<Layer> = Vec::new();
+    let mut all = Vec::new();
+    for lp in &the_plan.layers {
+        let n = lp.layer;
+        if cluster.any(observer.cancelled())? {
+            return Err(Error::Interrupted);
+        }
+        let mut replaced = None;
+        if agreed.get(n as usize) == Some(&0) {
+            // Rank 0 checks the layer; the others trust its word.
+            let mut intact = None;
+            if me == 0 {
+                match dir.open(n, true) {
+                    Ok(layer) => {
+                        let stats = count_released(config.rules, n, layer.values(), &|r| layer.release(r));
+                        match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
+                            Some((index, value)) => {
+                                let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
+                                replaced = Some(Error::corrupt(layer.path(), damage).to_string());
+                            }
+                            None => intact = Some(stats),
+                        }
+                    }
+                    Err(e @ Error::Corrupt { .. }) => replaced = Some(e.to_string()),
+                    Err(e) => return Err(e),
+                }
+            }
+            if cluster.broadcast(&[u8::from(intact.is_some())])?.first() == Some(&1) {
+                if let Some(stats) = intact {
+                    restore_stats(&dir, &stats, observer)?;
+                    observer.layer_done(&stats, &LayerOutcome::Skipped);
+                    all.push(stats);
+                }
+                lower.push(dir.open(n, false)?);
+                continue;
+            }
+        } else if let LayerAction::Build { reason } = &lp.action {
+            replaced = reason.clone();
+        }
+        if let Some(why) = &replaced {
+            observer.message(&format!("{why}; rebuilding layer {n}"));
+        }
+        let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+        let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
+        if let Some(stats) = build_share(&dir, lp, &work, every, &lower, replaced, observer, cluster)? {
+            all.push(stats);
+        }
+        lower.push(dir.open(n, false)?);
+    }
+    Ok(all)
+}
+
+/// One rank's part of building layer `lp.layer` ([`build_with`]); rank 0 returns the layer's
+/// statistics.
+#[allow(clippy::too_many_arguments)]
+fn build_share(
+    dir: &DatabaseDir,
+    lp: &LayerPlan,
+    work: &Path,
+    every: std::time::Duration,
+    lower: &[Layer],
+    replaced: Option<String>,
+    observer: &dyn BuildObserver,
+    cluster: &dyn Cluster,
+) -> Result<Option<LayerStats>> {
+    let rules = dir.rules();
+    let n = lp.layer;
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let own = Ownership::new(layer_size(n), ranks).range(me);
+    let len = own.end - own.start;
+    let model = match n.checked_sub(2).and_then(|m| read_stats(dir.base(), rules, m)) {
+        Some(s) => WorkModel::from_counts(n, &s.values),
+        None => WorkModel::new(n, None),
+    };
+    observer.layer_started(n, model.solve(len) + if me == 0 { model.check() } else { 0 });
+    let start = Instant::now();
+    let mine = work.join(format!("rank-{me:04}-of-{ranks:04}"));
+    create_work_dir(&mine)?;
+    for stale in crate::spill::remove_stale(&mine)? {
+        observer.message(&format!("removed {}, left by an interrupted build", stale.display()));
+    }
+    let _ = std::fs::remove_dir_all(mine.join("outbox"));
+    // Rank 0 creates the temporary; every rank maps its share of it.
+    let writer = if me == 0 { Some(LayerWriter::create(dir, n)?) } else { None };
+    use std::os::unix::ffi::OsStrExt;
+    let name = writer.as_ref().map(|w| w.tmp_path().as_os_str().as_bytes().to_vec()).unwrap_or_default();
+    let tmp = PathBuf::from(std::ffi::OsStr::from_bytes(&cluster.broadcast(&name)?));
+    let mut share_file = crate::storage::ShareWriter::open(&tmp, n, own.clone())?;
+    let checkpoint = Checkpoint::new(mine.join("checkpoint.bin"), rules.id(), n, len);
+    let checkpointed = lp.seconds_estimate > every.as_secs_f64();
+    let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
+    let note = |s: &str| observer.message(s);
+    let release_lower = |m: u32, r: std::ops::Range<u64>| lower[m as usize].release(r);
+    let metered = Metered::new(cluster);
+    {
+        let (payload, pages) = share_file.bytes_and_pages();
+        let release_out = |r: std::ops::Range<u64>| pages.release(r);
+        let options = SolveOptions {
+            out_of_core: lp.out_of_core.map(|l| OutOfCore {
+                part_len: l.part_len,
+                lookup_bytes: l.lookup_bytes,
+                lower_window: l.lower_window,
+                message_bytes: l.message_bytes,
+                work_dir: &mine,
+                release_lower: &release_lower,
+                release_out: &release_out,
+            }),
+            checkpoint: checkpointed.then_some(&checkpoint),
+            checkpoint_every: every,
+            note: Some(&note),
+            work: Some(&model),
+        };
+        let (outbox_bytes, lookups, _) = share_buffers(len);
+        let share = Share { cluster: &metered, work_dir: &mine, outbox_bytes, lookups: lp.out_of_core.map_or(lookups, |l| l.lookup_bytes / 48) };
+        solve_share(rules, n, &lower_values, payload, observer, &options, &share)?;
+    }
+    share_file.finish()?;
+    // Every rank's figures, for rank 0's statistics (also: every share is written).
+    let traffic = metered.traffic();
+    let mut slots = vec![0u64; 5 * ranks];
+    slots[5 * me..5 * me + 5].copy_from_slice(&[
+        len,
+        traffic.bytes_sent,
+        traffic.bytes_received,
+        (traffic.seconds * 1e6) as u64,
+        peak_memory().unwrap_or(0),
+    ]);
+    let figures = cluster.sum(&slots)?;
+    let mut result = None;
+    if let Some(writer) = writer {
+        observer.phase("checking");
+        match lp.out_of_core {
+            None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
+            Some(l) => {
+                let group = (l.lower_window / (7 << 16)).max(16) as usize;
+                let release_all = || {
+                    writer.release(0..u64::MAX);
+                    for layer in lower {
+                        layer.release(0..u64::MAX);
+                    }
+                };
+                spot_check(rules, n, writer.values(), &lower_values, group, &release_all)?;
+            }
+        }
+        observer.advance(model.check() / 2);
+        let seconds = start.elapsed().as_secs_f64();
+        let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
+        observer.advance(model.check() - model.check() / 2);
+        writer.finish()?;
+        stats.seconds = Some(seconds);
+        stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
+        stats.threads = Some(rayon::current_num_threads());
+        stats.peak_memory_bytes = peak_memory();
+        stats.mode = Some(lp.mode);
+        stats.ranks = Some(
+            figures
+                .chunks(5)
+                .enumerate()
+                .map(|(rank, f)| RankFigures {
+                    rank,
+                    positions: f[0],
+                    bytes_sent: f[1],
+                    bytes_received: f[2],
+                    communication_seconds: f[3] as f64 * 1e-6,
+                    peak_memory_bytes: f[4],
+                })
+                .collect(),
+        );
+        let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
+        write_atomic(&dir.stats_path(n), &json)?;
+        observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
+        result = Some(stats);
+    }
+    // The layer is in place before any rank reads it.
+    cluster.barrier()?;
+    let _ = std::fs::remove_dir(mine.join("outbox"));
+    let _ = std::fs::remove_dir(&mine);
+    remove_work_dir(work);
+    Ok(result)
 }
 
 /// Whether a layer's counts hold a value outside `-n..=n` (a checksum-valid but wrong file,

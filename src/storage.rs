@@ -621,6 +621,12 @@ impl LayerWriter {
         Ok(LayerWriter { rules: dir.rules(), stones: n, map, file })
     }
 
+    /// The temporary file's path (where the other ranks of a distributed build write their
+    /// shares: [`ShareWriter`]).
+    pub fn tmp_path(&self) -> &Path {
+        self.file.tmp_path()
+    }
+
     /// The payload (one byte per position, in index order), initially zero.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.map[PAYLOAD_OFFSET as usize..]
@@ -660,6 +666,66 @@ impl LayerWriter {
         self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
         drop(self.map);
         self.file.commit()
+    }
+}
+
+/// One rank's share of a layer file being written by the ranks of a distributed build: a shared
+/// writable mapping of payload bytes `range` of the temporary file another rank (rank 0)
+/// created with [`LayerWriter::create`]. Ranks write disjoint shares whose ends are multiples of
+/// the page size, so no two ranks ever write one page.
+pub struct ShareWriter {
+    map: Option<MmapMut>,
+    path: PathBuf,
+}
+
+impl ShareWriter {
+    /// Maps payload bytes `range` of the temporary layer file `path` of layer `n` for writing.
+    ///
+    /// # Errors
+    /// [`Error::NotAFile`] / [`Error::Io`] when `path` is not a regular file that can be opened
+    /// for writing; [`Error::Corrupt`] when it does not have the length of layer `n`'s file.
+    pub fn open(path: &Path, n: u32, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+        let file = open_regular(path, || Error::io(path, std::io::ErrorKind::NotFound.into()))?;
+        drop(file);
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let expected = PAYLOAD_OFFSET + layer_size(n);
+        if len != expected || range.end > layer_size(n) {
+            return Err(Error::corrupt(path, Damage::Size { expected, found: len }));
+        }
+        let map = if range.is_empty() {
+            None
+        } else {
+            // SAFETY: the temporary is written only through the ranks' disjoint share maps until
+            // every rank has flushed; nothing truncates it while the map lives.
+            let m = unsafe { memmap2::MmapOptions::new().offset(PAYLOAD_OFFSET + range.start).len((range.end - range.start) as usize).map_mut(&file) }
+                .map_err(|e| Error::io(path, e))?;
+            Some(m)
+        };
+        Ok(ShareWriter { map, path: path.into() })
+    }
+
+    /// The share's bytes.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.map.as_deref_mut().unwrap_or(&mut [])
+    }
+
+    /// The share's bytes, and a handle giving their pages back while they are written.
+    pub fn bytes_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
+        let bytes = self.map.as_deref_mut().unwrap_or(&mut []);
+        let pages = PayloadPages { ptr: bytes.as_ptr() as usize, len: bytes.len(), _borrow: std::marker::PhantomData };
+        (bytes, pages)
+    }
+
+    /// Writes the share to the file (`msync`), so that the rank finishing the file reads it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the write-back fails.
+    pub fn finish(self) -> Result<()> {
+        if let Some(m) = &self.map {
+            m.flush().map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(())
     }
 }
 

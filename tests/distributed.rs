@@ -10,7 +10,7 @@ use std::time::Duration;
 use oware::index::layer_size;
 use oware::progress::{NoProgress, Progress};
 use oware::rules::Ruleset;
-use oware::solver::cluster::{Cluster, Metered, Ownership, ThreadCluster};
+use oware::solver::cluster::{Metered, Ownership, ThreadCluster};
 use oware::solver::{solve_layer, solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
 use oware::spill::Checkpoint;
 
@@ -120,4 +120,180 @@ fn distributed_solves_are_byte_identical_on_every_ruleset() {
             }
         }
     }
+}
+
+/// A progress that cancels after a given number of phases.
+struct StopAfter {
+    phases: std::sync::atomic::AtomicU32,
+    stop_at: u32,
+}
+
+impl Progress for StopAfter {
+    fn phase(&self, _name: &str) {
+        self.phases.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn cancelled(&self) -> bool {
+        self.phases.load(std::sync::atomic::Ordering::Relaxed) > self.stop_at
+    }
+}
+
+/// Runs one distributed solve of layer `n` with per-rank checkpoints; rank 0 stops after
+/// `stop_at` phases (if given). Returns the layer (when it finished), each rank's result and
+/// rank 0's notes.
+fn run_with_checkpoints(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, work: &Path, stop_at: Option<u32>) -> (Vec<u8>, Vec<Result<(), oware::Error>>, Vec<String>) {
+    let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
+    let owners = Ownership::new(layer_size(n), ranks);
+    let cluster = ThreadCluster::new(ranks);
+    let mut whole = vec![0u8; layer_size(n) as usize];
+    let mut shares: Vec<&mut [u8]> = Vec::new();
+    let mut rest = whole.as_mut_slice();
+    for r in 0..ranks {
+        let (a, b) = rest.split_at_mut((owners.range(r).end - owners.range(r).start) as usize);
+        shares.push(a);
+        rest = b;
+    }
+    let notes = std::sync::Mutex::new(Vec::new());
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = cluster
+            .iter()
+            .zip(shares)
+            .enumerate()
+            .map(|(r, (c, out))| {
+                let lower = &lower;
+                let notes = &notes;
+                s.spawn(move || {
+                    let dir = work.join(format!("rank-{r}"));
+                    std::fs::create_dir_all(&dir).unwrap();
+                    let len = out.len() as u64;
+                    let ckpt = Checkpoint::new(dir.join("checkpoint.bin"), rules.id(), n, len);
+                    let note = |s: &str| {
+                        if r == 0 {
+                            notes.lock().unwrap().push(s.to_string());
+                        }
+                    };
+                    let options = SolveOptions { checkpoint: Some(&ckpt), checkpoint_every: Duration::ZERO, note: Some(&note), ..Default::default() };
+                    let share = Share { cluster: c, work_dir: &dir, outbox_bytes: 1 << 13, lookups: 1 << 12 };
+                    let stop = StopAfter { phases: 0.into(), stop_at: if r == 0 { stop_at.unwrap_or(u32::MAX) } else { u32::MAX } };
+                    solve_share(rules, n, lower, out, &stop, &options, &share)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+    });
+    (whole, results, notes.into_inner().unwrap())
+}
+
+#[test]
+fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_checkpoints() {
+    let rules = Ruleset::Awari;
+    let n = 12;
+    let layers = memory_layers(rules, n);
+    let ranks = 3;
+    for stop_at in [1u32, 4, 8] {
+        let work = tempfile::tempdir().unwrap();
+        let (_, results, _) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), Some(stop_at));
+        // Every rank stops (none waits forever): rank 0 interrupted, the others told.
+        assert!(matches!(results[0], Err(oware::Error::Interrupted)), "{results:?}");
+        for r in &results[1..] {
+            assert!(matches!(r, Err(oware::Error::Cluster(_))), "{results:?}");
+        }
+        let saved = (0..ranks).filter(|r| work.path().join(format!("rank-{r}/checkpoint.bin")).exists()).count();
+        assert!(saved == 0 || saved == ranks, "stop at {stop_at}: {saved} of {ranks} ranks saved");
+        let (got, results, notes) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), None);
+        assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+        assert!(got == layers[n as usize], "stop at {stop_at}: resumed distributed solve differs");
+        let resumed = notes.iter().any(|s| s.contains("every rank resumes"));
+        assert_eq!(resumed, saved == ranks, "stop at {stop_at}: {notes:?}");
+        if stop_at >= 4 {
+            assert!(resumed, "stop at {stop_at}: no checkpoint was taken");
+        }
+    }
+    // A rank whose checkpoint is gone: every rank starts the layer afresh, with the same result.
+    let work = tempfile::tempdir().unwrap();
+    run_with_checkpoints(rules, n, &layers, ranks, work.path(), Some(8));
+    std::fs::remove_file(work.path().join("rank-1/checkpoint.bin")).unwrap();
+    let (got, results, notes) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), None);
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    assert!(got == layers[n as usize]);
+    assert!(notes.iter().any(|s| s.contains("not of one phase")), "{notes:?}");
+}
+
+// ---- The build pipeline over thread ranks ----
+
+use oware::build::{build, build_with, BuildConfig, Silent};
+
+fn config(dir: &Path, rules: Ruleset, top: u32) -> BuildConfig {
+    BuildConfig { rules, max_stones: top, dir: dir.to_path_buf(), ..BuildConfig::default() }
+}
+
+/// Runs `build_with` on `ranks` thread ranks, rank `r` with `configs(r)`.
+fn build_on_threads(ranks: usize, configs: impl Fn(usize) -> BuildConfig + Sync) -> Vec<oware::Result<Vec<oware::build::LayerStats>>> {
+    let cluster = ThreadCluster::new(ranks);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = cluster
+            .iter()
+            .enumerate()
+            .map(|(r, c)| {
+                let configs = &configs;
+                s.spawn(move || {
+                    let result = build_with(&configs(r), &Silent, c);
+                    if result.is_err() {
+                        c.leave();
+                    }
+                    result
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+#[test]
+fn distributed_builds_write_the_same_files() {
+    let top = 13;
+    for rules in [Ruleset::Awari, Ruleset::ALL[3]] {
+        let single = tempfile::tempdir().unwrap();
+        build(&config(single.path(), rules, top), &Silent).unwrap();
+        for (ranks, memory) in [(2, None), (3, Some(5u64 << 20))] {
+            let multi = tempfile::tempdir().unwrap();
+            let results = build_on_threads(ranks, |_| BuildConfig { max_memory: memory, ..config(multi.path(), rules, top) });
+            for r in &results {
+                assert!(r.is_ok(), "{r:?}");
+            }
+            // Rank 0 reports every layer, with every rank's figures.
+            let stats = results[0].as_ref().unwrap();
+            assert_eq!(stats.len(), top as usize + 1);
+            let figures = stats[top as usize].ranks.as_ref().expect("per-rank figures");
+            assert_eq!(figures.len(), ranks);
+            assert_eq!(figures.iter().map(|f| f.positions).sum::<u64>(), layer_size(top));
+            assert!(figures.iter().all(|f| f.bytes_sent > 0 && f.peak_memory_bytes > 0), "{figures:?}");
+            for n in 0..=top {
+                let name = format!("{}/layer-{n:02}.owdb", rules.name());
+                let a = std::fs::read(single.path().join(&name)).unwrap();
+                let b = std::fs::read(multi.path().join(&name)).unwrap();
+                assert!(a == b, "{name}: {ranks} ranks (memory {memory:?}) differ from one process");
+            }
+            let left: Vec<_> = std::fs::read_dir(multi.path().join(rules.name())).unwrap().map(|e| e.unwrap().file_name()).filter(|f| f.to_string_lossy().starts_with(".work") || f.to_string_lossy().ends_with(".tmp")).collect();
+            assert!(left.is_empty(), "{left:?}");
+            // A rerun finds every layer intact and builds nothing.
+            let again = build_on_threads(ranks, |_| config(multi.path(), rules, top));
+            assert!(again[0].as_ref().unwrap().iter().all(|s| s.seconds.is_none()), "{:?}", again[0]);
+        }
+    }
+}
+
+#[test]
+fn ranks_with_other_options_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = build_on_threads(3, |r| config(dir.path(), Ruleset::Awari, if r == 2 { 9 } else { 8 }));
+    for r in &results {
+        match r {
+            Err(e @ oware::Error::Cluster(m)) => {
+                assert!(m.contains("ranks 2 were given other options"), "{m}");
+                assert_eq!(e.exit_code(), 10);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(!dir.path().join("awari").join("layer-00.owdb").exists());
 }
