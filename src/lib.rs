@@ -11,9 +11,10 @@
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`solver`] | the parallel retrograde algorithm: one layer, in memory or out of core |
+//! | [`solver`] | the parallel retrograde algorithm: one layer, in memory, out of core, or one rank's share of a distributed solve (`solver::cluster` is the seam to the transport) |
 //! | [`spill`] | the out-of-core builder's scratch files and checkpoints |
-//! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics |
+//! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics; one process or the ranks of a cluster |
+//! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job |
 //! | [`probe`] | queries: value, move values |
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`verify`] | the independent verifier |
@@ -33,6 +34,8 @@ pub mod facts;
 pub mod format;
 pub mod index;
 pub mod line;
+#[cfg(feature = "mpi")]
+pub mod mpi_cluster;
 pub mod perft;
 pub mod position;
 pub mod probe;

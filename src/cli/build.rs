@@ -406,12 +406,14 @@ fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
     }
     let peak = plan.to_build().map(|l| l.memory_bytes).max().unwrap_or(0);
     format!(
-        "plan: {} {} to build in {} with {threads} threads: memory up to {}, disk {}, about {} \
+        "plan: {} {} to build in {} with {}{threads} threads: memory up to {}{}, disk {}, about {} \
          (--dry-run shows every layer)",
         plan.rules,
         oware::units::layers_phrase(build),
         plan.dir.display(),
+        if plan.ranks > 1 { format!("{} ranks of ", plan.ranks) } else { String::new() },
         human_bytes(peak),
+        if plan.ranks > 1 { " per rank" } else { "" },
         human_bytes(plan.disk_needed_bytes),
         human_duration(plan.seconds_estimate)
     )
@@ -432,6 +434,17 @@ pub fn run(a: BuildArgs) -> Result<()> {
         max_memory: a.max_memory,
         work_dir: a.work_dir.clone(),
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
+    };
+    #[cfg(feature = "mpi")]
+    let _mpi = if oware::mpi_cluster::launched_by_mpirun() {
+        let cluster = oware::mpi_cluster::MpiCluster::init()?;
+        if oware::solver::cluster::Cluster::size(&cluster) > 1 {
+            return run_ranks(&a, &config, cluster);
+        }
+        // One rank: the ordinary build (MPI is finalised when this returns).
+        Some(cluster)
+    } else {
+        None
     };
     let pool = thread_pool(a.threads)?;
     let threads = pool.current_num_threads();
@@ -467,6 +480,100 @@ pub fn run(a: BuildArgs) -> Result<()> {
             built as f64 / secs.max(1e-9) / 1e6,
             peak.map_or("?".into(), human_bytes)
         ));
+    }
+    take_output_error(&display)
+}
+
+/// The observer of a rank other than 0 of a distributed build: no bars, its messages
+/// prefixed with its rank, Ctrl-C honoured.
+#[cfg(feature = "mpi")]
+struct RankObserver(usize);
+
+#[cfg(feature = "mpi")]
+impl Progress for RankObserver {
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
+    }
+}
+
+#[cfg(feature = "mpi")]
+impl BuildObserver for RankObserver {
+    fn message(&self, msg: &str) {
+        note(&format!("rank {}: {msg}", self.0));
+    }
+}
+
+/// `oware build` as one rank of a distributed build (`mpirun -np K`, K > 1): rank 0 shows the
+/// plan, the bars and the layers; every rank builds its share. An error that the ranks did not
+/// agree on ends the whole job (`MPI_Abort`) after it is reported, so no rank waits forever.
+#[cfg(feature = "mpi")]
+fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::MpiCluster) -> Result<()> {
+    use oware::solver::cluster::Cluster;
+    let (rank, ranks) = (cluster.rank(), cluster.size());
+    // MPI is called from this thread only (it initialised MPI): the solver runs here, on the
+    // global pool. By default the ranks of one node share its cores.
+    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok())
+        .unwrap_or(1)
+        .max(1);
+    let threads = a.threads.unwrap_or_else(|| (super::cores() / local).max(1));
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
+    let display = Display::new(rank == 0 && show_progress(a.quiet) && !a.dry_run, a, threads);
+    let others = RankObserver(rank);
+    let observer: &dyn BuildObserver = if rank == 0 { &display } else { &others };
+    if a.dry_run {
+        let plan = build::propose_ranks(config, threads, ranks)?;
+        if rank == 0 {
+            display.planned(&plan);
+        }
+        build::check_plan(&plan)?;
+        return take_output_error(&display);
+    }
+    let start = std::time::Instant::now();
+    let result = build::build_with(config, observer, &cluster);
+    display.clear();
+    let stats = match result {
+        Ok(s) => s,
+        // Every rank stopped at the same point: a clean end.
+        Err(e @ Error::Interrupted) => return Err(e),
+        Err(Error::Cluster(m)) if m == "another rank stopped" => {
+            drop(cluster);
+            std::process::exit(Error::Interrupted.exit_code());
+        }
+        Err(e) => {
+            note(&format!("rank {rank} of {ranks}: error: {e}; ending the job"));
+            cluster.abort(e.exit_code());
+        }
+    };
+    if rank == 0 {
+        let secs = start.elapsed().as_secs_f64();
+        let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
+        let figures: Vec<&build::RankFigures> = stats.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
+        let sent: u64 = figures.iter().map(|f| f.bytes_sent).sum();
+        let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(build::peak_memory());
+        if a.json {
+            display.json_line(&SummaryDoc {
+                schema_version: SCHEMA_VERSION,
+                kind: "summary",
+                layers: stats.len(),
+                positions_built: built,
+                seconds: secs,
+                positions_per_second: built as f64 / secs.max(1e-9),
+                peak_memory_bytes: peak,
+            });
+        } else if !a.quiet {
+            note(&format!(
+                "done in {secs:.1} s on {ranks} ranks ({} positions built, {:.2} M positions/s), {} exchanged, peak memory of a rank {}",
+                group_digits(built),
+                built as f64 / secs.max(1e-9) / 1e6,
+                human_bytes(sent),
+                peak.map_or("?".into(), human_bytes)
+            ));
+        }
     }
     take_output_error(&display)
 }

@@ -241,7 +241,7 @@ pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
     Ok(t)
 }
 
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
