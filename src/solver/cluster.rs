@@ -348,8 +348,8 @@ mod tests {
             for r in 0..k {
                 let range = o.range(r);
                 assert_eq!(range.start, next.min(size));
-                for i in [range.start, range.end.saturating_sub(1)] {
-                    if i < range.end {
+                if !range.is_empty() {
+                    for i in [range.start, range.end - 1] {
                         assert_eq!(o.owner(i), r);
                     }
                 }

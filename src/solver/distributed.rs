@@ -145,6 +145,7 @@ pub fn solve_share(
 
     // Resume only when every rank holds a checkpoint of the same phase.
     let mut reached = Reached { exits_done: 0, next_threshold: n };
+    let mut resumed = false;
     if let Some(c) = options.checkpoint {
         let bytes = cells_bytes(cells);
         let mut write = |off: u64, b: &[u8]| {
@@ -165,6 +166,7 @@ pub fn solve_share(
         let all = cluster.all_gather(code)?;
         if all.iter().all(|&x| x == code && x > 0) {
             reached = mine.expect("code > 0");
+            resumed = true;
             if me == 0 {
                 note(&format!("layer {n}: every rank resumes from its checkpoint after thresholds {n}..{}", reached.next_threshold + 1));
             }
@@ -213,7 +215,8 @@ pub fn solve_share(
 
     // 1. Exits pass.
     progress.phase("exits");
-    if reached.next_threshold == n {
+    // (Every rank agrees: a resumed checkpoint is always past the exits pass.)
+    if !resumed {
         exits_shared(rules, n, lower, cells, &own, &parts, share, ooc.map(|o| o.release_lower), progress, &failure, &release_part)?;
         agree_to_go_on(&failure)?;
         reached.exits_done = len;
