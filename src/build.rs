@@ -245,6 +245,27 @@ impl OutOfCoreLimits {
     }
 }
 
+impl OutOfCoreLimits {
+    /// The solver's limits: these, with scratch files in `work_dir` and the page releases of
+    /// the lower layers and of the output.
+    pub fn solve_within<'a>(
+        &self,
+        work_dir: &'a Path,
+        release_lower: &'a (dyn Fn(u32, std::ops::Range<u64>) + Sync),
+        release_out: &'a (dyn Fn(std::ops::Range<u64>) + Sync),
+    ) -> OutOfCore<'a> {
+        OutOfCore {
+            part_len: self.part_len,
+            lookup_bytes: self.lookup_bytes,
+            lower_window: self.lower_window,
+            message_bytes: self.message_bytes,
+            work_dir,
+            release_lower,
+            release_out,
+        }
+    }
+}
+
 /// Disk an out-of-core layer `n` in `parts` parts needs besides its file and a checkpoint: none
 /// in one part (the state is resident); else the scratch state (two bytes per position) and the
 /// message buckets, estimated at two bytes per position (twice what was measured: awari layer 24
@@ -653,26 +674,15 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
         }
         let replaced = match &lp.action {
             LayerAction::Build { reason } => reason.clone(),
-            LayerAction::Check => match dir.open(n, true) {
-                Ok(layer) => {
-                    // Counted from the (just verified) payload: the JSON beside it is informational.
-                    let stats = count_released(config.rules, n, layer.values(), &|r| layer.release(r));
-                    match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
-                        Some((index, value)) => {
-                            let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
-                            Some(Error::corrupt(layer.path(), damage).to_string())
-                        }
-                        None => {
-                            restore_stats(&dir, &stats, observer)?;
-                            observer.layer_done(&stats, &LayerOutcome::Skipped);
-                            all.push(stats);
-                            lower.push(layer);
-                            continue;
-                        }
-                    }
+            LayerAction::Check => match check_layer(&dir, n)? {
+                Ok((layer, stats)) => {
+                    restore_stats(&dir, &stats, observer)?;
+                    observer.layer_done(&stats, &LayerOutcome::Skipped);
+                    all.push(stats);
+                    lower.push(layer);
+                    continue;
                 }
-                Err(e @ Error::Corrupt { .. }) => Some(e.to_string()),
-                Err(e) => return Err(e),
+                Err(why) => Some(why),
             },
         };
         if let Some(why) = &replaced {
@@ -803,19 +813,9 @@ pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &
             // Rank 0 checks the layer; the others trust its word.
             let mut intact = None;
             if me == 0 {
-                match dir.open(n, true) {
-                    Ok(layer) => {
-                        let stats = count_released(config.rules, n, layer.values(), &|r| layer.release(r));
-                        match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
-                            Some((index, value)) => {
-                                let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
-                                replaced = Some(Error::corrupt(layer.path(), damage).to_string());
-                            }
-                            None => intact = Some(stats),
-                        }
-                    }
-                    Err(e @ Error::Corrupt { .. }) => replaced = Some(e.to_string()),
-                    Err(e) => return Err(e),
+                match check_layer(&dir, n)? {
+                    Ok((_, stats)) => intact = Some(stats),
+                    Err(why) => replaced = Some(why),
                 }
             }
             if cluster.broadcast(&[u8::from(intact.is_some())])?.first() == Some(&1) {
@@ -889,15 +889,7 @@ fn build_share(
         let (payload, pages) = share_file.bytes_and_pages();
         let release_out = |r: std::ops::Range<u64>| pages.release(r);
         let options = SolveOptions {
-            out_of_core: lp.out_of_core.map(|l| OutOfCore {
-                part_len: l.part_len,
-                lookup_bytes: l.lookup_bytes,
-                lower_window: l.lower_window,
-                message_bytes: l.message_bytes,
-                work_dir: &mine,
-                release_lower: &release_lower,
-                release_out: &release_out,
-            }),
+            out_of_core: lp.out_of_core.map(|l| l.solve_within(&mine, &release_lower, &release_out)),
             checkpoint: checkpointed.then_some(&checkpoint),
             checkpoint_every: every,
             note: Some(&note),
@@ -921,48 +913,19 @@ fn build_share(
     let figures = cluster.sum(&slots)?;
     let mut result = None;
     if let Some(writer) = writer {
-        observer.phase("checking");
-        match lp.out_of_core {
-            None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
-            Some(l) => {
-                let group = (l.lower_window / (7 << 16)).max(16) as usize;
-                let release_all = || {
-                    writer.release(0..u64::MAX);
-                    for layer in lower {
-                        layer.release(0..u64::MAX);
-                    }
-                };
-                spot_check(rules, n, writer.values(), &lower_values, group, &release_all)?;
-            }
-        }
-        observer.advance(model.check() / 2);
-        let seconds = start.elapsed().as_secs_f64();
-        let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
-        observer.advance(model.check() - model.check() / 2);
-        writer.finish()?;
-        stats.seconds = Some(seconds);
-        stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
-        stats.threads = Some(rayon::current_num_threads());
-        stats.peak_memory_bytes = peak_memory();
-        stats.mode = Some(lp.mode);
-        stats.ranks = Some(
-            figures
-                .chunks(5)
-                .enumerate()
-                .map(|(rank, f)| RankFigures {
-                    rank,
-                    positions: f[0],
-                    bytes_sent: f[1],
-                    bytes_received: f[2],
-                    communication_seconds: f[3] as f64 * 1e-6,
-                    peak_memory_bytes: f[4],
-                })
-                .collect(),
-        );
-        let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
-        write_atomic(&dir.stats_path(n), &json)?;
-        observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
-        result = Some(stats);
+        let ranks = figures
+            .chunks(5)
+            .enumerate()
+            .map(|(rank, f)| RankFigures {
+                rank,
+                positions: f[0],
+                bytes_sent: f[1],
+                bytes_received: f[2],
+                communication_seconds: f[3] as f64 * 1e-6,
+                peak_memory_bytes: f[4],
+            })
+            .collect();
+        result = Some(publish(dir, lp, writer, lower, &model, start, Some(ranks), replaced, observer)?);
     }
     // The layer is in place before any rank reads it.
     cluster.barrier()?;
@@ -970,6 +933,31 @@ fn build_share(
     let _ = std::fs::remove_dir(&mine);
     remove_work_dir(work);
     Ok(result)
+}
+
+/// Checks finished layer `n` (header, payload checksum, values in range) and counts its values
+/// from the payload (the JSON beside it is informational): the layer and its statistics, or
+/// why it must be rebuilt.
+///
+/// Cost: two sequential passes over the layer, its pages given back window by window.
+///
+/// # Errors
+/// Those of [`DatabaseDir::open`] other than damage (a foreign or unreadable file).
+fn check_layer(dir: &DatabaseDir, n: u32) -> Result<std::result::Result<(Layer, LayerStats), String>> {
+    match dir.open(n, true) {
+        Ok(layer) => {
+            let stats = count_released(dir.rules(), n, layer.values(), &|r| layer.release(r));
+            match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
+                Some((index, value)) => {
+                    let damage = crate::error::Damage::ValueOutOfRange { index, value, stones: n };
+                    Ok(Err(Error::corrupt(layer.path(), damage).to_string()))
+                }
+                None => Ok(Ok((layer, stats))),
+            }
+        }
+        Err(e @ Error::Corrupt { .. }) => Ok(Err(e.to_string())),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether a layer's counts hold a value outside `-n..=n` (a checksum-valid but wrong file,
@@ -1040,15 +1028,7 @@ fn build_layer(
         let (payload, pages) = writer.payload_and_pages();
         let release_out = |r: std::ops::Range<u64>| pages.release(r);
         let options = SolveOptions {
-            out_of_core: lp.out_of_core.map(|l| OutOfCore {
-                part_len: l.part_len,
-                lookup_bytes: l.lookup_bytes,
-                lower_window: l.lower_window,
-                message_bytes: l.message_bytes,
-                work_dir: work,
-                release_lower: &release_lower,
-                release_out: &release_out,
-            }),
+            out_of_core: lp.out_of_core.map(|l| l.solve_within(work, &release_lower, &release_out)),
             checkpoint: checkpointed.then_some(&checkpoint),
             checkpoint_every: every,
             note: Some(&note),
@@ -1056,6 +1036,37 @@ fn build_layer(
         };
         solve_layer_with(rules, n, &lower_values, payload, observer, &options)?;
     }
+    let stats = publish(dir, lp, writer, lower, &model, start, None, replaced, observer)?;
+    if scratch {
+        remove_work_dir(work);
+    }
+    Ok(stats)
+}
+
+/// Publishes a solved layer: spot-checks it against its children (window by window out of
+/// core), counts its values, writes its header and renames it into place
+/// ([`LayerWriter::finish`]), then writes its statistics (with the ranks' figures of a
+/// distributed build) and tells the observer. `start`: when the layer's build began.
+///
+/// Cost: the spot check's random reads, two sequential passes over the layer.
+///
+/// # Errors
+/// [`Error::SpotCheck`] (the layer is then not published); [`Error::Io`] when it cannot be
+/// written or renamed.
+#[allow(clippy::too_many_arguments)]
+fn publish(
+    dir: &DatabaseDir,
+    lp: &LayerPlan,
+    writer: LayerWriter,
+    lower: &[Layer],
+    model: &WorkModel,
+    start: Instant,
+    ranks: Option<Vec<RankFigures>>,
+    replaced: Option<String>,
+    observer: &dyn BuildObserver,
+) -> Result<LayerStats> {
+    let (rules, n) = (dir.rules(), lp.layer);
+    let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
     observer.phase("checking");
     match lp.out_of_core {
         None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
@@ -1076,14 +1087,12 @@ fn build_layer(
     let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
     observer.advance(model.check() - model.check() / 2);
     writer.finish()?;
-    if scratch {
-        remove_work_dir(work);
-    }
     stats.seconds = Some(seconds);
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
     stats.mode = Some(lp.mode);
+    stats.ranks = ranks;
     let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
     write_atomic(&dir.stats_path(n), &json)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });

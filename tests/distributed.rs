@@ -8,28 +8,28 @@ use std::path::Path;
 use std::time::Duration;
 
 use oware::index::layer_size;
-use oware::progress::{NoProgress, Progress};
+use oware::progress::Progress;
 use oware::rules::Ruleset;
 use oware::solver::cluster::{Metered, Ownership, ThreadCluster};
-use oware::solver::{solve_layer, solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
+use oware::solver::{solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
 use oware::spill::Checkpoint;
+
+mod solved;
+use solved::{as_i8, memory_layers};
 
 const TOP: u32 = 14;
 
-fn as_i8(b: &[u8]) -> &[i8] {
-    // SAFETY: same size and alignment, every bit pattern valid.
-    unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
-}
-
-fn memory_layers(rules: Ruleset, top: u32) -> Vec<Vec<u8>> {
-    let mut layers: Vec<Vec<u8>> = Vec::new();
-    for n in 0..=top {
-        let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
-        let mut out = vec![0u8; layer_size(n) as usize];
-        solve_layer(rules, n, &lower, &mut out, &NoProgress).unwrap();
-        layers.push(out);
+/// A whole layer's bytes cut into the shares of `ranks` ranks ([`Ownership`]).
+fn shares(whole: &mut [u8], ranks: usize) -> Vec<&mut [u8]> {
+    let owners = Ownership::new(whole.len() as u64, ranks);
+    let mut shares = Vec::new();
+    let mut rest = whole;
+    for r in 0..ranks {
+        let (a, b) = rest.split_at_mut((owners.range(r).end - owners.range(r).start) as usize);
+        shares.push(a);
+        rest = b;
     }
-    layers
+    shares
 }
 
 #[derive(Default)]
@@ -52,16 +52,9 @@ enum Mode {
 /// Solves layer `n` with `ranks` thread ranks; returns the whole layer and the bytes exchanged.
 fn solve_distributed(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, mode: Mode, work: &Path) -> (Vec<u8>, u64) {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
-    let owners = Ownership::new(layer_size(n), ranks);
     let cluster = ThreadCluster::new(ranks);
     let mut whole = vec![0xAAu8; layer_size(n) as usize];
-    let mut shares: Vec<&mut [u8]> = Vec::new();
-    let mut rest = whole.as_mut_slice();
-    for r in 0..ranks {
-        let (a, b) = rest.split_at_mut((owners.range(r).end - owners.range(r).start) as usize);
-        shares.push(a);
-        rest = b;
-    }
+    let shares = shares(&mut whole, ranks);
     let model = WorkModel::new(n, None);
     let bytes = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {
@@ -144,16 +137,9 @@ impl Progress for StopAfter {
 /// rank 0's notes.
 fn run_with_checkpoints(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, work: &Path, stop_at: Option<u32>) -> (Vec<u8>, Vec<Result<(), oware::Error>>, Vec<String>) {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
-    let owners = Ownership::new(layer_size(n), ranks);
     let cluster = ThreadCluster::new(ranks);
     let mut whole = vec![0u8; layer_size(n) as usize];
-    let mut shares: Vec<&mut [u8]> = Vec::new();
-    let mut rest = whole.as_mut_slice();
-    for r in 0..ranks {
-        let (a, b) = rest.split_at_mut((owners.range(r).end - owners.range(r).start) as usize);
-        shares.push(a);
-        rest = b;
-    }
+    let shares = shares(&mut whole, ranks);
     let notes = std::sync::Mutex::new(Vec::new());
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = cluster

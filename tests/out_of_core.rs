@@ -7,21 +7,14 @@ use std::time::Duration;
 use oware::index::layer_size;
 use oware::progress::{NoProgress, Progress};
 use oware::rules::Ruleset;
-use oware::solver::{solve_layer, solve_layer_with, OutOfCore, SolveOptions, WorkModel, CHUNK};
+use oware::solver::{solve_layer_with, OutOfCore, SolveOptions, WorkModel, CHUNK};
 use oware::spill::Checkpoint;
+
+mod solved;
+use solved::{as_i8, memory_layers};
 
 const TOP: u32 = 14;
 
-fn memory_layers(rules: Ruleset, top: u32) -> Vec<Vec<u8>> {
-    let mut layers: Vec<Vec<u8>> = Vec::new();
-    for n in 0..=top {
-        let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
-        let mut out = vec![0u8; layer_size(n) as usize];
-        solve_layer(rules, n, &lower, &mut out, &NoProgress).unwrap();
-        layers.push(out);
-    }
-    layers
-}
 
 /// Counts the work units a solve reports.
 #[derive(Default)]
@@ -42,10 +35,6 @@ fn solve_units(model: &WorkModel) -> u64 {
     model.total() - model.check()
 }
 
-fn as_i8(b: &[u8]) -> &[i8] {
-    // SAFETY: same size and alignment, every bit pattern valid.
-    unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
-}
 
 /// Limits far below what the layer needs: `parts` parts (at least one chunk each), lookups
 /// and lower-layer windows of 64 KiB.

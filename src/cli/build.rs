@@ -460,10 +460,16 @@ pub fn run(a: BuildArgs) -> Result<()> {
     let result = pool.install(|| build::build(&config, &display));
     display.clear();
     let stats = result?;
-    let secs = start.elapsed().as_secs_f64();
+    summary(a.json, a.quiet, &display, &stats, start.elapsed().as_secs_f64(), build::peak_memory(), "", "peak memory");
+    take_output_error(&display)
+}
+
+/// The build's summary: a JSON document, or a line on stderr unless `quiet`. `on` and
+/// `peak_what` word the line (a distributed build's ranks and traffic).
+#[allow(clippy::too_many_arguments)]
+fn summary(json: bool, quiet: bool, display: &Display, stats: &[LayerStats], secs: f64, peak: Option<u64>, on: &str, peak_what: &str) {
     let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
-    let peak = build::peak_memory();
-    if a.json {
+    if json {
         display.json_line(&SummaryDoc {
             schema_version: SCHEMA_VERSION,
             kind: "summary",
@@ -473,15 +479,14 @@ pub fn run(a: BuildArgs) -> Result<()> {
             positions_per_second: built as f64 / secs.max(1e-9),
             peak_memory_bytes: peak,
         });
-    } else if !a.quiet {
+    } else if !quiet {
         note(&format!(
-            "done in {secs:.1} s ({} positions built, {:.2} M positions/s), peak memory {}",
+            "done in {secs:.1} s{on} ({} positions built, {:.2} M positions/s), {peak_what} {}",
             group_digits(built),
             built as f64 / secs.max(1e-9) / 1e6,
             peak.map_or("?".into(), human_bytes)
         ));
     }
-    take_output_error(&display)
 }
 
 /// The observer of a rank other than 0 of a distributed build: no bars, its messages
@@ -550,30 +555,11 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         }
     };
     if rank == 0 {
-        let secs = start.elapsed().as_secs_f64();
-        let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
         let figures: Vec<&build::RankFigures> = stats.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
         let sent: u64 = figures.iter().map(|f| f.bytes_sent).sum();
         let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(build::peak_memory());
-        if a.json {
-            display.json_line(&SummaryDoc {
-                schema_version: SCHEMA_VERSION,
-                kind: "summary",
-                layers: stats.len(),
-                positions_built: built,
-                seconds: secs,
-                positions_per_second: built as f64 / secs.max(1e-9),
-                peak_memory_bytes: peak,
-            });
-        } else if !a.quiet {
-            note(&format!(
-                "done in {secs:.1} s on {ranks} ranks ({} positions built, {:.2} M positions/s), {} exchanged, peak memory of a rank {}",
-                group_digits(built),
-                built as f64 / secs.max(1e-9) / 1e6,
-                human_bytes(sent),
-                peak.map_or("?".into(), human_bytes)
-            ));
-        }
+        let secs = start.elapsed().as_secs_f64();
+        summary(a.json, a.quiet, &display, &stats, secs, peak, &format!(" on {ranks} ranks"), &format!("{} exchanged, peak memory of a rank", human_bytes(sent)));
     }
     take_output_error(&display)
 }

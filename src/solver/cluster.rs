@@ -157,7 +157,7 @@ impl<'a> Metered<'a> {
         send.iter().enumerate().filter(|(d, _)| *d != me).map(|(_, v)| std::mem::size_of_val(v.as_slice()) as u64).sum()
     }
 
-    fn from_others<T>(&self, r: &Received<T>) -> u64 {
+    fn received_from_others<T>(&self, r: &Received<T>) -> u64 {
         let me = self.inner.rank();
         let own = r.counts.get(me).copied().unwrap_or(0);
         ((r.data.len() - own) * std::mem::size_of::<T>()) as u64
@@ -172,10 +172,10 @@ impl Cluster for Metered<'_> {
         self.inner.size()
     }
     fn exchange_u64(&self, send: &[Vec<u64>]) -> Result<Received<u64>> {
-        self.timed(self.others(send), || self.inner.exchange_u64(send), |r| self.from_others(r))
+        self.timed(self.others(send), || self.inner.exchange_u64(send), |r| self.received_from_others(r))
     }
     fn exchange_u8(&self, send: &[Vec<u8>]) -> Result<Received<u8>> {
-        self.timed(self.others(send), || self.inner.exchange_u8(send), |r| self.from_others(r))
+        self.timed(self.others(send), || self.inner.exchange_u8(send), |r| self.received_from_others(r))
     }
     fn all_gather(&self, value: u64) -> Result<Vec<u64>> {
         let k = self.size() as u64 - 1;

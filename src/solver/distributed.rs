@@ -20,14 +20,13 @@
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership};
 use super::retro::{
-    cells_bytes, exits, huge_zeroed, pack, split, value_of, Cells, Failure, Meter, Route, Router, State,
-    EXIT_UNITS, KEY_SHIFT,
+    exits, huge_zeroed, load_checkpoint, pack, part_round, split, value_of, write_values, Cells, Failure, Meter, Router,
+    SaveClock, State, EXIT_UNITS, KEY_SHIFT,
 };
 use super::{SolveOptions, WorkModel, CHUNK};
 use crate::error::{Error, MemoryLimit, Result};
@@ -106,6 +105,7 @@ pub fn solve_share(
     let ooc = options.out_of_core.as_ref();
     let part_len = ooc.map_or(len.max(1), |o| (o.part_len / CHUNK).max(1) * CHUNK);
     // Parts of this rank's share, in share-relative positions.
+    #[allow(clippy::single_range_in_vec_init)] // one empty part for a rank owning nothing
     let parts: Vec<Range<u64>> = if len == 0 { vec![0..0] } else { split(0..len, part_len) };
     let storage = if parts.len() > 1 {
         Cells::File(ScratchState::create(&share.work_dir.join(STATE_FILE), len)?)
@@ -117,18 +117,8 @@ pub fn solve_share(
             limit: MemoryLimit::Refused,
         })?)
     };
-    let scratch = storage.scratch();
     let cells = storage.all();
-    let release_part = |r: &Range<u64>| {
-        if let Some(s) = scratch {
-            s.release(r.clone());
-        }
-    };
-    let release_bytes = |off: u64, n: usize| {
-        if let Some(s) = scratch {
-            s.release(off / 2..(off + n as u64).div_ceil(2));
-        }
-    };
+    let release_part = |r: &Range<u64>| storage.release(r.clone());
     let note = |text: &str| {
         if let Some(f) = options.note {
             f(text);
@@ -147,13 +137,7 @@ pub fn solve_share(
     let mut reached = Reached { exits_done: 0, next_threshold: n };
     let mut resumed = false;
     if let Some(c) = options.checkpoint {
-        let bytes = cells_bytes(cells);
-        let mut write = |off: u64, b: &[u8]| {
-            // SAFETY: nothing else touches the cells while the checkpoint is loaded.
-            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
-            release_bytes(off, b.len());
-        };
-        let mine = match c.load(&mut write) {
+        let mine = match load_checkpoint(c, &storage) {
             Ok(at) if at.exits_done == len => Some(at),
             Ok(_) => None,
             Err(Unusable::Absent) => None,
@@ -180,37 +164,28 @@ pub fn solve_share(
             c.remove()?;
         }
     }
-    let mut last_save = Instant::now();
-    let save_cost = std::cell::Cell::new(Duration::ZERO);
+    let mut clock = SaveClock::new(options.checkpoint_every);
     // Collective: rank 0's clock decides whether every rank saves now.
-    let save = |at: Reached, last: &mut Instant| -> Result<()> {
-        let Some(c) = options.checkpoint else { return Ok(()) };
-        let every = options.checkpoint_every;
-        let interval = if every.is_zero() { every } else { every.max(save_cost.get() * super::retro::CHECKPOINT_COST_RATIO) };
-        if !cluster.any(me == 0 && last.elapsed() >= interval)? {
-            return Ok(());
+    let mut save = |at: Reached| -> Result<()> {
+        match options.checkpoint {
+            Some(c) if cluster.any(me == 0 && clock.due())? => clock.save(c, at, &storage),
+            _ => Ok(()),
         }
-        let started = Instant::now();
-        let bytes = cells_bytes(cells);
-        c.save(at, &|off, buf| {
-            // SAFETY: the cells are quiescent between phases.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
-            release_bytes(off, buf.len());
-        })?;
-        *last = Instant::now();
-        save_cost.set(started.elapsed());
-        Ok(())
     };
     let failure = Failure::new();
     let stopped = || progress.cancelled() || failure.failed.load(Relaxed);
-    // Collective: whether some rank has to stop (its own error comes first).
-    let agree_to_go_on = |failure: &Failure| -> Result<()> {
+    // Collective: whether some rank has `pending` work, after making sure no rank has to stop
+    // (this rank's own error comes first; the others learn that a rank stopped).
+    let agree = |pending: bool| -> Result<bool> {
         let stop = stopped();
-        if cluster.any(stop)? {
+        let [more, stops] = cluster.sum(&[u64::from(pending), u64::from(stop)])?[..] else {
+            return Err(Error::Internal("a sum of two values gave another length".into()));
+        };
+        if stops > 0 {
             failure.take()?;
             return Err(if stop { Error::Interrupted } else { Error::Cluster("another rank stopped".into()) });
         }
-        Ok(())
+        Ok(more > 0)
     };
 
     // 1. Exits pass.
@@ -218,9 +193,9 @@ pub fn solve_share(
     // (Every rank agrees: a resumed checkpoint is always past the exits pass.)
     if !resumed {
         exits_shared(rules, n, lower, cells, &own, &parts, share, ooc.map(|o| o.release_lower), progress, &failure, &release_part)?;
-        agree_to_go_on(&failure)?;
+        agree(false)?;
         reached.exits_done = len;
-        save(reached, &mut last_save)?;
+        save(reached)?;
     } else {
         progress.advance(work.exits(len));
     }
@@ -249,30 +224,8 @@ pub fn solve_share(
         };
         let mut round = 0;
         loop {
-            for (pi, part) in parts.iter().enumerate() {
-                let waiting = inboxes.as_ref().is_some_and(|i| i.pending(pi));
-                if round > 0 && !waiting {
-                    continue;
-                }
-                if parts.len() > 1 {
-                    let r = if round > 0 { format!(" r{}", round + 1) } else { String::new() };
-                    progress.phase(&format!("t={t} {}/{}{r}", pi + 1, parts.len()));
-                }
-                let state = state_of(part);
-                if round == 0 {
-                    state.seed(t, 0..part.end - part.start, progress);
-                }
-                if let Some(inboxes) = &inboxes {
-                    inboxes.drain(pi, 1 << 20, |messages| {
-                        state.apply(t, messages);
-                        Ok(())
-                    })?;
-                }
-                release_part(part);
-                if stopped() {
-                    break;
-                }
-            }
+            // A rank told to stop goes on to the agreement below.
+            part_round(t, round, &parts, inboxes.as_ref(), &state_of, progress, &release_part, &stopped)?;
             // Exchange the outboxes; what arrives is applied now (one part) or queued.
             let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
             let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
@@ -281,33 +234,17 @@ pub fn solve_share(
                     b.next(EXCHANGE_STEP, s)?;
                 }
                 let got = cluster.exchange_u64(&send)?;
+                // Every message received is for one of this rank's parts.
                 match &inboxes {
                     None => state_of(&parts[0]).apply(t, &got.data),
-                    Some(inboxes) => {
-                        let mut data = got.data;
-                        data.sort_unstable_by_key(|m| m & !super::retro::LOST);
-                        for group in data.chunk_by(|a, b| router.route(a & !super::retro::LOST) == router.route(b & !super::retro::LOST)) {
-                            match router.route(group[0] & !super::retro::LOST) {
-                                Route::Part(k) => inboxes.send(k, group)?,
-                                Route::Rank(r) => return Err(Error::Internal(format!("rank {me} received a message for rank {r}"))),
-                            }
-                        }
-                    }
+                    Some(_) => router.send_all(&mut { got.data })?,
                 }
                 if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
                     break;
                 }
             }
             drop(buckets);
-            let pending = outbox.any_pending() || inboxes.as_ref().is_some_and(|i| i.any_pending());
-            let [more, stop] = cluster.sum(&[u64::from(pending), u64::from(stopped())])?[..] else {
-                return Err(Error::Internal("a sum of two values gave another length".into()));
-            };
-            if stop > 0 {
-                failure.take()?;
-                return Err(if stopped() { Error::Interrupted } else { Error::Cluster("another rank stopped".into()) });
-            }
-            if more == 0 {
+            if !agree(outbox.any_pending() || inboxes.as_ref().is_some_and(|i| i.any_pending()))? {
                 break;
             }
             round += 1;
@@ -315,26 +252,12 @@ pub fn solve_share(
         meter.finish();
         reached.next_threshold = t as u32 - 1;
         if t > 1 {
-            save(reached, &mut last_save)?;
+            save(reached)?;
         }
     }
 
     // 3. Write the values; everything still unresolved is worth 0 (endless play).
-    progress.phase("draws");
-    for part in &parts {
-        let (a, b) = (part.start as usize, part.end as usize);
-        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
-            for (byte, cell) in o.iter_mut().zip(c) {
-                let s = cell.load(Relaxed);
-                *byte = if s & super::retro::RESOLVED != 0 { s as u8 } else { 0 };
-            }
-            progress.advance(work.draws(o.len() as u64));
-        });
-        release_part(part);
-        if let Some(o) = ooc {
-            (o.release_out)(part.clone());
-        }
-    }
+    write_values(&parts, cells, out, work, progress, &release_part, ooc.map(|o| o.release_out));
     if let Some(c) = options.checkpoint {
         c.remove()?;
     }

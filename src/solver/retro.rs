@@ -281,7 +281,21 @@ impl Router<'_> {
         }
     }
 
-    pub(super) fn send(&self, to: Route, messages: &[u64]) -> Result<()> {
+    /// Sends `messages` to their buckets, grouped by destination (sorted on the way), and
+    /// empties it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a bucket file cannot be written.
+    pub(super) fn send_all(&self, messages: &mut Vec<u64>) -> Result<()> {
+        messages.sort_unstable_by_key(|m| m & !LOST);
+        for group in messages.chunk_by(|a, b| self.route(a & !LOST) == self.route(b & !LOST)) {
+            self.send(self.route(group[0] & !LOST), group)?;
+        }
+        messages.clear();
+        Ok(())
+    }
+
+    fn send(&self, to: Route, messages: &[u64]) -> Result<()> {
         match (to, self.parts, self.ranks) {
             (Route::Part(k), Some(inboxes), _) => inboxes.send(k, messages),
             (Route::Rank(r), _, Some((_, outbox))) => outbox.send(r, messages),
@@ -420,13 +434,9 @@ impl State<'_> {
     /// Hands the buffered messages to the buckets of their parts.
     fn flush(&self, sends: &mut Vec<u64>) {
         let Some(router) = self.remote else { return };
-        sends.sort_unstable_by_key(|m| m & !LOST);
-        for group in sends.chunk_by(|a, b| router.route(a & !LOST) == router.route(b & !LOST)) {
-            if let Err(e) = router.send(router.route(group[0] & !LOST), group) {
-                self.failure.set(e);
-            }
+        if let Err(e) = router.send_all(sends) {
+            self.failure.set(e);
         }
-        sends.clear();
     }
 
     /// Applies a block of messages to this part and propagates what they resolve.
@@ -541,11 +551,16 @@ impl Cells {
         }
     }
 
-    pub(super) fn scratch(&self) -> Option<&ScratchState> {
-        match self {
-            Cells::File(f) => Some(f),
-            Cells::Memory(_) => None,
+    /// Gives back the scratch pages of cells `range` (in memory: nothing to give back).
+    pub(super) fn release(&self, range: Range<u64>) {
+        if let Cells::File(f) = self {
+            f.release(range);
         }
+    }
+
+    /// Gives back the scratch pages of the cells behind state bytes `off..off + len`.
+    pub(super) fn release_bytes(&self, off: u64, len: usize) {
+        self.release(off / 2..(off + len as u64).div_ceil(2));
     }
 }
 
@@ -604,19 +619,8 @@ pub fn solve_layer_with(
         })?),
         Some(o) => Cells::File(ScratchState::create(&o.work_dir.join(STATE_FILE), size)?),
     };
-    let scratch = storage.scratch();
     let cells = storage.all();
-    // Gives back the scratch pages of the cells behind state bytes `off..off + len`.
-    let release_bytes = |off: u64, len: usize| {
-        if let Some(s) = scratch {
-            s.release(off / 2..(off + len as u64).div_ceil(2));
-        }
-    };
-    let release_part = |r: &Range<u64>| {
-        if let Some(s) = scratch {
-            s.release(r.clone());
-        }
-    };
+    let release_part = |r: &Range<u64>| storage.release(r.clone());
     let note = |text: &str| {
         if let Some(f) = options.note {
             f(text);
@@ -626,13 +630,7 @@ pub fn solve_layer_with(
     // Resume from a checkpoint, if there is a valid one.
     let mut reached = Reached { exits_done: 0, next_threshold: n };
     if let Some(c) = options.checkpoint {
-        let bytes = cells_bytes(cells);
-        let mut write = |off: u64, b: &[u8]| {
-            // SAFETY: nothing else touches the cells while the checkpoint is loaded.
-            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
-            release_bytes(off, b.len());
-        };
-        match c.load(&mut write) {
+        match load_checkpoint(c, &storage) {
             Ok(at) => {
                 reached = at;
                 let phase = if at.exits_done < size {
@@ -651,35 +649,22 @@ pub fn solve_layer_with(
             }
         }
     }
-    let mut last_save = Instant::now();
-    let save_cost = std::cell::Cell::new(Duration::ZERO);
-    let save = |at: Reached, last: &mut Instant, force: bool| -> Result<()> {
-        let Some(c) = options.checkpoint else { return Ok(()) };
-        let every = options.checkpoint_every;
-        let interval = if every.is_zero() { every } else { every.max(save_cost.get() * CHECKPOINT_COST_RATIO) };
-        if !force && last.elapsed() < interval {
-            return Ok(());
+    let mut clock = SaveClock::new(options.checkpoint_every);
+    let mut save = |at: Reached| -> Result<()> {
+        match options.checkpoint {
+            Some(c) if clock.due() => clock.save(c, at, &storage),
+            _ => Ok(()),
         }
-        let started = Instant::now();
-        let bytes = cells_bytes(cells);
-        c.save(at, &|off, buf| {
-            // SAFETY: the cells are quiescent between phases.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
-            release_bytes(off, buf.len());
-        })?;
-        *last = Instant::now();
-        save_cost.set(started.elapsed());
-        Ok(())
     };
 
     let trace = std::env::var_os("OWARE_TRACE").is_some();
-    let mut clock = Instant::now();
+    let mut lap_start = Instant::now();
     let mut lap = |what: &str| {
         if trace {
             use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", clock.elapsed().as_secs_f64());
+            let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", lap_start.elapsed().as_secs_f64());
         }
-        clock = Instant::now();
+        lap_start = Instant::now();
     };
     let failure = Failure::new();
     let stopped = || progress.cancelled() || failure.failed.load(Relaxed);
@@ -706,7 +691,7 @@ pub fn solve_layer_with(
                 }
                 reached.exits_done = seg.end;
                 if seg.end < size {
-                    save(reached, &mut last_save, false)?;
+                    save(reached)?;
                 }
             }
         }
@@ -720,7 +705,7 @@ pub fn solve_layer_with(
                 let mut on_flush = |done: u64| -> Result<()> {
                     reached.exits_done = done;
                     if done < size {
-                        save(reached, &mut last_save, false)?;
+                        save(reached)?;
                     }
                     Ok(())
                 };
@@ -736,7 +721,7 @@ pub fn solve_layer_with(
     }
     lap("exits");
     if reached.next_threshold == n {
-        save(reached, &mut last_save, false)?;
+        save(reached)?;
     }
 
     // 2. Thresholds from n down to 1: seed, then propagate.
@@ -749,40 +734,20 @@ pub fn solve_layer_with(
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, size), charged: AtomicU64::new(0) };
+        let state_of = |p: &Range<u64>| State {
+            rules,
+            n,
+            cells: &cells[p.start as usize..p.end as usize],
+            base: p.start,
+            remote: router.as_ref(),
+            failure: &failure,
+            meter: &meter,
+        };
         let mut round = 0;
         loop {
-            for (pi, part) in parts.iter().enumerate() {
-                let waiting = inboxes.as_ref().is_some_and(|i| i.pending(pi));
-                if round > 0 && !waiting {
-                    continue;
-                }
-                if parts.len() > 1 {
-                    let r = if round > 0 { format!(" r{}", round + 1) } else { String::new() };
-                    progress.phase(&format!("t={t} {}/{}{r}", pi + 1, parts.len()));
-                }
-                let state = State {
-                    rules,
-                    n,
-                    cells: &cells[part.start as usize..part.end as usize],
-                    base: part.start,
-                    remote: router.as_ref(),
-                    failure: &failure,
-                    meter: &meter,
-                };
-                if round == 0 {
-                    state.seed(t, 0..part.end - part.start, progress);
-                }
-                if let Some(inboxes) = &inboxes {
-                    inboxes.drain(pi, 1 << 20, |messages| {
-                        state.apply(t, messages);
-                        Ok(())
-                    })?;
-                }
-                release_part(part);
-                if stopped() {
-                    failure.take()?;
-                    return Err(Error::Interrupted);
-                }
+            if !part_round(t, round, &parts, inboxes.as_ref(), &state_of, progress, &release_part, &stopped)? {
+                failure.take()?;
+                return Err(Error::Interrupted);
             }
             if !inboxes.as_ref().is_some_and(|i| i.any_pending()) {
                 break;
@@ -793,26 +758,12 @@ pub fn solve_layer_with(
         lap(&format!("threshold {t} ({} rounds)", round + 1));
         reached.next_threshold = t as u32 - 1;
         if t > 1 {
-            save(reached, &mut last_save, false)?;
+            save(reached)?;
         }
     }
 
     // 3. Write the values; everything still unresolved is worth 0 (endless play).
-    progress.phase("draws");
-    for part in &parts {
-        let (a, b) = (part.start as usize, part.end as usize);
-        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
-            for (byte, cell) in o.iter_mut().zip(c) {
-                let s = cell.load(Relaxed);
-                *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
-            }
-            progress.advance(work.draws(o.len() as u64));
-        });
-        release_part(part);
-        if let Some(o) = ooc {
-            (o.release_out)(part.clone());
-        }
-    }
+    write_values(&parts, cells, out, work, progress, &release_part, ooc.map(|o| o.release_out));
     if let Some(c) = options.checkpoint {
         c.remove()?;
     }
@@ -832,6 +783,129 @@ unsafe impl Send for RawBytes {}
 
 pub(super) fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
     RawBytes(cells.as_ptr() as *mut u8)
+}
+
+/// Loads checkpoint `c` into the cells of `storage` (giving scratch pages back as it goes).
+///
+/// # Errors
+/// As [`Checkpoint::load`]: the cells are untouched unless it succeeds.
+pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells) -> std::result::Result<Reached, Unusable> {
+    let bytes = cells_bytes(storage.all());
+    c.load(&mut |off: u64, b: &[u8]| {
+        // SAFETY: nothing else touches the cells while the checkpoint is loaded.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
+        storage.release_bytes(off, b.len());
+    })
+}
+
+/// When checkpoints are due: at least `every` apart and, unless `every` is zero,
+/// [`CHECKPOINT_COST_RATIO`] times as far apart as the last save took.
+pub(super) struct SaveClock {
+    every: Duration,
+    last: Instant,
+    cost: Duration,
+}
+
+impl SaveClock {
+    pub(super) fn new(every: Duration) -> SaveClock {
+        SaveClock { every, last: Instant::now(), cost: Duration::ZERO }
+    }
+
+    /// Whether a checkpoint is due now.
+    pub(super) fn due(&self) -> bool {
+        let interval = if self.every.is_zero() { self.every } else { self.every.max(self.cost * CHECKPOINT_COST_RATIO) };
+        self.last.elapsed() >= interval
+    }
+
+    /// Saves the cells of `storage` (quiescent: between phases) as checkpoint `c` at `at`.
+    ///
+    /// # Errors
+    /// As [`Checkpoint::save`].
+    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells) -> Result<()> {
+        let started = Instant::now();
+        let bytes = cells_bytes(storage.all());
+        c.save(at, &|off, buf| {
+            // SAFETY: the cells are quiescent between phases.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
+            storage.release_bytes(off, buf.len());
+        })?;
+        self.last = Instant::now();
+        self.cost = started.elapsed();
+        Ok(())
+    }
+}
+
+/// One round of threshold `t` over `parts` (cells `parts[k]` solved by `state_of(&parts[k])`):
+/// round 0 seeds every part, and every round applies what a part's bucket holds (later rounds
+/// skip parts with nothing waiting); each part's pages are given back when it is done. Returns
+/// false when `stopped` says so after a part.
+///
+/// # Errors
+/// [`Error::Io`] when a bucket cannot be read.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn part_round<'s>(
+    t: i8,
+    round: u32,
+    parts: &[Range<u64>],
+    inboxes: Option<&Inboxes>,
+    state_of: &dyn Fn(&Range<u64>) -> State<'s>,
+    progress: &dyn Progress,
+    release_part: &dyn Fn(&Range<u64>),
+    stopped: &dyn Fn() -> bool,
+) -> Result<bool> {
+    for (pi, part) in parts.iter().enumerate() {
+        if round > 0 && !inboxes.is_some_and(|i| i.pending(pi)) {
+            continue;
+        }
+        if parts.len() > 1 {
+            let r = if round > 0 { format!(" r{}", round + 1) } else { String::new() };
+            progress.phase(&format!("t={t} {}/{}{r}", pi + 1, parts.len()));
+        }
+        let state = state_of(part);
+        if round == 0 {
+            state.seed(t, 0..part.end - part.start, progress);
+        }
+        if let Some(inboxes) = inboxes {
+            inboxes.drain(pi, 1 << 20, |messages| {
+                state.apply(t, messages);
+                Ok(())
+            })?;
+        }
+        release_part(part);
+        if stopped() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The final pass: writes every cell's value into `out` (same positions as the cells),
+/// unresolved cells as 0 (endless play), part by part, giving back each part's pages of the
+/// cells (`release_part`) and of the output (`release_out`, out of core).
+pub(super) fn write_values(
+    parts: &[Range<u64>],
+    cells: &[AtomicU16],
+    out: &mut [u8],
+    work: &WorkModel,
+    progress: &dyn Progress,
+    release_part: &dyn Fn(&Range<u64>),
+    release_out: Option<&(dyn Fn(Range<u64>) + Sync)>,
+) {
+    progress.phase("draws");
+    for part in parts {
+        let (a, b) = (part.start as usize, part.end as usize);
+        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
+            for (byte, cell) in o.iter_mut().zip(c) {
+                let s = cell.load(Relaxed);
+                *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
+            }
+            progress.advance(work.draws(o.len() as u64));
+        });
+        release_part(part);
+        if let Some(release) = release_out {
+            release(part.clone());
+        }
+    }
 }
 
 /// The exits pass over `range` in memory: the lower layers read at random, with prefetching.
