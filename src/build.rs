@@ -1145,12 +1145,16 @@ fn spot_check(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], group: usi
 
 /// An exclusive lock on a ruleset's database directory for the length of a build, so two builds
 /// never write the same files (released when dropped, or when the process dies).
-struct BuildLock {
+pub struct BuildLock {
     _file: std::fs::File,
 }
 
 impl BuildLock {
-    fn acquire(dir: &DatabaseDir) -> Result<BuildLock> {
+    /// Takes the lock of `dir` (creating its directory).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when another process holds it or it cannot be created.
+    pub fn acquire(dir: &DatabaseDir) -> Result<BuildLock> {
         dir.create()?;
         let path = dir.layers_dir().join(".lock");
         let mut options = std::fs::OpenOptions::new();

@@ -513,6 +513,11 @@ pub enum Damage {
         /// The best value of its moves.
         best_move: i8,
     },
+    /// A part of a pack file (model, block table, a block) is damaged; `what` names it.
+    Pack {
+        /// The part and what is wrong with it, e.g. "checksum mismatch in blocks 0..=63".
+        what: String,
+    },
     /// The file was changed (truncated, extended or replaced in place) while it was open.
     ChangedWhileOpen {
         /// Its length when it was opened.
@@ -572,6 +577,7 @@ impl fmt::Display for Damage {
                 "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other",
                 board_text(board)
             ),
+            Damage::Pack { what } => write!(f, "damaged pack: {what}"),
             Damage::ChangedWhileOpen { opened, now } => write!(
                 f,
                 "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use"

@@ -10,6 +10,8 @@
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
+//! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
+//! | [`manifest`] | the `SHA256SUMS` of a pack directory |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
 //! | [`solver`] | the parallel retrograde algorithm: one layer, in memory, out of core, or one rank's share of a distributed solve (`solver::cluster` is the seam to the transport) |
 //! | [`spill`] | the out-of-core builder's scratch files and checkpoints |
@@ -34,8 +36,10 @@ pub mod facts;
 pub mod format;
 pub mod index;
 pub mod line;
+pub mod manifest;
 #[cfg(feature = "mpi")]
 pub mod mpi_cluster;
+pub mod pack;
 pub mod perft;
 pub mod position;
 pub mod probe;

@@ -49,7 +49,7 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{DatabaseDir, Format, Layer};
+use crate::storage::{DatabaseDir, Format, LayerState, Table};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -74,7 +74,7 @@ const LAYERS: usize = MAX_STONES as usize + 1;
 pub struct Database {
     dir: DatabaseDir,
     verify: bool,
-    layers: [OnceLock<Layer>; LAYERS],
+    layers: [OnceLock<Table>; LAYERS],
     /// Serialises the opening of each layer, so that threads racing for the same unopened layer
     /// open (and verify) it once.
     opening: [Mutex<()>; LAYERS],
@@ -371,7 +371,7 @@ impl Database {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn layers_present(&self) -> Vec<u32> {
-        (0..LAYERS as u32).filter(|&n| self.layer_path(n).is_file()).collect()
+        (0..LAYERS as u32).filter(|&n| matches!(self.dir.state(n), LayerState::Present)).collect()
     }
 
     /// Layer `n`, opened (and checked) on first use and kept open.
@@ -392,12 +392,12 @@ impl Database {
     /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// # build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
-    /// assert_eq!(db.layer(3)?.values().len(), 364);
+    /// assert_eq!(db.layer(3)?.len(), 364);
     /// assert!(matches!(db.layer(4), Err(Error::LayerMissing { layer: 4, .. })));
     /// # Ok::<(), Error>(())
     /// ```
     #[inline]
-    pub fn layer(&self, n: u32) -> Result<&Layer> {
+    pub fn layer(&self, n: u32) -> Result<&Table> {
         match self.layers.get(n as usize).and_then(OnceLock::get) {
             Some(layer) => Ok(layer),
             None => self.open_layer(n),
@@ -405,7 +405,7 @@ impl Database {
     }
 
     #[cold]
-    fn open_layer(&self, n: u32) -> Result<&Layer> {
+    fn open_layer(&self, n: u32) -> Result<&Table> {
         let (Some(cell), Some(lock)) = (self.layers.get(n as usize), self.opening.get(n as usize)) else {
             return Err(self.missing(n));
         };
@@ -415,10 +415,10 @@ impl Database {
         if let Some(layer) = cell.get() {
             return Ok(layer);
         }
-        let layer = self.dir.open(n, self.verify)?;
-        if layer.values().len() as u64 != layer_size(n) {
+        let layer = self.dir.open_table(n, self.verify)?;
+        if layer.len() != layer_size(n) {
             let expected = layer_size(n);
-            return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.values().len() as u64 }));
+            return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
         }
         // Only this thread sets the cell (we hold its lock and it was empty).
         Ok(cell.get_or_init(|| layer))
@@ -446,22 +446,7 @@ impl Database {
     #[inline]
     fn lookup(&self, board: &Board) -> Result<i8> {
         let n = stones(board);
-        let layer = self.layer(n)?;
-        let index = rank_unchecked(board);
-        let value = layer.values().get(index as usize).copied();
-        match value {
-            Some(v) if u32::from(v.unsigned_abs()) <= n => Ok(v),
-            _ => Err(self.bad_value(layer, index, value)),
-        }
-    }
-
-    #[cold]
-    fn bad_value(&self, layer: &Layer, index: u64, value: Option<i8>) -> Error {
-        let damage = match value {
-            Some(value) => Damage::ValueOutOfRange { index, value, stones: layer.stones() },
-            None => Damage::Size { expected: layer_size(layer.stones()), found: layer.values().len() as u64 },
-        };
-        Error::corrupt(layer.path(), damage)
+        self.layer(n)?.get(rank_unchecked(board))
     }
 
     /// The exact value of `position` for its player to move: stones he will still capture minus

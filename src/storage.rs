@@ -37,6 +37,7 @@ use memmap2::{Mmap, MmapMut};
 use crate::error::{Damage, Error, FileKind, Result};
 use crate::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use crate::index::{layer_size, MAX_STONES};
+use crate::pack::{is_pack, PackLayer};
 use crate::rules::Ruleset;
 
 /// The directory holding `rules`' layers under the database directory `base`.
@@ -47,6 +48,12 @@ pub fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
 /// Path of layer `n` of `rules` under `base` (this tool's format).
 pub fn layer_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.owdb"))
+}
+
+/// Path of layer `n` of `rules` under `base` as a pack (compressed, probed in place; see
+/// [`crate::pack`]).
+pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("layer-{n:02}.owpk"))
 }
 
 /// Path of the statistics file of layer `n` of `rules` under `base`.
@@ -172,11 +179,33 @@ impl DatabaseDir {
         }
     }
 
-    /// The path of layer `n`'s file (which may not exist).
+    /// The path of layer `n`'s file in its uncompressed form (which may not exist): where a
+    /// build writes it.
     pub fn layer_path(&self, n: u32) -> PathBuf {
         match self.format {
             Format::Native => layer_path(&self.base, self.rules, n),
             Format::Vu => vu_path(&self.base, n),
+        }
+    }
+
+    /// The path layer `n` is read from: [`layer_path`](Self::layer_path) when anything is there,
+    /// else its compressed form when that exists (a pack `layer-NN.owpk` beside a native layer's
+    /// place, `scores.N.zst` beside a published file's), else `layer_path`.
+    ///
+    /// Cost: one or two `stat`s.
+    pub fn found_path(&self, n: u32) -> PathBuf {
+        let plain = self.layer_path(n);
+        if fs::symlink_metadata(&plain).is_ok() {
+            return plain;
+        }
+        let packed = match self.format {
+            Format::Native => pack_path(&self.base, self.rules, n),
+            Format::Vu => self.base.join(format!("scores.{n}.zst")),
+        };
+        if fs::symlink_metadata(&packed).is_ok() {
+            packed
+        } else {
+            plain
         }
     }
 
@@ -202,7 +231,7 @@ impl DatabaseDir {
         if n > MAX_STONES {
             return LayerState::Absent;
         }
-        let path = self.layer_path(n);
+        let path = self.found_path(n);
         match fs::metadata(&path) {
             Ok(m) => match FileKind::of(m.file_type()) {
                 FileKind::File => LayerState::Present,
@@ -235,31 +264,62 @@ impl DatabaseDir {
         })
     }
 
-    /// Opens layer `n` and checks it: header fields, ruleset, layer number, size and, with
-    /// `verify_payload`, the payload checksum (native format); the size (published format).
+    /// Opens layer `n` for reading all its values and checks it: header fields, ruleset, layer
+    /// number, size and, with `verify_payload`, the payload checksum (native format); the size
+    /// (published format). A pack (see [`found_path`](Self::found_path)) is decoded whole into
+    /// memory and always checked against its payload checksum; so is a `scores.N.zst`.
     ///
     /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read of
-    /// the layer.
+    /// the layer. A pack or `.zst`: one parallel decoding pass and the layer's size in memory.
     ///
     /// # Errors
     /// [`missing`](Self::missing) when absent; [`Error::NotAFile`] for a directory, FIFO or
     /// other non-regular file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the
-    /// header names another ruleset or layer; [`Error::Corrupt`] for a bad header, size or
-    /// checksum; [`Error::Io`] when it cannot be read.
+    /// header names another ruleset or layer; [`Error::Corrupt`] for a bad header, size,
+    /// checksum or a damaged pack block; [`Error::Io`] when it cannot be read.
     pub fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
+        match self.open_table(n, verify_payload)? {
+            Table::Layer(layer) => Ok(layer),
+            Table::Pack(pack) => {
+                let mut values = vec![0u8; pack.header().entries as usize];
+                pack.decode_into(&mut values)?;
+                let header = Some(pack.header().clone());
+                let (path, file, len) = (pack.path().to_path_buf(), pack.into_file(), 0);
+                let len = file.metadata().map(|m| m.len()).unwrap_or(len);
+                Ok(Layer { stones: n, path, file, len, data: Data::Owned(values), header })
+            }
+        }
+    }
+
+    /// Opens layer `n` for probing: a native or published file as by [`open`](Self::open), a
+    /// pack as a [`PackLayer`] read in place (with `verify_payload`, every block's checksum is
+    /// checked now; otherwise each group of blocks the first time it is read).
+    ///
+    /// Cost: as `open` for an uncompressed file; for a pack, one `mmap`, its model and table,
+    /// and with `verify_payload` one sequential read of the pack.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_table(&self, n: u32, verify_payload: bool) -> Result<Table> {
         if n > MAX_STONES {
             return Err(self.missing(n));
         }
-        let path = self.layer_path(n);
+        let path = self.found_path(n);
         let (file, map) = map_file(&path, || self.missing(n))?;
         match self.format {
-            Format::Native => Layer::from_map(&path, file, map, self.rules, n, verify_payload),
+            Format::Native if is_pack(&map) => Ok(Table::Pack(PackLayer::open(&path, file, map, self.rules, n, verify_payload)?)),
+            Format::Native => Ok(Table::Layer(Layer::from_map(&path, file, map, self.rules, n, verify_payload)?)),
+            Format::Vu if path.extension().is_some_and(|e| e == "zst") => {
+                let values = decompress_vu(&path, &map, n)?;
+                let len = map.len() as u64;
+                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Owned(values), header: None }))
+            }
             Format::Vu => {
                 if map.len() as u64 != layer_size(n) {
                     return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: map.len() as u64 }));
                 }
                 let len = map.len() as u64;
-                Ok(Layer { stones: n, path, file, len, map, offset: 0, header: None })
+                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Map(map, 0), header: None }))
             }
         }
     }
@@ -326,7 +386,29 @@ fn is_temporary_name(name: &str) -> bool {
     name.strip_suffix(".tmp").is_some_and(target)
 }
 
-/// One layer's values, memory-mapped read-only.
+/// Decompresses a published layer distributed as `scores.N.zst` (one zstd frame of exactly
+/// `layer_size(n)` bytes).
+fn decompress_vu(path: &Path, compressed: &[u8], n: u32) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let want = layer_size(n);
+    let bad = |what: String| Error::corrupt(path, Damage::Pack { what });
+    let mut dec = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| bad(format!("not a zstd file ({e})")))?;
+    let mut out = Vec::with_capacity(want as usize);
+    let read = (&mut dec).take(want + 1).read_to_end(&mut out).map_err(|e| bad(format!("does not decompress ({e})")))?;
+    if read as u64 != want {
+        return Err(Error::corrupt(path, Damage::Size { expected: want, found: read as u64 }));
+    }
+    Ok(out)
+}
+
+/// Where a layer's values are: a read-only map of its file (payload at an offset), or memory
+/// (decoded from a pack or a `.zst`).
+enum Data {
+    Map(Mmap, usize),
+    Owned(Vec<u8>),
+}
+
+/// One layer's values, memory-mapped read-only (or, from a compressed file, decoded into memory).
 ///
 /// Invariant: `values().len() == layer_size(stones())`. The file must not be modified while it
 /// is mapped (see the module documentation).
@@ -335,9 +417,86 @@ pub struct Layer {
     path: PathBuf,
     file: File,
     len: u64,
-    map: Mmap,
-    offset: usize,
+    data: Data,
     header: Option<Header>,
+}
+
+/// A layer opened for probing ([`DatabaseDir::open_table`]): values in a file or memory, or a
+/// pack read in place.
+#[derive(Debug)]
+pub enum Table {
+    /// Every value at hand (a native or published file, or a decoded one).
+    Layer(Layer),
+    /// A pack: each probe decodes part of one block.
+    Pack(PackLayer),
+}
+
+impl Table {
+    /// The value of position `index`, checked to lie in `-n..=n`.
+    ///
+    /// Cost: one memory read ([`Table::Layer`]) or part of a block's decoding ([`Table::Pack`]).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a value outside `-n..=n`, a size that disagrees, a damaged pack
+    /// block.
+    #[inline]
+    pub fn get(&self, index: u64) -> Result<i8> {
+        let n = self.stones();
+        let value = match self {
+            Table::Layer(l) => match l.values().get(index as usize) {
+                Some(&v) => v,
+                None => {
+                    let found = l.values().len() as u64;
+                    return Err(Error::corrupt(l.path(), Damage::Size { expected: layer_size(n), found }));
+                }
+            },
+            Table::Pack(p) => p.get(index)?,
+        };
+        if u32::from(value.unsigned_abs()) > n {
+            return Err(Error::corrupt(self.path(), Damage::ValueOutOfRange { index, value, stones: n }));
+        }
+        Ok(value)
+    }
+
+    /// The layer number.
+    pub fn stones(&self) -> u32 {
+        match self {
+            Table::Layer(l) => l.stones(),
+            Table::Pack(p) => p.stones(),
+        }
+    }
+
+    /// The number of positions.
+    pub fn len(&self) -> u64 {
+        match self {
+            Table::Layer(l) => l.values().len() as u64,
+            Table::Pack(p) => p.header().entries,
+        }
+    }
+
+    /// Always false: every layer holds at least one position.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The file it was read from.
+    pub fn path(&self) -> &Path {
+        match self {
+            Table::Layer(l) => l.path(),
+            Table::Pack(p) => p.path(),
+        }
+    }
+
+    /// See [`Layer::check_unchanged`].
+    ///
+    /// # Errors
+    /// As [`Layer::check_unchanged`].
+    pub fn check_unchanged(&self) -> Result<()> {
+        match self {
+            Table::Layer(l) => l.check_unchanged(),
+            Table::Pack(p) => p.check_unchanged(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Layer {
@@ -438,8 +597,8 @@ impl Layer {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
         let len = map.len() as u64;
-        let layer =
-            Layer { stones: n, path: path.into(), file, len, map, offset: PAYLOAD_OFFSET as usize, header: Some(header) };
+        let data = Data::Map(map, PAYLOAD_OFFSET as usize);
+        let layer = Layer { stones: n, path: path.into(), file, len, data, header: Some(header) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -493,7 +652,10 @@ impl Layer {
 
     /// The payload bytes.
     pub fn bytes(&self) -> &[u8] {
-        &self.map[self.offset..]
+        match &self.data {
+            Data::Map(map, offset) => &map[*offset..],
+            Data::Owned(v) => v,
+        }
     }
 
     /// The values, one per position in index order.
@@ -508,9 +670,11 @@ impl Layer {
     ///
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
-        let b = self.bytes();
-        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+        if let Data::Map(..) = self.data {
+            let b = self.bytes();
+            // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
+            unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+        }
     }
 
     /// The first value outside `-n..=n` (index and value), if any.

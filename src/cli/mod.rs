@@ -13,6 +13,7 @@ mod build;
 mod export;
 mod index;
 mod moves;
+mod pack;
 pub mod output;
 mod perft;
 mod query;
@@ -46,6 +47,12 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Write layers in another format (the headerless `scores.N` files of the 2002 solution).
     Export(export::ExportArgs),
+    /// Compress layers into a pack directory that every reader probes in place (SHA256SUMS too).
+    Pack(pack::PackArgs),
+    /// Restore native layer files from a pack directory, byte for byte.
+    Unpack(pack::UnpackArgs),
+    /// Turn the published 2002 files (scores.N, plain or .zst) into native layers.
+    Import(pack::ImportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
 }
@@ -352,6 +359,9 @@ pub fn run() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),
+        Command::Pack(a) => pack::run_pack(a),
+        Command::Unpack(a) => pack::run_unpack(a),
+        Command::Import(a) => pack::run_import(a),
         Command::Completions(a) => completions(a),
     };
     match result {

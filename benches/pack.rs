@@ -1,0 +1,146 @@
+//! Packs: size against raw and probe speed, side by side with the native files, for several
+//! block sizes (the trade-off behind `oware::pack::BLOCK_VALUES`).
+//!
+//! ```text
+//! cargo bench --bench pack [-- MAX [RULES...]]      (defaults: 24 awari abapa)
+//! ```
+//!
+//! Reads the native layers 0..=MAX of each ruleset from `$OWARE_BENCH_DIR` (default
+//! `databases`); a ruleset whose layers are not all there is skipped with a message. For each
+//! block size it packs the layers into a temporary directory and prints: pack bytes as a share
+//! of the raw bytes (one per position), packing seconds, then random single-position probes per
+//! second on one thread (`Database::value` on positions drawn uniformly from all positions of
+//! layers 0..=MAX), cold (pack pages evicted from the page cache with `posix_fadvise`, a fresh
+//! `Database`: model loading and first checksum checks included) and warm (the same positions
+//! again). The native files are timed the same way on the same positions, and a zstd column
+//! (independent 4 KiB blocks at levels 3 and 19, size only) shows what a general-purpose block
+//! compressor gives on the same bytes.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use oware::index::{layer_size, unrank_unchecked};
+use oware::pack::{pack_layer, PackOptions};
+use oware::probe::Database;
+use oware::storage::{pack_path, DatabaseDir, Format};
+use oware::{Position, Ruleset};
+
+const PROBES: usize = 1_000_000;
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+fn positions(max: u32, count: usize) -> Vec<Position> {
+    let total: u64 = (0..=max).map(layer_size).sum();
+    let mut rng = Rng(0x5eed);
+    (0..count)
+        .map(|_| {
+            let mut i = rng.below(total);
+            let mut n = 0;
+            while i >= layer_size(n) {
+                i -= layer_size(n);
+                n += 1;
+            }
+            Position::new(unrank_unchecked(n, i)).expect("a layer's board")
+        })
+        .collect()
+}
+
+fn evict(path: &Path) {
+    if let Ok(f) = std::fs::File::open(path) {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a plain system call on a file descriptor we own.
+        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+}
+
+/// Probes per second: (cold, warm), and a checksum of the values so nothing is optimised away.
+fn probe(dir: &Path, rules: Ruleset, files: &[PathBuf], pos: &[Position]) -> (f64, f64, i64) {
+    for f in files {
+        evict(f);
+    }
+    let db = Database::open(dir, rules).expect("open").verify_checksums(false);
+    let mut sum = 0i64;
+    let t = Instant::now();
+    for p in pos {
+        sum += i64::from(db.value(p).expect("probe"));
+    }
+    let cold = pos.len() as f64 / t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut sum2 = 0i64;
+    for p in pos {
+        sum2 += i64::from(db.value(p).expect("probe"));
+    }
+    let warm = pos.len() as f64 / t.elapsed().as_secs_f64();
+    assert_eq!(sum, sum2);
+    (cold, warm, sum)
+}
+
+fn zstd_blocks(values: &[u8], level: i32) -> u64 {
+    use rayon::prelude::*;
+    values.par_chunks(4096).map(|c| zstd::bulk::compress(c, level).map_or(c.len(), |z| z.len()) as u64).sum()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let max: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(24);
+    let rulesets: Vec<Ruleset> = if args.len() > 1 {
+        args[1..].iter().map(|r| r.parse().expect("a ruleset name")).collect()
+    } else {
+        vec![Ruleset::Awari, "abapa".parse().expect("abapa")]
+    };
+    let base = PathBuf::from(std::env::var_os("OWARE_BENCH_DIR").unwrap_or_else(|| "databases".into()));
+    let pos = positions(max, PROBES);
+    println!("pack bench: layers 0..={max} of {}, {PROBES} random probes on one thread", base.display());
+    for rules in rulesets {
+        let src = DatabaseDir::new(Format::Native, &base, rules).expect("dir");
+        let layers: Vec<_> = match (0..=max).map(|n| src.open(n, true)).collect::<oware::Result<Vec<_>>>() {
+            Ok(l) => l,
+            Err(e) => {
+                println!("{rules}: skipped ({e})");
+                continue;
+            }
+        };
+        let raw: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
+        println!("\n{rules}: layers 0..={max}, {raw} raw bytes");
+        let native_files: Vec<PathBuf> = (0..=max).map(|n| src.layer_path(n)).collect();
+        let (cold, warm, want) = probe(&base, rules, &native_files, &pos);
+        println!("{:<22} {:>12} {:>7} {:>9} {:>13} {:>13}", "variant", "bytes", "of raw", "pack s", "cold probe/s", "warm probe/s");
+        println!("{:<22} {:>12} {:>6.1}% {:>9} {:>13.0} {:>13.0}", "native (uncompressed)", raw + 4096 * u64::from(max + 1), 100.0, "-", cold, warm);
+        for level in [3, 19] {
+            let t = Instant::now();
+            let z: u64 = layers.iter().map(|l| zstd_blocks(l.bytes(), level)).sum();
+            let name = format!("zstd-{level}, 4 KiB blocks");
+            println!("{name:<22} {z:>12} {:>6.1}% {:>9.1} {:>13} {:>13}", 100.0 * z as f64 / raw as f64, t.elapsed().as_secs_f64(), "-", "-");
+        }
+        for block in [256u32, 512, 1024, 2048] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
+            dst.create().expect("create");
+            let t = Instant::now();
+            let mut bytes = 0;
+            let mut files = Vec::new();
+            for l in &layers {
+                let path = pack_path(tmp.path(), rules, l.stones());
+                let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+                let header = l.header().expect("native header");
+                bytes += pack_layer(header, l.bytes(), PackOptions { block_values: block }, &mut f, &path).expect("pack").bytes;
+                drop(f);
+                files.push(path);
+            }
+            let secs = t.elapsed().as_secs_f64();
+            let (cold, warm, sum) = probe(tmp.path(), rules, &files, &pos);
+            assert_eq!(sum, want, "pack values differ from native");
+            let name = format!("rANS pack, {block} values");
+            println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {cold:>13.0} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
+        }
+    }
+}

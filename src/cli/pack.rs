@@ -1,0 +1,365 @@
+//! `oware pack`, `oware unpack` and `oware import`: moving layers between this tool's native
+//! files, packs (compressed, probed in place; `oware::pack`) and the published 2002 files.
+//!
+//! - `pack --dir D --out P`: every layer of D (from 0 up to the first missing, or `--max-stones`)
+//!   becomes `P/RULES/layer-NN.owpk`, then `P/SHA256SUMS` lists them. A pack already there with
+//!   the same values (its embedded header equals the layer's) is kept, so an interrupted run
+//!   resumes.
+//! - `unpack --dir P --out D`: the packs become native layers again, byte for byte.
+//! - `import --format vu --from S --dir D`: the published `S/scores.N` (or `scores.N.zst`)
+//!   become native layers of `awari` with headers and checksums.
+//!
+//! Every file is written through a temporary renamed into place once complete; a source layer is
+//! checked (header, payload checksum, pack blocks) before anything is written from it.
+
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use oware::build::BuildLock;
+use oware::error::Damage;
+use oware::index::{layer_size, MAX_STONES};
+use oware::manifest::{self, Entry};
+use oware::pack::{pack_layer, PackOptions, BLOCK_VALUES};
+use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, LayerWriter, Table};
+use oware::units::group_digits;
+use oware::{Error, Result, Ruleset};
+use serde::Serialize;
+
+use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::{show_progress, signals, DirArg, FormatName, RulesArg};
+
+/// Arguments of `oware pack`.
+#[derive(Args, Debug)]
+pub struct PackArgs {
+    #[command(flatten)]
+    rules: RulesArg,
+    #[command(flatten)]
+    dir: DirArg,
+    /// Pack directory to write (created if needed): `OUT/RULES/layer-NN.owpk` and `OUT/SHA256SUMS`.
+    #[arg(long, value_name = "OUT")]
+    out: PathBuf,
+    /// Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
+    max_stones: Option<u32>,
+    /// Values per block, 64..=16384: a probe decodes half a block on average; larger blocks are
+    /// slightly smaller files and slower probes.
+    #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
+    block_values: u32,
+    /// No progress bar and no messages besides errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print one JSON document on stdout instead of a line per layer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `oware unpack`.
+#[derive(Args, Debug)]
+pub struct UnpackArgs {
+    #[command(flatten)]
+    rules: RulesArg,
+    /// Pack directory to read.
+    #[arg(long = "dir", value_name = "DIR")]
+    dir: PathBuf,
+    /// Database directory to write native layers into (created if needed).
+    #[arg(long, value_name = "OUT")]
+    out: PathBuf,
+    /// Unpack layers 0..=N. Default: every pack from 0 up to the first missing.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
+    max_stones: Option<u32>,
+    /// No progress bar and no messages besides errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print one JSON document on stdout instead of a line per layer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `oware import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Source format: `vu`, the published 2002 files `scores.N` (or `scores.N.zst`), awari.
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    format: FormatName,
+    /// Directory holding the published files.
+    #[arg(long, value_name = "SRC")]
+    from: PathBuf,
+    #[command(flatten)]
+    dir: DirArg,
+    /// Import layers 0..=N. Default: every file from 0 up to the first missing.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
+    max_stones: Option<u32>,
+    /// No progress bar and no messages besides errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Print one JSON document on stdout instead of a line per layer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One layer written, in the `--json` documents.
+#[derive(Serialize)]
+struct LayerDoc {
+    layer: u32,
+    positions: u64,
+    path: String,
+    bytes: u64,
+    /// False when an identical file was already there and kept.
+    written: bool,
+    seconds: f64,
+}
+
+#[derive(Serialize)]
+struct Doc {
+    schema_version: u32,
+    command: &'static str,
+    rules: &'static str,
+    layers: Vec<LayerDoc>,
+    positions: u64,
+    bytes: u64,
+    raw_bytes: u64,
+    manifest: Option<String>,
+    seconds: f64,
+}
+
+/// The layers to process: `0..=max` when given, else from 0 up to the first absent one.
+fn last_layer(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<u32> {
+    if let Some(m) = max {
+        return Ok(m);
+    }
+    match dir.first_not_present() {
+        Some((_, LayerState::Unreadable(e))) => Err(e),
+        Some((0, _)) => Err(dir.missing(0)),
+        Some((k, _)) => {
+            if !quiet {
+                note(&format!("layer {k} is not there: layers 0..{}", k - 1));
+            }
+            Ok(k - 1)
+        }
+        None => Ok(MAX_STONES),
+    }
+}
+
+fn bar(quiet: bool, total: u64) -> ProgressBar {
+    let target = if show_progress(quiet) { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    if let Ok(style) =
+        ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// Prints the per-layer lines as they come, and the summary or JSON at the end.
+struct Report {
+    command: &'static str,
+    rules: Ruleset,
+    json: bool,
+    out: Stdout,
+    layers: Vec<LayerDoc>,
+    raw: u64,
+    start: Instant,
+}
+
+impl Report {
+    fn new(command: &'static str, rules: Ruleset, json: bool) -> Report {
+        Report { command, rules, json, out: Stdout::new(), layers: Vec::new(), raw: 0, start: Instant::now() }
+    }
+
+    fn layer(&mut self, bar: &ProgressBar, doc: LayerDoc) -> Result<()> {
+        self.raw += doc.positions;
+        if !self.json {
+            let pct = 100.0 * doc.bytes as f64 / doc.positions.max(1) as f64;
+            let line = format!(
+                "layer {:>2}: {:>15} positions -> {} ({} bytes, {pct:.1}%){}",
+                doc.layer,
+                group_digits(doc.positions),
+                doc.path,
+                group_digits(doc.bytes),
+                if doc.written { "" } else { ", already there" }
+            );
+            bar.suspend(|| self.out.line(&line))?;
+        }
+        self.layers.push(doc);
+        Ok(())
+    }
+
+    fn finish(mut self, manifest: Option<PathBuf>) -> Result<()> {
+        let bytes: u64 = self.layers.iter().map(|l| l.bytes).sum();
+        let seconds = self.start.elapsed().as_secs_f64();
+        if self.json {
+            let doc = Doc {
+                schema_version: SCHEMA_VERSION,
+                command: self.command,
+                rules: self.rules.name(),
+                positions: self.raw,
+                bytes,
+                raw_bytes: self.raw,
+                manifest: manifest.map(|m| m.display().to_string()),
+                seconds,
+                layers: std::mem::take(&mut self.layers),
+            };
+            return self.out.json(&doc);
+        }
+        let first = self.layers.first().map_or(0, |l| l.layer);
+        let last = self.layers.last().map_or(0, |l| l.layer);
+        self.out.line(&format!(
+            "{} {} layers {first}..{last}: {} positions, {} bytes ({:.1}% of {} raw) in {seconds:.1} s{}",
+            self.command,
+            self.rules,
+            group_digits(self.raw),
+            group_digits(bytes),
+            100.0 * bytes as f64 / self.raw.max(1) as f64,
+            group_digits(self.raw),
+            manifest.map(|m| format!("; manifest {}", m.display())).unwrap_or_default()
+        ))
+    }
+}
+
+/// `oware pack`.
+///
+/// # Errors
+/// [`Error::LayerMissing`] when a layer asked for is absent (nothing is written for it);
+/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged source layer (the layers before
+/// it are packed); [`Error::Io`] when the output cannot be written (a partial file is removed);
+/// [`Error::Interrupted`] after Ctrl-C (between layers).
+pub fn run_pack(a: PackArgs) -> Result<()> {
+    signals::cooperative();
+    let rules = a.rules.ruleset();
+    let src = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
+    let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
+    let last = last_layer(&src, a.max_stones, a.quiet)?;
+    dst.create()?;
+    let total: u64 = (0..=last).map(layer_size).sum();
+    let bar = bar(a.quiet, total);
+    let mut report = Report::new("packed", rules, a.json);
+    let mut entries = Vec::new();
+    for n in 0..=last {
+        if signals::interrupted() {
+            bar.finish_and_clear();
+            return Err(Error::Interrupted);
+        }
+        bar.set_prefix(format!("layer {n}"));
+        let t = Instant::now();
+        let layer = src.open(n, true).inspect_err(|_| bar.finish_and_clear())?;
+        let header = layer.header().cloned().ok_or_else(|| Error::Internal("native layer without header".into()))?;
+        let target = pack_path(&a.out, rules, n);
+        // Keep a pack already there with the same values (an interrupted run resumes).
+        let kept = match dst.open_table(n, true) {
+            Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values => true,
+            _ => false,
+        };
+        if !kept {
+            let file = AtomicFile::create(&target)?;
+            let mut w = BufWriter::with_capacity(1 << 20, file.file());
+            pack_layer(&header, layer.bytes(), PackOptions { block_values: a.block_values }, &mut w, file.tmp_path())?;
+            w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
+            file.commit()?;
+        }
+        let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
+        entries.push(Entry { sha256: manifest::sha256_file(&target)?, path: format!("{}/layer-{n:02}.owpk", rules.name()) });
+        bar.inc(layer_size(n));
+        let doc = LayerDoc {
+            layer: n,
+            positions: layer_size(n),
+            path: target.display().to_string(),
+            bytes,
+            written: !kept,
+            seconds: t.elapsed().as_secs_f64(),
+        };
+        report.layer(&bar, doc)?;
+    }
+    bar.finish_and_clear();
+    let m = manifest::update(&a.out, rules, &entries)?;
+    report.finish(Some(m))
+}
+
+/// `oware unpack`.
+///
+/// # Errors
+/// [`Error::LayerMissing`] when a pack asked for is absent; [`Error::Corrupt`] for a damaged pack
+/// (named by layer and block; nothing is written for it); [`Error::Io`] when writing fails;
+/// [`Error::Interrupted`] after Ctrl-C.
+pub fn run_unpack(a: UnpackArgs) -> Result<()> {
+    signals::cooperative();
+    let rules = a.rules.ruleset();
+    let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
+    let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
+    let last = last_layer(&src, a.max_stones, a.quiet)?;
+    let _lock = BuildLock::acquire(&dst)?;
+    let total: u64 = (0..=last).map(layer_size).sum();
+    let bar = bar(a.quiet, total);
+    let mut report = Report::new("unpacked", rules, a.json);
+    for n in 0..=last {
+        if signals::interrupted() {
+            bar.finish_and_clear();
+            return Err(Error::Interrupted);
+        }
+        bar.set_prefix(format!("layer {n}"));
+        let t = Instant::now();
+        let pack = match src.open_table(n, true).inspect_err(|_| bar.finish_and_clear())? {
+            Table::Pack(p) => p,
+            Table::Layer(l) => {
+                bar.finish_and_clear();
+                return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", l.path().display())));
+            }
+        };
+        let mut w = LayerWriter::create(&dst, n)?;
+        pack.decode_into(w.payload_mut())?;
+        let path = w.finish()?;
+        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+        bar.inc(layer_size(n));
+        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
+        report.layer(&bar, doc)?;
+    }
+    bar.finish_and_clear();
+    report.finish(None)
+}
+
+/// `oware import`.
+///
+/// # Errors
+/// [`Error::Usage`] for a format other than `vu`; [`Error::PublishedLayerMissing`] when a file
+/// asked for is absent; [`Error::Corrupt`] for a file of the wrong size, one that does not
+/// decompress, or a value outside `-n..=n` (nothing is written for it); [`Error::Io`];
+/// [`Error::Interrupted`].
+pub fn run_import(a: ImportArgs) -> Result<()> {
+    signals::cooperative();
+    if a.format != FormatName::Vu {
+        return Err(Error::Usage("import reads the published 2002 format only (--format vu)".into()));
+    }
+    let rules = Ruleset::Awari;
+    let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
+    let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
+    let last = last_layer(&src, a.max_stones, a.quiet)?;
+    let _lock = BuildLock::acquire(&dst)?;
+    let total: u64 = (0..=last).map(layer_size).sum();
+    let bar = bar(a.quiet, total);
+    let mut report = Report::new("imported", rules, a.json);
+    for n in 0..=last {
+        if signals::interrupted() {
+            bar.finish_and_clear();
+            return Err(Error::Interrupted);
+        }
+        bar.set_prefix(format!("layer {n}"));
+        let t = Instant::now();
+        let layer = src.open(n, false).inspect_err(|_| bar.finish_and_clear())?;
+        if let Some((index, value)) = layer.first_out_of_range() {
+            bar.finish_and_clear();
+            return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
+        }
+        let mut w = LayerWriter::create(&dst, n)?;
+        w.payload_mut().copy_from_slice(layer.bytes());
+        let path = w.finish()?;
+        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+        bar.inc(layer_size(n));
+        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
+        report.layer(&bar, doc)?;
+    }
+    bar.finish_and_clear();
+    report.finish(None)
+}
