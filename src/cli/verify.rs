@@ -24,6 +24,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use oware::facts::{check_facts, FactReport, FactStatus};
 use oware::index::{layer_size, MAX_STONES};
+use oware::manifest;
 use oware::progress::Progress;
 use oware::storage::{DatabaseDir, Format, Layer};
 use oware::units::{group_digits, layers_phrase};
@@ -189,8 +190,18 @@ struct VerifyDoc<'a> {
     mismatches: u64,
     seconds: f64,
     positions_per_second: f64,
+    /// The pack manifest's check: absent when the directory has no `SHA256SUMS`.
+    manifest: Option<ManifestDoc<'a>>,
     ok: bool,
     summary: &'a str,
+}
+
+/// `manifest` in `oware verify --json`.
+#[derive(Serialize)]
+struct ManifestDoc<'a> {
+    path: String,
+    files_matched: usize,
+    error: Option<ErrorDoc<'a>>,
 }
 
 /// Verifies the layers as asked; see the module documentation for the exit status.
@@ -234,6 +245,24 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             if format == Format::Native { "native" } else { "published 2002" },
             pool.current_num_threads()
         ));
+    }
+
+    // A pack directory's manifest: every listed file of this ruleset has its SHA-256.
+    let manifest_path = dir.base().join(manifest::MANIFEST);
+    let manifest = match format {
+        Format::Native => match manifest::check(dir.base(), rules) {
+            Ok(None) => None,
+            Ok(Some(c)) => Some((c.matched.len(), None)),
+            Err(e) => Some((0, Some(e))),
+        },
+        Format::Vu => None,
+    };
+    if let (Some((k, err)), false) = (&manifest, a.json) {
+        let line = match err {
+            None => format!("manifest {}: {k} pack file{} match\n", manifest_path.display(), plural(*k as u64)),
+            Some(e) => format!("manifest {}: FAILED: {e}\n", manifest_path.display()),
+        };
+        out.write(&line)?;
     }
 
     let draw = show_progress(a.quiet);
@@ -299,7 +328,13 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let damaged: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Damaged(_))).map(|(n, _)| *n).collect();
     let missing: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Missing(_))).map(|(n, _)| *n).collect();
     let blocked: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Blocked { .. })).map(|(n, _)| *n).collect();
-    let ok = mismatches == 0 && failed_facts.is_empty() && damaged.is_empty() && missing.is_empty() && blocked.is_empty();
+    let manifest_failed = matches!(manifest, Some((_, Some(_))));
+    let ok = mismatches == 0
+        && failed_facts.is_empty()
+        && damaged.is_empty()
+        && missing.is_empty()
+        && blocked.is_empty()
+        && !manifest_failed;
 
     let mut problems = Vec::new();
     if mismatches > 0 {
@@ -317,6 +352,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     }
     if !blocked.is_empty() {
         problems.push(format!("{} not re-derived", layers_phrase(blocked.iter().copied())));
+    }
+    if manifest_failed {
+        problems.push(format!("{} does not match the files", manifest::MANIFEST));
     }
     let summary = if ok {
         format!(
@@ -341,6 +379,11 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             mismatches,
             seconds,
             positions_per_second: checked as f64 / derive_seconds.max(1e-9),
+            manifest: manifest.as_ref().map(|(k, e)| ManifestDoc {
+                path: manifest_path.display().to_string(),
+                files_matched: *k,
+                error: e.as_ref().map(ErrorDoc::of),
+            }),
             ok,
             summary: &summary,
         };
@@ -371,6 +414,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         if (damaged.len() > 1 || !blocked.is_empty()) && !a.quiet {
             note(&summary);
         }
+        return Err(e);
+    }
+    if let Some((_, Some(e))) = manifest {
         return Err(e);
     }
     if let Some(&n) = missing.first() {
