@@ -13,9 +13,10 @@
 //! temporary is removed.
 //!
 //! With `--compress` the files are written as `OUT/scores.N.zst` (zstd, with the content size and
-//! a frame checksum) **instead of** `scores.N`. Compressed files are for distribution only: `oware
-//! verify` and `oware stats` with `--format vu` read plain `scores.N` files (memory-mapped), so
-//! decompress them first (`zstd -d scores.N.zst`). Run the export twice to get both.
+//! a frame checksum) **instead of** `scores.N`. Every reader of the published format (`query`,
+//! `verify`, `stats` with `--format vu`, `import --format vu`, the libraries) reads a
+//! `scores.N.zst` directly when `scores.N` is absent, decompressing the layer into memory; for
+//! probing in place, use packs (`oware pack`).
 
 use std::fs;
 use std::io::Write;
@@ -52,8 +53,8 @@ pub struct ExportArgs {
     /// first missing one.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
     max_stones: Option<u32>,
-    /// Write zstd-compressed `scores.N.zst` instead of `scores.N` (for distribution: the `vu`
-    /// readers of this tool do not read `.zst`).
+    /// Write zstd-compressed `scores.N.zst` instead of `scores.N` (read directly by every `vu`
+    /// reader, which decompresses each layer into memory; packs are probed in place).
     #[arg(long)]
     compress: bool,
     /// zstd compression level with --compress (1..=22; higher is smaller and slower).

@@ -88,20 +88,6 @@ fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
     Ok(a..=b)
 }
 
-/// A hint when only the compressed distribution file of a published layer is present.
-fn zst_hint(dir: &DatabaseDir, n: u32) -> String {
-    let path = dir.layer_path(n);
-    let zst = path.with_file_name(format!("scores.{n}.zst"));
-    if dir.format() == Format::Vu && zst.exists() {
-        format!(
-            " ({} is present: compressed files are for distribution; decompress with `zstd -d` to verify)",
-            zst.display()
-        )
-    } else {
-        String::new()
-    }
-}
-
 /// What became of one layer.
 enum Outcome {
     /// Opened, header and checksum intact; re-derived unless it is only a dependency.
@@ -225,11 +211,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         (None, None) => match dir.layers_on_disk().last() {
             None => {
                 if !a.quiet {
-                    note(&format!(
-                        "no layers to verify: {} does not exist{}",
-                        dir.layer_path(0).display(),
-                        zst_hint(&dir, 0)
-                    ));
+                    note(&format!("no layers to verify: {} does not exist", dir.layer_path(0).display()));
                 }
                 return Err(dir.missing(0));
             }

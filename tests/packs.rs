@@ -1,0 +1,183 @@
+//! Packs (`oware pack`/`unpack`, reading packs in place), the manifest, the published format both
+//! ways (`export --format vu [--compress]`, `import --format vu`), on every ruleset.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use oware::build::{self, BuildConfig, Silent};
+use oware::index::{layer_size, unrank_unchecked};
+use oware::probe::Database;
+use oware::storage::{layer_path, pack_path};
+use oware::{Error, Position, Ruleset};
+
+fn oware(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn build(dir: &Path, rules: Ruleset, max: u32) {
+    let config = BuildConfig { rules, max_stones: max, dir: dir.into(), max_memory: None, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn every_ruleset_packs_probes_and_unpacks_byte_for_byte() {
+    for name in Ruleset::names() {
+        let rules: Ruleset = name.parse().unwrap();
+        let max = if rules == Ruleset::Awari { 12 } else { 10 };
+        let tmp = tempfile::tempdir().unwrap();
+        let (db, packs, back) = (tmp.path().join("db"), tmp.path().join("packs"), tmp.path().join("back"));
+        build(&db, rules, max);
+        // Two block sizes: the default and a small one (many blocks and groups per layer).
+        for block in ["256", "64"] {
+            let _ = std::fs::remove_dir_all(&packs);
+            ok(&oware(&["pack", "--rules", name, "--dir", s(&db), "--out", s(&packs), "--block-values", block, "-q"]));
+            let native = Database::open(&db, rules).unwrap();
+            let packed = Database::open(&packs, rules).unwrap();
+            for n in 0..=max {
+                assert!(pack_path(&packs, rules, n).is_file() && !layer_path(&packs, rules, n).exists());
+                // Every position of the layer, probed in place.
+                for i in 0..layer_size(n) {
+                    let p = Position::new(unrank_unchecked(n, i)).unwrap();
+                    assert_eq!(packed.value(&p).unwrap(), native.value(&p).unwrap(), "{name} layer {n} index {i}");
+                }
+            }
+            // Positions outside every layer and move values go through the same tables.
+            let full: Position = "0 0 1 0 0 2 1 1 1 1 1 1".parse().unwrap();
+            assert_eq!(packed.move_values(&full).unwrap(), native.move_values(&full).unwrap());
+            let _ = std::fs::remove_dir_all(&back);
+            ok(&oware(&["unpack", "--rules", name, "--dir", s(&packs), "--out", s(&back), "-q"]));
+            for n in 0..=max {
+                let a = std::fs::read(layer_path(&db, rules, n)).unwrap();
+                let b = std::fs::read(layer_path(&back, rules, n)).unwrap();
+                assert!(a == b, "{name} layer {n}: unpacked file differs");
+            }
+        }
+        // The readers of whole layers read packs too.
+        let v = ok(&oware(&["verify", "--rules", name, "--dir", s(&packs), "-q"]));
+        assert!(v.contains(&format!("manifest {}", s(&packs.join("SHA256SUMS")))) && v.contains("OK:"), "{v}");
+        let a = ok(&oware(&["stats", "--rules", name, "--dir", s(&db), "--json"]));
+        let b = ok(&oware(&["stats", "--rules", name, "--dir", s(&packs), "--json"]));
+        assert_eq!(a, b, "{name}: stats of the pack differ");
+    }
+}
+
+#[test]
+fn repacking_keeps_identical_packs_and_the_manifest_lists_every_ruleset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 8);
+    build(&db, "abapa".parse().unwrap(), 6);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    ok(&oware(&["pack", "--rules", "abapa", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    let again = ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--json"]));
+    let doc: serde_json::Value = serde_json::from_str(&again).unwrap();
+    assert!(doc["layers"].as_array().unwrap().iter().all(|l| l["written"] == false), "{again}");
+    let manifest = std::fs::read_to_string(packs.join("SHA256SUMS")).unwrap();
+    assert_eq!(manifest.lines().count(), 9 + 7, "{manifest}");
+    // The manifest agrees with sha256sum's format: HEX, two spaces, path.
+    for line in manifest.lines() {
+        let (hex, path) = line.split_once("  ").unwrap();
+        assert_eq!(hex.len(), 64);
+        assert_eq!(oware::manifest::sha256_file(&packs.join(path)).unwrap(), hex);
+    }
+    for rules in ["awari", "abapa"] {
+        ok(&oware(&["verify", "--rules", rules, "--dir", s(&packs), "-q"]));
+    }
+}
+
+#[test]
+fn a_damaged_block_is_named_and_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 10);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--block-values", "64", "-q"]));
+    let file = pack_path(&packs, Ruleset::Awari, 10);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    std::fs::write(&file, &bytes).unwrap();
+
+    let native = Database::open(&db, Ruleset::Awari).unwrap();
+    // Lazily checked: positions in intact groups still answer, those in the damaged one fail.
+    let packed = Database::open(&packs, Ruleset::Awari).unwrap().verify_checksums(false);
+    let (mut good, mut bad) = (0, 0);
+    for i in 0..layer_size(10) {
+        let p = Position::new(unrank_unchecked(10, i)).unwrap();
+        match packed.value(&p) {
+            Ok(v) => {
+                assert_eq!(v, native.value(&p).unwrap());
+                good += 1;
+            }
+            Err(e) => {
+                assert!(matches!(e, Error::Corrupt { .. }));
+                let text = e.to_string();
+                assert!(text.contains("layer-10.owpk") && text.contains("blocks"), "{text}");
+                bad += 1;
+            }
+        }
+    }
+    assert!(good > 0 && bad > 0, "good {good}, bad {bad}");
+    // Checked at open by default: the whole layer is refused.
+    let checked = Database::open(&packs, Ruleset::Awari).unwrap();
+    assert!(matches!(checked.value(&Position::new(unrank_unchecked(10, 0)).unwrap()), Err(Error::Corrupt { .. })));
+    // The CLI: verify names the manifest and the block (exit 5); unpack refuses and writes nothing.
+    let v = oware(&["verify", "--dir", s(&packs)]);
+    assert_eq!(v.status.code(), Some(5));
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(text.contains("SHA256SUMS: FAILED") && text.contains("checksum mismatch in blocks"), "{text}");
+    let back = tmp.path().join("back");
+    let u = oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "-q"]);
+    assert_eq!(u.status.code(), Some(5));
+    assert!(!layer_path(&back, Ruleset::Awari, 10).exists());
+    assert!(layer_path(&back, Ruleset::Awari, 9).exists());
+    // A truncated pack and a foreign file are refused by name.
+    std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+    let q = oware(&["query", "--dir", s(&packs), "0 0 0 0 0 0 1 2 3 4 0 0"]);
+    assert_eq!(q.status.code(), Some(5), "{}", String::from_utf8_lossy(&q.stderr));
+    std::fs::write(&file, b"OWAREPK\x1a but not really a pack").unwrap();
+    let q = oware(&["query", "--dir", s(&packs), "0 0 0 0 0 0 1 2 3 4 0 0"]);
+    assert_eq!(q.status.code(), Some(5));
+}
+
+#[test]
+fn published_files_both_ways() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, vu, vz, back, backz) =
+        (tmp.path().join("db"), tmp.path().join("vu"), tmp.path().join("vz"), tmp.path().join("back"), tmp.path().join("backz"));
+    build(&db, Ruleset::Awari, 12);
+    ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vu), "-q"]));
+    ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vz), "--compress", "-q"]));
+    assert!(vz.join("scores.12.zst").is_file() && !vz.join("scores.12").exists());
+    // The compressed published files are read directly.
+    let pos = "1 0 0 0 0 0 0 0 0 0 0 0";
+    assert!(ok(&oware(&["query", "--format", "vu", "--dir", s(&vz), "--values-only", pos])).trim().ends_with("\t1"));
+    ok(&oware(&["verify", "--format", "vu", "--dir", s(&vz), "-q"]));
+    // import turns either into native layers identical to the built ones.
+    ok(&oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&back), "-q"]));
+    ok(&oware(&["import", "--format", "vu", "--from", s(&vz), "--dir", s(&backz), "-q"]));
+    for n in 0..=12 {
+        let a = std::fs::read(layer_path(&db, Ruleset::Awari, n)).unwrap();
+        assert!(a == std::fs::read(layer_path(&back, Ruleset::Awari, n)).unwrap(), "layer {n}");
+        assert!(a == std::fs::read(layer_path(&backz, Ruleset::Awari, n)).unwrap(), "layer {n} from .zst");
+    }
+    // A damaged published file (a value out of range, a wrong size) is refused, not imported.
+    let mut b = std::fs::read(vu.join("scores.5")).unwrap();
+    b[3] = 100;
+    std::fs::write(vu.join("scores.5"), &b).unwrap();
+    let bad = tmp.path().join("bad");
+    let out = oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&bad), "-q"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(!layer_path(&bad, Ruleset::Awari, 5).exists() && layer_path(&bad, Ruleset::Awari, 4).exists());
+    std::fs::write(vu.join("scores.5"), &b[..10]).unwrap();
+    assert_eq!(oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&bad), "-q"]).status.code(), Some(5));
+    assert_eq!(oware(&["import", "--format", "native", "--from", s(&vu), "--dir", s(&bad)]).status.code(), Some(2));
+}
