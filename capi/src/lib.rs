@@ -1,0 +1,263 @@
+//! The C interface of `oware`: `liboware.so` and `include/oware.h` (generated from this file by
+//! cbindgen; a test fails when the committed header is stale).
+//!
+//! A handle (`oware_db`) opens a database directory (native layers, packs, or the published 2002
+//! files) for one ruleset; layers are opened lazily, on first use. Every function is
+//! thread-safe: one handle may be probed from any number of threads at once. Return codes are 0
+//! for success or the `oware` command's exit codes: 1 internal error, 2 bad argument (a NULL
+//! pointer, invalid UTF-8, an unknown ruleset), 3 invalid position, 4 layer not built, 5 damaged
+//! file, 6 a file of another ruleset, 7 I/O error. No panic crosses the boundary (each call
+//! catches one and returns 1). The message of the last failure on the calling thread is kept for
+//! `oware_last_error`.
+
+#![allow(clippy::missing_safety_doc, non_camel_case_types)]
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use oware_core::probe::Database;
+use oware_core::storage::{DatabaseDir, Format};
+use oware_core::{Error, Position, Ruleset};
+
+/// An open database: a directory and a ruleset. Opaque to C.
+pub struct oware_db {
+    db: Database,
+}
+
+/// Success.
+pub const OWARE_OK: c_int = 0;
+/// An internal error (a bug; the message says what).
+pub const OWARE_INTERNAL: c_int = 1;
+/// A bad argument: a NULL pointer, a path or ruleset that is not UTF-8, an unknown ruleset.
+pub const OWARE_BAD_ARGUMENT: c_int = 2;
+/// An invalid position (more than 48 stones).
+pub const OWARE_INVALID_POSITION: c_int = 3;
+/// A layer the probe needs is not built.
+pub const OWARE_MISSING_LAYER: c_int = 4;
+/// A layer file is damaged (header, checksum, a pack block).
+pub const OWARE_DAMAGED: c_int = 5;
+/// A layer file holds another ruleset or layer.
+pub const OWARE_RULESET_MISMATCH: c_int = 6;
+/// An I/O or system error.
+pub const OWARE_IO: c_int = 7;
+
+thread_local! {
+    static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+fn remember(message: String) {
+    LAST_ERROR.with(|e| *e.borrow_mut() = message);
+}
+
+/// The code for an error, its message remembered.
+fn fail(e: &Error) -> c_int {
+    remember(e.to_string());
+    match e.exit_code() {
+        c @ 1..=7 => c,
+        _ => OWARE_INTERNAL,
+    }
+}
+
+fn bad_argument(what: &str) -> c_int {
+    remember(what.to_string());
+    OWARE_BAD_ARGUMENT
+}
+
+/// Runs `f`, turning a panic into [`OWARE_INTERNAL`].
+fn guard(f: impl FnOnce() -> c_int) -> c_int {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        remember("internal error: a panic was caught at the C boundary".into());
+        OWARE_INTERNAL
+    })
+}
+
+/// Copies `message` into `buf` (`len` bytes), truncated and NUL-terminated. Nothing when `buf`
+/// is NULL or `len` is 0.
+unsafe fn copy_out(message: &str, buf: *mut c_char, len: usize) {
+    if buf.is_null() || len == 0 {
+        return;
+    }
+    let bytes = message.as_bytes();
+    let k = bytes.len().min(len - 1);
+    // SAFETY: the caller gives `len` writable bytes at `buf`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr().cast::<c_char>(), buf, k);
+        *buf.add(k) = 0;
+    }
+}
+
+unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, c_int> {
+    if p.is_null() {
+        return Err(bad_argument(&format!("{what} is NULL")));
+    }
+    // SAFETY: the caller gives a NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad_argument(&format!("{what} is not valid UTF-8")))
+}
+
+unsafe fn position(pits: *const u8) -> Result<Position, c_int> {
+    if pits.is_null() {
+        return Err(bad_argument("pits is NULL"));
+    }
+    let mut board = [0u8; 12];
+    // SAFETY: the caller gives 12 readable bytes.
+    unsafe { std::ptr::copy_nonoverlapping(pits, board.as_mut_ptr(), 12) };
+    Position::new(board).map_err(|e| fail(&e))
+}
+
+/// Opens the database directory `dir` for ruleset `rules` (`"awari"` when NULL; see `oware build
+/// --help` for the names). `dir` may hold native layers (`dir/RULES/layer-NN.owdb`), packs
+/// (`dir/RULES/layer-NN.owpk`) or, for `awari`, the published 2002 files (`dir/scores.N`, plain
+/// or `.zst`). Nothing is read yet: each layer is opened, and its checksums verified, on first use.
+///
+/// Returns NULL on error, with the message in `err` (`err_len` bytes, NUL-terminated; `err` may
+/// be NULL) and in `oware_last_error`.
+///
+/// Cost: one `stat` of `dir`.
+///
+/// # Safety
+/// `dir` and `rules` are NULL or NUL-terminated strings; `err` is NULL or points to `err_len`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn oware_open(dir: *const c_char, rules: *const c_char, err: *mut c_char, err_len: usize) -> *mut oware_db {
+    let mut handle: *mut oware_db = std::ptr::null_mut();
+    let code = guard(|| {
+        // SAFETY: as documented for the caller.
+        let dir = match unsafe { text(dir, "dir") } {
+            Ok(d) => d,
+            Err(c) => return c,
+        };
+        let ruleset: Ruleset = if rules.is_null() {
+            Ruleset::Awari
+        } else {
+            // SAFETY: as documented for the caller.
+            match unsafe { text(rules, "rules") }.map(str::parse::<Ruleset>) {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => return bad_argument(&e),
+                Err(c) => return c,
+            }
+        };
+        // A directory of published files (scores.N) is detected; otherwise this tool's layout.
+        let published = ruleset == Ruleset::Awari
+            && !std::path::Path::new(dir).join(ruleset.name()).exists()
+            && (std::path::Path::new(dir).join("scores.0").exists() || std::path::Path::new(dir).join("scores.0.zst").exists());
+        let format = if published { Format::Vu } else { Format::Native };
+        match DatabaseDir::new(format, dir, ruleset) {
+            Ok(d) => {
+                handle = Box::into_raw(Box::new(oware_db { db: Database::from_dir(d) }));
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
+    });
+    if code != OWARE_OK {
+        LAST_ERROR.with(|e| unsafe { copy_out(&e.borrow(), err, err_len) });
+    }
+    handle
+}
+
+/// The exact value of a position for its player to move: stones he will still capture minus
+/// those the opponent will, with best play (endless play counts 0). `pits` is the board in
+/// mover-first form: `pits[0..6]` the mover's houses in sowing order, `pits[6..12]` the
+/// opponent's.
+///
+/// Returns 0 and stores the value in `*value`, or an error code (`*value` untouched).
+///
+/// Cost: one rank and one table read (plus a layer's opening on first use); a position whose
+/// opponent row is full is answered from its children (up to six reads).
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `value` to
+/// one writable byte.
+#[no_mangle]
+pub unsafe extern "C" fn oware_value(db: *const oware_db, pits: *const u8, value: *mut i8) -> c_int {
+    guard(|| {
+        if db.is_null() || value.is_null() {
+            return bad_argument("db or value is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        match db.db.value(&pos) {
+            Ok(v) => {
+                // SAFETY: as documented for the caller.
+                unsafe { *value = v };
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// Every move's value: for each pit `i` in 0..6 (the mover's houses), `legal[i]` is 1 when the
+/// move is legal and `values[i]` its exact value for the mover (`captured - value(child)`, or
+/// the game's final value for a move that ends it); an illegal move gets `legal[i] = 0`,
+/// `values[i] = 0`. A position with no legal move has all six 0 (its value is the ruleset's
+/// ending; see `oware_value`).
+///
+/// Cost: one move generation and one probe per legal move.
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `values` and
+/// `legal` to 6 writable bytes each.
+#[no_mangle]
+pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8, values: *mut i8, legal: *mut u8) -> c_int {
+    guard(|| {
+        if db.is_null() || values.is_null() || legal.is_null() {
+            return bad_argument("db, values or legal is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        match db.db.move_values(&pos) {
+            Ok(moves) => {
+                let (mut v, mut l) = ([0i8; 6], [0u8; 6]);
+                for m in &moves {
+                    v[m.pit as usize] = m.value;
+                    l[m.pit as usize] = 1;
+                }
+                // SAFETY: as documented for the caller.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(v.as_ptr(), values, 6);
+                    std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
+                }
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// Copies the message of the last failure on the calling thread into `buf` (`len` bytes,
+/// truncated, NUL-terminated) and returns the message's full length (0 when nothing failed yet).
+///
+/// # Safety
+/// `buf` is NULL or points to `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn oware_last_error(buf: *mut c_char, len: usize) -> usize {
+    LAST_ERROR.with(|e| {
+        let e = e.borrow();
+        // SAFETY: as documented for the caller.
+        unsafe { copy_out(&e, buf, len) };
+        e.len()
+    })
+}
+
+/// Closes a handle (NULL is ignored). The handle must not be used afterwards, nor be in use
+/// by another thread.
+///
+/// # Safety
+/// `db` is NULL or a handle from `oware_open` not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn oware_close(db: *mut oware_db) {
+    if !db.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: as documented for the caller: ours, from Box::into_raw, closed once.
+            drop(unsafe { Box::from_raw(db) });
+        }));
+    }
+}
