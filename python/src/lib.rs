@@ -1,0 +1,236 @@
+//! The Python module `oware._oware` (re-exported as `oware`): a `Database` probed from Python,
+//! one position at a time or a NumPy batch in parallel without the GIL.
+
+use std::path::PathBuf;
+
+use numpy::ndarray::ArrayView2;
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use oware_core::line::PvEnd;
+use oware_core::probe::Database as Probe;
+use oware_core::storage::{DatabaseDir, Format};
+use oware_core::{Error as OwareError, Position, Ruleset};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rayon::prelude::*;
+
+create_exception!(oware, Error, PyException, "Every error of the package (the CLI's message).");
+create_exception!(oware, InvalidPosition, Error, "A board that is not 12 counts of 0..48 stones with at most 48 in all.");
+create_exception!(oware, MissingLayer, Error, "A layer the answer needs is not built.");
+create_exception!(oware, DamagedFile, Error, "A layer file is damaged (header, size, checksum, a pack block).");
+create_exception!(oware, RulesetMismatch, Error, "A layer file holds another ruleset's or layer's values.");
+
+/// The Python exception for an error, with the CLI's message.
+fn py_err(e: &OwareError) -> PyErr {
+    py_err_msg(e, e.to_string())
+}
+
+/// The Python exception class of an error, with message `msg`.
+fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
+    match e.exit_code() {
+        3 => InvalidPosition::new_err(msg),
+        4 => MissingLayer::new_err(msg),
+        5 => DamagedFile::new_err(msg),
+        6 => RulesetMismatch::new_err(msg),
+        _ => Error::new_err(msg),
+    }
+}
+
+/// A board from any sequence of 12 integers.
+fn board(obj: &Bound<'_, PyAny>) -> PyResult<Position> {
+    let counts: Vec<i64> = obj
+        .extract()
+        .map_err(|_| InvalidPosition::new_err("a board is a sequence of 12 integers (mover-first pit counts)"))?;
+    if counts.len() != 12 {
+        return Err(InvalidPosition::new_err(format!("a board has 12 pits, not {}", counts.len())));
+    }
+    let mut b = [0u8; 12];
+    for (i, &c) in counts.iter().enumerate() {
+        if !(0..=48).contains(&c) {
+            return Err(InvalidPosition::new_err(format!("pit {i} holds {c} stones: a pit holds 0..48")));
+        }
+        b[i] = c as u8;
+    }
+    Position::new(b).map_err(|e| py_err(&e))
+}
+
+/// A database directory opened for one ruleset: native layers (`path/RULES/layer-NN.owdb`),
+/// packs (`path/RULES/layer-NN.owpk`) or, for awari, the published 2002 files (`path/scores.N`,
+/// plain or `.zst`). Layers are opened lazily, each checked (header, checksum) on first use.
+///
+/// Thread-safe: share one Database between threads.
+#[pyclass(frozen, module = "oware")]
+struct Database {
+    db: Probe,
+    path: String,
+}
+
+#[pymethods]
+impl Database {
+    /// Opens `path` for ruleset `rules` (one of `oware.RULESETS`). Nothing is read yet.
+    #[new]
+    #[pyo3(signature = (path, rules = "awari", verify_checksums = true))]
+    fn new(path: PathBuf, rules: &str, verify_checksums: bool) -> PyResult<Database> {
+        let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
+        let published = ruleset == Ruleset::Awari
+            && !path.join(ruleset.name()).exists()
+            && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
+        let format = if published { Format::Vu } else { Format::Native };
+        let dir = DatabaseDir::new(format, &path, ruleset).map_err(|e| py_err(&e))?;
+        Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums), path: path.display().to_string() })
+    }
+
+    /// The ruleset's name.
+    #[getter]
+    fn rules(&self) -> &'static str {
+        self.db.rules().name()
+    }
+
+    /// The directory given.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn __repr__(&self) -> String {
+        format!("oware.Database({:?}, rules={:?})", self.path, self.db.rules().name())
+    }
+
+    /// The layers present (files there, not yet checked).
+    fn layers_present(&self) -> Vec<u32> {
+        self.db.layers_present()
+    }
+
+    /// The exact value of `board` (12 mover-first counts) for its player to move.
+    fn value(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<i8> {
+        let pos = self::board(board)?;
+        py.allow_threads(|| self.db.value(&pos)).map_err(|e| py_err(&e))
+    }
+
+    /// Six entries, one per pit of the mover (0..5): the move's exact value, or None when the
+    /// move is illegal.
+    fn move_values(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i8>>> {
+        let pos = self::board(board)?;
+        let moves = py.allow_threads(|| self.db.move_values(&pos)).map_err(|e| py_err(&e))?;
+        let mut out = vec![None; 6];
+        for m in moves {
+            out[m.pit as usize] = Some(m.value);
+        }
+        Ok(out)
+    }
+
+    /// The pits (0..5) of every best move, in increasing order (empty when no move is legal).
+    fn best_moves(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        let pos = self::board(board)?;
+        let best = py.allow_threads(|| self.db.best_moves(&pos)).map_err(|e| py_err(&e))?;
+        // Integers, not bytes (pyo3 turns a Vec<u8> into bytes).
+        Ok(best.iter().map(|m| u32::from(m.pit)).collect())
+    }
+
+    /// A best line from `board`: `{"steps": [{"board", "value", "pit", "captured"}...], "end":
+    /// ...}` where each step's board is mover-first for the player making the move, `captured`
+    /// is None for a move that ends the game, and `end` is "game over", "repetition" (endless
+    /// play, value 0), "cycle" or "ply limit".
+    #[pyo3(signature = (board, max_plies = 40))]
+    fn principal_variation<'py>(&self, py: Python<'py>, board: &Bound<'py, PyAny>, max_plies: usize) -> PyResult<Bound<'py, PyDict>> {
+        let pos = self::board(board)?;
+        let pv = py.allow_threads(|| self.db.principal_variation(&pos, max_plies)).map_err(|e| py_err(&e))?;
+        let steps = PyList::empty(py);
+        for s in &pv.steps {
+            let d = PyDict::new(py);
+            d.set_item("board", s.position.board().iter().map(|&c| u32::from(c)).collect::<Vec<u32>>())?;
+            d.set_item("value", s.value)?;
+            d.set_item("pit", s.played.pit)?;
+            d.set_item("captured", s.played.captured())?;
+            steps.append(d)?;
+        }
+        let out = PyDict::new(py);
+        out.set_item("steps", steps)?;
+        let end = match pv.end {
+            PvEnd::GameOver => "game over",
+            PvEnd::Repetition { .. } => "repetition",
+            PvEnd::Cycle { .. } => "cycle",
+            PvEnd::PlyLimit => "ply limit",
+        };
+        out.set_item("end", end)?;
+        Ok(out)
+    }
+
+    /// The values of a batch: `boards` is a C-contiguous NumPy array of shape (N, 12) of any
+    /// integer type, one mover-first board per row; returns an int8 array of N values. Runs in
+    /// parallel on every core with the GIL released.
+    ///
+    /// Raises TypeError for a non-integer or non-contiguous array, ValueError for a wrong shape,
+    /// InvalidPosition naming the first bad row (a count outside 0..48, more than 48 stones).
+    fn values<'py>(&self, py: Python<'py>, boards: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        macro_rules! try_dtype {
+            ($($t:ty),*) => {$(
+                if let Ok(a) = boards.downcast::<PyArrayDyn<$t>>() {
+                    if !a.is_c_contiguous() {
+                        return Err(PyTypeError::new_err("boards must be a C-contiguous array (use numpy.ascontiguousarray)"));
+                    }
+                    if a.ndim() != 2 || a.shape()[1] != 12 {
+                        return Err(PyValueError::new_err(format!("boards must have shape (N, 12), not {:?}", a.shape())));
+                    }
+                    let ro = a.readonly();
+                    let view = ro.as_array().into_dimensionality::<numpy::ndarray::Ix2>().map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    let out = self.batch(py, view)?;
+                    return Ok(PyArray1::from_vec(py, out));
+                }
+            )*};
+        }
+        try_dtype!(u8, i8, i16, u16, i32, u32, i64, u64);
+        Err(PyTypeError::new_err("boards must be a NumPy integer array of shape (N, 12)"))
+    }
+}
+
+impl Database {
+    fn batch<T: Copy + Into<i128> + Send + Sync>(&self, py: Python<'_>, view: ArrayView2<'_, T>) -> PyResult<Vec<i8>> {
+        let rows = view.as_slice().ok_or_else(|| PyTypeError::new_err("boards must be C-contiguous"))?;
+        let n = view.nrows();
+        let result: Result<Vec<i8>, (usize, PyErrKind)> = py.allow_threads(|| {
+            (0..n)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|r| {
+                    let row = &rows[r * 12..r * 12 + 12];
+                    let mut b = [0u8; 12];
+                    for (i, &c) in row.iter().enumerate() {
+                        let c: i128 = c.into();
+                        if !(0..=48).contains(&c) {
+                            return Err((r, PyErrKind::Invalid(format!("pit {i} holds {c} stones: a pit holds 0..48"))));
+                        }
+                        b[i] = c as u8;
+                    }
+                    let pos = Position::new(b).map_err(|e| (r, PyErrKind::Oware(e)))?;
+                    self.db.value(&pos).map_err(|e| (r, PyErrKind::Oware(e)))
+                })
+                .collect()
+        });
+        result.map_err(|(row, kind)| match kind {
+            PyErrKind::Invalid(m) => InvalidPosition::new_err(format!("row {row}: {m}")),
+            PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {e}")),
+        })
+    }
+}
+
+/// Why a row of a batch failed (built without the GIL, turned into an exception after).
+enum PyErrKind {
+    Invalid(String),
+    Oware(OwareError),
+}
+
+#[pymodule]
+fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Database>()?;
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("InvalidPosition", py.get_type::<InvalidPosition>())?;
+    m.add("MissingLayer", py.get_type::<MissingLayer>())?;
+    m.add("DamagedFile", py.get_type::<DamagedFile>())?;
+    m.add("RulesetMismatch", py.get_type::<RulesetMismatch>())?;
+    m.add("RULESETS", Ruleset::names())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,150 @@
+"""Tests of the Python package: values against the CLI, move values, best moves, the best line,
+batches (every integer dtype, parallel, bad input), packs, the published files and errors."""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import oware
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLISHED = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]
+
+
+def oware_cli():
+    """The `oware` binary of this checkout (built by `cargo build --release` when missing)."""
+    exe = ROOT / "target" / "release" / "oware"
+    if not exe.exists():
+        subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    return str(exe)
+
+
+@pytest.fixture(scope="session")
+def db_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("db")
+    subprocess.run([oware_cli(), "build", "--max-stones", "16", "--dir", str(d), "-q"], check=True)
+    return d
+
+
+@pytest.fixture(scope="session")
+def db(db_dir):
+    return oware.Database(db_dir)
+
+
+def cli_json(*args):
+    out = subprocess.run([oware_cli(), *args, "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def test_published_position(db):
+    assert db.value(PUBLISHED) == 0
+    assert db.move_values(PUBLISHED) == [-1, -1, -2, -2, -2, 0]
+    assert db.best_moves(PUBLISHED) == [5]
+    assert db.rules == "awari"
+    assert "Database(" in repr(db)
+    assert db.layers_present() == list(range(17))
+
+
+def test_any_sequence_and_illegal_moves(db):
+    assert db.value((0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0)) == -1
+    assert db.value(np.array([1] + [0] * 11, dtype=np.int64)) == 1
+    mv = db.move_values([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0])
+    assert mv[:4] == [None] * 4 and mv[5] is not None
+    assert db.best_moves([0] * 12) == []
+
+
+def test_principal_variation(db):
+    line = db.principal_variation(PUBLISHED, max_plies=6)
+    assert line["end"] in ("game over", "repetition", "cycle", "ply limit")
+    assert line["steps"][0]["board"] == PUBLISHED
+    assert line["steps"][0]["pit"] == 5 and line["steps"][0]["captured"] == 3
+    assert len(line["steps"]) <= 6
+    for s in line["steps"]:
+        assert s["value"] == db.value(s["board"])
+
+
+def test_values_match_the_cli_and_single_probes(db, db_dir):
+    rng = np.random.default_rng(7)
+    n = rng.integers(0, 17, size=5000)
+    boards = np.stack([rng.multinomial(k, [1 / 12] * 12) for k in n])
+    got = db.values(boards)
+    assert got.dtype == np.int8 and got.shape == (5000,)
+    for b, v in zip(boards[:300], got[:300]):
+        assert db.value(b.tolist()) == v
+    doc = cli_json("query", "--dir", str(db_dir), " ".join(map(str, boards[0])))
+    assert doc["value"] == got[0]
+    for dtype in (np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
+        assert np.array_equal(db.values(boards.astype(dtype)), got)
+    assert db.values(np.zeros((0, 12), dtype=np.uint8)).shape == (0,)
+
+
+def test_bad_input(db):
+    with pytest.raises(oware.InvalidPosition, match="12 pits"):
+        db.value([1, 2, 3])
+    with pytest.raises(oware.InvalidPosition):
+        db.value("not a board")
+    with pytest.raises(oware.InvalidPosition, match="0..48"):
+        db.value([-1] + [0] * 11)
+    with pytest.raises(oware.InvalidPosition, match="49"):
+        db.value([49] + [0] * 11)
+    with pytest.raises(oware.InvalidPosition):
+        db.value([40, 9] + [0] * 10)
+    boards = np.zeros((10, 12), dtype=np.int32)
+    boards[7, 3] = -2
+    with pytest.raises(oware.InvalidPosition, match="row 7"):
+        db.values(boards)
+    with pytest.raises(TypeError, match="contiguous"):
+        db.values(np.zeros((10, 24), dtype=np.uint8)[:, ::2])
+    with pytest.raises(TypeError):
+        db.values(np.zeros((10, 12), dtype=np.float64))
+    with pytest.raises(ValueError, match="shape"):
+        db.values(np.zeros((10, 11), dtype=np.uint8))
+    assert issubclass(oware.MissingLayer, oware.Error) and issubclass(oware.DamagedFile, oware.Error)
+
+
+def test_missing_layer_and_ruleset(db_dir, tmp_path):
+    db = oware.Database(db_dir)
+    with pytest.raises(oware.MissingLayer, match="layer 20 of awari is not built"):
+        db.value([20] + [0] * 11)
+    with pytest.raises(oware.MissingLayer, match="row 1"):
+        db.values(np.array([[1] + [0] * 11, [20] + [0] * 11], dtype=np.uint8))
+    with pytest.raises(oware.Error, match="chess"):
+        oware.Database(db_dir, rules="chess")
+    assert "abapa" in oware.RULESETS
+    # A file of another ruleset under this ruleset's name.
+    other = tmp_path / "other"
+    shutil.copytree(db_dir / "awari", other / "abapa")
+    with pytest.raises(oware.RulesetMismatch):
+        oware.Database(other, rules="abapa").value([1] + [0] * 11)
+
+
+def test_packs_published_files_and_damage(db, db_dir, tmp_path):
+    packs = tmp_path / "packs"
+    subprocess.run([oware_cli(), "pack", "--dir", str(db_dir), "--out", str(packs), "-q"], check=True)
+    pdb = oware.Database(packs)
+    rng = np.random.default_rng(1)
+    boards = np.stack([rng.multinomial(k, [1 / 12] * 12) for k in rng.integers(0, 17, size=3000)])
+    assert np.array_equal(pdb.values(boards), db.values(boards))
+    vu = tmp_path / "vu"
+    subprocess.run([oware_cli(), "export", "--format", "vu", "--dir", str(db_dir), "--out", str(vu), "--compress", "-q"], check=True)
+    assert np.array_equal(oware.Database(vu).values(boards), db.values(boards))
+    # A damaged pack block is an exception naming the file, never a value.
+    f = packs / "awari" / "layer-16.owpk"
+    b = bytearray(f.read_bytes())
+    b[len(b) // 2] ^= 0x40
+    f.write_bytes(bytes(b))
+    with pytest.raises(oware.DamagedFile, match="layer-16.owpk"):
+        oware.Database(packs).values(boards)
+
+
+def test_threads_share_a_database(db):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda _: db.value(PUBLISHED), range(200)))
+    assert results == [0] * 200
