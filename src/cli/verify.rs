@@ -26,7 +26,7 @@ use oware::facts::{check_facts, FactReport, FactStatus};
 use oware::index::{layer_size, MAX_STONES};
 use oware::manifest;
 use oware::progress::Progress;
-use oware::storage::{DatabaseDir, Format, Layer};
+use oware::storage::{Format, Layer};
 use oware::units::{group_digits, layers_phrase};
 use oware::verify::{layers_needed, verify_layer, LayerReport, Mismatch};
 use oware::{Error, Result};
