@@ -188,6 +188,15 @@ impl Report {
         Ok(())
     }
 
+    /// Finishes a native layer being written and reports it.
+    fn written(&mut self, bar: &ProgressBar, n: u32, w: LayerWriter, t: Instant) -> Result<()> {
+        let path = w.finish()?;
+        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+        bar.inc(layer_size(n));
+        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
+        self.layer(bar, doc)
+    }
+
     fn finish(mut self, manifest: Option<PathBuf>) -> Result<()> {
         let bytes: u64 = self.layers.iter().map(|l| l.bytes).sum();
         let seconds = self.start.elapsed().as_secs_f64();
@@ -310,11 +319,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
         };
         let mut w = LayerWriter::create(&dst, n)?;
         pack.decode_into(w.payload_mut())?;
-        let path = w.finish()?;
-        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
-        bar.inc(layer_size(n));
-        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
-        report.layer(&bar, doc)?;
+        report.written(&bar, n, w, t)?;
     }
     bar.finish_and_clear();
     report.finish(None)
@@ -354,11 +359,7 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
         }
         let mut w = LayerWriter::create(&dst, n)?;
         w.payload_mut().copy_from_slice(layer.bytes());
-        let path = w.finish()?;
-        let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
-        bar.inc(layer_size(n));
-        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
-        report.layer(&bar, doc)?;
+        report.written(&bar, n, w, t)?;
     }
     bar.finish_and_clear();
     report.finish(None)
