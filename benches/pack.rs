@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo bench --bench pack [-- MAX [RULES...]]      (defaults: 24 awari abapa)
+//! OWARE_BENCH_BLOCKS=192,240,256 cargo bench --bench pack     (other block sizes)
 //! ```
 //!
 //! Reads the native layers 0..=MAX of each ruleset from `$OWARE_BENCH_DIR` (default
@@ -16,6 +17,9 @@
 //! (independent 4 KiB blocks at levels 3 and 19, size only) shows what a general-purpose block
 //! compressor gives on the same bytes.
 
+mod common;
+use common::Rng;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -26,17 +30,6 @@ use oware::storage::{pack_path, DatabaseDir, Format};
 use oware::{Position, Ruleset};
 
 const PROBES: usize = 1_000_000;
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
 
 fn positions(max: u32, count: usize) -> Vec<Position> {
     let total: u64 = (0..=max).map(layer_size).sum();
@@ -98,6 +91,10 @@ fn main() {
         vec![Ruleset::Awari, "abapa".parse().expect("abapa")]
     };
     let base = PathBuf::from(std::env::var_os("OWARE_BENCH_DIR").unwrap_or_else(|| "databases".into()));
+    let blocks: Vec<u32> = match std::env::var("OWARE_BENCH_BLOCKS") {
+        Ok(list) => list.split(',').map(|b| b.trim().parse().expect("OWARE_BENCH_BLOCKS: block sizes like 192,256")).collect(),
+        Err(_) => vec![256, 512, 1024, 2048],
+    };
     let pos = positions(max, PROBES);
     println!("pack bench: layers 0..={max} of {}, {PROBES} random probes on one thread", base.display());
     for rules in rulesets {
@@ -121,7 +118,7 @@ fn main() {
             let name = format!("zstd-{level}, 4 KiB blocks");
             println!("{name:<22} {z:>12} {:>6.1}% {:>9.1} {:>13} {:>13}", 100.0 * z as f64 / raw as f64, t.elapsed().as_secs_f64(), "-", "-");
         }
-        for block in [256u32, 512, 1024, 2048] {
+        for &block in &blocks {
             let tmp = tempfile::tempdir().expect("tmp");
             let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
             dst.create().expect("create");

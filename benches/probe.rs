@@ -13,6 +13,9 @@
 //!
 //! Run with `cargo bench --bench probe` (or `OWARE_BENCH_DIR=/path cargo bench --bench probe`).
 
+mod common;
+use common::Rng;
+
 use std::hint::black_box;
 use std::path::PathBuf;
 
@@ -26,17 +29,6 @@ const BATCH: usize = 1 << 16;
 const BUILD_MAX: u32 = 16;
 
 /// SplitMix64, outside the timed loops.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
-
 /// The database to probe and its largest layer; the temp dir (if one was built) must outlive it.
 fn database() -> (Database, u32, Option<tempfile::TempDir>) {
     let dir = PathBuf::from(std::env::var_os("OWARE_BENCH_DIR").unwrap_or_else(|| "databases".into()));

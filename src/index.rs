@@ -38,7 +38,28 @@ pub const fn binomial(n: u64, k: u64) -> u64 {
 
 /// Number of boards in layer `n`: `C(n+11, 11) - C(n+5, 11)` (all boards minus those whose
 /// opponent row has no empty pit). Exact for every `n` in 0..=48.
+///
+/// Cost: one table lookup for `n <= 48` (probes call it on every lookup), else the formula.
 pub const fn layer_size(n: u32) -> u64 {
+    if n <= MAX_STONES {
+        LAYER_SIZES[n as usize]
+    } else {
+        layer_size_formula(n)
+    }
+}
+
+/// [`layer_size`] of every layer, computed at compile time.
+const LAYER_SIZES: [u64; MAX_STONES as usize + 1] = {
+    let mut t = [0u64; MAX_STONES as usize + 1];
+    let mut n = 0;
+    while n <= MAX_STONES {
+        t[n as usize] = layer_size_formula(n);
+        n += 1;
+    }
+    t
+};
+
+const fn layer_size_formula(n: u32) -> u64 {
     let n = n as u64;
     let all = binomial(n + 11, 11);
     // Boards with all six opponent pits >= 1: remove one stone from each of them.
@@ -285,9 +306,12 @@ impl LayerWalker {
         self.index
     }
 
-    /// Moves `board` to the next board of the layer; false when there is none.
+    /// Moves `b` to the next board of the layer (the one after it in index order); false when
+    /// there is none.
+    ///
+    /// Cost: usually two pit updates.
     #[inline]
-    fn advance(b: &mut Board) -> bool {
+    pub(crate) fn advance(b: &mut Board) -> bool {
         loop {
             let touched_opp;
             if b[0] > 0 {

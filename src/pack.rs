@@ -2,12 +2,12 @@
 //!
 //! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 40 % of the
 //! bytes and keeps random access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
-//! layer. The coder is a static range-ANS (rANS) coder whose probabilities depend on two
-//! neighbours already decoded, so it exploits what a general-purpose compressor cannot see: the
-//! value of the previous position in index order, and the value of the position with one stone
-//! moved from pit 2 to pit 0 (same run of the index, `b[0] + b[1] + 2` entries back). Each
-//! layer's model (one frequency row per pair of neighbour values, quantised to 2^14) is stored in
-//! the file.
+//! layer. The coder is a static range-ANS (rANS) coder whose probabilities depend on neighbours
+//! already decoded, so it exploits what a general-purpose compressor cannot see: the value of the
+//! previous position in index order, how the values of two positions one stone away differ from
+//! it (a stone moved from pit 2 to pit 0, and from pit 3 to pit 2: both a short, computable
+//! distance back in the index), and whether pits 0 and 1 hold stones. Each layer's model (one
+//! frequency row per context, quantised to 2^12) is stored in the file.
 //!
 //! Layout: a 256-byte header (the pack fields, then the native layer header verbatim, whose
 //! payload checksum covers the decoded values, so `unpack` restores the native file byte for
@@ -19,8 +19,8 @@
 //! its values are never returned.
 //!
 //! Cost of a probe: one `unrank` (about 50 ns), then on average `BLOCK_VALUES / 2` decoding steps
-//! (a walker step, a context, a short scan of the context's row and a renormalisation, a few ns
-//! each).
+//! (a walker step, a context, a short scan of the context's 32-byte row and a renormalisation,
+//! about 40 ns each, most of it waiting for the row: see `Model`).
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -32,7 +32,7 @@ use rayon::prelude::*;
 
 use crate::error::{Damage, Error, Result};
 use crate::format::{checksum, Header, HEADER_LEN};
-use crate::index::{layer_size, LayerWalker, MAX_STONES};
+use crate::index::{layer_size, unrank_unchecked, LayerWalker, MAX_STONES};
 use crate::rules::Ruleset;
 
 /// Magic bytes at the start of every pack file.
@@ -41,9 +41,11 @@ pub const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
 pub const PACK_VERSION: u32 = 1;
 /// Bytes of the pack header: 128 bytes of pack fields, then the 128-byte native header.
 pub const PACK_HEADER_LEN: usize = 256;
-/// Codec 1: static rANS (2^14 precision, 32-bit state, byte renormalisation) with contexts
-/// (previous value, value `b[0] + b[1] + 2` back when `b[2] > 0`), restarted at each block.
-pub const CODEC_RANS_PREV_UP: u32 = 1;
+/// Codec 2: static rANS (2^12 precision, states in `2^16..2^24` flushed in 3 bytes, byte
+/// renormalisation) restarted at each block, with contexts made of three neighbours already
+/// decoded and two bits of the board (see `walk_contexts`). (Codec 1, with two neighbours, was
+/// never released.)
+pub const CODEC_RANS_NEIGHBOURS: u32 = 2;
 /// Values per block: the unit a probe decodes (see the README's trade-off table).
 pub const BLOCK_VALUES: u32 = 256;
 /// Most blocks per group (the unit of checksums and of the table's 64-bit offsets; blocks within
@@ -51,15 +53,18 @@ pub const BLOCK_VALUES: u32 = 256;
 pub const GROUP_BLOCKS: u32 = 64;
 
 /// Blocks per group for blocks of `block_values` values: as many as fit in 64 KiB at the
-/// coder's worst case (14 bits per value plus a 4-byte state per block), at most
+/// coder's worst case (under 14 bits per value plus a state per block), at most
 /// [`GROUP_BLOCKS`].
 pub fn group_blocks(block_values: u32) -> u32 {
     (65535 / (block_values * 7 / 4 + 5)).clamp(1, GROUP_BLOCKS)
 }
 
-const M_BITS: u32 = 14;
+const M_BITS: u32 = 12;
 const M: u32 = 1 << M_BITS;
-const L: u32 = 1 << 23;
+const L_BITS: u32 = 16;
+const L: u32 = 1 << L_BITS;
+/// Bytes of a block's initial state: enough for a state below `L << 8`.
+const STATE_BYTES: usize = (L_BITS as usize + 8).div_ceil(8);
 
 // Pack header field offsets.
 const OFF_VERSION: usize = 8;
@@ -94,11 +99,41 @@ fn symbols(n: u32) -> usize {
 fn classes(n: u32) -> usize {
     2 * n as usize + 2
 }
+/// Classes of the second neighbour (one stone moved from pit 2 to pit 0): absent, or its
+/// difference from the previous value, halved and clamped to `-2..=2`.
+const SECOND: usize = 6;
+/// Classes of the third neighbour (one stone moved from pit 3 to pit 2), like [`SECOND`].
+const THIRD: usize = 6;
+/// Contexts of layer `n`: previous value × second neighbour's class × third neighbour's class ×
+/// whether pit 1 holds a stone (when it does, the previous position is the one with a stone
+/// moved from pit 1 to pit 0; when it is empty, a farther jump of the index) × whether pit 0
+/// does. Measured on awari layers 20..24, each part pays for itself: the third neighbour saves
+/// about 2 % of the raw bytes, the two bits about 0.9 %; classes finer than `-2..=2` gain less
+/// than 0.2 % while the larger model slows probes down (its rows stop fitting in the cache).
+///
+/// Cost: rows of 32 bytes per context, about 230 KB for layer 24.
+fn contexts(n: u32) -> usize {
+    classes(n) * SECOND * THIRD * 4
+}
 
-/// The contexts of a block's positions: `prev * classes + up`. `syms` holds the block's symbols
-/// at `i & mask` (`usize::MAX` for the whole block, `RING - 1` for a ring of the last ones;
-/// only those before position `i` are read for position `i`); `f` gets each position's context
-/// and must return its symbol (the encoder returns the known one, the decoder the decoded one).
+/// Size of the window of recent symbols a single probe keeps; a neighbour this far back or
+/// farther is treated as absent (by the encoder too), so the window never wraps onto one in use.
+const RING: usize = 512;
+
+/// The contexts of a block's positions. `syms` holds the block's symbols at `i & mask`
+/// (`usize::MAX` for the whole block, `RING - 1` for the window a single probe keeps; only those
+/// before position `i` are read for position `i`); `f` gets each position's context and must
+/// return its symbol (the encoder returns the known one, the decoder the decoded one).
+///
+/// The neighbours of the board `b` at position `i` of the block, each used when it lies in the
+/// block (`d <= i`) and less than [`RING`] back:
+/// - the previous position (`d = 1`);
+/// - when `b[2] > 0`, the board with one stone moved from pit 2 to pit 0
+///   (`d = b[0] + b[1] + 2`);
+/// - when `b[3] > 0`, the board with one stone moved from pit 3 to pit 2
+///   (`d = (s + 1)(s + 2) / 2` with `s = b[0] + b[1] + b[2]`).
+///
+/// The range must lie inside the layer (callers check it; outside, nothing is walked).
 ///
 /// Cost: one walker step and a few operations per position.
 #[inline]
@@ -110,83 +145,155 @@ fn walk_contexts<E>(
     mask: usize,
     mut f: impl FnMut(usize, usize) -> std::result::Result<u8, E>,
 ) -> std::result::Result<(), E> {
-    let c = classes(n);
-    let none = c - 1;
-    let Ok(walker) = LayerWalker::new(n, start..start + len as u64) else { return Ok(()) };
-    for (i, (_, b)) in walker.enumerate() {
-        let prev = if i > 0 { syms[(i - 1) & mask] as usize } else { none };
-        let up = if b[2] > 0 {
-            let d = b[0] as usize + b[1] as usize + 2;
-            if d <= i {
-                syms[(i - d) & mask] as usize
+    let none = classes(n) - 1;
+    if len == 0 || n > MAX_STONES || start.saturating_add(len as u64) > layer_size(n) {
+        return Ok(());
+    }
+    let mut b = unrank_unchecked(n, start);
+    for i in 0..len {
+        if i > 0 {
+            // The common step inline (the walker's first case), the rest out of line.
+            if b[0] > 0 {
+                b[0] -= 1;
+                b[1] += 1;
             } else {
-                none
+                LayerWalker::advance(&mut b);
             }
+        }
+        let near = |d: usize| d <= i && d < RING;
+        // The previous value is absent only at `i = 0`, where every neighbour is.
+        let prev = if i > 0 { syms[(i - 1) & mask] as usize } else { none };
+        let d2 = b[0] as usize + b[1] as usize + 2;
+        let up = if b[2] > 0 && near(d2) {
+            let u = syms[(i - d2) & mask] as i32;
+            ((u - prev as i32) / 2).clamp(-2, 2) as usize + 3
         } else {
-            none
+            0
         };
-        syms[i & mask] = f(i, prev * c + up)?;
+        let s = d2 - 2 + b[2] as usize;
+        let d3 = (s + 1) * (s + 2) / 2;
+        let third = if b[3] > 0 && near(d3) {
+            let w = syms[(i - d3) & mask] as i32;
+            ((w - prev as i32) / 2).clamp(-2, 2) as usize + 3
+        } else {
+            0
+        };
+        let ctx = ((prev * SECOND + up) * THIRD + third) * 4 + usize::from(b[1] > 0) * 2 + usize::from(b[0] > 0);
+        syms[i & mask] = f(i, ctx)?;
     }
     Ok(())
 }
 
-/// Size of the ring of recent symbols a single probe keeps: more than the farthest neighbour
-/// (`b[0] + b[1] + 2 <= 50`).
-const RING: usize = 64;
+/// Entries held in a context's row (the rest, rarely used, are in [`Model::rest`]).
+const ROW_ENTRIES: usize = 7;
 
-/// A layer's model: normalised frequencies per context, and the tables to code with them.
+/// A context's row: word 0 holds the index in [`Model::rest`] of its entries past the first
+/// [`ROW_ENTRIES`] (bits 0..24) and its number of entries (bits 24..32); words 1.. its first
+/// entries, most frequent first (packed, see [`pack_entry`]). 32 bytes, aligned: within one cache
+/// line. (Up to layer 48 a model has under 2^21 entries and a context under 2^7.)
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct Row([u32; ROW_ENTRIES + 1]);
+
+/// A layer's model for decoding, laid out for few cache misses: one 32-byte row per context
+/// holding its most frequent entries, so most decoding steps touch one cache line of the model.
 struct Model {
     n: u32,
-    /// For the encoder: (start, freq) of each (context, symbol).
-    enc: Vec<(u16, u16)>,
-    /// For the decoder: each context's entries, most frequent first.
-    rows: Vec<(u32, u32)>,
-    entries: Vec<Entry>,
+    rows: Vec<Row>,
+    /// The entries past each row's first [`ROW_ENTRIES`], packed.
+    rest: Vec<u32>,
 }
 
-#[derive(Clone, Copy)]
-struct Entry {
-    start: u16,
-    freq: u16,
-    sym: u8,
+/// An entry (start, frequency, symbol) in 32 bits: start below `M`, frequency at most `M`,
+/// symbol below 128.
+#[inline]
+fn pack_entry(start: u32, freq: u32, sym: u32) -> u32 {
+    start | freq << M_BITS | sym << (2 * M_BITS + 1)
+}
+
+#[inline]
+fn unpack_entry(e: u32) -> (u32, u32, u8) {
+    (e & (M - 1), (e >> M_BITS) & (2 * M - 1), (e >> (2 * M_BITS + 1)) as u8)
 }
 
 impl Model {
     /// The model of normalised frequencies `freq` (contexts × symbols, each used row summing to
     /// `M`), or `None` when a row does not sum to `M` or is out of shape.
     fn new(n: u32, freq: &[u16]) -> Option<Model> {
-        let (k, c) = (symbols(n), classes(n));
-        if freq.len() != c * c * k {
+        let k = symbols(n);
+        if freq.len() != contexts(n) * k {
             return None;
         }
-        let mut enc = vec![(0u16, 0u16); c * c * k];
-        let mut rows = Vec::with_capacity(c * c);
-        let mut entries = Vec::new();
-        for ctx in 0..c * c {
-            let row = &freq[ctx * k..(ctx + 1) * k];
+        let mut rows = Vec::with_capacity(contexts(n));
+        let mut rest = Vec::new();
+        let mut order = Vec::with_capacity(k);
+        for row in freq.chunks(k) {
+            let mut r = Row::default();
             let total: u32 = row.iter().map(|&f| u32::from(f)).sum();
-            let first = entries.len() as u32;
             if total == 0 {
-                rows.push((first, 0));
+                rows.push(r);
                 continue;
             }
             if total != M {
                 return None;
             }
             // Starts are assigned in order of decreasing frequency, so a decoder's scan of the
-            // row usually stops at its first or second entry.
-            let mut order: Vec<usize> = (0..k).filter(|&s| row[s] > 0).collect();
+            // row usually stops at one of its first entries.
+            order.clear();
+            order.extend((0..k).filter(|&s| row[s] > 0));
             order.sort_by_key(|&s| (std::cmp::Reverse(row[s]), s));
+            r.0[0] = rest.len() as u32 | (order.len() as u32) << 24;
             let mut start = 0u32;
-            for s in order {
-                let f = row[s];
-                enc[ctx * k + s] = (start as u16, f);
-                entries.push(Entry { start: start as u16, freq: f, sym: s as u8 });
-                start += u32::from(f);
+            for (j, &s) in order.iter().enumerate() {
+                let f = u32::from(row[s]);
+                let e = pack_entry(start, f, s as u32);
+                if j < ROW_ENTRIES {
+                    r.0[j + 1] = e;
+                } else {
+                    rest.push(e);
+                }
+                start += f;
             }
-            rows.push((first, entries.len() as u32 - first));
+            rows.push(r);
         }
-        Some(Model { n, enc, rows, entries })
+        Some(Model { n, rows, rest })
+    }
+
+    /// The entries of context `ctx`, most frequent first.
+    fn entries(&self, ctx: usize) -> impl Iterator<Item = (u32, u32, u8)> + '_ {
+        let r = &self.rows[ctx].0;
+        let count = (r[0] >> 24) as usize;
+        let at = (r[0] & 0xff_ffff) as usize;
+        let more = count.saturating_sub(ROW_ENTRIES);
+        r[1..1 + count.min(ROW_ENTRIES)].iter().chain(&self.rest[at..at + more]).map(|&e| unpack_entry(e))
+    }
+
+    /// The entry of context `ctx` whose range holds `slot`, or `None` (only a damaged or foreign
+    /// block reaches a context without one).
+    #[inline]
+    fn find(&self, ctx: usize, slot: u32) -> Option<(u32, u32, u8)> {
+        let r = &self.rows.get(ctx)?.0;
+        let count = (r[0] >> 24) as usize;
+        let hit = |&(st, f, _): &(u32, u32, u8)| slot < st + f;
+        if let Some(e) = r[1..1 + count.min(ROW_ENTRIES)].iter().map(|&e| unpack_entry(e)).find(hit) {
+            return Some(e);
+        }
+        let at = (r[0] & 0xff_ffff) as usize;
+        self.rest.get(at..at + count.checked_sub(ROW_ENTRIES)?)?.iter().map(|&e| unpack_entry(e)).find(hit)
+    }
+
+    /// The encoder's table: (start, freq) of each (context, symbol), `(0, 0)` for unused ones.
+    ///
+    /// Cost: `contexts × symbols` entries of 4 bytes (about 1.4 MB for layer 24).
+    fn encoder(&self) -> Vec<(u16, u16)> {
+        let k = symbols(self.n);
+        let mut enc = vec![(0u16, 0u16); self.rows.len() * k];
+        for ctx in 0..self.rows.len() {
+            for (start, freq, sym) in self.entries(ctx) {
+                enc[ctx * k + sym as usize] = (start as u16, freq as u16);
+            }
+        }
+        enc
     }
 
     /// Normalises counts per context to rows summing to `M` (every seen symbol keeps at least 1).
@@ -219,12 +326,13 @@ impl Model {
     }
 }
 
-/// Codes one block (symbols `syms`, first index `start`) and appends its bytes to `out`.
-fn encode_block(model: &Model, start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
-    let k = symbols(model.n);
+/// Codes one block (symbols `syms`, first index `start`) with the encoder table `enc` of layer
+/// `n` and appends its bytes to `out`.
+fn encode_block(n: u32, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
+    let k = symbols(n);
     ctx.clear();
     let mut s = syms.to_vec();
-    walk_contexts::<()>(model.n, start, syms.len(), &mut s, usize::MAX, |i, c| {
+    walk_contexts::<()>(n, start, syms.len(), &mut s, usize::MAX, |i, c| {
         ctx.push(c as u32);
         Ok(syms[i])
     })
@@ -232,7 +340,7 @@ fn encode_block(model: &Model, start: u64, syms: &[u8], ctx: &mut Vec<u32>, out:
     let mut x = L;
     let mut rev = Vec::with_capacity(syms.len() / 2 + 8);
     for i in (0..syms.len()).rev() {
-        let (st, f) = model.enc[ctx[i] as usize * k + syms[i] as usize];
+        let (st, f) = enc[ctx[i] as usize * k + syms[i] as usize];
         let (st, f) = (u32::from(st), u32::from(f));
         let x_max = ((L >> M_BITS) << 8) * f;
         while x >= x_max {
@@ -241,7 +349,7 @@ fn encode_block(model: &Model, start: u64, syms: &[u8], ctx: &mut Vec<u32>, out:
         }
         x = ((x / f) << M_BITS) + (x % f) + st;
     }
-    rev.extend_from_slice(&x.to_le_bytes());
+    rev.extend_from_slice(&x.to_le_bytes()[..STATE_BYTES]);
     rev.reverse();
     out.extend_from_slice(&rev);
 }
@@ -263,17 +371,15 @@ fn decode_block(
     syms: &mut [u8],
     mask: usize,
 ) -> std::result::Result<(), BadBlock> {
-    if bytes.len() < 4 {
+    if bytes.len() < STATE_BYTES || model.n > MAX_STONES || start.saturating_add(len as u64) > layer_size(model.n) {
         return Err(BadBlock);
     }
-    let mut x = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    let mut pos = 4usize;
+    let mut x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
+    let mut pos = STATE_BYTES;
     walk_contexts(model.n, start, len, syms, mask, |_, ctx| {
-        let &(first, count) = model.rows.get(ctx).ok_or(BadBlock)?;
-        let row = &model.entries[first as usize..(first + count) as usize];
         let slot = x & (M - 1);
-        let e = row.iter().find(|e| slot < u32::from(e.start) + u32::from(e.freq)).ok_or(BadBlock)?;
-        x = u32::from(e.freq) * (x >> M_BITS) + slot - u32::from(e.start);
+        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
+        x = freq * (x >> M_BITS) + slot - low;
         let mut steps = 0;
         while x < L {
             let byte = *bytes.get(pos).unwrap_or(&0);
@@ -284,7 +390,7 @@ fn decode_block(
                 return Err(BadBlock);
             }
         }
-        Ok(e.sym)
+        Ok(sym)
     })?;
     if pos > bytes.len() || (whole && (pos != bytes.len() || x != L)) {
         return Err(BadBlock);
@@ -333,7 +439,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
     if values.len() as u64 != layer_size(n) || header.entries != values.len() as u64 {
         return Err(Error::Internal(format!("layer {n}: {} values, expected {}", values.len(), layer_size(n))));
     }
-    let (k, c) = (symbols(n), classes(n));
+    let (k, x) = (symbols(n), contexts(n));
     let bu = b as usize;
     let gb = group_blocks(b) as usize;
     let group_values = bu * gb;
@@ -353,7 +459,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
         .par_chunks(group_values)
         .enumerate()
         .try_fold(
-            || (vec![0u64; c * c * k], Vec::new(), Vec::new()),
+            || (vec![0u64; x * k], Vec::new(), Vec::new()),
             |(mut counts, mut syms, mut scratch), (g, chunk)| -> Result<_> {
                 for (bi, block) in chunk.chunks(bu).enumerate() {
                     let start = g * group_values + bi * bu;
@@ -370,7 +476,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
         )
         .map(|r| r.map(|(counts, _, _)| counts))
         .try_reduce(
-            || vec![0u64; c * c * k],
+            || vec![0u64; x * k],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 Ok(a)
@@ -378,6 +484,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
         )?;
     let freq = Model::normalise(n, &counts);
     let model = Model::new(n, &freq).ok_or_else(|| Error::Internal("pack model does not normalise".into()))?;
+    let enc = model.encoder();
     let raw_model: Vec<u8> = freq.iter().flat_map(|f| f.to_le_bytes()).collect();
     let model_bytes = zstd::bulk::compress(&raw_model, 19).map_err(|e| Error::io(out_path, e))?;
 
@@ -407,7 +514,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
                     let end = (start + bu).min(to);
                     offsets.push(bytes.len() as u16);
                     to_syms(start, &values[start..end], &mut syms)?;
-                    encode_block(&model, start as u64, &syms, &mut ctx, &mut bytes);
+                    encode_block(n, &enc, start as u64, &syms, &mut ctx, &mut bytes);
                 }
                 if bytes.len() > 65535 {
                     return Err(Error::Internal(format!("pack group {g} of layer {n} is {} bytes", bytes.len())));
@@ -442,7 +549,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
     put32(&mut h, OFF_VERSION, PACK_VERSION);
     put32(&mut h, OFF_HEADER_LEN, PACK_HEADER_LEN as u32);
-    put32(&mut h, OFF_CODEC, CODEC_RANS_PREV_UP);
+    put32(&mut h, OFF_CODEC, CODEC_RANS_NEIGHBOURS);
     put32(&mut h, OFF_BLOCK, b);
     put32(&mut h, OFF_GROUP, gb as u32);
     put64(&mut h, OFF_MODEL, model_off);
@@ -520,8 +627,8 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
         return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
     }
     let codec = get_u32(bytes, OFF_CODEC);
-    if codec != CODEC_RANS_PREV_UP {
-        return Err(field("pack codec", CODEC_RANS_PREV_UP.into(), codec.into()));
+    if codec != CODEC_RANS_NEIGHBOURS {
+        return Err(field("pack codec", CODEC_RANS_NEIGHBOURS.into(), codec.into()));
     }
     let block_values = get_u32(bytes, OFF_BLOCK);
     if !(64..=16384).contains(&block_values) {
@@ -555,7 +662,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
     if !ok {
         return Err(field("pack section offsets", PACK_HEADER_LEN as u64, f.model.0));
     }
-    let end = f.table.0.checked_add(f.table.1).unwrap_or(u64::MAX);
+    let end = f.table.0.saturating_add(f.table.1);
     if end != file_len {
         return Err(bad(Damage::Size { expected: end, found: file_len }));
     }
@@ -593,10 +700,9 @@ impl PackLayer {
         if checksum(model_bytes) != f.model_sum {
             return Err(damaged(path, "model checksum mismatch".into()));
         }
-        let (k, c) = (symbols(n), classes(n));
-        let raw = zstd::bulk::decompress(model_bytes, c * c * k * 2).map_err(|_| damaged(path, "model does not decompress".into()))?;
+        let raw = zstd::bulk::decompress(model_bytes, contexts(n) * symbols(n) * 2).map_err(|_| damaged(path, "model does not decompress".into()))?;
         let freq: Vec<u16> = raw.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
-        let model = Model::new(n, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^14".into()))?;
+        let model = Model::new(n, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^12".into()))?;
         let table = section(f.table);
         if checksum(table) != f.table_sum {
             return Err(damaged(path, "block table checksum mismatch".into()));
@@ -616,7 +722,7 @@ impl PackLayer {
         let bt_off = groups as usize * 16 + 8;
         let bt: Vec<u16> = (0..blocks as usize).map(|i| u16::from_le_bytes([table[bt_off + 2 * i], table[bt_off + 2 * i + 1]])).collect();
         // Offsets: groups increasing from 0, inside the data; blocks increasing from 0 within
-        // their group, each at least the 4 bytes of a state.
+        // their group, each at least the bytes of a state.
         if data_len != f.data.1 {
             return Err(damaged(path, "block table's data length disagrees with the header".into()));
         }
@@ -628,7 +734,7 @@ impl PackLayer {
             let mut ok = start <= end && end - start <= 65535 && (g > 0 || start == 0) && bt[first] == 0;
             for b in first..last {
                 let bend = if b + 1 < last { u64::from(bt[b + 1]) } else { end - start };
-                ok &= u64::from(bt[b]) + 4 <= bend;
+                ok &= u64::from(bt[b]) + STATE_BYTES as u64 <= bend;
             }
             if !ok {
                 return Err(damaged(path, format!("block table entry of group {g} is out of order")));
@@ -894,8 +1000,7 @@ mod tests {
         let n = 8;
         let values = layer_values(n, 3);
         let freq = {
-            let (k, c) = (symbols(n), classes(n));
-            let mut counts = vec![0u64; c * c * k];
+            let mut counts = vec![0u64; contexts(n) * symbols(n)];
             for (i, x) in counts.iter_mut().enumerate() {
                 *x = (i as u64 * 2654435761) % 5;
             }

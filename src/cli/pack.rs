@@ -258,10 +258,7 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         let header = layer.header().cloned().ok_or_else(|| Error::Internal("native layer without header".into()))?;
         let target = pack_path(&a.out, rules, n);
         // Keep a pack already there with the same values (an interrupted run resumes).
-        let kept = match dst.open_table(n, true) {
-            Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values => true,
-            _ => false,
-        };
+        let kept = matches!(dst.open_table(n, true), Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values);
         if !kept {
             let file = AtomicFile::create(&target)?;
             let mut w = BufWriter::with_capacity(1 << 20, file.file());
