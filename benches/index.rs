@@ -7,6 +7,9 @@
 //!
 //! Run with `cargo bench --bench index`.
 
+mod common;
+use common::Rng;
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -17,17 +20,10 @@ const LAYER: u32 = 24;
 const BATCH: usize = 4096;
 const WALK: u64 = 1 << 20;
 
-/// SplitMix64, outside the timed loops.
-fn random_indices(count: usize, below: u64, mut seed: u64) -> Vec<u64> {
-    (0..count)
-        .map(|_| {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % below
-        })
-        .collect()
+/// `count` random indices below `below` (drawn outside the timed loops).
+fn random_indices(count: usize, below: u64, seed: u64) -> Vec<u64> {
+    let mut rng = Rng(seed);
+    (0..count).map(|_| rng.below(below)).collect()
 }
 
 fn bench_index(c: &mut Criterion) {

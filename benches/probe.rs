@@ -28,7 +28,6 @@ use oware::{Position, Ruleset};
 const BATCH: usize = 1 << 16;
 const BUILD_MAX: u32 = 16;
 
-/// SplitMix64, outside the timed loops.
 /// The database to probe and its largest layer; the temp dir (if one was built) must outlive it.
 fn database() -> (Database, u32, Option<tempfile::TempDir>) {
     let dir = PathBuf::from(std::env::var_os("OWARE_BENCH_DIR").unwrap_or_else(|| "databases".into()));

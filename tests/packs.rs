@@ -180,4 +180,10 @@ fn published_files_both_ways() {
     std::fs::write(vu.join("scores.5"), &b[..10]).unwrap();
     assert_eq!(oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&bad), "-q"]).status.code(), Some(5));
     assert_eq!(oware(&["import", "--format", "native", "--from", s(&vu), "--dir", s(&bad)]).status.code(), Some(2));
+    // Unpacking native layers is a usage error, and writes nothing.
+    let none = tmp.path().join("none");
+    let out = oware(&["unpack", "--dir", s(&db), "--out", s(&none), "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a pack"));
+    assert!(!layer_path(&none, Ruleset::Awari, 0).exists());
 }

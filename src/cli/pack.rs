@@ -296,10 +296,28 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
     let last = last_layer(&src, a.max_stones, a.quiet)?;
-    let _lock = BuildLock::acquire(&dst)?;
+    write_native_layers(&dst, last, Report::new("unpacked", rules, a.json), a.quiet, |n| {
+        let pack = match src.open_table(n, true)? {
+            Table::Pack(p) => p,
+            Table::Layer(l) => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", l.path().display()))),
+        };
+        let mut w = LayerWriter::create(&dst, n)?;
+        pack.decode_into(w.payload_mut())?;
+        Ok(w)
+    })
+}
+
+/// Writes native layers `0..=last` into `dst` under its build lock, with a progress bar, Ctrl-C
+/// and `report`: `make(n)` reads layer `n`'s source and returns a [`LayerWriter`] of `dst` with
+/// the values in its payload (its header and checksum are written when the layer is finished; a
+/// writer dropped on an error leaves nothing behind).
+///
+/// # Errors
+/// Those of `make`, of finishing a layer ([`Error::Io`]), [`Error::Interrupted`].
+fn write_native_layers(dst: &DatabaseDir, last: u32, mut report: Report, quiet: bool, mut make: impl FnMut(u32) -> Result<LayerWriter>) -> Result<()> {
+    let _lock = BuildLock::acquire(dst)?;
     let total: u64 = (0..=last).map(layer_size).sum();
-    let bar = bar(a.quiet, total);
-    let mut report = Report::new("unpacked", rules, a.json);
+    let bar = bar(quiet, total);
     for n in 0..=last {
         if signals::interrupted() {
             bar.finish_and_clear();
@@ -307,15 +325,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
         }
         bar.set_prefix(format!("layer {n}"));
         let t = Instant::now();
-        let pack = match src.open_table(n, true).inspect_err(|_| bar.finish_and_clear())? {
-            Table::Pack(p) => p,
-            Table::Layer(l) => {
-                bar.finish_and_clear();
-                return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", l.path().display())));
-            }
-        };
-        let mut w = LayerWriter::create(&dst, n)?;
-        pack.decode_into(w.payload_mut())?;
+        let w = make(n).inspect_err(|_| bar.finish_and_clear())?;
         report.written(&bar, n, w, t)?;
     }
     bar.finish_and_clear();
@@ -338,26 +348,13 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
     let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
     let last = last_layer(&src, a.max_stones, a.quiet)?;
-    let _lock = BuildLock::acquire(&dst)?;
-    let total: u64 = (0..=last).map(layer_size).sum();
-    let bar = bar(a.quiet, total);
-    let mut report = Report::new("imported", rules, a.json);
-    for n in 0..=last {
-        if signals::interrupted() {
-            bar.finish_and_clear();
-            return Err(Error::Interrupted);
-        }
-        bar.set_prefix(format!("layer {n}"));
-        let t = Instant::now();
-        let layer = src.open(n, false).inspect_err(|_| bar.finish_and_clear())?;
+    write_native_layers(&dst, last, Report::new("imported", rules, a.json), a.quiet, |n| {
+        let layer = src.open(n, false)?;
         if let Some((index, value)) = layer.first_out_of_range() {
-            bar.finish_and_clear();
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
         }
         let mut w = LayerWriter::create(&dst, n)?;
         w.payload_mut().copy_from_slice(layer.bytes());
-        report.written(&bar, n, w, t)?;
-    }
-    bar.finish_and_clear();
-    report.finish(None)
+        Ok(w)
+    })
 }
