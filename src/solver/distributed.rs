@@ -25,15 +25,15 @@ use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership};
 use super::retro::{
-    exits, huge_zeroed, load_checkpoint, pack, part_round, split, value_of, write_values, Cells, Failure, Meter, Router,
+    exits, load_checkpoint, pack, part_round, split, value_of, write_values, Cells, Failure, Meter, Router,
     SaveClock, State, EXIT_UNITS, KEY_SHIFT,
 };
 use super::{SolveOptions, WorkModel, CHUNK};
-use crate::error::{Error, MemoryLimit, Result};
+use crate::error::{Error, Result};
 use crate::index::{layer_size, rank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::spill::{Inboxes, Progress as Reached, ScratchState, Unusable, STATE_FILE};
+use crate::spill::{Inboxes, Progress as Reached, Unusable, STATE_FILE};
 
 /// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.
 pub struct Share<'a> {
@@ -107,16 +107,8 @@ pub fn solve_share(
     // Parts of this rank's share, in share-relative positions.
     #[allow(clippy::single_range_in_vec_init)] // one empty part for a rank owning nothing
     let parts: Vec<Range<u64>> = if len == 0 { vec![0..0] } else { split(0..len, part_len) };
-    let storage = if parts.len() > 1 {
-        Cells::File(ScratchState::create(&share.work_dir.join(STATE_FILE), len)?)
-    } else {
-        Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory {
-            layer: n,
-            needed: 2 * len,
-            available: 0,
-            limit: MemoryLimit::Refused,
-        })?)
-    };
+    let state_file = (parts.len() > 1).then(|| share.work_dir.join(STATE_FILE));
+    let storage = Cells::new(n, len, state_file.as_deref(), 2 * len)?;
     let cells = storage.all();
     let release_part = |r: &Range<u64>| storage.release(r.clone());
     let note = |text: &str| {

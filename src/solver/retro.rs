@@ -540,6 +540,25 @@ pub(super) enum Cells {
 }
 
 impl Cells {
+    /// The zeroed cells of `len` positions of layer `n`: in anonymous memory when `file` is
+    /// `None` (a single part is resident anyway, so no write-back), else in the scratch file
+    /// `file`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] (reporting `needed` bytes) when the memory cannot be mapped;
+    /// [`Error::Io`] when the scratch file cannot be created.
+    pub(super) fn new(n: u32, len: u64, file: Option<&Path>, needed: u64) -> Result<Cells> {
+        Ok(match file {
+            None => Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory {
+                layer: n,
+                needed,
+                available: 0,
+                limit: MemoryLimit::Refused,
+            })?),
+            Some(path) => Cells::File(ScratchState::create(path, len)?),
+        })
+    }
+
     pub(super) fn all(&self) -> &[AtomicU16] {
         match self {
             Cells::Memory(m) => {
@@ -609,16 +628,8 @@ pub fn solve_layer_with(
     let ooc = options.out_of_core.as_ref();
     let part_len = ooc.map_or(size.max(1), |o| (o.part_len / CHUNK).max(1) * CHUNK);
     let parts: Vec<Range<u64>> = split(0..size, part_len);
-    // One part: the state is resident anyway, so it lives in anonymous memory (no write-back).
-    let storage = match ooc.filter(|_| parts.len() > 1) {
-        None => Cells::Memory(huge_zeroed(2 * size as usize).map_err(|_| Error::OutOfMemory {
-            layer: n,
-            needed: working_memory(n),
-            available: 0,
-            limit: MemoryLimit::Refused,
-        })?),
-        Some(o) => Cells::File(ScratchState::create(&o.work_dir.join(STATE_FILE), size)?),
-    };
+    let state_file = ooc.filter(|_| parts.len() > 1).map(|o| o.work_dir.join(STATE_FILE));
+    let storage = Cells::new(n, size, state_file.as_deref(), working_memory(n))?;
     let cells = storage.all();
     let release_part = |r: &Range<u64>| storage.release(r.clone());
     let note = |text: &str| {
