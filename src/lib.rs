@@ -9,6 +9,7 @@
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
+//! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory |
@@ -30,6 +31,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bounds;
 pub mod build;
 pub mod error;
 pub mod facts;

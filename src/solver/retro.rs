@@ -511,7 +511,7 @@ pub(super) const BATCH: usize = 32;
 
 /// Asks the CPU to start loading the cache line of `r`.
 #[inline(always)]
-fn prefetch<T>(r: &T) {
+pub(super) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint with no effect on memory; any address is allowed.
     unsafe {
