@@ -183,6 +183,61 @@ pub fn byte_range(n: u32, range: std::ops::Range<u64>) -> std::ops::Range<usize>
     ((range.start * w / 8) as usize)..((range.end * w).div_ceil(8) as usize)
 }
 
+/// What a layer's bounds say beside its values ([`tally`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Positions whose final split is forced (`gM + gN = n`).
+    pub forced: u64,
+    /// Positions whose even-split value lies strictly inside the bounds
+    /// (`2 gM - n < v < n - 2 gN`): the repetition rule can change their result.
+    pub strictly_inside: u64,
+    /// The first position whose entry is no valid code, or whose bounds contradict its value:
+    /// its index, the raw code and the value.
+    pub first_bad: Option<(u64, u32, i8)>,
+}
+
+/// Counts forced splits and values strictly inside the bounds over layer `n`, and finds the
+/// first entry that is no valid code or contradicts its value `values[i]`.
+///
+/// Parameters: `values`, the layer's values in index order; `payload`, its bounds payload.
+///
+/// Cost: one parallel pass over both.
+///
+/// # Panics
+/// When `values` does not hold `layer_size(n)` values or `payload` is too short.
+pub fn tally(n: u32, values: &[i8], payload: &[u8]) -> Tally {
+    use rayon::prelude::*;
+    assert_eq!(values.len() as u64, layer_size(n), "values of layer {n} have the wrong length");
+    let codec = Codec::new(n);
+    let chunk = 1u64 << 16;
+    crate::index::ranges(0..layer_size(n), chunk)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|r| {
+            let mut t = Tally::default();
+            for i in r {
+                let v = values[i as usize];
+                match codec.get(payload, i) {
+                    Some(b) if b.consistent_with(n, v) => {
+                        t.forced += u64::from(b.forced(n));
+                        let (m, o, n, v) = (i32::from(b.mover), i32::from(b.opponent), n as i32, i32::from(v));
+                        t.strictly_inside += u64::from(2 * m - n < v && v < n - 2 * o);
+                    }
+                    _ => {
+                        t.first_bad = Some((i, codec.raw(payload, i), v));
+                        break;
+                    }
+                }
+            }
+            t
+        })
+        .reduce(Tally::default, |a, b| Tally {
+            forced: a.forced + b.forced,
+            strictly_inside: a.strictly_inside + b.strictly_inside,
+            first_bad: a.first_bad.or(b.first_bad),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,10 +24,10 @@ use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
-use crate::solver::{share_buffers, solve_layer_with, solve_share, working_memory, OutOfCore, Share, SolveOptions, WorkModel};
+use crate::solver::{bounds_work_units, bounds_working_memory, share_buffers, solve_bounds, solve_layer_with, solve_share, working_memory, OutOfCore, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
-use crate::storage::{disk_free, scan_released, write_atomic, DatabaseDir, Layer, LayerState, LayerWriter};
-use crate::verify::derive_value;
+use crate::storage::{disk_free, scan_released, write_atomic, BoundsLayer, DatabaseDir, Layer, LayerState, LayerWriter};
+use crate::verify::{derive_bounds, derive_value};
 
 /// What to build.
 #[derive(Clone, Debug)]
@@ -45,6 +45,8 @@ pub struct BuildConfig {
     pub work_dir: Option<PathBuf>,
     /// Least time between two checkpoints inside a layer (`None`: [`CHECKPOINT_EVERY`]).
     pub checkpoint_every: Option<std::time::Duration>,
+    /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
+    pub bounds: bool,
 }
 
 impl Default for BuildConfig {
@@ -58,6 +60,7 @@ impl Default for BuildConfig {
             max_memory: None,
             work_dir: None,
             checkpoint_every: None,
+            bounds: false,
         }
     }
 }
@@ -115,6 +118,40 @@ pub struct LayerStats {
     pub ranks: Option<Vec<RankFigures>>,
     /// Number of positions of each value, keyed by value (`-n..=n`, zero counts omitted).
     pub values: BTreeMap<i32, u64>,
+}
+
+/// Statistics of one layer's forced-capture bounds, also stored as `bounds-NN.json` beside them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BoundsStats {
+    /// Ruleset name.
+    pub rules: String,
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Bytes of the bounds file.
+    pub file_bytes: u64,
+    /// Wall-clock seconds the build took (absent for bounds not built by this run).
+    pub seconds: Option<f64>,
+    /// Peak resident memory of the building process so far, in bytes.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
+    /// Positions whose final split is forced (`gM + gN = n`).
+    pub forced: u64,
+    /// Positions whose even-split value is strictly inside the bounds.
+    pub strictly_inside: u64,
+}
+
+impl BoundsStats {
+    /// The share of positions whose split is forced.
+    pub fn forced_share(&self) -> f64 {
+        self.forced as f64 / self.positions.max(1) as f64
+    }
+
+    /// The share of positions whose value is strictly inside the bounds.
+    pub fn inside_share(&self) -> f64 {
+        self.strictly_inside as f64 / self.positions.max(1) as f64
+    }
 }
 
 impl LayerStats {
@@ -178,6 +215,10 @@ pub trait BuildObserver: Progress {
     fn layer_done(&self, _stats: &LayerStats, _outcome: &LayerOutcome) {}
     /// Something the user should know (a damaged file replaced, ...).
     fn message(&self, _msg: &str) {}
+    /// Layer `n`'s forced-capture bounds are about to be built; worth `units` work units.
+    fn bounds_started(&self, _n: u32, _units: u64) {}
+    /// Layer `n`'s forced-capture bounds are complete (built or skipped).
+    fn bounds_done(&self, _stats: &BoundsStats, _outcome: &LayerOutcome) {}
 }
 
 /// An observer that ignores everything.
@@ -192,6 +233,14 @@ pub fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
     layer_size(n).saturating_add(working_memory(n)).saturating_add(lower)
+}
+
+/// Bytes of memory building layer `n`'s forced-capture bounds needs: their payload, four bytes
+/// of working state per position, and every smaller layer's bounds mapped for reading.
+pub fn bounds_memory_needed(n: u32) -> u64 {
+    let n = n.min(MAX_STONES);
+    let lower: u64 = (0..n).map(crate::bounds::payload_len).fold(0u64, u64::saturating_add);
+    crate::bounds::payload_len(n).saturating_add(bounds_working_memory(n)).saturating_add(lower)
 }
 
 /// How a layer is solved.
@@ -401,6 +450,21 @@ pub struct LayerPlan {
     pub scratch_bytes: u64,
     /// Rough seconds to build it (0 when it is only checked).
     pub seconds_estimate: f64,
+    /// With `--bounds`: what will be done with its forced-capture bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<BoundsPlan>,
+}
+
+/// The plan of one layer's forced-capture bounds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoundsPlan {
+    /// What will be done.
+    #[serde(flatten)]
+    pub action: LayerAction,
+    /// Bytes of memory building them needs ([`bounds_memory_needed`]); always in memory.
+    pub memory_bytes: u64,
+    /// Bytes of disk their file takes.
+    pub disk_bytes: u64,
 }
 
 /// The plan of a whole build ([`plan`]).
@@ -516,6 +580,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             },
         };
         let build = matches!(action, LayerAction::Build { .. });
+        let bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
         let needed = memory_needed_per_rank(n, ranks);
         let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
         let fits = limit.map_or(true, |m| needed <= m);
@@ -546,10 +611,12 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             disk_bytes: disk_needed(n),
             scratch_bytes: if build { scratch } else { 0 },
             seconds_estimate: if build { seconds } else { 0.0 },
+            bounds,
         });
     }
     let work_dir = work_dir(config, &dir);
-    let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum();
+    let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
+        + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>();
     let scratch = layers.iter().map(|l| l.scratch_bytes).max().unwrap_or(0);
     let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
@@ -568,6 +635,28 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     Ok(plan)
 }
 
+/// The plan of layer `n`'s forced-capture bounds: built when absent or damaged, checked when a
+/// file with a valid header is there.
+///
+/// # Errors
+/// As the layers' plan: a foreign or unreadable file at the bounds' path.
+fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
+    let path = dir.bounds_path(n);
+    let action = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
+        _ => match dir.open_bounds(n, false) {
+            Ok(_) => LayerAction::Check,
+            Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
+            Err(e) => return Err(e),
+        },
+    };
+    Ok(BoundsPlan {
+        action,
+        memory_bytes: bounds_memory_needed(n),
+        disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096,
+    })
+}
+
 /// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
 /// state, the layers' files and the largest scratch space fit on their disks.
 ///
@@ -584,6 +673,11 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
     if let Some(m) = limit {
         if let Some(l) = plan.to_build().find(|l| l.mode == Mode::OutOfCore && m < MIN_OUT_OF_CORE_MEMORY) {
             return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
+        }
+        // Bounds are built in memory only.
+        let bounds_to_build = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b)));
+        if let Some((n, b)) = bounds_to_build.filter(|(_, b)| matches!(b.action, LayerAction::Build { .. })).find(|(_, b)| b.memory_bytes > m) {
+            return Err(Error::OutOfMemory { layer: n, needed: b.memory_bytes, available: m, limit: limit_kind });
         }
     }
     if let Some(free) = plan.disk_free_bytes {
@@ -666,35 +760,172 @@ pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<L
     let the_plan = plan(config, rayon::current_num_threads())?;
     observer.planned(&the_plan);
     let mut lower: Vec<Layer> = Vec::new();
+    let mut lower_bounds: Vec<BoundsLayer> = Vec::new();
     let mut all = Vec::new();
     for lp in &the_plan.layers {
         let n = lp.layer;
         if observer.cancelled() {
             return Err(Error::Interrupted);
         }
-        let replaced = match &lp.action {
-            LayerAction::Build { reason } => reason.clone(),
-            LayerAction::Check => match check_layer(&dir, n)? {
-                Ok((layer, stats)) => {
-                    restore_stats(&dir, &stats, observer)?;
-                    observer.layer_done(&stats, &LayerOutcome::Skipped);
-                    all.push(stats);
-                    lower.push(layer);
-                    continue;
-                }
-                Err(why) => Some(why),
-            },
-        };
-        if let Some(why) = &replaced {
-            observer.message(&format!("{why}; rebuilding layer {n}"));
+        'values: {
+            let replaced = match &lp.action {
+                LayerAction::Build { reason } => reason.clone(),
+                LayerAction::Check => match check_layer(&dir, n)? {
+                    Ok((layer, stats)) => {
+                        restore_stats(&dir, &stats, observer)?;
+                        observer.layer_done(&stats, &LayerOutcome::Skipped);
+                        all.push(stats);
+                        lower.push(layer);
+                        break 'values;
+                    }
+                    Err(why) => Some(why),
+                },
+            };
+            if let Some(why) = &replaced {
+                observer.message(&format!("{why}; rebuilding layer {n}"));
+            }
+            let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+            let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
+            let stats = build_layer(&dir, lp, &work, every, &lower, replaced, observer)?;
+            all.push(stats);
+            lower.push(dir.open(n, false)?);
         }
-        let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-        let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
-        let stats = build_layer(&dir, lp, &work, every, &lower, replaced, observer)?;
-        all.push(stats);
-        lower.push(dir.open(n, false)?);
+        if let Some(bp) = &lp.bounds {
+            if observer.cancelled() {
+                return Err(Error::Interrupted);
+            }
+            let b = bounds_layer(&dir, n, bp, &lower[n as usize], &lower_bounds, observer)?;
+            lower_bounds.push(b);
+        }
     }
     Ok(all)
+}
+
+/// Checks finished bounds of layer `n`: header, payload checksum, codes, and the relation with
+/// the layer's values on every position; their statistics, or why they must be rebuilt.
+///
+/// Cost: one sequential pass over the file, one parallel pass over it and the values.
+///
+/// # Errors
+/// Those of [`DatabaseDir::open_bounds`] other than damage (a foreign or unreadable file).
+fn check_bounds(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<std::result::Result<(BoundsLayer, BoundsStats), String>> {
+    let b = match dir.open_bounds(n, true) {
+        Ok(b) => b,
+        Err(e @ Error::Corrupt { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    match bounds_stats(dir.rules(), n, values, &b) {
+        Ok(stats) => Ok(Ok((b, stats))),
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
+/// The statistics of layer `n`'s bounds `b` beside its values, checking every entry's code and
+/// its relation with the value.
+///
+/// Cost: one parallel pass over the values and the bounds.
+///
+/// # Errors
+/// [`Error::Corrupt`] naming the first entry that is no valid code
+/// ([`Damage::BadBoundsCode`](crate::error::Damage::BadBoundsCode)) or contradicts its value.
+pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> Result<BoundsStats> {
+    use crate::error::Damage;
+    let t = crate::bounds::tally(n, values.values(), b.payload());
+    if let Some((index, code, value)) = t.first_bad {
+        let damage = match b.codec().decode(code) {
+            None => Damage::BadBoundsCode { index, code },
+            Some(g) => Damage::BoundsContradictValue { board: unrank_unchecked(n, index), bounds: (g.mover, g.opponent), value },
+        };
+        return Err(Error::corrupt(b.path(), damage));
+    }
+    Ok(BoundsStats {
+        rules: rules.name().into(),
+        layer: n,
+        positions: layer_size(n),
+        file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
+        seconds: None,
+        peak_memory_bytes: None,
+        forced: t.forced,
+        strictly_inside: t.strictly_inside,
+    })
+}
+
+/// Makes layer `n`'s forced-capture bounds complete: checks the file there (`bp`), or builds
+/// them from the lower layers' bounds into a temporary file, checks them (the relation with
+/// `values` on every position, the equations on a spread of positions) and renames them into
+/// place; then writes `bounds-NN.json`. Returns the finished bounds.
+///
+/// # Errors
+/// [`Error::SpotCheck`] when the new bounds fail a check (nothing is published);
+/// [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a file cannot be written.
+fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lower: &[BoundsLayer], observer: &dyn BuildObserver) -> Result<BoundsLayer> {
+    let rules = dir.rules();
+    let replaced = match &bp.action {
+        LayerAction::Build { reason } => reason.clone(),
+        LayerAction::Check => match check_bounds(dir, n, values)? {
+            Ok((b, stats)) => {
+                restore_json(&dir.bounds_stats_path(n), &stats, |s: &BoundsStats| s.forced == stats.forced && s.strictly_inside == stats.strictly_inside, observer)?;
+                observer.bounds_done(&stats, &LayerOutcome::Skipped);
+                return Ok(b);
+            }
+            Err(why) => Some(why),
+        },
+    };
+    if let Some(why) = &replaced {
+        observer.message(&format!("{why}; rebuilding the bounds of layer {n}"));
+    }
+    observer.bounds_started(n, bounds_work_units(n));
+    let start = Instant::now();
+    let mut writer = LayerWriter::create_bounds(dir, n)?;
+    let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.payload()).collect();
+    solve_bounds(rules, n, &lower_payloads, writer.payload_mut(), observer)?;
+    observer.phase("bounds: checking");
+    let t = crate::bounds::tally(n, values.values(), writer.payload_mut());
+    if let Some((index, code, value)) = t.first_bad {
+        let detail = format!("bounds entry {index} (code {code}) contradicts value {value} of position {}", format!("{:?}", unrank_unchecked(n, index)));
+        return Err(Error::BoundsCheck { layer: n, detail });
+    }
+    let lower_views: Vec<(&[u8], crate::bounds::Codec)> = lower.iter().map(|b| (b.payload(), b.codec().clone())).collect();
+    spot_check_bounds(rules, n, writer.payload_mut(), &lower_views)?;
+    let seconds = start.elapsed().as_secs_f64();
+    writer.finish()?;
+    let stats = BoundsStats {
+        rules: rules.name().into(),
+        layer: n,
+        positions: layer_size(n),
+        file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
+        seconds: Some(seconds),
+        peak_memory_bytes: peak_memory(),
+        forced: t.forced,
+        strictly_inside: t.strictly_inside,
+    };
+    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
+    write_atomic(&dir.bounds_stats_path(n), &json)?;
+    observer.bounds_done(&stats, &LayerOutcome::Built { seconds, replaced });
+    dir.open_bounds(n, false)
+}
+
+/// Re-derives the bounds of a spread of positions of a new layer from their moves with the
+/// verifier's independent derivation before the layer is published.
+fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[(&[u8], crate::bounds::Codec)]) -> Result<()> {
+    let size = layer_size(n);
+    let step = (size / SPOT_CHECKS).max(1);
+    let codec = crate::bounds::Codec::new(n);
+    let own = (payload, &codec);
+    let bad = (0..size.div_ceil(step)).into_par_iter().find_map_first(|k| {
+        let i = k * step;
+        let board = unrank_unchecked(n, i);
+        let stored = codec.get(payload, i);
+        let derived = derive_bounds(rules, &board, |m, j| if m == n { own.1.get(own.0, j) } else { lower[m as usize].1.get(lower[m as usize].0, j) });
+        match (stored, derived) {
+            (Some(s), Ok(d)) if s == d => None,
+            (s, d) => Some(format!("position {} (index {i}): stored bounds {s:?}, its moves give {d:?}", format!("{board:?}"))),
+        }
+    });
+    match bad {
+        Some(detail) => Err(Error::BoundsCheck { layer: n, detail }),
+        None => Ok(()),
+    }
 }
 
 /// What one rank of a distributed build spent on a layer (in its `layer-NN.json`).
@@ -778,6 +1009,9 @@ pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &
         return build(config, observer);
     }
     check_identity(config, cluster)?;
+    if config.bounds {
+        return Err(Error::Usage("--bounds is built by one process: build the values with mpirun, then run `oware build --bounds` without it".into()));
+    }
     if config.max_stones > MAX_STONES {
         return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
@@ -968,6 +1202,18 @@ fn stats_out_of_range(s: &LayerStats) -> bool {
 
 /// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with
 /// the layer's counts.
+/// Writes `counted` as JSON at `path` when the file there is missing, unreadable or fails
+/// `same`.
+fn restore_json<T: Serialize + serde::de::DeserializeOwned>(path: &Path, counted: &T, same: impl Fn(&T) -> bool, observer: &dyn BuildObserver) -> Result<()> {
+    let ok = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
+    if !ok {
+        let json = serde_json::to_vec_pretty(counted).map_err(|e| Error::Internal(e.to_string()))?;
+        write_atomic(path, &json)?;
+        observer.message(&format!("restored {}", path.display()));
+    }
+    Ok(())
+}
+
 fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildObserver) -> Result<()> {
     let n = counted.layer;
     let ok = read_stats(dir.base(), dir.rules(), n).is_some_and(|s| s.values == counted.values && s.positions == counted.positions);

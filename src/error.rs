@@ -50,6 +50,17 @@ pub enum Error {
         rules: Ruleset,
     },
 
+    /// A layer's forced-capture bounds have not been built (`oware build --bounds`).
+    #[error("the forced-capture bounds of layer {layer} of {rules} are not built in {} (build them with `oware build --bounds`)", .dir.display())]
+    BoundsMissing {
+        /// The layer.
+        layer: u32,
+        /// The ruleset's directory they were looked for in.
+        dir: PathBuf,
+        /// The ruleset.
+        rules: Ruleset,
+    },
+
     /// A layer of a directory of published 2002 files (`scores.N`) is absent.
     #[error("{} not found: this directory of published files has no layer {layer}", .path.display())]
     PublishedLayerMissing {
@@ -187,6 +198,15 @@ pub enum Error {
         stored: i8,
         /// The value re-derived from its children.
         derived: i8,
+    },
+
+    /// Freshly built forced-capture bounds failed their check; they were not written.
+    #[error("the forced-capture bounds of layer {layer} failed their check: {detail}; they were not written")]
+    BoundsCheck {
+        /// The layer.
+        layer: u32,
+        /// What was wrong, at which position.
+        detail: String,
     },
 
     /// A request the tool cannot serve as asked (bad argument combination, unsupported format).
@@ -518,6 +538,39 @@ pub enum Damage {
         /// The part and what is wrong with it, e.g. "checksum mismatch in blocks 0..=63".
         what: String,
     },
+    /// The file holds values where bounds were expected, or the other way round.
+    WrongContent {
+        /// What it holds ("values", "forced-capture bounds").
+        found: &'static str,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A bounds entry holds a code that is no pair of the layer.
+    BadBoundsCode {
+        /// The position's index.
+        index: u64,
+        /// The code found.
+        code: u32,
+    },
+    /// Stored forced-capture bounds contradict the equations over the position's moves.
+    BoundsInconsistent {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// The stored bounds (mover, opponent).
+        stored: (u8, u8),
+        /// What the moves give (mover, opponent).
+        derived: (u8, u8),
+    },
+    /// Stored forced-capture bounds contradict the position's value (`2 gM - n <= v <= n - 2 gN`
+    /// and `gM + gN <= n` must hold).
+    BoundsContradictValue {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// The stored bounds (mover, opponent).
+        bounds: (u8, u8),
+        /// The position's value.
+        value: i8,
+    },
     /// The file was changed (truncated, extended or replaced in place) while it was open.
     ChangedWhileOpen {
         /// Its length when it was opened.
@@ -578,6 +631,24 @@ impl fmt::Display for Damage {
                 board_text(board)
             ),
             Damage::Pack { what } => write!(f, "damaged pack: {what}"),
+            Damage::WrongContent { found, expected } => write!(f, "the file holds {found}, not {expected}"),
+            Damage::BadBoundsCode { index, code } => write!(f, "bounds entry {index} holds code {code}, which is no pair of the layer"),
+            Damage::BoundsInconsistent { board, stored, derived } => write!(
+                f,
+                "position {} has stored bounds {}/{} but its moves give {}/{}",
+                board_text(board),
+                stored.0,
+                stored.1,
+                derived.0,
+                derived.1
+            ),
+            Damage::BoundsContradictValue { board, bounds, value } => write!(
+                f,
+                "position {} has bounds {}/{} that contradict its value {value}",
+                board_text(board),
+                bounds.0,
+                bounds.1
+            ),
             Damage::ChangedWhileOpen { opened, now } => write!(
                 f,
                 "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use"
@@ -607,7 +678,7 @@ impl Error {
             Error::Internal(_) => 1,
             Error::Usage(_) => 2,
             Error::InvalidPosition(_) | Error::NotInLayer { .. } | Error::IndexOutOfRange { .. } => 3,
-            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => 4,
+            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } | Error::BoundsMissing { .. } => 4,
             Error::Corrupt { .. } => 5,
             Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => 6,
             Error::Io { .. }
@@ -615,7 +686,7 @@ impl Error {
             | Error::Output { .. }
             | Error::DiskSpace { .. }
             | Error::Threads { .. } => 7,
-            Error::VerifyFailed { .. } | Error::SpotCheck { .. } => 8,
+            Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => 8,
             Error::OutOfMemory { .. } => 9,
             Error::Cluster(_) => 10,
             Error::Interrupted => 130,

@@ -23,6 +23,9 @@ pub const PAYLOAD_OFFSET: u64 = 4096;
 pub const INDEX_LEXICOGRAPHIC_2002: u32 = 1;
 /// Value encoding 1: one signed byte per position, the exact value `-n..=n` for the mover.
 pub const VALUE_EXACT_I8: u32 = 1;
+/// Value encoding 2: forced-capture bounds (`crate::bounds`), one code of `bounds::width(n)` bits
+/// per position, bit-packed.
+pub const BOUNDS_TRIANGULAR: u32 = 2;
 /// The payload checksum algorithm, by name (XXH3, 64-bit, seed 0).
 pub const CHECKSUM_ALGORITHM: &str = "xxh3-64";
 
@@ -33,8 +36,10 @@ pub struct Header {
     pub rules: Ruleset,
     /// Stones on the board: the layer number.
     pub stones: u32,
-    /// Number of positions (payload bytes); always `layer_size(stones)`.
+    /// Number of positions; always `layer_size(stones)`.
     pub entries: u64,
+    /// What the payload holds: values ([`VALUE_EXACT_I8`]) or bounds ([`BOUNDS_TRIANGULAR`]).
+    pub encoding: u32,
     /// XXH3-64 of the payload bytes.
     pub payload_checksum: u64,
 }
@@ -90,7 +95,42 @@ const OFF_HEADER_CHECKSUM: usize = 120;
 impl Header {
     /// A header for layer `stones` of `rules` with the given payload checksum.
     pub fn new(rules: Ruleset, stones: u32, payload_checksum: u64) -> Header {
-        Header { rules, stones, entries: layer_size(stones), payload_checksum }
+        Header { rules, stones, entries: layer_size(stones), encoding: VALUE_EXACT_I8, payload_checksum }
+    }
+
+    /// A header for the forced-capture bounds of layer `stones` of `rules`.
+    pub fn bounds(rules: Ruleset, stones: u32, payload_checksum: u64) -> Header {
+        Header { rules, stones, entries: layer_size(stones), encoding: BOUNDS_TRIANGULAR, payload_checksum }
+    }
+
+    /// Payload bytes: one per position for values, [`crate::bounds::payload_len`] for bounds.
+    pub fn payload_len(&self) -> u64 {
+        if self.encoding == BOUNDS_TRIANGULAR {
+            crate::bounds::payload_len(self.stones)
+        } else {
+            self.entries
+        }
+    }
+
+    /// What the payload holds, in words (for messages).
+    pub fn kind(encoding: u32) -> &'static str {
+        if encoding == BOUNDS_TRIANGULAR {
+            "forced-capture bounds"
+        } else {
+            "values"
+        }
+    }
+
+    /// Checks that the payload holds what the caller expects (`encoding`). `path` only names the
+    /// file in errors.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::WrongContent`] when it holds the other kind.
+    pub fn expect(&self, encoding: u32, path: &Path) -> Result<()> {
+        if self.encoding != encoding {
+            return Err(Error::corrupt(path, Damage::WrongContent { found: Header::kind(self.encoding), expected: Header::kind(encoding) }));
+        }
+        Ok(())
     }
 
     /// The header as the [`HEADER_LEN`] bytes that start a layer file.
@@ -102,7 +142,7 @@ impl Header {
         put_u32(&mut b, OFF_RULESET, self.rules.id());
         put_u32(&mut b, OFF_STONES, self.stones);
         put_u32(&mut b, OFF_INDEX, INDEX_LEXICOGRAPHIC_2002);
-        put_u32(&mut b, OFF_ENCODING, VALUE_EXACT_I8);
+        put_u32(&mut b, OFF_ENCODING, self.encoding);
         put_u64(&mut b, OFF_ENTRIES, self.entries);
         put_u64(&mut b, OFF_PAYLOAD, PAYLOAD_OFFSET);
         put_str(&mut b, OFF_ALGO, 16, CHECKSUM_ALGORITHM);
@@ -155,7 +195,7 @@ impl Header {
             return Err(field("index scheme", INDEX_LEXICOGRAPHIC_2002.into(), index.into()));
         }
         let enc = get_u32(bytes, OFF_ENCODING);
-        if enc != VALUE_EXACT_I8 {
+        if enc != VALUE_EXACT_I8 && enc != BOUNDS_TRIANGULAR {
             return Err(field("value encoding", VALUE_EXACT_I8.into(), enc.into()));
         }
         let entries = get_u64(bytes, OFF_ENTRIES);
@@ -187,7 +227,7 @@ impl Header {
         if let Some(i) = (HEADER_LEN..end).find(|&i| bytes[i] != 0) {
             return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
         }
-        Ok(Header { rules, stones, entries, payload_checksum: get_u64(bytes, OFF_CHECKSUM) })
+        Ok(Header { rules, stones, entries, encoding: enc, payload_checksum: get_u64(bytes, OFF_CHECKSUM) })
     }
 }
 

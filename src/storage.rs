@@ -6,6 +6,7 @@
 //! ```text
 //! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (FORMAT.md)
 //! D/<ruleset>/layer-NN.json                 statistics of that layer's build
+//! D/<ruleset>/bounds-NN.owdb                its forced-capture bounds (`oware build --bounds`)
 //! D/<ruleset>/.layer-NN.owdb.XXXXXX.tmp     a file being written (unique name; removed on failure)
 //! ```
 //!
@@ -35,7 +36,8 @@ use std::path::{Path, PathBuf};
 use memmap2::{Mmap, MmapMut};
 
 use crate::error::{Damage, Error, FileKind, Result};
-use crate::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
+use crate::bounds::{Bounds, Codec};
+use crate::format::{Header, BOUNDS_TRIANGULAR, HEADER_LEN, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::{layer_size, MAX_STONES};
 use crate::pack::{is_pack, PackLayer};
 use crate::rules::Ruleset;
@@ -54,6 +56,11 @@ pub fn layer_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
 /// [`crate::pack`]).
 pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.owpk"))
+}
+
+/// Path of the forced-capture bounds of layer `n` of `rules` under `base` (see [`crate::bounds`]).
+pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("bounds-{n:02}.owdb"))
 }
 
 /// Path of the statistics file of layer `n` of `rules` under `base`.
@@ -207,6 +214,44 @@ impl DatabaseDir {
         } else {
             plain
         }
+    }
+
+    /// The path of layer `n`'s forced-capture bounds (native format).
+    pub fn bounds_path(&self, n: u32) -> PathBuf {
+        bounds_path(&self.base, self.rules, n)
+    }
+
+    /// Opens the forced-capture bounds of layer `n` and checks them: header fields, ruleset,
+    /// layer, kind, size and, with `verify_payload`, the payload checksum.
+    ///
+    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
+    ///
+    /// # Errors
+    /// [`Error::BoundsMissing`] when absent (or for the published format, which has none);
+    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
+    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
+    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of values;
+    /// [`Error::Io`] when it cannot be read.
+    pub fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        let missing = || Error::BoundsMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = self.bounds_path(n);
+        let (file, map) = map_file(&path, missing)?;
+        BoundsLayer::from_map(&path, file, map, self.rules, n, verify_payload)
+    }
+
+    /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).
+    ///
+    /// Cost: one `stat`.
+    pub fn has_bounds(&self, n: u32) -> bool {
+        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.bounds_path(n)).is_ok_and(|m| m.is_file())
+    }
+
+    /// The path of the statistics file of layer `n`'s bounds (`bounds-NN.json`).
+    pub fn bounds_stats_path(&self, n: u32) -> PathBuf {
+        ruleset_dir(&self.base, self.rules).join(format!("bounds-{n:02}.json"))
     }
 
     /// The path of layer `n`'s statistics file (native format).
@@ -369,12 +414,13 @@ impl DatabaseDir {
 }
 
 /// Whether `name` is a temporary this crate leaves in a layers directory: [`AtomicFile`]'s
-/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp`, or the fixed `layer-NN.owdb.tmp` /
+/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp` / `.bounds-NN.owdb.XXXXXX.tmp`, or the fixed `layer-NN.owdb.tmp` /
 /// `layer-NN.json.tmp` of earlier versions. Nothing else matches.
 fn is_temporary_name(name: &str) -> bool {
     let target = |t: &str| {
         t.strip_prefix("layer-")
             .and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json")))
+            .or_else(|| t.strip_prefix("bounds-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
             .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
     };
     if let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) {
@@ -586,6 +632,7 @@ impl Layer {
 
     fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
         let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
+        header.expect(VALUE_EXACT_I8, path)?;
         if header.rules != rules {
             return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
         }
@@ -686,6 +733,155 @@ impl Layer {
     }
 }
 
+/// One layer's forced-capture bounds ([`crate::bounds`]), memory-mapped read-only.
+///
+/// Invariant: the payload holds [`crate::bounds::payload_len`]`(stones())` bytes. The file must
+/// not be modified while it is mapped (see the module documentation).
+pub struct BoundsLayer {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    len: u64,
+    map: Mmap,
+    header: Header,
+    codec: Codec,
+}
+
+impl std::fmt::Debug for BoundsLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundsLayer").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+impl BoundsLayer {
+    /// Opens a bounds file at any path, expecting layer `n` of `rules`. See
+    /// [`DatabaseDir::open_bounds`].
+    ///
+    /// # Errors
+    /// As [`DatabaseDir::open_bounds`], with [`Error::Io`] for a missing file.
+    pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
+        let (file, map) = map_file(path, missing)?;
+        BoundsLayer::from_map(path, file, map, rules, n, verify_payload)
+    }
+
+    fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
+        header.expect(BOUNDS_TRIANGULAR, path)?;
+        if header.rules != rules {
+            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+        }
+        if header.stones != n {
+            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+        }
+        let want = PAYLOAD_OFFSET + header.payload_len();
+        if map.len() as u64 != want {
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
+        }
+        let len = map.len() as u64;
+        let layer = BoundsLayer { stones: n, path: path.into(), file, len, map, header, codec: Codec::new(n) };
+        if verify_payload {
+            layer.check_payload()?;
+        }
+        Ok(layer)
+    }
+
+    /// Recomputes the payload checksum and compares it with the header's.
+    ///
+    /// Cost: one sequential read of the payload, its pages given back window by window.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] on a mismatch.
+    pub fn check_payload(&self) -> Result<()> {
+        let computed = checksum_released(self.payload(), &|r| self.release(r));
+        if computed != self.header.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+
+    /// Checks that every entry holds a valid code (a file whose checksum matches but whose
+    /// writer was wrong).
+    ///
+    /// Cost: one parallel pass over the payload.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::BadBoundsCode`] naming the first bad entry.
+    pub fn check_codes(&self) -> Result<()> {
+        use rayon::prelude::*;
+        let bad = (0..layer_size(self.stones)).into_par_iter().find_first(|&i| self.codec.get(self.payload(), i).is_none());
+        match bad {
+            Some(index) => Err(Error::corrupt(&self.path, Damage::BadBoundsCode { index, code: self.codec.raw(self.payload(), index) })),
+            None => Ok(()),
+        }
+    }
+
+    /// The bounds of the position of index `i`.
+    ///
+    /// Cost: one or two byte reads of the map and a table read.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `i` is not an index of the layer; [`Error::Corrupt`]
+    /// ([`Damage::BadBoundsCode`]) when the entry holds no valid code.
+    pub fn get(&self, i: u64) -> Result<Bounds> {
+        let size = layer_size(self.stones);
+        if i >= size {
+            return Err(Error::IndexOutOfRange { layer: self.stones, index: i, size });
+        }
+        self.codec
+            .get(self.payload(), i)
+            .ok_or_else(|| Error::corrupt(&self.path, Damage::BadBoundsCode { index: i, code: self.codec.raw(self.payload(), i) }))
+    }
+
+    /// The codec of the layer (for decoding the payload in bulk).
+    pub fn codec(&self) -> &Codec {
+        &self.codec
+    }
+
+    /// The payload bytes.
+    pub fn payload(&self) -> &[u8] {
+        &self.map[PAYLOAD_OFFSET as usize..]
+    }
+
+    /// The layer number (stones on the board).
+    pub fn stones(&self) -> u32 {
+        self.stones
+    }
+
+    /// The file the bounds were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Gives the pages of payload bytes `range` back to the system.
+    ///
+    /// Cost: one `madvise` call.
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        let b = self.payload();
+        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
+        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+    }
+
+    /// Checks that the open file still has the length it had when it was mapped.
+    ///
+    /// Cost: one `fstat`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub fn check_unchanged(&self) -> Result<()> {
+        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        if now != self.len {
+            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
+        }
+        Ok(())
+    }
+}
+
 /// A file being written: a temporary beside the target, created exclusively (`O_EXCL`, a
 /// unique random name, never following a link), that replaces the target only in
 /// [`commit`](Self::commit), by rename after an `fsync`.
@@ -759,6 +955,8 @@ impl AtomicFile {
 pub struct LayerWriter {
     rules: Ruleset,
     stones: u32,
+    /// What the payload holds ([`VALUE_EXACT_I8`] or [`BOUNDS_TRIANGULAR`]).
+    encoding: u32,
     map: MmapMut,
     file: AtomicFile,
 }
@@ -772,17 +970,35 @@ impl LayerWriter {
     /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
     /// be created or the space cannot be reserved (the temporary is then removed).
     pub fn create(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
+        LayerWriter::create_kind(dir, n, VALUE_EXACT_I8)
+    }
+
+    /// As [`create`](Self::create), for layer `n`'s forced-capture bounds
+    /// ([`DatabaseDir::bounds_path`], [`crate::bounds::payload_len`] payload bytes).
+    ///
+    /// # Errors
+    /// As [`create`](Self::create).
+    pub fn create_bounds(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
+        LayerWriter::create_kind(dir, n, BOUNDS_TRIANGULAR)
+    }
+
+    fn create_kind(dir: &DatabaseDir, n: u32, encoding: u32) -> Result<LayerWriter> {
         if dir.format() != Format::Native {
             return Err(Error::Usage("layers are written in the native format only".into()));
         }
         dir.create()?;
-        let file = AtomicFile::create(&dir.layer_path(n))?;
-        let len = PAYLOAD_OFFSET + layer_size(n);
+        let (path, payload) = if encoding == BOUNDS_TRIANGULAR {
+            (dir.bounds_path(n), crate::bounds::payload_len(n))
+        } else {
+            (dir.layer_path(n), layer_size(n))
+        };
+        let file = AtomicFile::create(&path)?;
+        let len = PAYLOAD_OFFSET + payload;
         crate::spill::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
         // length reserved; nothing else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
-        Ok(LayerWriter { rules: dir.rules(), stones: n, map, file })
+        Ok(LayerWriter { rules: dir.rules(), stones: n, encoding, map, file })
     }
 
     /// The temporary file's path (where the other ranks of a distributed build write their
@@ -825,7 +1041,8 @@ impl LayerWriter {
     /// [`Error::Io`] when flushing or renaming fails; the final path is then untouched.
     pub fn finish(mut self) -> Result<PathBuf> {
         let sum = checksum_released(&self.map[PAYLOAD_OFFSET as usize..], &|r| self.release(r));
-        let header = Header::new(self.rules, self.stones, sum);
+        let mut header = Header::new(self.rules, self.stones, sum);
+        header.encoding = self.encoding;
         self.map[..HEADER_LEN].copy_from_slice(&header.encode());
         self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
         drop(self.map);

@@ -24,6 +24,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::bounds::{Bounds, Codec};
 use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::rules::{Board, Outcome, Ruleset, PITS};
@@ -57,6 +58,164 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
         best = best.max(v);
     }
     best
+}
+
+/// The forced-capture bounds of `board` derived from its children's stored bounds: the two
+/// equations of [`crate::bounds`] evaluated once.
+///
+/// `get(m, j)` returns the stored bounds of position `j` of layer `m` (the position's own layer
+/// included, for moves that capture nothing), or `None` when they cannot be read. Positions with
+/// no legal move get their ruleset's ending split.
+///
+/// Cost: one move generation and one `get` per move.
+///
+/// # Errors
+/// `Err(m)`: a child lies in layer `m` and `get` could not give its bounds.
+#[inline]
+pub fn derive_bounds(rules: Ruleset, board: &Board, get: impl Fn(u32, u64) -> Option<Bounds>) -> std::result::Result<Bounds, u32> {
+    let n = crate::rules::stones(board) as i32;
+    let share = |value: i8| ((n + i32::from(value)) / 2) as u8;
+    let moves = rules.moves(board);
+    if let Some(ending) = moves.ending() {
+        return Ok(Bounds { mover: share(ending), opponent: n as u8 - share(ending) });
+    }
+    let (mut mover, mut opponent) = (0u8, u8::MAX);
+    for m in moves.as_slice() {
+        let (a, b) = match m.outcome {
+            Outcome::End { value } => (share(value), n as u8 - share(value)),
+            Outcome::Child { captured, child } => {
+                let layer = n as u32 - u32::from(captured);
+                let g = get(layer, rank_unchecked(&child)).ok_or(layer)?;
+                (captured.saturating_add(g.opponent), g.mover)
+            }
+        };
+        mover = mover.max(a);
+        opponent = opponent.min(b);
+    }
+    Ok(Bounds { mover, opponent })
+}
+
+/// One position whose stored bounds are wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BoundsMismatch {
+    /// Index of the position in its layer.
+    pub index: u64,
+    /// The board, mover-first.
+    pub board: Board,
+    /// The stored bounds (mover, opponent); `None` when the entry holds no valid code.
+    pub stored: Option<(u8, u8)>,
+    /// What its moves give from the children's stored bounds; `None` when a child's entry
+    /// holds no valid code.
+    pub derived: Option<(u8, u8)>,
+    /// The position's value.
+    pub value: i8,
+    /// Whether the stored bounds contradict the value (`2 gM - n <= v <= n - 2 gN`).
+    pub contradicts_value: bool,
+}
+
+/// The result of checking every bounds entry of one layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoundsReport {
+    /// Layer number.
+    pub layer: u32,
+    /// Positions checked: the whole layer.
+    pub checked: u64,
+    /// Positions whose bounds break an equation or contradict the value.
+    pub mismatches: u64,
+    /// The first [`MISMATCHES_KEPT`] of them in index order.
+    pub first_mismatches: Vec<BoundsMismatch>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl BoundsReport {
+    /// True when every entry satisfies its equations and agrees with its value.
+    pub fn is_ok(&self) -> bool {
+        self.mismatches == 0
+    }
+}
+
+/// Checks every forced-capture bounds entry of layer `n`: that it equals what the two equations
+/// give from its children's stored bounds, and that it agrees with the position's value.
+///
+/// Parameters: `values`, layer `n`'s values; `this`, its bounds payload; `lower[m]`, the bounds
+/// payload of layer `m` for every `m` in [`layers_needed`]`(n)`; `progress`, told of every
+/// position checked.
+///
+/// The equations hold for every fixed point, not only the least one the builder computes; the
+/// builder's result is the least by construction (and compared with a plain iteration in the
+/// tests). Bad codes anywhere are mismatches, never a panic.
+///
+/// Cost: one move generation and up to six random reads of child bounds per position, in
+/// parallel over index chunks.
+///
+/// # Errors
+/// [`Error::Usage`] when `n > 48` or a payload or the values have the wrong length, or a needed
+/// lower layer is not given; [`Error::Interrupted`].
+pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: &[&[u8]], progress: &dyn Progress) -> Result<BoundsReport> {
+    if n > MAX_STONES {
+        return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
+    }
+    let size = layer_size(n);
+    if values.len() as u64 != size || this.len() as u64 != crate::bounds::payload_len(n) {
+        return Err(Error::Usage(format!("layer {n}: values or bounds of the wrong length")));
+    }
+    for m in layers_needed(n) {
+        if lower.get(m as usize).map(|l| l.len() as u64) != Some(crate::bounds::payload_len(m)) {
+            return Err(Error::Usage(format!("the bounds of layer {m} are needed to check layer {n}'s but were not given")));
+        }
+    }
+    let codecs: Vec<Codec> = (0..=n).map(Codec::new).collect();
+    let get = |m: u32, j: u64| -> Option<Bounds> {
+        let payload = if m == n { this } else { lower.get(m as usize).copied()? };
+        if j >= layer_size(m) {
+            return None;
+        }
+        codecs[m as usize].get(payload, j)
+    };
+    let start = Instant::now();
+    let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
+    let (checked, mismatches, mut first) = ranges
+        .into_par_iter()
+        .map(|r| {
+            let len = r.end - r.start;
+            let mut acc = (0u64, 0u64, Vec::new());
+            if progress.cancelled() {
+                return acc;
+            }
+            for (i, board) in LayerWalker::new(n, r).into_iter().flatten() {
+                acc.0 += 1;
+                let stored = codecs[n as usize].get(this, i);
+                let derived = derive_bounds(rules, &board, get).ok();
+                let value = values[i as usize];
+                let contradicts_value = stored.is_some_and(|b| !b.consistent_with(n, value));
+                if stored.is_none() || stored != derived || contradicts_value {
+                    acc.1 += 1;
+                    if acc.2.len() < MISMATCHES_KEPT {
+                        let pair = |b: Bounds| (b.mover, b.opponent);
+                        acc.2.push(BoundsMismatch { index: i, board, stored: stored.map(pair), derived: derived.map(pair), value, contradicts_value });
+                    }
+                }
+            }
+            progress.advance(len);
+            acc
+        })
+        .reduce(|| (0, 0, Vec::new()), |mut a, b| {
+            a.0 += b.0;
+            a.1 += b.1;
+            a.2.extend(b.2);
+            a.2.sort_by_key(|m: &BoundsMismatch| m.index);
+            a.2.truncate(MISMATCHES_KEPT);
+            a
+        });
+    if progress.cancelled() {
+        return Err(Error::Interrupted);
+    }
+    first.truncate(MISMATCHES_KEPT);
+    if checked != size {
+        return Err(Error::Usage(format!("layer {n}: walked {checked} of {size} positions")));
+    }
+    Ok(BoundsReport { layer: n, checked, mismatches, first_mismatches: first, seconds: start.elapsed().as_secs_f64() })
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oware::build::{self, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
+use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
 use oware::units::{group_digits, human_bytes, human_duration};
@@ -47,6 +47,11 @@ pub struct BuildArgs {
     /// expected to take less are not checkpointed. 0: at every phase boundary.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(0..=86_400 * 365))]
     checkpoint_every: Option<u64>,
+    /// Also build every layer's forced-capture bounds (`bounds-NN.owdb`): what each side can
+    /// force itself to capture, the answer under abapa's own-side repetition rule. Built in
+    /// memory, after each layer's values; existing bounds are checked and kept.
+    #[arg(long)]
+    bounds: bool,
     /// Print the plan and stop.
     #[arg(long)]
     dry_run: bool,
@@ -99,6 +104,20 @@ struct LayerDoc<'a> {
     replaced: Option<&'a str>,
     #[serde(flatten)]
     stats: &'a LayerStats,
+}
+
+/// One layer's bounds line with `--json`.
+#[derive(Serialize)]
+struct BoundsDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaced: Option<&'a str>,
+    forced_share: f64,
+    inside_share: f64,
+    #[serde(flatten)]
+    stats: &'a BoundsStats,
 }
 
 /// The last line with `--json`.
@@ -309,6 +328,54 @@ impl BuildObserver for Display {
     fn message(&self, msg: &str) {
         Display::message(self, msg);
     }
+
+    fn bounds_started(&self, n: u32, units: u64) {
+        let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
+        if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.yellow/white}] {percent:>3}% {msg:<18} ETA {average_eta}") {
+            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
+        }
+        bar.set_prefix(format!("bounds {n}"));
+        if let Ok(mut slot) = self.layer.lock() {
+            *slot = Some(bar);
+        }
+        // The whole build's bar counts the values' estimates only: it waits while bounds build.
+        if let Ok(mut e) = self.estimates.lock() {
+            e.per_unit = 0.0;
+        }
+    }
+
+    fn bounds_done(&self, stats: &BoundsStats, outcome: &LayerOutcome) {
+        if let Ok(mut slot) = self.layer.lock() {
+            if let Some(bar) = slot.take() {
+                bar.finish_and_clear();
+                self.multi.remove(&bar);
+            }
+        }
+        if self.json {
+            let (status, replaced) = match outcome {
+                LayerOutcome::Skipped => ("skipped", None),
+                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
+            };
+            let (forced_share, inside_share) = (stats.forced_share(), stats.inside_share());
+            self.json_line(&BoundsDoc { schema_version: SCHEMA_VERSION, kind: "bounds", status, replaced, forced_share, inside_share, stats });
+            return;
+        }
+        let how = match outcome {
+            LayerOutcome::Skipped => "complete (skipped)".to_string(),
+            LayerOutcome::Built { seconds, .. } => format!(
+                "{:.2} s, {:.2} M positions/s, {}",
+                seconds,
+                stats.positions as f64 / seconds.max(1e-9) / 1e6,
+                human_bytes(stats.file_bytes)
+            ),
+        };
+        self.print(&format!(
+            "bounds {:>2}: {how}; split forced {:.2} %, value strictly inside {:.2} %",
+            stats.layer,
+            100.0 * stats.forced_share(),
+            100.0 * stats.inside_share()
+        ));
+    }
 }
 
 /// How the whole build's bar turns a layer's work units into estimated milliseconds.
@@ -434,6 +501,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
         max_memory: a.max_memory,
         work_dir: a.work_dir.clone(),
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
+        bounds: a.bounds,
     };
     #[cfg(feature = "mpi")]
     let _mpi = if oware::mpi_cluster::launched_by_mpirun() {
