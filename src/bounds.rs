@@ -48,6 +48,68 @@ impl Bounds {
     }
 }
 
+/// What one side can force in a game, from the bounds and the stones already captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Forced {
+    /// It can force a win (more than half of all the game's stones), whatever repetition brings.
+    Win,
+    /// Both sides can force exactly half: the game is a draw.
+    Draw,
+    /// The other side can force a win.
+    Loss,
+    /// It can force at least half of the stones (a draw); whether it wins is decided by repetition.
+    DrawOrBetter,
+    /// It cannot force a draw, nor can the other side force a win: the result depends on how
+    /// repetitions fall.
+    DecidedByRepetition,
+}
+
+impl Forced {
+    /// A stable name: `win`, `draw`, `loss`, `draw_or_better`, `decided_by_repetition`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Forced::Win => "win",
+            Forced::Draw => "draw",
+            Forced::Loss => "loss",
+            Forced::DrawOrBetter => "draw_or_better",
+            Forced::DecidedByRepetition => "decided_by_repetition",
+        }
+    }
+
+    /// In words, for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            Forced::Win => "can force a win",
+            Forced::Draw => "draw (forced)",
+            Forced::Loss => "loses (the other side can force a win)",
+            Forced::DrawOrBetter => "can force at least a draw; a win is decided by repetition",
+            Forced::DecidedByRepetition => "cannot force a draw; the result is decided by repetition",
+        }
+    }
+}
+
+/// The results the player to move and the opponent can force in a game where they have
+/// captured `captured_mover` and `captured_opponent` stones and `b` are the bounds of the
+/// position on the board (`n` stones): each side forces at least its captures plus its bound,
+/// and wins with more than half of all the stones.
+///
+/// Cost: a few comparisons.
+pub fn forced_results(n: u32, b: Bounds, captured_mover: u32, captured_opponent: u32) -> (Forced, Forced) {
+    let total = captured_mover + captured_opponent + n;
+    let mover = 2 * (captured_mover + u32::from(b.mover));
+    let opponent = 2 * (captured_opponent + u32::from(b.opponent));
+    if mover > total {
+        (Forced::Win, Forced::Loss)
+    } else if opponent > total {
+        (Forced::Loss, Forced::Win)
+    } else if mover == total && opponent == total {
+        (Forced::Draw, Forced::Draw)
+    } else {
+        let one = |x: u32| if x == total { Forced::DrawOrBetter } else { Forced::DecidedByRepetition };
+        (one(mover), one(opponent))
+    }
+}
+
 /// Number of pairs `(gM, gN)` with `gM + gN <= n`.
 pub fn pairs(n: u32) -> u32 {
     (n + 1) * (n + 2) / 2
@@ -241,6 +303,19 @@ pub fn tally(n: u32, values: &[i8], payload: &[u8]) -> Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forced_results_follow_the_guaranteed_totals() {
+        let b = |m, o| Bounds { mover: m, opponent: o };
+        // 48-stone game, 12 on the board, 18 : 18 captured.
+        assert_eq!(forced_results(12, b(7, 3), 18, 18), (Forced::Win, Forced::Loss));
+        assert_eq!(forced_results(12, b(3, 7), 18, 18), (Forced::Loss, Forced::Win));
+        assert_eq!(forced_results(12, b(6, 6), 18, 18), (Forced::Draw, Forced::Draw));
+        assert_eq!(forced_results(12, b(6, 2), 18, 18), (Forced::DrawOrBetter, Forced::DecidedByRepetition));
+        assert_eq!(forced_results(12, b(2, 2), 18, 18), (Forced::DecidedByRepetition, Forced::DecidedByRepetition));
+        // Captures decide: 25 already is a win whatever the board.
+        assert_eq!(forced_results(4, b(0, 0), 25, 19), (Forced::Win, Forced::Loss));
+    }
 
     #[test]
     fn widths_hold_every_pair() {

@@ -49,7 +49,8 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{DatabaseDir, Format, LayerState, Table};
+use crate::bounds::Bounds;
+use crate::storage::{BoundsLayer, DatabaseDir, Format, LayerState, Table};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -78,6 +79,9 @@ pub struct Database {
     /// Serialises the opening of each layer, so that threads racing for the same unopened layer
     /// open (and verify) it once.
     opening: [Mutex<()>; LAYERS],
+    /// The layers' forced-capture bounds, opened on first use like the layers.
+    bounds: [OnceLock<BoundsLayer>; LAYERS],
+    opening_bounds: [Mutex<()>; LAYERS],
 }
 
 impl fmt::Debug for Database {
@@ -294,6 +298,8 @@ impl Database {
             verify: true,
             layers: std::array::from_fn(|_| OnceLock::new()),
             opening: std::array::from_fn(|_| Mutex::new(())),
+            bounds: std::array::from_fn(|_| OnceLock::new()),
+            opening_bounds: std::array::from_fn(|_| Mutex::new(())),
         }
     }
 
@@ -354,6 +360,11 @@ impl Database {
         for cell in &self.layers {
             if let Some(layer) = cell.get() {
                 layer.check_unchanged()?;
+            }
+        }
+        for cell in &self.bounds {
+            if let Some(b) = cell.get() {
+                b.check_unchanged()?;
             }
         }
         Ok(())
@@ -605,6 +616,94 @@ impl Database {
         let best = moves.iter().map(|m| m.value).max();
         moves.retain(|m| Some(m.value) == best);
         Ok(moves)
+    }
+
+    /// Layer `n`'s forced-capture bounds, opened (and checked as the layers are) on first use
+    /// and kept open. Thread-safe as [`layer`](Self::layer).
+    ///
+    /// # Errors
+    /// [`Error::BoundsMissing`] when they are not built (or for the published format, which has
+    /// none); [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or
+    /// layer's file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file
+    /// holds values; [`Error::Io`] for other failures to read it.
+    pub fn bounds_layer(&self, n: u32) -> Result<&BoundsLayer> {
+        if let Some(b) = self.bounds.get(n as usize).and_then(OnceLock::get) {
+            return Ok(b);
+        }
+        let (Some(cell), Some(lock)) = (self.bounds.get(n as usize), self.opening_bounds.get(n as usize)) else {
+            return Err(Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() });
+        };
+        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(b) = cell.get() {
+            return Ok(b);
+        }
+        let b = self.dir.open_bounds(n, self.verify)?;
+        Ok(cell.get_or_init(|| b))
+    }
+
+    /// What each side of `position` can force itself to capture of the stones on the board by
+    /// play that ends by itself, whatever the opponent does and whatever repetition brings
+    /// ([`crate::bounds`]): `mover` (gM) for the player to move, `opponent` (gN) for the other.
+    /// Under abapa's repetition rule (each player takes the stones on his own side) the mover
+    /// ends with between `gM` and `n - gN` of the `n` stones.
+    ///
+    /// A position outside every layer is answered from its children, as [`value`](Self::value).
+    ///
+    /// Cost: one rank computation and one or two byte reads of a memory-mapped file (plus the
+    /// bounds file's opening on first use); outside every layer, one move generation and up to
+    /// six such probes.
+    ///
+    /// # Errors
+    /// [`Error::BoundsMissing`] when a layer's bounds are not built (`oware build --bounds`), and
+    /// as [`bounds_layer`](Self::bounds_layer).
+    ///
+    /// # Examples
+    /// ```
+    /// use oware::probe::Database;
+    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::{Error, Position, Ruleset};
+    ///
+    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let abapa = Ruleset::Abapa(oware::rules::GrandSlam::NoCapture);
+    /// let config = BuildConfig { rules: abapa, max_stones: 6, dir: dir.path().into(), bounds: true, ..Default::default() };
+    /// build::build(&config, &Silent)?;
+    /// let db = Database::open(dir.path(), abapa)?;
+    /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
+    /// let b = db.bounds(&pos)?;
+    /// // Pit 5 captures 2 at once; the last stone is then the opponent's to play.
+    /// assert!(b.mover >= 2);
+    /// assert!(b.consistent_with(pos.stones(), db.value(&pos)?));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn bounds(&self, position: &Position) -> Result<Bounds> {
+        self.bounds_of(position.board())
+    }
+
+    fn bounds_of(&self, board: &Board) -> Result<Bounds> {
+        if in_some_layer(board) {
+            let n = stones(board);
+            return self.bounds_layer(n)?.get(rank_unchecked(board));
+        }
+        // Outside every layer: the two equations over the moves (children are in layers).
+        let n = stones(board) as i32;
+        let share = |value: i8| ((n + i32::from(value)) / 2) as u8;
+        let moves = self.rules().moves(board);
+        if let Some(ending) = moves.ending() {
+            return Ok(Bounds { mover: share(ending), opponent: n as u8 - share(ending) });
+        }
+        let (mut mover, mut opponent) = (0u8, u8::MAX);
+        for m in moves.as_slice() {
+            let (a, b) = match m.outcome {
+                Outcome::End { value } => (share(value), n as u8 - share(value)),
+                Outcome::Child { captured, child } => {
+                    let g = self.bounds_of(&child)?;
+                    (captured + g.opponent, g.mover)
+                }
+            };
+            mover = mover.max(a);
+            opponent = opponent.min(b);
+        }
+        Ok(Bounds { mover, opponent })
     }
 
 }

@@ -72,6 +72,13 @@ pub enum Ruleset {
 }
 
 impl Ruleset {
+    /// Whether the rules documents of this ruleset give each player the stones on his own side
+    /// when play repeats (abapa and its variants); otherwise (awari) endless play splits the
+    /// stones evenly. The databases' values use the even split for every ruleset.
+    pub fn own_side_repetition(self) -> bool {
+        matches!(self, Ruleset::Abapa(_))
+    }
+
     /// Every ruleset, in id order.
     pub const ALL: [Ruleset; 7] = [
         Ruleset::Awari,

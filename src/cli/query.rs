@@ -44,6 +44,16 @@ pub struct QueryArgs {
     /// `{"schema_version", "position", "value"}` with --json).
     #[arg(long)]
     values_only: bool,
+    /// Also answer what each side can force itself to capture by play that ends by itself
+    /// (forced-capture bounds; needs `oware build --bounds`), and whether the final split is
+    /// forced under the ruleset's repetition rule. With --values-only: `<position><TAB><value>
+    /// <TAB><gM><TAB><gN>`.
+    #[arg(long)]
+    bounds: bool,
+    /// Stones already captured in the game, `MOVER:OPPONENT` (the player to move's first): with
+    /// --bounds, the result each side can force (win, draw, loss, or decided by repetition).
+    #[arg(long, value_name = "M:O", requires = "bounds", value_parser = parse_captured)]
+    captured: Option<(u32, u32)>,
     /// Longest principal variation printed, in plies.
     #[arg(long, value_name = "K", default_value_t = 60)]
     max_plies: usize,
@@ -54,6 +64,17 @@ pub struct QueryArgs {
     /// No messages besides errors (no batch summary).
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// Parses `M:O` (stones captured by the player to move and by the opponent).
+fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
+    let bad = || format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16");
+    let (m, o) = s.split_once(':').ok_or_else(bad)?;
+    let (m, o): (u32, u32) = (m.trim().parse().map_err(|_| bad())?, o.trim().parse().map_err(|_| bad())?);
+    if m + o > oware::rules::TOTAL_STONES {
+        return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
+    }
+    Ok((m, o))
 }
 
 /// Answers the position given, or every position read from standard input.
@@ -233,21 +254,130 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
 
 /// The answer for one position, formatted as asked (ending with a newline).
 fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> Result<String> {
+    if let Some((m, o)) = a.captured {
+        if m + o + pos.stones() > oware::rules::TOTAL_STONES {
+            return Err(Error::Usage(format!(
+                "{m} + {o} captured stones and {} on the board make more than the game's {}",
+                pos.stones(),
+                oware::rules::TOTAL_STONES
+            )));
+        }
+    }
+    let bounds = if a.bounds { Some(db.bounds(pos)?) } else { None };
     if a.values_only {
         let value = db.value(pos)?;
         return Ok(if a.json {
-            let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value };
+            let (forced_mover, forced_opponent) = (bounds.map(|b| b.mover), bounds.map(|b| b.opponent));
+            let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value, forced_mover, forced_opponent };
             serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
+        } else if let Some(b) = bounds {
+            format!("{pos}\t{value}\t{}\t{}\n", b.mover, b.opponent)
         } else {
             format!("{pos}\t{value}\n")
         });
     }
     let analysis = db.analyse(pos, a.max_plies)?;
+    let forced = bounds.map(|b| ForcedDoc::new(db.rules(), pos.stones(), b, a.captured));
     Ok(if a.json {
-        serde_json::to_string(&report(db, pos, side, &analysis)).map_err(|e| Error::Internal(e.to_string()))? + "\n"
+        let mut doc = report(db, pos, side, &analysis);
+        doc.forced = forced;
+        serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
     } else {
-        text_report(db, pos, side, &analysis)
+        let extra = forced.as_ref().map(|f| forced_text(db.rules(), pos.stones(), f));
+        text_report(db, pos, side, &analysis, extra.as_deref())
     })
+}
+
+/// What the bounds say about a position, under the ruleset's repetition rule (in a report).
+#[derive(Serialize)]
+struct ForcedDoc {
+    /// Stones the player to move can force himself to capture (gM).
+    forced_mover: u8,
+    /// Stones the opponent can force himself to capture (gN).
+    forced_opponent: u8,
+    /// Whether the final split is forced whatever the repetition rule (gM + gN = n).
+    split_forced: bool,
+    /// `own_side` (abapa: each player takes the stones on his side) or `even_split` (awari).
+    repetition_rule: &'static str,
+    /// Under the ruleset's repetition rule, the player to move's final share of the stones on
+    /// the board: `[gM, n - gN]` (own side), or the value's split (even split).
+    mover_share: [Share; 2],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    captured: Option<CapturedDoc>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<ResultDoc>,
+}
+
+#[derive(Serialize)]
+struct CapturedDoc {
+    mover: u32,
+    opponent: u32,
+}
+
+#[derive(Serialize)]
+struct ResultDoc {
+    mover: &'static str,
+    opponent: &'static str,
+}
+
+impl ForcedDoc {
+    fn new(rules: oware::Ruleset, n: u32, b: oware::bounds::Bounds, captured: Option<(u32, u32)>) -> ForcedDoc {
+        let own_side = rules.own_side_repetition();
+        let result = captured.map(|(m, o)| {
+            let (x, y) = oware::bounds::forced_results(n, b, m, o);
+            ResultDoc { mover: x.name(), opponent: y.name() }
+        });
+        ForcedDoc {
+            forced_mover: b.mover,
+            forced_opponent: b.opponent,
+            split_forced: b.forced(n),
+            repetition_rule: if own_side { "own_side" } else { "even_split" },
+            mover_share: [Share(f64::from(b.mover)), Share(f64::from(n - u32::from(b.opponent)))],
+            captured: captured.map(|(mover, opponent)| CapturedDoc { mover, opponent }),
+            result,
+        }
+    }
+}
+
+/// The bounds' lines of a text report.
+fn forced_text(rules: oware::Ruleset, n: u32, f: &ForcedDoc) -> String {
+    let mut s = format!(
+        "forced captures (by play that ends by itself, whatever repetition brings): player to move {}, opponent {} of the {n}\n",
+        f.forced_mover, f.forced_opponent
+    );
+    if rules.own_side_repetition() {
+        if f.split_forced {
+            s.push_str(&format!(
+                "under {rules}'s repetition rule (each player takes the stones on his side) the split is forced: the player to move ends with {} of the {n}\n",
+                f.forced_mover
+            ));
+        } else {
+            s.push_str(&format!(
+                "under {rules}'s repetition rule (each player takes the stones on his side) the player to move ends with {} to {} of the {n}: the split is not forced\n",
+                f.forced_mover,
+                n - u32::from(f.forced_opponent)
+            ));
+        }
+    } else {
+        s.push_str(&format!("under {rules}'s repetition rule endless play splits the stones evenly: the value above is exact\n"));
+    }
+    if let (Some(c), Some(r)) = (&f.captured, &f.result) {
+        let words = |name: &str| match name {
+            "win" => oware::bounds::Forced::Win.words(),
+            "draw" => oware::bounds::Forced::Draw.words(),
+            "loss" => oware::bounds::Forced::Loss.words(),
+            "draw_or_better" => oware::bounds::Forced::DrawOrBetter.words(),
+            _ => oware::bounds::Forced::DecidedByRepetition.words(),
+        };
+        s.push_str(&format!(
+            "with {}:{} captured, by forced captures alone: the player to move {}; the opponent {}\n",
+            c.mover,
+            c.opponent,
+            words(r.mover),
+            words(r.opponent)
+        ));
+    }
+    s
 }
 
 /// `query --values-only --json`.
@@ -256,6 +386,10 @@ struct ValueDoc {
     schema_version: u32,
     position: [u8; 12],
     value: i8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forced_mover: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forced_opponent: Option<u8>,
 }
 
 /// A stone share: an integer when whole, else `x.5`.
@@ -347,6 +481,9 @@ struct ReportDoc {
     best_moves: Vec<u8>,
     principal_variation: Vec<PlyDoc>,
     pv_end: PvEndDoc,
+    /// With --bounds: forced captures, whether the split is forced, results.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    forced: Option<ForcedDoc>,
 }
 
 fn best_pits(a: &Analysis) -> Vec<u8> {
@@ -385,10 +522,12 @@ fn report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) -> Re
         best_moves: best_pits(a),
         principal_variation: pv,
         pv_end,
+        forced: None,
     }
 }
 
-fn text_report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) -> String {
+/// The text report; `extra` (the bounds' lines) goes right after the value's line.
+fn text_report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis, extra: Option<&str>) -> String {
     let n = pos.stones();
     let split = Split::of(pos, a.value);
     let mut s = draw(pos, side);
@@ -401,6 +540,7 @@ fn text_report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) 
         format_share(split.mover),
         format_share(split.opponent)
     ));
+    s.push_str(extra.unwrap_or(""));
     if a.moves.is_empty() {
         s.push_str("no legal move: the game is over\n");
         return s;
