@@ -1,6 +1,11 @@
 //! `oware stats`: the number of positions of each value in every built layer, and the shares of
 //! wins, draws and losses for the player to move.
 //!
+//! Where a layer's forced-capture bounds are built (`bounds-NN.owdb`), also the share of its
+//! positions whose final split is forced and of those whose even-split value lies strictly
+//! inside the bounds; the bounds are checked (header, checksum, codes, relation with the value)
+//! like the layers.
+//!
 //! Counted from the layers' payloads (not from the `layer-NN.json` files the build writes), after
 //! checking each native file's header and payload checksum. A damaged layer (bad header or
 //! checksum, a value outside `-n..=n`, an unreadable entry) is reported and not counted; the
@@ -10,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
-use oware::build::histogram;
+use oware::build::{bounds_stats, histogram};
 use oware::error::Damage;
 use oware::index::MAX_STONES;
 use oware::units::{describe_layers, group_digits};
@@ -50,6 +55,19 @@ struct LayerCounts {
     losses: u64,
     /// Positions whose byte is outside `-n..=n` (a damaged or foreign file).
     out_of_range: u64,
+    /// What the layer's forced-capture bounds say, when they are built.
+    bounds: Option<BoundsDoc>,
+}
+
+/// A layer's forced-capture bounds in `oware stats`.
+#[derive(Clone, Copy, Serialize)]
+struct BoundsDoc {
+    /// Positions whose final split is forced (`gM + gN = n`).
+    forced: u64,
+    forced_share: f64,
+    /// Positions whose even-split value lies strictly inside the bounds.
+    strictly_inside: u64,
+    inside_share: f64,
 }
 
 /// Counts a layer's values from its payload (one parallel pass).
@@ -63,6 +81,7 @@ fn count(n: u32, values: &[i8]) -> LayerCounts {
         draws: 0,
         losses: 0,
         out_of_range: 0,
+        bounds: None,
     };
     for (i, &k) in hist.iter().enumerate() {
         if k == 0 {
@@ -124,6 +143,9 @@ struct LayerDoc {
     outcomes: Outcomes,
     /// Positions holding a value outside `-n..=n` (a damaged file; the command then fails).
     out_of_range: u64,
+    /// The forced-capture bounds, when built: forced splits, values strictly inside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bounds: Option<BoundsDoc>,
     /// Positions by value (keys are the values as strings).
     values: BTreeMap<String, u64>,
 }
@@ -170,11 +192,20 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let mut first_error: Option<Error> = None;
     for &n in &on_disk {
         let counted = dir.open(n, true).and_then(|layer| {
-            let c = count(n, layer.values());
-            match (c.out_of_range > 0).then(|| layer.first_out_of_range()).flatten() {
-                Some((index, value)) => Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n })),
-                None => Ok(c),
+            let mut c = count(n, layer.values());
+            if let Some((index, value)) = (c.out_of_range > 0).then(|| layer.first_out_of_range()).flatten() {
+                return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
             }
+            if dir.format() == oware::storage::Format::Native && dir.has_bounds(n) {
+                let b = bounds_stats(rules, n, &layer, &dir.open_bounds(n, true)?)?;
+                c.bounds = Some(BoundsDoc {
+                    forced: b.forced,
+                    forced_share: b.forced_share(),
+                    strictly_inside: b.strictly_inside,
+                    inside_share: b.inside_share(),
+                });
+            }
+            Ok(c)
         });
         match counted {
             Ok(c) => {
@@ -204,6 +235,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 layer: c.layer,
                 outcomes: Outcomes::new(c.positions, c.wins, c.draws, c.losses),
                 out_of_range: c.out_of_range,
+                bounds: c.bounds,
                 values: c.values.iter().map(|(v, k)| (v.to_string(), *k)).collect(),
             })
             .collect();
@@ -233,7 +265,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
 
 fn layer_text(c: &LayerCounts) -> String {
     let list: Vec<String> = c.values.iter().map(|(v, k)| format!("{v:+}:{k}")).collect();
-    format!(
+    let mut s = format!(
         "layer {:>2}: {:>15} positions  wins {:>6.2}%  draws {:>6.2}%  losses {:>6.2}%\n    values {}\n",
         c.layer,
         group_digits(c.positions),
@@ -241,7 +273,17 @@ fn layer_text(c: &LayerCounts) -> String {
         100.0 * share(c.draws, c.positions),
         100.0 * share(c.losses, c.positions),
         list.join(" ")
-    )
+    );
+    if let Some(b) = c.bounds {
+        s.push_str(&format!(
+            "    bounds: split forced {:.2}% ({}), value strictly inside the bounds {:.2}% ({})\n",
+            100.0 * b.forced_share,
+            group_digits(b.forced),
+            100.0 * b.inside_share,
+            group_digits(b.strictly_inside)
+        ));
+    }
+    s
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ use oware::manifest;
 use oware::progress::Progress;
 use oware::storage::{Format, Layer};
 use oware::units::{group_digits, layers_phrase};
-use oware::verify::{layers_needed, verify_layer, LayerReport, Mismatch};
+use oware::storage::BoundsLayer;
+use oware::verify::{layers_needed, verify_bounds, verify_layer, BoundsMismatch, BoundsReport, LayerReport, Mismatch};
 use oware::{Error, Result};
 use serde::Serialize;
 
@@ -63,6 +64,90 @@ pub struct VerifyArgs {
     /// Worker threads, 1..=1024 (default: all cores).
     #[arg(long, value_name = "T", value_parser = parse_threads)]
     threads: Option<usize>,
+    /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are errors.
+    /// Without it, the bounds present are checked and absent ones skipped.
+    #[arg(long)]
+    bounds: bool,
+}
+
+/// What the bounds check found for one layer.
+enum BoundsOutcome {
+    /// Checked: the report.
+    Checked(BoundsReport),
+    /// Intact but not checked: below the range, or a layer it needs (values or bounds) is
+    /// missing or damaged.
+    Unchecked,
+    /// Damaged, foreign or unreadable.
+    Damaged(Error),
+    /// Absent while `--bounds` asked for it.
+    Missing(Error),
+}
+
+/// One layer's bounds in the JSON document.
+#[derive(Serialize)]
+struct BoundsDoc<'a> {
+    layer: u32,
+    /// `ok`, `mismatch`, `not-verified`, `damaged`, `missing`.
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_mismatches: Option<&'a [BoundsMismatch]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc<'static>>,
+}
+
+fn bounds_doc(n: u32, o: &BoundsOutcome) -> BoundsDoc<'_> {
+    let mut d = BoundsDoc { layer: n, status: "not-verified", checked: None, mismatches: None, first_mismatches: None, error: None };
+    match o {
+        BoundsOutcome::Checked(r) => {
+            d.status = if r.is_ok() { "ok" } else { "mismatch" };
+            d.checked = Some(r.checked);
+            d.mismatches = Some(r.mismatches);
+            d.first_mismatches = Some(&r.first_mismatches);
+        }
+        BoundsOutcome::Unchecked => {}
+        BoundsOutcome::Damaged(e) => {
+            d.status = "damaged";
+            d.error = Some(ErrorDoc::of(e));
+        }
+        BoundsOutcome::Missing(e) => {
+            d.status = "missing";
+            d.error = Some(ErrorDoc::of(e));
+        }
+    }
+    d
+}
+
+fn bounds_text(n: u32, o: &BoundsOutcome) -> String {
+    let pair = |p: Option<(u8, u8)>| p.map_or("no valid code".to_string(), |(m, o)| format!("{m}/{o}"));
+    match o {
+        BoundsOutcome::Checked(r) => {
+            let mut s = format!(
+                "bounds {n:>2}: {:>14} entries checked, {:>9} mismatch{}, {:>8.2} s; header ok, checksum ok\n",
+                group_digits(r.checked),
+                group_digits(r.mismatches),
+                if r.mismatches == 1 { "  " } else { "es" },
+                r.seconds
+            );
+            for m in &r.first_mismatches {
+                s.push_str(&format!(
+                    "    index {:>12}: {}  stored {}, its moves give {}{}\n",
+                    m.index,
+                    board_text(&m.board),
+                    pair(m.stored),
+                    pair(m.derived),
+                    if m.contradicts_value { format!(", contradicts its value {:+}", m.value) } else { String::new() }
+                ));
+            }
+            s
+        }
+        BoundsOutcome::Unchecked => format!("bounds {n:>2}: header ok, checksum ok; not checked (below the range, or a layer it reads is missing or damaged)\n"),
+        BoundsOutcome::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
+        BoundsOutcome::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
+    }
 }
 
 
@@ -176,6 +261,10 @@ struct VerifyDoc<'a> {
     mismatches: u64,
     seconds: f64,
     positions_per_second: f64,
+    /// The forced-capture bounds checked (every layer's present, or all with `--bounds`).
+    bounds: Vec<BoundsDoc<'a>>,
+    bounds_checked: u64,
+    bounds_mismatches: u64,
     /// The pack manifest's check: absent when the directory has no `SHA256SUMS`.
     manifest: Option<ManifestDoc<'a>>,
     ok: bool,
@@ -289,6 +378,58 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         }
         outcomes.push((n, outcome));
     }
+
+    // Forced-capture bounds: those present (all, with --bounds), each entry against its
+    // children's bounds and its value.
+    let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
+    let mut bounds_outcomes: Vec<(u32, BoundsOutcome)> = Vec::new();
+    for n in 0..=last {
+        if format != Format::Native || (!a.bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) {
+            bounds_layers.push(None);
+            continue;
+        }
+        let outcome = match dir.open_bounds(n, true) {
+            Err(e @ Error::BoundsMissing { .. }) => {
+                bounds_layers.push(None);
+                BoundsOutcome::Missing(e)
+            }
+            Err(e) => {
+                bounds_layers.push(None);
+                BoundsOutcome::Damaged(e)
+            }
+            Ok(b) => {
+                let lower_ok = layers_needed(n).all(|m| bounds_layers[m as usize].is_some());
+                let outcome = match (&layers[n as usize], n >= first && lower_ok) {
+                    (Some(values), true) => {
+                        let lower: Vec<&[u8]> = bounds_layers.iter().map(|l| l.as_ref().map(|l| l.payload()).unwrap_or(&[])).collect();
+                        let pb = bar(draw, n);
+                        let result = pool.install(|| verify_bounds(rules, n, values.values(), b.payload(), &lower, &Bar(pb.clone())));
+                        pb.finish_and_clear();
+                        BoundsOutcome::Checked(result?)
+                    }
+                    _ => BoundsOutcome::Unchecked,
+                };
+                bounds_layers.push(Some(b));
+                outcome
+            }
+        };
+        if !a.json {
+            out.write(&bounds_text(n, &outcome))?;
+        }
+        bounds_outcomes.push((n, outcome));
+    }
+    let bounds_reports: Vec<&BoundsReport> = bounds_outcomes
+        .iter()
+        .filter_map(|(_, o)| match o {
+            BoundsOutcome::Checked(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let bounds_checked: u64 = bounds_reports.iter().map(|r| r.checked).sum();
+    let bounds_mismatches: u64 = bounds_reports.iter().map(|r| r.mismatches).sum();
+    let bad_bounds: Vec<u32> = bounds_reports.iter().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+    let damaged_bounds: Vec<u32> = bounds_outcomes.iter().filter(|(_, o)| matches!(o, BoundsOutcome::Damaged(_))).map(|(n, _)| *n).collect();
+    let missing_bounds: Vec<u32> = bounds_outcomes.iter().filter(|(_, o)| matches!(o, BoundsOutcome::Missing(_))).map(|(n, _)| *n).collect();
     let seconds = start.elapsed().as_secs_f64();
 
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();
@@ -312,6 +453,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let blocked: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Blocked { .. })).map(|(n, _)| *n).collect();
     let manifest_failed = matches!(manifest, Some((_, Some(_))));
     let ok = mismatches == 0
+        && bounds_mismatches == 0
+        && damaged_bounds.is_empty()
+        && missing_bounds.is_empty()
         && failed_facts.is_empty()
         && damaged.is_empty()
         && missing.is_empty()
@@ -321,6 +465,15 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let mut problems = Vec::new();
     if mismatches > 0 {
         problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers.iter().copied())));
+    }
+    if bounds_mismatches > 0 {
+        problems.push(format!("{} wrong bounds entr{} in {}", group_digits(bounds_mismatches), if bounds_mismatches == 1 { "y" } else { "ies" }, layers_phrase(bad_bounds.iter().copied())));
+    }
+    if !damaged_bounds.is_empty() {
+        problems.push(format!("damaged or unreadable bounds of {}", layers_phrase(damaged_bounds.iter().copied())));
+    }
+    if !missing_bounds.is_empty() {
+        problems.push(format!("missing bounds of {}", layers_phrase(missing_bounds.iter().copied())));
     }
     if !failed_facts.is_empty() {
         let ids: Vec<&str> = failed_facts.iter().map(|f| f.id).collect();
@@ -339,8 +492,13 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         problems.push(format!("{} does not match the files", manifest::MANIFEST));
     }
     let summary = if ok {
+        let bounds = if bounds_checked > 0 {
+            format!("; {} bounds entries checked, every one satisfies its equations and agrees with its value", group_digits(bounds_checked))
+        } else {
+            String::new()
+        };
         format!(
-            "OK: {} of {rules}: {} positions re-derived, every value follows from its children; no fact contradicted",
+            "OK: {} of {rules}: {} positions re-derived, every value follows from its children{bounds}; no fact contradicted",
             layers_phrase(first..=last),
             group_digits(checked)
         )
@@ -361,6 +519,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
             mismatches,
             seconds,
             positions_per_second: checked as f64 / derive_seconds.max(1e-9),
+            bounds: bounds_outcomes.iter().map(|(n, o)| bounds_doc(*n, o)).collect(),
+            bounds_checked,
+            bounds_mismatches,
             manifest: manifest.as_ref().map(|(k, e)| ManifestDoc {
                 path: manifest_path.display().to_string(),
                 files_matched: *k,
@@ -389,11 +550,18 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     }
 
     // Exit status: wrong values first, then damaged files, then missing layers.
-    if mismatches > 0 || !failed_facts.is_empty() {
-        return Err(Error::VerifyFailed { wrong_values: mismatches, failed_facts: failed_facts.len() as u64 });
+    if mismatches > 0 || bounds_mismatches > 0 || !failed_facts.is_empty() {
+        return Err(Error::VerifyFailed { wrong_values: mismatches + bounds_mismatches, failed_facts: failed_facts.len() as u64 });
     }
+
     if let Some((_, Outcome::Damaged(e))) = outcomes.into_iter().find(|(_, o)| matches!(o, Outcome::Damaged(_))) {
         if (damaged.len() > 1 || !blocked.is_empty()) && !a.quiet {
+            note(&summary);
+        }
+        return Err(e);
+    }
+    if let Some((_, BoundsOutcome::Damaged(e))) = bounds_outcomes.into_iter().find(|(_, o)| matches!(o, BoundsOutcome::Damaged(_))) {
+        if damaged_bounds.len() > 1 && !a.quiet {
             note(&summary);
         }
         return Err(e);
@@ -403,6 +571,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     }
     if let Some(&n) = missing.first() {
         return Err(dir.missing(n));
+    }
+    if let Some(&n) = missing_bounds.first() {
+        return Err(Error::BoundsMissing { layer: n, dir: dir.layers_dir(), rules });
     }
     Ok(())
 }
