@@ -646,6 +646,8 @@ fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
         _ => match dir.open_bounds(n, false) {
             Ok(_) => LayerAction::Check,
+            // A complete file of values at the bounds' path is someone's data: never replaced.
+            Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
             Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
             Err(e) => return Err(e),
         },
