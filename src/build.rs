@@ -884,7 +884,7 @@ fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lowe
     observer.phase("bounds: checking");
     let t = crate::bounds::tally(n, values.values(), writer.payload_mut());
     if let Some((index, code, value)) = t.first_bad {
-        let detail = format!("bounds entry {index} (code {code}) contradicts value {value} of position {}", format!("{:?}", unrank_unchecked(n, index)));
+        let detail = format!("bounds entry {index} (code {code}) contradicts value {value} of position {:?}", unrank_unchecked(n, index));
         return Err(Error::BoundsCheck { layer: n, detail });
     }
     let lower_views: Vec<(&[u8], crate::bounds::Codec)> = lower.iter().map(|b| (b.payload(), b.codec().clone())).collect();
@@ -921,7 +921,7 @@ fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[(&[u8], cr
         let derived = derive_bounds(rules, &board, |m, j| if m == n { own.1.get(own.0, j) } else { lower[m as usize].1.get(lower[m as usize].0, j) });
         match (stored, derived) {
             (Some(s), Ok(d)) if s == d => None,
-            (s, d) => Some(format!("position {} (index {i}): stored bounds {s:?}, its moves give {d:?}", format!("{board:?}"))),
+            (s, d) => Some(format!("position {board:?} (index {i}): stored bounds {s:?}, its moves give {d:?}")),
         }
     });
     match bad {

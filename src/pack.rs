@@ -647,6 +647,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
         return Err(bad(Damage::HeaderChecksum { stored, computed }));
     }
     let header = Header::decode(&bytes[128..128 + HEADER_LEN], path)?;
+    header.expect(crate::format::VALUE_EXACT_I8, path)?;
     let f = PackFields {
         block_values,
         model: (get_u64(bytes, OFF_MODEL), get_u64(bytes, OFF_MODEL_LEN)),

@@ -322,3 +322,14 @@ fn query_verify_and_stats_report_the_bounds() {
     let (code, _, _) = oware(&["stats", "--rules", "abapa", "--dir", d]);
     assert_eq!(code, 5);
 }
+
+#[test]
+fn bounds_that_do_not_fit_the_memory_limit_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    // The values of layer 14 fit out of core in 8 MiB; its bounds need 4 bytes per position
+    // in memory (17.5 MB): the plan refuses, naming the layer, and writes nothing.
+    let (code, _, err) = oware(&["build", "--rules", "abapa", "--bounds", "--max-stones", "14", "--max-memory", "8M", "--dir", s(dir.path())]);
+    assert_eq!(code, 9, "{err}");
+    assert!(err.contains("layer 1"), "{err}");
+    assert!(!layer_path(dir.path(), ABAPA, 0).exists());
+}

@@ -446,6 +446,18 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             human_duration(l.seconds_estimate)
         ));
     }
+    let bounds: Vec<(u32, &build::BoundsPlan)> = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b))).collect();
+    if !bounds.is_empty() {
+        let to_build: Vec<&(u32, &build::BoundsPlan)> = bounds.iter().filter(|(_, b)| matches!(b.action, LayerAction::Build { .. })).collect();
+        s.push_str(&format!(
+            "  bounds: {} to check, {} to build ({}), in memory: up to {}, disk {}\n",
+            bounds.len() - to_build.len(),
+            to_build.len(),
+            oware::units::describe_layers(to_build.iter().map(|(n, _)| *n)),
+            human_bytes(to_build.iter().map(|(_, b)| b.memory_bytes).max().unwrap_or(0)),
+            human_bytes(to_build.iter().map(|(_, b)| b.disk_bytes).sum())
+        ));
+    }
     let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {
         (Some(m), true) => format!("{} (--max-memory)", human_bytes(m)),
         (Some(m), false) => format!("{} (available)", human_bytes(m)),
@@ -547,6 +559,8 @@ fn summary(json: bool, quiet: bool, display: &Display, stats: &[LayerStats], sec
             positions_per_second: built as f64 / secs.max(1e-9),
             peak_memory_bytes: peak,
         });
+    } else if !quiet && built == 0 {
+        note(&format!("done in {secs:.1} s{on} (every layer's values were complete), {peak_what} {}", peak.map_or("?".into(), human_bytes)));
     } else if !quiet {
         note(&format!(
             "done in {secs:.1} s{on} ({} positions built, {:.2} M positions/s), {peak_what} {}",
