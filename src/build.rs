@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, MemoryLimit, Result};
-use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
+use crate::index::{layer_size, rank_unchecked, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
@@ -918,7 +918,11 @@ fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[(&[u8], cr
         let i = k * step;
         let board = unrank_unchecked(n, i);
         let stored = codec.get(payload, i);
-        let derived = derive_bounds(rules, &board, |m, j| if m == n { own.1.get(own.0, j) } else { lower[m as usize].1.get(lower[m as usize].0, j) });
+        let derived = derive_bounds(rules, &board, |m, child| {
+            let j = rank_unchecked(child);
+            let (payload, codec) = if m == n { own } else { (lower[m as usize].0, &lower[m as usize].1) };
+            codec.get(payload, j).ok_or(m)
+        });
         match (stored, derived) {
             (Some(s), Ok(d)) if s == d => None,
             (s, d) => Some(format!("position {board:?} (index {i}): stored bounds {s:?}, its moves give {d:?}")),

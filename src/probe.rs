@@ -685,25 +685,7 @@ impl Database {
             return self.bounds_layer(n)?.get(rank_unchecked(board));
         }
         // Outside every layer: the two equations over the moves (children are in layers).
-        let n = stones(board) as i32;
-        let share = |value: i8| ((n + i32::from(value)) / 2) as u8;
-        let moves = self.rules().moves(board);
-        if let Some(ending) = moves.ending() {
-            return Ok(Bounds { mover: share(ending), opponent: n as u8 - share(ending) });
-        }
-        let (mut mover, mut opponent) = (0u8, u8::MAX);
-        for m in moves.as_slice() {
-            let (a, b) = match m.outcome {
-                Outcome::End { value } => (share(value), n as u8 - share(value)),
-                Outcome::Child { captured, child } => {
-                    let g = self.bounds_of(&child)?;
-                    (captured + g.opponent, g.mover)
-                }
-            };
-            mover = mover.max(a);
-            opponent = opponent.min(b);
-        }
-        Ok(Bounds { mover, opponent })
+        crate::verify::derive_bounds(self.rules(), board, |_, child| self.bounds_of(child))
     }
 
 }

@@ -63,16 +63,16 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
 /// The forced-capture bounds of `board` derived from its children's stored bounds: the two
 /// equations of [`crate::bounds`] evaluated once.
 ///
-/// `get(m, j)` returns the stored bounds of position `j` of layer `m` (the position's own layer
-/// included, for moves that capture nothing), or `None` when they cannot be read. Positions with
+/// `get(m, child)` returns the stored bounds of `child`, a board of layer `m` (the position's
+/// own layer included, for moves that capture nothing), or the caller's error. Positions with
 /// no legal move get their ruleset's ending split.
 ///
 /// Cost: one move generation and one `get` per move.
 ///
 /// # Errors
-/// `Err(m)`: a child lies in layer `m` and `get` could not give its bounds.
+/// The first error `get` returns.
 #[inline]
-pub fn derive_bounds(rules: Ruleset, board: &Board, get: impl Fn(u32, u64) -> Option<Bounds>) -> std::result::Result<Bounds, u32> {
+pub fn derive_bounds<E>(rules: Ruleset, board: &Board, mut get: impl FnMut(u32, &Board) -> std::result::Result<Bounds, E>) -> std::result::Result<Bounds, E> {
     let n = crate::rules::stones(board) as i32;
     let share = |value: i8| ((n + i32::from(value)) / 2) as u8;
     let moves = rules.moves(board);
@@ -84,8 +84,7 @@ pub fn derive_bounds(rules: Ruleset, board: &Board, get: impl Fn(u32, u64) -> Op
         let (a, b) = match m.outcome {
             Outcome::End { value } => (share(value), n as u8 - share(value)),
             Outcome::Child { captured, child } => {
-                let layer = n as u32 - u32::from(captured);
-                let g = get(layer, rank_unchecked(&child)).ok_or(layer)?;
+                let g = get(n as u32 - u32::from(captured), &child)?;
                 (captured.saturating_add(g.opponent), g.mover)
             }
         };
@@ -166,12 +165,13 @@ pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: 
         }
     }
     let codecs: Vec<Codec> = (0..=n).map(Codec::new).collect();
-    let get = |m: u32, j: u64| -> Option<Bounds> {
-        let payload = if m == n { this } else { lower.get(m as usize).copied()? };
+    let get = |m: u32, child: &Board| -> std::result::Result<Bounds, ()> {
+        let payload = if m == n { this } else { lower.get(m as usize).copied().ok_or(())? };
+        let j = rank_unchecked(child);
         if j >= layer_size(m) {
-            return None;
+            return Err(());
         }
-        codecs[m as usize].get(payload, j)
+        codecs[m as usize].get(payload, j).ok_or(())
     };
     let start = Instant::now();
     let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
