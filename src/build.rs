@@ -10,7 +10,10 @@
 //! payload checksum) before it is trusted, and anything missing or damaged is rebuilt. A layer is
 //! solved into a preallocated temporary file, spot-checked against its children with the
 //! verifier's independent re-derivation, then renamed into place, so killing the build loses at
-//! most the layer in progress. The algorithm itself lives in [`crate::solver`].
+//! most the layer in progress. With [`BuildConfig::bounds`], each layer's forced-capture bounds
+//! ([`crate::bounds`]) follow its values the same way: planned, checked or built in memory,
+//! checked against the values and spot-checked, written atomically, resumed. The algorithm itself
+//! lives in [`crate::solver`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
