@@ -64,6 +64,13 @@ pub enum Forced {
     DecidedByRepetition,
 }
 
+impl serde::Serialize for Forced {
+    /// As its [`name`](Forced::name).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl Forced {
     /// A stable name: `win`, `draw`, `loss`, `draw_or_better`, `decided_by_repetition`.
     pub fn name(self) -> &'static str {

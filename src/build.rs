@@ -146,6 +146,21 @@ pub struct BoundsStats {
 }
 
 impl BoundsStats {
+    /// The statistics of layer `n`'s bounds of `rules` from their [`crate::bounds::tally`]
+    /// (no time or memory figures).
+    fn new(rules: Ruleset, n: u32, t: &crate::bounds::Tally) -> BoundsStats {
+        BoundsStats {
+            rules: rules.name().into(),
+            layer: n,
+            positions: layer_size(n),
+            file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
+            seconds: None,
+            peak_memory_bytes: None,
+            forced: t.forced,
+            strictly_inside: t.strictly_inside,
+        }
+    }
+
     /// The share of positions whose split is forced.
     pub fn forced_share(&self) -> f64 {
         self.forced as f64 / self.positions.max(1) as f64
@@ -843,16 +858,7 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> 
         };
         return Err(Error::corrupt(b.path(), damage));
     }
-    Ok(BoundsStats {
-        rules: rules.name().into(),
-        layer: n,
-        positions: layer_size(n),
-        file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
-        seconds: None,
-        peak_memory_bytes: None,
-        forced: t.forced,
-        strictly_inside: t.strictly_inside,
-    })
+    Ok(BoundsStats::new(rules, n, &t))
 }
 
 /// Makes layer `n`'s forced-capture bounds complete: checks the file there (`bp`), or builds
@@ -861,7 +867,7 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> 
 /// place; then writes `bounds-NN.json`. Returns the finished bounds.
 ///
 /// # Errors
-/// [`Error::SpotCheck`] when the new bounds fail a check (nothing is published);
+/// [`Error::BoundsCheck`] when the new bounds fail a check (nothing is published);
 /// [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a file cannot be written.
 fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lower: &[BoundsLayer], observer: &dyn BuildObserver) -> Result<BoundsLayer> {
     let rules = dir.rules();
@@ -885,46 +891,34 @@ fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lowe
     let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.payload()).collect();
     solve_bounds(rules, n, &lower_payloads, writer.payload_mut(), observer)?;
     observer.phase("bounds: checking");
-    let t = crate::bounds::tally(n, values.values(), writer.payload_mut());
+    let t = crate::bounds::tally(n, values.values(), writer.payload());
     if let Some((index, code, value)) = t.first_bad {
         let detail = format!("bounds entry {index} (code {code}) contradicts value {value} of position {:?}", unrank_unchecked(n, index));
         return Err(Error::BoundsCheck { layer: n, detail });
     }
-    let lower_views: Vec<(&[u8], crate::bounds::Codec)> = lower.iter().map(|b| (b.payload(), b.codec().clone())).collect();
-    spot_check_bounds(rules, n, writer.payload_mut(), &lower_views)?;
+    spot_check_bounds(rules, n, writer.payload(), lower)?;
     let seconds = start.elapsed().as_secs_f64();
     writer.finish()?;
-    let stats = BoundsStats {
-        rules: rules.name().into(),
-        layer: n,
-        positions: layer_size(n),
-        file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
-        seconds: Some(seconds),
-        peak_memory_bytes: peak_memory(),
-        forced: t.forced,
-        strictly_inside: t.strictly_inside,
-    };
-    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
-    write_atomic(&dir.bounds_stats_path(n), &json)?;
+    let stats = BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) };
+    write_json(&dir.bounds_stats_path(n), &stats)?;
     observer.bounds_done(&stats, &LayerOutcome::Built { seconds, replaced });
     dir.open_bounds(n, false)
 }
 
 /// Re-derives the bounds of a spread of positions of a new layer from their moves with the
 /// verifier's independent derivation before the layer is published.
-fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[(&[u8], crate::bounds::Codec)]) -> Result<()> {
+fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[BoundsLayer]) -> Result<()> {
     let size = layer_size(n);
     let step = (size / SPOT_CHECKS).max(1);
     let codec = crate::bounds::Codec::new(n);
-    let own = (payload, &codec);
     let bad = (0..size.div_ceil(step)).into_par_iter().find_map_first(|k| {
         let i = k * step;
         let board = unrank_unchecked(n, i);
         let stored = codec.get(payload, i);
         let derived = derive_bounds(rules, &board, |m, child| {
             let j = rank_unchecked(child);
-            let (payload, codec) = if m == n { own } else { (lower[m as usize].0, &lower[m as usize].1) };
-            codec.get(payload, j).ok_or(m)
+            let got = if m == n { codec.get(payload, j) } else { lower[m as usize].codec().get(lower[m as usize].payload(), j) };
+            got.ok_or(m)
         });
         match (stored, derived) {
             (Some(s), Ok(d)) if s == d => None,
@@ -1209,30 +1203,27 @@ fn stats_out_of_range(s: &LayerStats) -> bool {
     s.values.keys().any(|&v| v.unsigned_abs() > s.layer)
 }
 
-/// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with
-/// the layer's counts.
+/// Writes `value` as pretty JSON at `path`, atomically.
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let json = serde_json::to_vec_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
+    write_atomic(path, &json)
+}
+
 /// Writes `counted` as JSON at `path` when the file there is missing, unreadable or fails
 /// `same`.
 fn restore_json<T: Serialize + serde::de::DeserializeOwned>(path: &Path, counted: &T, same: impl Fn(&T) -> bool, observer: &dyn BuildObserver) -> Result<()> {
     let ok = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
     if !ok {
-        let json = serde_json::to_vec_pretty(counted).map_err(|e| Error::Internal(e.to_string()))?;
-        write_atomic(path, &json)?;
+        write_json(path, counted)?;
         observer.message(&format!("restored {}", path.display()));
     }
     Ok(())
 }
 
+/// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with
+/// the layer's counts.
 fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildObserver) -> Result<()> {
-    let n = counted.layer;
-    let ok = read_stats(dir.base(), dir.rules(), n).is_some_and(|s| s.values == counted.values && s.positions == counted.positions);
-    if !ok {
-        let json = serde_json::to_vec_pretty(counted).map_err(|e| Error::Internal(e.to_string()))?;
-        let path = dir.stats_path(n);
-        write_atomic(&path, &json)?;
-        observer.message(&format!("restored {}", path.display()));
-    }
-    Ok(())
+    restore_json(&dir.stats_path(counted.layer), counted, |s: &LayerStats| s.values == counted.values && s.positions == counted.positions, observer)
 }
 
 /// Counts a layer's values with [`scan_released`], giving each window's pages back.
@@ -1348,8 +1339,7 @@ fn publish(
     stats.peak_memory_bytes = peak_memory();
     stats.mode = Some(lp.mode);
     stats.ranks = ranks;
-    let json = serde_json::to_vec_pretty(&stats).map_err(|e| Error::Internal(e.to_string()))?;
-    write_atomic(&dir.stats_path(n), &json)?;
+    write_json(&dir.stats_path(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
 }

@@ -95,6 +95,29 @@ impl fmt::Debug for Database {
     }
 }
 
+/// The value of `cell`, opened with `open` by the first caller only: concurrent first callers
+/// wait on `lock` for it. A failed opening is not remembered. `None` cells (a layer above 48)
+/// give `missing()`.
+fn open_once<'a, T>(
+    cell: Option<&'a OnceLock<T>>,
+    lock: Option<&Mutex<()>>,
+    missing: impl FnOnce() -> Error,
+    open: impl FnOnce() -> Result<T>,
+) -> Result<&'a T> {
+    let (Some(cell), Some(lock)) = (cell, lock) else {
+        return Err(missing());
+    };
+    // A panic while another thread held the lock cannot leave the cell half-set (OnceLock is
+    // set atomically), so a poisoned lock is safe to take over.
+    let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(value) = cell.get() {
+        return Ok(value);
+    }
+    let value = open()?;
+    // Only this thread sets the cell (it holds the lock and the cell was empty).
+    Ok(cell.get_or_init(|| value))
+}
+
 /// What a move does: the game goes on from a child position, or it ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MoveResult {
@@ -417,22 +440,14 @@ impl Database {
 
     #[cold]
     fn open_layer(&self, n: u32) -> Result<&Table> {
-        let (Some(cell), Some(lock)) = (self.layers.get(n as usize), self.opening.get(n as usize)) else {
-            return Err(self.missing(n));
-        };
-        // A panic while another thread held the lock cannot leave the cell half-set (OnceLock
-        // is set atomically), so a poisoned lock is safe to take over.
-        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(layer) = cell.get() {
-            return Ok(layer);
-        }
-        let layer = self.dir.open_table(n, self.verify)?;
-        if layer.len() != layer_size(n) {
-            let expected = layer_size(n);
-            return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
-        }
-        // Only this thread sets the cell (we hold its lock and it was empty).
-        Ok(cell.get_or_init(|| layer))
+        open_once(self.layers.get(n as usize), self.opening.get(n as usize), || self.missing(n), || {
+            let layer = self.dir.open_table(n, self.verify)?;
+            if layer.len() != layer_size(n) {
+                let expected = layer_size(n);
+                return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
+            }
+            Ok(layer)
+        })
     }
 
     fn missing(&self, n: u32) -> Error {
@@ -627,18 +642,13 @@ impl Database {
     /// layer's file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file
     /// holds values; [`Error::Io`] for other failures to read it.
     pub fn bounds_layer(&self, n: u32) -> Result<&BoundsLayer> {
-        if let Some(b) = self.bounds.get(n as usize).and_then(OnceLock::get) {
-            return Ok(b);
+        match self.bounds.get(n as usize).and_then(OnceLock::get) {
+            Some(b) => Ok(b),
+            None => {
+                let missing = || Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
+                open_once(self.bounds.get(n as usize), self.opening_bounds.get(n as usize), missing, || self.dir.open_bounds(n, self.verify))
+            }
         }
-        let (Some(cell), Some(lock)) = (self.bounds.get(n as usize), self.opening_bounds.get(n as usize)) else {
-            return Err(Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() });
-        };
-        let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(b) = cell.get() {
-            return Ok(b);
-        }
-        let b = self.dir.open_bounds(n, self.verify)?;
-        Ok(cell.get_or_init(|| b))
     }
 
     /// What each side of `position` can force itself to capture of the stones on the board by

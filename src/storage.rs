@@ -585,6 +585,15 @@ fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
     Ok(file)
 }
 
+/// Checks that `file` (at `path`) still has the length `opened` it had when it was mapped.
+fn check_length(file: &File, path: &Path, opened: u64) -> Result<()> {
+    let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    if now != opened {
+        return Err(Error::corrupt(path, Damage::ChangedWhileOpen { opened, now }));
+    }
+    Ok(())
+}
+
 /// Opens and maps `path` read-only (see [`open_regular`]).
 fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(File, Mmap)> {
     let file = open_regular(path, missing)?;
@@ -675,11 +684,7 @@ impl Layer {
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub fn check_unchanged(&self) -> Result<()> {
-        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
-        if now != self.len {
-            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
-        }
-        Ok(())
+        check_length(&self.file, &self.path, self.len)
     }
 
     /// The layer number (stones on the board).
@@ -800,22 +805,6 @@ impl BoundsLayer {
         Ok(())
     }
 
-    /// Checks that every entry holds a valid code (a file whose checksum matches but whose
-    /// writer was wrong).
-    ///
-    /// Cost: one parallel pass over the payload.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] with [`Damage::BadBoundsCode`] naming the first bad entry.
-    pub fn check_codes(&self) -> Result<()> {
-        use rayon::prelude::*;
-        let bad = (0..layer_size(self.stones)).into_par_iter().find_first(|&i| self.codec.get(self.payload(), i).is_none());
-        match bad {
-            Some(index) => Err(Error::corrupt(&self.path, Damage::BadBoundsCode { index, code: self.codec.raw(self.payload(), index) })),
-            None => Ok(()),
-        }
-    }
-
     /// The bounds of the position of index `i`.
     ///
     /// Cost: one or two byte reads of the map and a table read.
@@ -874,11 +863,7 @@ impl BoundsLayer {
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub fn check_unchanged(&self) -> Result<()> {
-        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
-        if now != self.len {
-            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
-        }
-        Ok(())
+        check_length(&self.file, &self.path, self.len)
     }
 }
 
@@ -1025,6 +1010,11 @@ impl LayerWriter {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
         // SAFETY: a shared mapping of our own file: dropping its pages loses nothing.
         unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+    }
+
+    /// The payload bytes as written so far.
+    pub fn payload(&self) -> &[u8] {
+        &self.map[PAYLOAD_OFFSET as usize..]
     }
 
     /// The payload as values.

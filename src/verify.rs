@@ -175,7 +175,7 @@ pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: 
     };
     let start = Instant::now();
     let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
-    let (checked, mismatches, mut first) = ranges
+    let (checked, mismatches, first) = ranges
         .into_par_iter()
         .map(|r| {
             let len = r.end - r.start;
@@ -211,7 +211,6 @@ pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: 
     if progress.cancelled() {
         return Err(Error::Interrupted);
     }
-    first.truncate(MISMATCHES_KEPT);
     if checked != size {
         return Err(Error::Usage(format!("layer {n}: walked {checked} of {size} positions")));
     }

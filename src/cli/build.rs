@@ -211,12 +211,31 @@ impl Display {
         }
     }
 
-    fn clear(&self) {
+    /// Shows the bar of the layer (or bounds) in progress, `prefix` before it, in `colour`.
+    fn start_bar(&self, prefix: String, units: u64, colour: &str) {
+        let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
+        let template = format!("{{prefix}} [{{bar:30.{colour}/white}}] {{percent:>3}}% {{msg:<18}} ETA {{average_eta}}");
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
+        }
+        bar.set_prefix(prefix);
+        if let Ok(mut slot) = self.layer.lock() {
+            *slot = Some(bar);
+        }
+    }
+
+    /// Removes the bar of the layer (or bounds) in progress.
+    fn end_bar(&self) {
         if let Ok(mut slot) = self.layer.lock() {
             if let Some(bar) = slot.take() {
                 bar.finish_and_clear();
+                self.multi.remove(&bar);
             }
         }
+    }
+
+    fn clear(&self) {
+        self.end_bar();
         self.total.finish_and_clear();
     }
 }
@@ -269,14 +288,7 @@ impl BuildObserver for Display {
     }
 
     fn layer_started(&self, n: u32, units: u64) {
-        let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.green/white}] {percent:>3}% {msg:<18} ETA {average_eta}") {
-            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
-        }
-        bar.set_prefix(format!("layer {n}"));
-        if let Ok(mut slot) = self.layer.lock() {
-            *slot = Some(bar);
-        }
+        self.start_bar(format!("{:>8}", format!("layer {n}")), units, "green");
         if let Ok(mut e) = self.estimates.lock() {
             let ms = e.ms.get(&n).copied().unwrap_or(0);
             e.per_unit = ms as f64 / units.max(1) as f64;
@@ -286,12 +298,7 @@ impl BuildObserver for Display {
     }
 
     fn layer_done(&self, stats: &LayerStats, outcome: &LayerOutcome) {
-        if let Ok(mut slot) = self.layer.lock() {
-            if let Some(bar) = slot.take() {
-                bar.finish_and_clear();
-                self.multi.remove(&bar);
-            }
-        }
+        self.end_bar();
         if let (LayerOutcome::Built { .. }, Ok(mut e)) = (outcome, self.estimates.lock()) {
             // Rounding aside, the bar stands at the sum of the estimates of the layers done.
             let ms = e.ms.get(&stats.layer).copied().unwrap_or(0);
@@ -330,14 +337,7 @@ impl BuildObserver for Display {
     }
 
     fn bounds_started(&self, n: u32, units: u64) {
-        let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.yellow/white}] {percent:>3}% {msg:<18} ETA {average_eta}") {
-            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
-        }
-        bar.set_prefix(format!("bounds {n}"));
-        if let Ok(mut slot) = self.layer.lock() {
-            *slot = Some(bar);
-        }
+        self.start_bar(format!("{:>9}", format!("bounds {n}")), units, "yellow");
         // The whole build's bar counts the values' estimates only: it waits while bounds build.
         if let Ok(mut e) = self.estimates.lock() {
             e.per_unit = 0.0;
@@ -345,12 +345,7 @@ impl BuildObserver for Display {
     }
 
     fn bounds_done(&self, stats: &BoundsStats, outcome: &LayerOutcome) {
-        if let Ok(mut slot) = self.layer.lock() {
-            if let Some(bar) = slot.take() {
-                bar.finish_and_clear();
-                self.multi.remove(&bar);
-            }
-        }
+        self.end_bar();
         if self.json {
             let (status, replaced) = match outcome {
                 LayerOutcome::Skipped => ("skipped", None),

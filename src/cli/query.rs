@@ -14,6 +14,7 @@
 use std::io::BufRead;
 
 use clap::Args;
+use oware::bounds::Forced;
 use oware::line::{Analysis, PvEnd};
 use oware::position::{PositionError, Side};
 use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
@@ -316,16 +317,16 @@ struct CapturedDoc {
 
 #[derive(Serialize)]
 struct ResultDoc {
-    mover: &'static str,
-    opponent: &'static str,
+    mover: Forced,
+    opponent: Forced,
 }
 
 impl ForcedDoc {
     fn new(rules: oware::Ruleset, n: u32, b: oware::bounds::Bounds, captured: Option<(u32, u32)>) -> ForcedDoc {
         let own_side = rules.own_side_repetition();
         let result = captured.map(|(m, o)| {
-            let (x, y) = oware::bounds::forced_results(n, b, m, o);
-            ResultDoc { mover: x.name(), opponent: y.name() }
+            let (mover, opponent) = oware::bounds::forced_results(n, b, m, o);
+            ResultDoc { mover, opponent }
         });
         ForcedDoc {
             forced_mover: b.mover,
@@ -362,19 +363,12 @@ fn forced_text(rules: oware::Ruleset, n: u32, f: &ForcedDoc) -> String {
         s.push_str(&format!("under {rules}'s repetition rule endless play splits the stones evenly: the value above is exact\n"));
     }
     if let (Some(c), Some(r)) = (&f.captured, &f.result) {
-        let words = |name: &str| match name {
-            "win" => oware::bounds::Forced::Win.words(),
-            "draw" => oware::bounds::Forced::Draw.words(),
-            "loss" => oware::bounds::Forced::Loss.words(),
-            "draw_or_better" => oware::bounds::Forced::DrawOrBetter.words(),
-            _ => oware::bounds::Forced::DecidedByRepetition.words(),
-        };
         s.push_str(&format!(
             "with {}:{} captured, by forced captures alone: the player to move {}; the opponent {}\n",
             c.mover,
             c.opponent,
-            words(r.mover),
-            words(r.opponent)
+            r.mover.words(),
+            r.opponent.words()
         ));
     }
     s
