@@ -316,6 +316,21 @@ pub enum PositionError {
         /// The input, quoted by `position::excerpt`.
         excerpt: String,
     },
+    /// A move is not written as a house (`A`..`F`, `a`..`f`) or a pit (`0`..`5`), or names the
+    /// other side's house.
+    BadMove {
+        /// What is wrong.
+        reason: &'static str,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A move is not legal in its position.
+    IllegalMove {
+        /// The house played (`A`..`F` for South, `a`..`f` for North).
+        house: char,
+        /// Why it is not legal.
+        reason: &'static str,
+    },
     /// An input line is longer than any position can be (it was not read into memory).
     LineTooLong {
         /// Its length.
@@ -347,6 +362,8 @@ impl fmt::Display for PositionError {
             PositionError::TooManyStones { total } => write!(f, "{total} stones on the board; Oware has only {MAX}"),
             PositionError::BadSide { excerpt } => write!(f, "side to move must be 'south' or 'north', not {excerpt}"),
             PositionError::Malformed { reason, excerpt } => write!(f, "{reason} in {excerpt}"),
+            PositionError::BadMove { reason, excerpt } => write!(f, "move {excerpt}: {reason}"),
+            PositionError::IllegalMove { house, reason } => write!(f, "move {house} is not legal here: {reason}"),
             PositionError::LineTooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, more than the {max} bytes a position can take")
             }

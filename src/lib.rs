@@ -20,6 +20,7 @@
 //! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job |
 //! | [`probe`] | queries: value, move values |
 //! | [`line`](mod@line) | the best line (principal variation) |
+//! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
 //! | [`verify`] | the independent verifier |
 //! | [`facts`] | the published facts checked against the layers |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
@@ -36,6 +37,7 @@ pub mod build;
 pub mod error;
 pub mod facts;
 pub mod format;
+pub mod game;
 pub mod index;
 pub mod line;
 pub mod manifest;

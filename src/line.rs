@@ -40,8 +40,24 @@ pub enum PvEnd {
         /// Index of the step whose starting position the last move reached again.
         first_ply: usize,
     },
+    /// The value of the position after the last step (or of the starting position, when there
+    /// is no step) is 0 and no sequence of best moves of either side from it ever captures or
+    /// ends the game: neither side can force a capture, the stones stay on the board and are
+    /// split evenly by endless play. The line stops here rather than print shuffling plies.
+    EndlessPlay,
     /// The line was cut at the requested number of plies (also when that number is 0).
     PlyLimit,
+}
+
+/// What the search for a best move that makes progress found.
+enum Search {
+    /// The pits of a shortest sequence of best moves to a position with such a move, the first
+    /// move last.
+    Found(Vec<u8>),
+    /// Every position reachable by best moves was looked at: none has such a move.
+    Exhausted,
+    /// The search looked at its limit of positions without finding one.
+    GaveUp,
 }
 
 /// One ply of a principal variation.
@@ -115,19 +131,20 @@ impl Database {
     /// 1. a move that captures or ends the game (or leaves the opponent without a legal move),
     ///    the lowest-numbered one: its value comes from a smaller layer or from the end of the
     ///    game, so it cannot lead back to an earlier position;
-    /// 2. otherwise, when the value is not 0, the next move of a shortest sequence of best moves
-    ///    (of both players, lowest pits first) that leads to a position with such a move. It is
-    ///    found by a breadth-first search over the best moves that looks at no more than
-    ///    20 000 positions, which only fails for lines longer than any seen in the
-    ///    tests: a value `v != 0` means endless play (worth 0) is not best play, so such a
-    ///    sequence exists;
-    /// 3. otherwise (value 0, or the search gave up), the lowest-numbered move whose position
-    ///    after the move has not occurred earlier in the line, or else the lowest-numbered one.
+    /// 2. otherwise, the next move of a shortest sequence of best moves (of both players, lowest
+    ///    pits first) that leads to a position with such a move. It is found by a breadth-first
+    ///    search over the best moves that looks at no more than 20 000 positions, which only
+    ///    fails for lines longer than any seen in the tests: a value `v != 0` means endless play
+    ///    (worth 0) is not best play, so such a sequence exists. When the value is 0 and the
+    ///    search looked at every position reachable by best moves without finding one, neither
+    ///    side can force a capture: the line stops there ([`PvEnd::EndlessPlay`]);
+    /// 3. otherwise (the search gave up), the lowest-numbered move whose position after the move
+    ///    has not occurred earlier in the line, or else the lowest-numbered one.
     ///
-    /// The line stops when the game ends ([`PvEnd::GameOver`]), when a position repeats
-    /// ([`PvEnd::Repetition`] when its value is 0: endless play; [`PvEnd::Cycle`] otherwise,
-    /// which only a search that gave up can cause), or after `max_plies` moves
-    /// ([`PvEnd::PlyLimit`]). The choice depends only on the line so far, so a shorter
+    /// The line stops when the game ends ([`PvEnd::GameOver`]), when no capture can come any
+    /// more ([`PvEnd::EndlessPlay`]), when a position repeats ([`PvEnd::Repetition`] when its
+    /// value is 0: endless play; [`PvEnd::Cycle`] otherwise; only a search that gave up can
+    /// cause either), or after `max_plies` moves ([`PvEnd::PlyLimit`]). The choice depends only on the line so far, so a shorter
     /// `max_plies` cuts the same line.
     ///
     /// Cost: per ply, as [`move_values`](Self::move_values), plus a hash-map insertion; memory
@@ -272,7 +289,9 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
         let end = loop {
             let Some(value) = moves.iter().map(|m| m.value).max() else { break PvEnd::GameOver };
             seen.insert(current, steps.len());
-            let played = self.choose(&current, &moves, value, &seen, &mut plan, search_limit)?;
+            let Some(played) = self.choose(&current, &moves, value, &seen, &mut plan, search_limit)? else {
+                break PvEnd::EndlessPlay;
+            };
             steps.push(PvStep { position: current, value, played });
             let MoveResult::Continues { child, .. } = played.result else { break PvEnd::GameOver };
             if let Some(&first_ply) = seen.get(&child) {
@@ -306,7 +325,8 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
     }
 
     /// The move a principal variation plays at `current` (value `value`, legal moves `moves`,
-    /// not empty), following the rules of [`principal_variation`](Self::principal_variation).
+    /// not empty), following the rules of [`principal_variation`](Self::principal_variation);
+    /// `None` when the value is 0 and no capture can come any more (endless play).
     fn choose(
         &self,
         current: &Position,
@@ -315,37 +335,45 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
         seen: &HashMap<Position, usize>,
         plan: &mut Vec<u8>,
         search_limit: usize,
-    ) -> Result<MoveValue> {
+    ) -> Result<Option<MoveValue>> {
         let best: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
         if let Some(m) = best.iter().find(|m| self.makes_progress(m)) {
             plan.clear();
-            return Ok(*m);
+            return Ok(Some(*m));
         }
-        if plan.is_empty() && value != 0 {
-            *plan = self.path_to_progress(current, moves, seen, search_limit)?.unwrap_or_default();
+        if plan.is_empty() {
+            // With value 0 the search may pass through earlier positions of the line: it must see
+            // everything reachable to tell endless play; the path it returns is shortest, so
+            // following it cannot go round.
+            let avoid = if value == 0 { &HashMap::new() } else { seen };
+            match self.path_to_progress(current, moves, avoid, search_limit)? {
+                Search::Found(path) => *plan = path,
+                Search::Exhausted if value == 0 => return Ok(None),
+                Search::Exhausted | Search::GaveUp => {}
+            }
         }
         if let Some(pit) = plan.pop() {
             if let Some(m) = best.iter().find(|m| m.pit == pit) {
-                return Ok(*m);
+                return Ok(Some(*m));
             }
             plan.clear(); // cannot happen: the search followed best moves
         }
         let fresh = best.iter().find(|m| m.child().is_some_and(|c| !seen.contains_key(c)));
         // `best` is not empty: `value` is the largest move value.
-        Ok(*fresh.or(best.first()).unwrap_or(&moves[0]))
+        Ok(Some(*fresh.or(best.first()).unwrap_or(&moves[0])))
     }
 
     /// A shortest sequence of best moves from `start` (whose legal moves are `start_moves`) to a
     /// position with a best move that makes progress, avoiding the positions in `seen`: its
-    /// pits, the first move last. `None` when the search gives up after `limit` positions or
-    /// finds none.
+    /// pits, the first move last; or that there is none, or that the search gave up after
+    /// `limit` positions.
     fn path_to_progress(
         &self,
         start: &Position,
         start_moves: &[MoveValue],
         seen: &HashMap<Position, usize>,
         limit: usize,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Search> {
         struct Node {
             parent: usize,
             pit: u8,
@@ -368,7 +396,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
                     continue;
                 }
                 if nodes.len() >= limit {
-                    return Ok(None);
+                    return Ok(Search::GaveUp);
                 }
                 let moves = self.oracle.move_values(&child)?;
                 let best = moves.iter().map(|m| m.value).max();
@@ -381,12 +409,12 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
                         path.push(nodes[at].pit);
                         at = nodes[at].parent;
                     }
-                    return Ok(Some(path));
+                    return Ok(Search::Found(path));
                 }
             }
             next += 1;
         }
-        Ok(None)
+        Ok(Search::Exhausted)
     }
 }
 
@@ -445,9 +473,30 @@ mod tests {
             (p(1), vec![quiet(0, p(0), 0)]),
         ]));
         let line = LineSearch::new(&table).principal_variation(&p(0), 10).unwrap();
-        assert_eq!(line.steps.len(), 2);
-        assert_eq!(line.end, PvEnd::Repetition { first_ply: 0 });
-        assert_eq!(LineSearch::new(&table).principal_variation(&p(0), 1).unwrap().end, PvEnd::PlyLimit);
+        assert_eq!(line, PrincipalVariation { steps: Vec::new(), end: PvEnd::EndlessPlay });
+        // Without the search, the shuffling is played out until a position repeats.
+        let moves = table.move_values(&p(0)).unwrap();
+        let blind = LineSearch::new(&table).line_from(&p(0), moves, 10, 0).unwrap();
+        assert_eq!(blind.steps.len(), 2);
+        assert_eq!(blind.end, PvEnd::Repetition { first_ply: 0 });
+    }
+
+    #[test]
+    fn value_zero_lines_go_to_the_capture_then_stop() {
+        // p0 (value 0) can shuffle p0 -> p1 -> p0, or go p0 -> p2, where a capture of 0 value
+        // (an even exchange) leads to p3, a quiet value-0 loop p3 <-> p4.
+        let capture = MoveValue { pit: 1, result: MoveResult::Continues { captured: 2, child: p(3) }, value: 0 };
+        let table = Table(HashMap::from([
+            (p(0), vec![quiet(0, p(1), 0), quiet(1, p(2), 0)]),
+            (p(1), vec![quiet(0, p(0), 0)]),
+            (p(2), vec![quiet(0, p(5), -1), capture]),
+            (p(3), vec![quiet(0, p(4), 0)]),
+            (p(4), vec![quiet(0, p(3), 0)]),
+        ]));
+        let line = LineSearch::new(&table).principal_variation(&p(0), 20).unwrap();
+        let pits: Vec<u8> = line.steps.iter().map(|s| s.played.pit).collect();
+        assert_eq!(pits, vec![1, 1], "{line:?}");
+        assert_eq!(line.end, PvEnd::EndlessPlay);
     }
 
     /// Without the search of rule 2, winning lines of small layers do go round in circles (the
@@ -478,7 +527,7 @@ mod tests {
                         with_search += u32::from(matches!(full.end, PvEnd::Cycle { .. }));
                     }
                     PvEnd::Repetition { first_ply } => assert_eq!(line.steps[first_ply].value, 0, "{p}"),
-                    PvEnd::GameOver | PvEnd::PlyLimit => {}
+                    PvEnd::GameOver | PvEnd::PlyLimit | PvEnd::EndlessPlay => {}
                 }
             }
         }

@@ -9,6 +9,15 @@
 //!   first, separated by `/`: `0 0 0 3 2 4 / 1 1 1 1 1 2` (the top row is the opponent's, right
 //!   to left; the bottom row is the mover's, left to right).
 //!
+//! With the side to move ([`Position::parse_with_side`]), also the **side form**: each side's
+//! houses in sowing order after its label, then the side to move, as Oware records write a
+//! board: `S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S` (labels `S`/`South`, `N`/`North`, any case, the
+//! colon optional, the rows in either order, an optional `to move` at the end).
+//!
+//! **Houses.** South's houses are `A`..`F` and North's `a`..`f`, each in sowing order (South's
+//! `A` is opposite North's `f`). South moves first in a game. Moves are written as houses
+//! ([`house`], [`parse_move`]); pit numbers 0..5 (mover-first) stay for programs.
+//!
 //! Parsing never holds more than a few tokens of the input: counting stops one token past what is
 //! expected, and an error quotes at most [`EXCERPT_CHARS`] characters of the input, escaped.
 
@@ -73,6 +82,88 @@ pub fn excerpt(s: &str) -> String {
         format!("'{out}…' ({} bytes)", s.len())
     } else {
         format!("'{out}'")
+    }
+}
+
+impl Side {
+    /// `south` or `north` (the names the command line and JSON use).
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::South => "south",
+            Side::North => "north",
+        }
+    }
+
+    /// `South` or `North` (for people).
+    pub fn title(self) -> &'static str {
+        match self {
+            Side::South => "South",
+            Side::North => "North",
+        }
+    }
+
+    /// The other side.
+    pub fn other(self) -> Side {
+        match self {
+            Side::South => Side::North,
+            Side::North => Side::South,
+        }
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.title())
+    }
+}
+
+/// The name of the mover's pit `pit` (0..5, mover-first) when `side` is to move: `A`..`F` for
+/// South, `a`..`f` for North.
+///
+/// ```
+/// use oware::position::{house, Side};
+/// assert_eq!(house(Side::South, 0), 'A');
+/// assert_eq!(house(Side::North, 5), 'f');
+/// ```
+pub fn house(side: Side, pit: u8) -> char {
+    let base = match side {
+        Side::South => b'A',
+        Side::North => b'a',
+    };
+    char::from(base + pit.min(5))
+}
+
+/// A move of `to_move` read from text: a house of that side (`A`..`F` for South, `a`..`f` for
+/// North) or a mover-first pit number `0`..`5`. The result is the mover-first pit. Whether the
+/// move is legal is the rules' question, not this one's.
+///
+/// ```
+/// use oware::position::{parse_move, Side};
+/// assert_eq!(parse_move("C", Side::South)?, 2);
+/// assert_eq!(parse_move("f", Side::North)?, 5);
+/// assert_eq!(parse_move("4", Side::North)?, 4);
+/// assert!(parse_move("c", Side::South).is_err()); // North's house, South to move
+/// # Ok::<(), oware::Error>(())
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidPosition`] with [`PositionError::BadMove`] for anything else, naming the
+/// problem (another side's house, a pit number out of range).
+pub fn parse_move(text: &str, to_move: Side) -> Result<u8> {
+    let bad = |reason| invalid(PositionError::BadMove { reason, excerpt: excerpt(text) });
+    let t = text.trim();
+    let mut chars = t.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return Err(bad("a move is one house, A..F (South) or a..f (North), or a pit number 0..5"));
+    };
+    match c {
+        'A'..='F' if to_move == Side::South => Ok(c as u8 - b'A'),
+        'a'..='f' if to_move == Side::North => Ok(c as u8 - b'a'),
+        'A'..='F' => Err(bad("that is South's house, and North is to move (North's houses are a..f)")),
+        'a'..='f' => Err(bad("that is North's house, and South is to move (South's houses are A..F)")),
+        '0'..='5' => Ok(c as u8 - b'0'),
+        '6'..='9' => Err(bad("a pit number is 0..5, counted from the mover's first house")),
+        _ => Err(bad("a move is one house, A..F (South) or a..f (North), or a pit number 0..5")),
     }
 }
 
@@ -166,6 +257,30 @@ impl Position {
         }
     }
 
+    /// A position and, when the text names it, the side to move: any form of the module
+    /// documentation, including the side form `S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S`, which names it.
+    ///
+    /// ```
+    /// use oware::position::{Position, Side};
+    /// let (p, side) = Position::parse_with_side("S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  N")?;
+    /// assert_eq!((p.to_string().as_str(), side), ("4 2 3 0 0 0 1 1 1 1 1 2", Some(Side::North)));
+    /// let (q, side) = Position::parse_with_side("1 1 1 1 1 2 4 2 3 0 0 0")?;
+    /// assert_eq!((q.to_string().as_str(), side), ("1 1 1 1 1 2 4 2 3 0 0 0", None));
+    /// # Ok::<(), oware::Error>(())
+    /// ```
+    ///
+    /// Cost: as [`FromStr`]: a few dozen tokens at most are looked at.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPosition`] naming the problem, as [`FromStr`]; for the side form, a
+    /// missing or repeated label, a row of the wrong length, or no side to move.
+    pub fn parse_with_side(s: &str) -> Result<(Position, Option<Side>)> {
+        if starts_with_label(s) {
+            return parse_side_form(s).map(|(p, side)| (p, Some(side)));
+        }
+        s.parse().map(|p| (p, None))
+    }
+
     /// The mover-first board.
     #[inline]
     pub fn board(&self) -> &Board {
@@ -232,6 +347,59 @@ impl Position {
     }
 }
 
+/// Whether the text starts with a side's label (`S`, `South`, `N`, `North`, any case): the side
+/// form.
+fn starts_with_label(s: &str) -> bool {
+    let first = s.trim_start().split(|c: char| c == ',' || c == ':' || c.is_whitespace()).next().unwrap_or("");
+    matches!(first.to_ascii_lowercase().as_str(), "s" | "south" | "n" | "north")
+}
+
+/// The side form `S: A..F  N: a..f  SIDE [to move]`.
+fn parse_side_form(s: &str) -> Result<(Position, Side)> {
+    let malformed = |reason| invalid(PositionError::Malformed { reason, excerpt: excerpt(s) });
+    let label = |t: &str| match t.to_ascii_lowercase().as_str() {
+        "s" | "south" => Some(Side::South),
+        "n" | "north" => Some(Side::North),
+        _ => None,
+    };
+    // Tokens, at most 20 of them looked at (a side form has 17 or fewer).
+    let mut tokens = s.split(|c: char| c == ',' || c == ':' || c.is_whitespace()).filter(|t| !t.is_empty());
+    let mut rows: [Option<[u8; ROW]>; 2] = [None, None];
+    let expect_row = "the side form is 'S: six counts  N: six counts  S|N' (South's houses A..F, North's a..f, then the side to move)";
+    for _ in 0..2 {
+        let side = tokens.next().and_then(label).ok_or_else(|| malformed(expect_row))?;
+        let slot = &mut rows[side as usize];
+        if slot.is_some() {
+            return Err(malformed("the side form names each side's row once"));
+        }
+        let part = if side == Side::South { Part::SouthRow } else { Part::NorthRow };
+        let mut row = [0u8; ROW];
+        for (i, r) in row.iter_mut().enumerate() {
+            let token = tokens.next().ok_or_else(|| {
+                invalid(PositionError::WrongCount { part, expected: ROW, found: i, excerpt: excerpt(s) })
+            })?;
+            *r = parse_count(token, part, i)?;
+        }
+        *slot = Some(row);
+    }
+    let to_move = match tokens.next() {
+        None => return Err(malformed("the side form ends with the side to move, S or N")),
+        Some(t) => match label(t) {
+            Some(side) => side,
+            None if parse_count(t, Part::Position, 0).is_ok() => {
+                return Err(malformed("a row of the side form has six counts"));
+            }
+            None => return Err(invalid(PositionError::BadSide { excerpt: excerpt(t) })),
+        },
+    };
+    let rest: Vec<String> = tokens.take(3).map(str::to_ascii_lowercase).collect();
+    if !(rest.is_empty() || rest == ["to", "move"]) {
+        return Err(malformed("nothing may follow the side to move but 'to move'"));
+    }
+    let (Some(south), Some(north)) = (rows[0], rows[1]) else { unreachable!("two distinct labels fill both rows") };
+    Position::from_rows(south, north, to_move).map(|p| (p, to_move))
+}
+
 fn row(counts: impl Iterator<Item = u8>) -> String {
     counts.map(|c| format!("{c:>3}")).collect::<Vec<_>>().join(" ")
 }
@@ -240,9 +408,13 @@ impl FromStr for Position {
     type Err = Error;
 
     /// Parses any of the forms of the module documentation: 12 mover-first counts, the JSON
-    /// array, or the drawn form `TOP / BOTTOM`.
+    /// array, the drawn form `TOP / BOTTOM`, or the side form (whose side to move makes the
+    /// mover-first board; [`Position::parse_with_side`] returns it as well).
     fn from_str(s: &str) -> Result<Position> {
         let t = s.trim();
+        if starts_with_label(t) {
+            return parse_side_form(s).map(|(p, _)| p);
+        }
         if let Some(inner) = t.strip_prefix('[') {
             let inner = inner.strip_suffix(']').ok_or_else(|| {
                 invalid(PositionError::Malformed { reason: "a JSON array must end with ']'", excerpt: excerpt(s) })
@@ -400,6 +572,43 @@ mod tests {
                 assert_eq!(Position::from_drawn(&typed, Some(side)).unwrap(), p, "{typed} {side:?}");
                 assert!(d.lines().all(|l| l.len() <= 80));
             }
+        }
+    }
+
+    #[test]
+    fn side_form_and_moves() {
+        let want = Position::from_sides("1,1,1,1,1,2", "4,2,3,0,0,0", Side::South).unwrap();
+        for t in [
+            "S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S",
+            "south 1,1,1,1,1,2 north 4,2,3,0,0,0 south to move",
+            "N:4 2 3 0 0 0 S:1 1 1 1 1 2 s",
+        ] {
+            assert_eq!(Position::parse_with_side(t).unwrap(), (want, Some(Side::South)), "{t}");
+        }
+        let (p, side) = Position::parse_with_side("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 North").unwrap();
+        assert_eq!((p, side), (want.turned(), Some(Side::North)));
+        let bad = |t: &str| match Position::parse_with_side(t) {
+            Err(Error::InvalidPosition(e)) => e,
+            other => panic!("{t}: {other:?}"),
+        };
+        assert!(matches!(bad("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0"), PositionError::Malformed { .. }));
+        assert!(matches!(bad("S: 1 1 1 1 1 2 S: 4 2 3 0 0 0 S"), PositionError::Malformed { .. }));
+        assert!(matches!(bad("S: 1 1 1 1 1 N: 4 2 3 0 0 0 S"), PositionError::NotANumber { .. }));
+        assert!(matches!(bad("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 0 S"), PositionError::Malformed { .. }));
+        assert!(matches!(bad("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 W"), PositionError::BadSide { .. }));
+        assert!(matches!(bad("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 S extra"), PositionError::Malformed { .. }));
+        assert!(matches!(bad("S: 40 1 1 1 1 2 N: 4 2 3 0 0 0 S"), PositionError::TooManyStones { .. }));
+        assert!(matches!(bad("X"), PositionError::NotANumber { .. }));
+        assert!(matches!(bad("S 1 1 1 1 1 1 X"), PositionError::Malformed { .. }));
+        // Houses.
+        for side in [Side::South, Side::North] {
+            for pit in 0..6u8 {
+                assert_eq!(parse_move(&house(side, pit).to_string(), side).unwrap(), pit);
+                assert_eq!(parse_move(&pit.to_string(), side).unwrap(), pit);
+            }
+        }
+        for (t, side) in [("a", Side::South), ("F", Side::North), ("6", Side::South), ("", Side::South), ("AB", Side::South), ("é", Side::North)] {
+            assert!(matches!(parse_move(t, side), Err(Error::InvalidPosition(PositionError::BadMove { .. }))), "{t}");
         }
     }
 

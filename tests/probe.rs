@@ -138,7 +138,7 @@ fn published_example_library() {
     let line = db.principal_variation(&p, 200).unwrap();
     check_line(&db, Ruleset::Awari, &p, &line, 200);
     assert_eq!(line.steps[0].played.pit, 5);
-    assert!(matches!(line.end, PvEnd::GameOver | PvEnd::Repetition { .. }), "{:?}", line.end);
+    assert!(matches!(line.end, PvEnd::GameOver | PvEnd::EndlessPlay), "{:?}", line.end);
     // A shorter limit cuts the same line.
     let short = db.principal_variation(&p, 3).unwrap();
     assert_eq!(short.steps.len(), 3);
@@ -201,7 +201,31 @@ fn check_line(db: &Database, rules: Ruleset, start: &Position, line: &PrincipalV
             assert_eq!(endless, steps[first_ply].value == 0, "{start}: {:?}", line.end);
         }
         PvEnd::PlyLimit => assert_eq!(steps.len(), max_plies, "{start}"),
+        PvEnd::EndlessPlay => {
+            let from = steps.last().map_or(Some(start), |s| s.played.child()).expect("endless play after a move that ends the game");
+            assert_eq!(db.value(from).unwrap(), 0, "{start}");
+            assert!(!capture_reachable(db, rules, from), "{start}: a capture can still come");
+        }
     }
+}
+
+/// Whether some sequence of best moves from `start` reaches a best move that captures or ends the
+/// game (an exhaustive search, without a bound: for small layers only).
+fn capture_reachable(db: &Database, rules: Ruleset, start: &Position) -> bool {
+    let mut seen = std::collections::HashSet::from([*start]);
+    let mut todo = vec![*start];
+    while let Some(p) = todo.pop() {
+        for m in db.best_moves(&p).unwrap() {
+            if makes_progress(rules, &m) {
+                return true;
+            }
+            let child = *m.child().expect("a move that ends the game makes progress");
+            if seen.insert(child) {
+                todo.push(child);
+            }
+        }
+    }
+    false
 }
 
 /// The review's example: value +7 (layer 7), where a waiting move of pit 1 at ply 17 is worth
@@ -251,6 +275,7 @@ fn lines_of_small_layers() {
     let db = Database::open(awari16(), Ruleset::Awari).unwrap();
     let (mut nonzero, mut cycles, mut repetitions, mut realised_then_endless, mut game_over, mut longest) =
         (0u64, 0u64, 0u64, 0u64, 0u64, 0usize);
+    let mut endless = 0u64;
     for n in 1..=8 {
         for (_, board) in LayerWalker::new(n, 0..layer_size(n)).unwrap() {
             let p = Position::new(board).unwrap();
@@ -269,17 +294,26 @@ fn lines_of_small_layers() {
                     }
                 }
                 PvEnd::Cycle { .. } => cycles += 1,
+                PvEnd::EndlessPlay => {
+                    endless += 1;
+                    if value != 0 {
+                        assert_eq!(net_captures(&line), i32::from(value), "{p}");
+                        realised_then_endless += 1;
+                    }
+                }
                 PvEnd::PlyLimit => {}
             }
         }
     }
     eprintln!(
-        "layers 1..=8: {nonzero} non-zero values; line ends: {game_over} game over, {repetitions} repetitions \
+        "layers 1..=8: {nonzero} non-zero values; line ends: {game_over} game over, {endless} endless play \
          ({realised_then_endless} of them from non-zero values, after captures realising the value), \
-         {cycles} cycles; longest line {longest} plies"
+         {repetitions} repetitions, {cycles} cycles; longest line {longest} plies"
     );
     assert!(nonzero > 10_000);
-    assert_eq!(cycles, 0);
+    assert!(endless > 1_000 && realised_then_endless > 0);
+    // Endless play is told by the search, never by going round.
+    assert_eq!((cycles, repetitions), (0, 0));
 }
 
 #[test]
@@ -316,11 +350,20 @@ fn published_example_cli_json() {
     let o = query(awari16(), &[], Some(EXAMPLE), None);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("value +0"), "{text}");
-    assert!(text.contains("pit 5: captures  3, value +0  best"), "{text}");
-    assert!(text.contains("pit 2: captures  0, value -2"), "{text}");
-    assert!(text.contains("best move: pit 5"), "{text}");
-    assert!(text.contains("ply   1: pit 5 captures  3 -> 5 0 3 0 0 0 1 1 1 1 1 0"), "{text}");
+    assert!(text.contains("value 0: with best play South ends with 8 of the 16"), "{text}");
+    assert!(text.contains("F (pit 5): takes  3, value   0  draw  best"), "{text}");
+    assert!(text.contains("C (pit 2): takes  0, value  -2  loss"), "{text}");
+    assert!(text.contains("best move: F"), "{text}");
+    // Each step of the line: the position it starts from, its value, the move, the capture.
+    assert!(text.contains("   1. S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S  value   0  plays F, takes 3\n"), "{text}");
+    assert!(text.contains("   2. S: 1 1 1 1 1 0  N: 5 0 3 0 0 0  N  value  +3  plays c\n"), "{text}");
+    assert!(text.contains("  North   0   0   0   3   2   4\n  South   1   1   1   1   1   2   (to move)"), "{text}");
+    assert_eq!(v["to_move"], "south");
+    assert_eq!(v["absolute"], serde_json::json!([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]));
+    assert_eq!(v["moves"][5]["house"], "F");
+    assert_eq!(v["best_houses"], serde_json::json!(["F"]));
+    assert_eq!(pv[1]["house"], "c");
+    assert_eq!(pv[1]["side"], "north");
 
     // --values-only.
     let o = query(awari16(), &["--values-only"], Some(EXAMPLE), None);

@@ -130,8 +130,9 @@ impl Database {
 
     /// A best line from `board`: `{"steps": [{"board", "value", "pit", "captured"}...], "end":
     /// ...}` where each step's board is mover-first for the player making the move, `captured`
-    /// is None for a move that ends the game, and `end` is "game over", "repetition" (endless
-    /// play, value 0), "cycle" or "ply limit".
+    /// is None for a move that ends the game, and `end` is "game over", "endless play" (value 0
+    /// and no capture can come any more), "repetition" (endless play, value 0), "cycle" or "ply
+    /// limit".
     #[pyo3(signature = (board, max_plies = 40))]
     fn principal_variation<'py>(&self, py: Python<'py>, board: &Bound<'py, PyAny>, max_plies: usize) -> PyResult<Bound<'py, PyDict>> {
         let pos = self::board(board)?;
@@ -151,6 +152,7 @@ impl Database {
             PvEnd::GameOver => "game over",
             PvEnd::Repetition { .. } => "repetition",
             PvEnd::Cycle { .. } => "cycle",
+            PvEnd::EndlessPlay => "endless play",
             PvEnd::PlyLimit => "ply limit",
         };
         out.set_item("end", end)?;

@@ -104,7 +104,7 @@ fn text_report(f: &Located) -> String {
         f.index,
         layer_size(f.layer),
         f.position,
-        f.position.drawing()
+        f.position.drawing_sides(oware::position::Side::South)
     )
 }
 

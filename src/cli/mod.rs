@@ -11,12 +11,15 @@ use oware::{Error, Position, Result, Ruleset};
 
 mod build;
 mod export;
+mod game;
 mod index;
 mod moves;
 mod pack;
 pub mod output;
 mod perft;
 mod query;
+mod report;
+mod serve;
 pub mod signals;
 mod stats;
 mod verify;
@@ -41,6 +44,10 @@ enum Command {
     Build(build::BuildArgs),
     /// Exact value, move values and best line of positions.
     Query(query::QueryArgs),
+    /// Annotate a game record: each move's value against the best, errors, score and result.
+    Game(game::GameArgs),
+    /// Serve the analysis API and the web page over HTTP (localhost by default).
+    Serve(serve::ServeArgs),
     /// Check built layers: headers, checksums, every value re-derived, published facts.
     Verify(verify::VerifyArgs),
     /// Count positions by value in each built layer.
@@ -63,7 +70,8 @@ pub struct PositionArgs {
     /// The position: twelve pit counts in mover-first form (pits 0..5 are the mover's) separated
     /// by spaces or commas, e.g. `1 1 1 1 1 2 4 2 3 0 0 0`; or the JSON array `--json` prints;
     /// or the board as drawn, `"TOP / BOTTOM"` (with --to-move: North's row on top, South's
-    /// below, as the South/North drawing shows them).
+    /// below, as the South/North drawing shows them); or the side form, South's houses A..F,
+    /// North's a..f and the side to move: `"S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S"`.
     #[arg(value_name = "POSITION", num_args = 0.., allow_negative_numbers = true)]
     pub counts: Vec<String>,
     /// South's six houses in sowing order, A..F (with --north and --to-move).
@@ -85,6 +93,16 @@ impl PositionArgs {
     /// [`Error::InvalidPosition`] for malformed input; [`Error::Usage`] when both forms are
     /// given, or --to-move without a position.
     pub fn position(&self) -> Result<Option<Position>> {
+        Ok(self.placed()?.map(|(p, _)| p))
+    }
+
+    /// The position given and its side to move when named (by --to-move or the side form), or
+    /// `None` when no position was given.
+    ///
+    /// # Errors
+    /// As [`position`](Self::position); [`Error::Usage`] when --to-move contradicts the side
+    /// form's side.
+    pub fn placed(&self) -> Result<Option<(Position, Option<Side>)>> {
         let side = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
         match (&self.south, &self.north, side) {
             (Some(s), Some(n), Some(side)) => {
@@ -93,7 +111,7 @@ impl PositionArgs {
                         "give the position either as 12 counts or with --south/--north/--to-move, not both".into(),
                     ));
                 }
-                Ok(Some(Position::from_sides(s, n, side)?))
+                Ok(Some((Position::from_sides(s, n, side)?, Some(side))))
             }
             _ if self.counts.is_empty() => match side {
                 Some(_) => Err(Error::Usage("--to-move needs a position".into())),
@@ -101,17 +119,26 @@ impl PositionArgs {
             },
             _ => {
                 let text = self.counts.join(" ");
-                match side {
-                    Some(side) if text.contains('/') => Ok(Some(Position::from_drawn(&text, Some(side))?)),
-                    _ => Ok(Some(text.parse()?)),
+                if let Some(side) = side {
+                    if text.contains('/') {
+                        return Ok(Some((Position::from_drawn(&text, Some(side))?, Some(side))));
+                    }
+                }
+                let (p, named) = Position::parse_with_side(&text)?;
+                match (named, side) {
+                    (Some(a), Some(b)) if a != b => Err(Error::Usage(format!(
+                        "the position says {a} is to move and --to-move says {b}"
+                    ))),
+                    (Some(a), _) => Ok(Some((p, Some(a)))),
+                    (None, b) => Ok(Some((p, b))),
                 }
             }
         }
     }
 
-    /// The side to move, when it was named (`--to-move`).
+    /// The side to move, when it was named (`--to-move`, or the side form of the position).
     pub fn side_to_move(&self) -> Option<Side> {
-        self.to_move.as_deref().and_then(|s| s.parse().ok())
+        self.placed().ok().flatten().and_then(|(_, side)| side)
     }
 
     /// The position given, which is required.
@@ -152,18 +179,10 @@ impl RulesName {
     }
 }
 
-/// A position drawn for people: with South/North labels when the sides are known, else
-/// mover-first ("to move" below, "opponent" above).
+/// A position drawn for people, with its South/North labels and house names: mover-first counts
+/// name no side, and then South is to move.
 pub fn draw(pos: &Position, side: Option<Side>) -> String {
-    match side {
-        Some(s) => pos.drawing_sides(s),
-        None => pos.drawing(),
-    }
-}
-
-/// The absolute board (South's houses first) of a mover-first position.
-pub fn absolute(pos: &Position, side: Side) -> [u8; 12] {
-    pos.absolute(side)
+    pos.drawing_sides(side.unwrap_or(Side::South))
 }
 
 /// The ruleset option shared by every command.
@@ -356,6 +375,8 @@ pub fn run() -> i32 {
         Command::Index(a) => index::run(a),
         Command::Build(a) => build::run(a),
         Command::Query(a) => query::run(a),
+        Command::Game(a) => game::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),

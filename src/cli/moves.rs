@@ -53,6 +53,7 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Sid
     let n = stones(board);
     let moves = rules.moves(board);
     let mut s = super::draw(pos, side);
+    let side = side.unwrap_or(oware::position::Side::South);
     s.push('\n');
     s.push_str(&format!("position {pos} ({n} stones), rules {rules}\n"));
     if let Some(v) = moves.ending() {
@@ -70,16 +71,20 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Sid
                 // The child is in mover-first form for the opponent, who moves next.
                 let child_pos = Position::new(child).map(|p| p.to_string()).unwrap_or_else(|_| format!("{child:?}"));
                 s.push_str(&format!(
-                    "  pit {}: captures {captured:>2} -> {child_pos}  (opponent to move, {} stones)\n",
+                    "  {} (pit {}): captures {captured:>2} -> {child_pos}  ({} to move, {} stones)\n",
+                    oware::position::house(side, m.pit),
                     m.pit,
+                    side.other(),
                     stones(&child)
                 ));
             }
             Outcome::End { value } => {
                 let (mine, theirs) = split(n, value);
                 s.push_str(&format!(
-                    "  pit {}: ends the game, value {value:+} for the mover (he gets {mine} stones, the opponent {theirs})\n",
-                    m.pit
+                    "  {} (pit {}): ends the game, value {value:+} for {side} (he gets {mine} stones, {} {theirs})\n",
+                    oware::position::house(side, m.pit),
+                    m.pit,
+                    side.other()
                 ));
             }
         }

@@ -15,14 +15,15 @@ use std::io::BufRead;
 
 use clap::Args;
 use oware::bounds::Forced;
-use oware::line::{Analysis, PvEnd};
+use oware::game::Captured;
 use oware::position::{PositionError, Side};
-use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
+use oware::probe::Database;
 use oware::{Error, Position, Result};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{database_dir, draw, DirArg, FormatArg, PositionArgs, RulesArg};
+use super::report::{report, text, ReportDoc, Share};
+use super::{database_dir, DirArg, FormatArg, PositionArgs, RulesArg};
 
 /// Longest batch input line read, in bytes (a position needs at most a few dozen).
 pub const MAX_LINE: usize = 4096;
@@ -51,9 +52,10 @@ pub struct QueryArgs {
     /// <TAB><gM><TAB><gN>`.
     #[arg(long)]
     bounds: bool,
-    /// Stones already captured in the game, `MOVER:OPPONENT` (the player to move's first): with
-    /// --bounds, the result each side can force (win, draw, loss, or decided by repetition).
-    #[arg(long, value_name = "M:O", requires = "bounds", value_parser = parse_captured)]
+    /// Stones already captured in the game, `MOVER:OPPONENT` (the player to move's first): the
+    /// report adds best play's final score and result with every stone counted (25 or more of
+    /// the 48 wins); with --bounds, the result each side can force.
+    #[arg(long, value_name = "M:O", value_parser = parse_captured)]
     captured: Option<(u32, u32)>,
     /// Longest principal variation printed, in plies.
     #[arg(long, value_name = "K", default_value_t = 60)]
@@ -217,7 +219,9 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
                 if text.is_empty() || text.starts_with('#') {
                     continue;
                 }
-                db.check_open_files().and_then(|()| text.parse::<Position>()).and_then(|pos| answer(db, &pos, None, a))
+                db.check_open_files()
+                    .and_then(|()| Position::parse_with_side(text))
+                    .and_then(|(pos, side)| answer(db, &pos, side, a))
             }
         };
         match result {
@@ -279,13 +283,18 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
     }
     let analysis = db.analyse(pos, a.max_plies)?;
     let forced = bounds.map(|b| ForcedDoc::new(db.rules(), pos.stones(), b, a.captured));
+    // Mover-first counts name no side: South is to move.
+    let side = side.unwrap_or(Side::South);
+    let captured = a.captured.map(|(m, o)| match side {
+        Side::South => Captured { south: m, north: o },
+        Side::North => Captured { south: o, north: m },
+    });
     Ok(if a.json {
-        let mut doc = report(db, pos, side, &analysis);
-        doc.forced = forced;
+        let doc = QueryDoc { report: report(db, pos, side, &analysis, captured), forced };
         serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
     } else {
         let extra = forced.as_ref().map(|f| forced_text(db.rules(), pos.stones(), f));
-        text_report(db, pos, side, &analysis, extra.as_deref())
+        text(db, pos, side, &analysis, captured, extra.as_deref())
     })
 }
 
@@ -386,204 +395,13 @@ struct ValueDoc {
     forced_opponent: Option<u8>,
 }
 
-/// A stone share: an integer when whole, else `x.5`.
-#[derive(Clone, Copy)]
-struct Share(f64);
-
-impl Serialize for Share {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        if self.0.fract() == 0.0 {
-            s.serialize_i64(self.0 as i64)
-        } else {
-            s.serialize_f64(self.0)
-        }
-    }
-}
-
+/// `query --json`: the position's report and, with --bounds, the forced captures.
 #[derive(Serialize)]
-struct SplitDoc {
-    mover: Share,
-    opponent: Share,
-}
-
-impl From<Split> for SplitDoc {
-    fn from(s: Split) -> Self {
-        SplitDoc { mover: Share(s.mover), opponent: Share(s.opponent) }
-    }
-}
-
-/// One move of a report.
-#[derive(Serialize)]
-struct MoveDoc {
-    pit: u8,
-    /// Null for a move that ends the game.
-    captured: Option<u8>,
-    ends_game: bool,
-    /// Mover-first for the opponent; null for a move that ends the game.
-    child: Option<[u8; 12]>,
-    value: i8,
-}
-
-impl From<&MoveValue> for MoveDoc {
-    fn from(m: &MoveValue) -> Self {
-        let (captured, child) = match &m.result {
-            MoveResult::Continues { captured, child } => (Some(*captured), Some(*child.board())),
-            MoveResult::EndsGame => (None, None),
-        };
-        MoveDoc { pit: m.pit, captured, ends_game: m.result == MoveResult::EndsGame, child, value: m.value }
-    }
-}
-
-/// One ply of the principal variation.
-#[derive(Serialize)]
-struct PlyDoc {
-    ply: usize,
-    /// The position the move is played from, mover-first.
-    position: [u8; 12],
+struct QueryDoc {
     #[serde(flatten)]
-    played: MoveDoc,
-}
-
-#[derive(Serialize)]
-struct PvEndDoc {
-    /// `game_over`, `repetition`, `cycle` or `ply_limit`.
-    reason: &'static str,
-    /// 1-based ply whose starting position was reached again (repetition, cycle).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_ply: Option<usize>,
-}
-
-/// The JSON report of one position: `{"schema_version", "rules", "format", "position",
-/// "to_move", "absolute", "stones", "value", "split", "game_over", "moves", "best_moves",
-/// "principal_variation", "pv_end"}`. Positions are arrays of 12 mover-first counts; `to_move`
-/// and `absolute` (South's houses first) are set when the input named the sides.
-#[derive(Serialize)]
-struct ReportDoc {
-    schema_version: u32,
-    rules: &'static str,
-    format: &'static str,
-    position: [u8; 12],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    to_move: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    absolute: Option<[u8; 12]>,
-    stones: u32,
-    value: i8,
-    split: SplitDoc,
-    game_over: bool,
-    moves: Vec<MoveDoc>,
-    best_moves: Vec<u8>,
-    principal_variation: Vec<PlyDoc>,
-    pv_end: PvEndDoc,
-    /// With --bounds: forced captures, whether the split is forced, results.
+    report: ReportDoc,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     forced: Option<ForcedDoc>,
-}
-
-fn best_pits(a: &Analysis) -> Vec<u8> {
-    a.moves.iter().filter(|m| m.value == a.value).map(|m| m.pit).collect()
-}
-
-fn report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis) -> ReportDoc {
-    let pv = a
-        .line
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| PlyDoc { ply: i + 1, position: *s.position.board(), played: MoveDoc::from(&s.played) })
-        .collect();
-    let pv_end = match a.line.end {
-        PvEnd::Repetition { first_ply } => PvEndDoc { reason: "repetition", first_ply: Some(first_ply + 1) },
-        PvEnd::Cycle { first_ply } => PvEndDoc { reason: "cycle", first_ply: Some(first_ply + 1) },
-        PvEnd::GameOver => PvEndDoc { reason: "game_over", first_ply: None },
-        PvEnd::PlyLimit => PvEndDoc { reason: "ply_limit", first_ply: None },
-    };
-    ReportDoc {
-        schema_version: SCHEMA_VERSION,
-        rules: db.rules().name(),
-        format: db.format().name(),
-        position: *pos.board(),
-        to_move: side.map(|s| match s {
-            Side::South => "south",
-            Side::North => "north",
-        }),
-        absolute: side.map(|s| super::absolute(pos, s)),
-        stones: pos.stones(),
-        value: a.value,
-        split: Split::of(pos, a.value).into(),
-        game_over: a.moves.is_empty(),
-        moves: a.moves.iter().map(MoveDoc::from).collect(),
-        best_moves: best_pits(a),
-        principal_variation: pv,
-        pv_end,
-        forced: None,
-    }
-}
-
-/// The text report; `extra` (the bounds' lines) goes right after the value's line.
-fn text_report(db: &Database, pos: &Position, side: Option<Side>, a: &Analysis, extra: Option<&str>) -> String {
-    let n = pos.stones();
-    let split = Split::of(pos, a.value);
-    let mut s = draw(pos, side);
-    s.push('\n');
-    let plural = if n == 1 { "" } else { "s" };
-    s.push_str(&format!("position {pos} ({n} stone{plural}), rules {}\n", db.rules()));
-    s.push_str(&format!(
-        "value {:+}: with best play the player to move ends with {} of the {n} stone{plural}, the opponent {}\n",
-        a.value,
-        format_share(split.mover),
-        format_share(split.opponent)
-    ));
-    s.push_str(extra.unwrap_or(""));
-    if a.moves.is_empty() {
-        s.push_str("no legal move: the game is over\n");
-        return s;
-    }
-    s.push_str("moves (value = captured - value of the position after the move):\n");
-    for m in &a.moves {
-        let what = match m.captured() {
-            Some(c) => format!("captures {c:>2}"),
-            None => "ends the game".to_string(),
-        };
-        let best = if m.value == a.value { "  best" } else { "" };
-        s.push_str(&format!("  pit {}: {what}, value {:+}{best}\n", m.pit, m.value));
-    }
-    let best: Vec<String> = best_pits(a).iter().map(|p| p.to_string()).collect();
-    s.push_str(&format!("best move{}: pit {}\n", if best.len() == 1 { "" } else { "s" }, best.join(", pit ")));
-    s.push_str(
-        "principal variation (best moves: a capture or the end of the game when one is best, \
-         else the shortest way to one, else the lowest-numbered):\n",
-    );
-    let steps = &a.line.steps;
-    for (i, step) in steps.iter().enumerate() {
-        let result = match &step.played.result {
-            MoveResult::Continues { captured, child } => format!("captures {captured:>2} -> {child}"),
-            MoveResult::EndsGame => "ends the game".to_string(),
-        };
-        s.push_str(&format!(
-            "  ply {:>3}: pit {} {result}   (value {:+} for the player who moves)\n",
-            i + 1,
-            step.played.pit,
-            step.value
-        ));
-    }
-    let end = match a.line.end {
-        PvEnd::GameOver => "the game is over".to_string(),
-        PvEnd::Repetition { first_ply } => format!(
-            "the position after ply {} repeats the one before ply {}: endless play, the stones left are split evenly",
-            steps.len(),
-            first_ply + 1
-        ),
-        PvEnd::Cycle { first_ply } => format!(
-            "the position after ply {} repeats the one before ply {} although its value is not 0: \
-             this database holds values only and cannot always show the forcing line; the value itself is exact",
-            steps.len(),
-            first_ply + 1
-        ),
-        PvEnd::PlyLimit => format!("stopped after {} plies (--max-plies)", steps.len()),
-    };
-    s.push_str(&format!("  {end}\n"));
-    s
 }
 
 #[cfg(test)]

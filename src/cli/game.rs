@@ -1,0 +1,356 @@
+//! `oware game`: a game record annotated ply by ply: each move's value against the best, the
+//! error it made, the stones taken, the score, and the result best play gives from there.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use oware::game::{annotate, record_moves, Analysed, AnnotatedGame, Captured, Ply, Verdict};
+use oware::position::{house, Position, Side};
+use oware::probe::{format_share, Database, MoveResult};
+use oware::rules::TOTAL_STONES;
+use oware::{Error, Result};
+use serde::Serialize;
+
+use super::output::{Stdout, SCHEMA_VERSION};
+use super::report::{side_form, signed};
+use super::{database_dir, DirArg, FormatArg, RulesArg};
+
+/// Arguments of `oware game`.
+#[derive(Args, Debug)]
+pub struct GameArgs {
+    /// The moves, as houses (South's A..F, North's a..f; `1. F c 2. B e` and `FcBe` work too)
+    /// or mover-first pit numbers 0..5. With none and no --record, the position is analysed.
+    #[arg(value_name = "MOVES", num_args = 0..)]
+    moves: Vec<String>,
+    /// Read the moves from FILE (`-` for standard input) instead; `#` starts a comment line.
+    #[arg(long, value_name = "FILE", conflicts_with = "moves")]
+    record: Option<PathBuf>,
+    /// The position the record starts from (any position form; the side form names the side to
+    /// move). Default: the start position, South to move.
+    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
+    from: Option<String>,
+    /// Side to move at --from when its form does not name it (default south).
+    #[arg(long, value_name = "SIDE")]
+    to_move: Option<String>,
+    /// Stones captured before the record starts, `SOUTH:NORTH`. Default 0:0 from a full board;
+    /// without it, a position with fewer stones gets no final score (nothing is guessed).
+    #[arg(long, value_name = "S:N")]
+    captured: Option<String>,
+    #[command(flatten)]
+    rules: RulesArg,
+    #[command(flatten)]
+    dir: DirArg,
+    #[command(flatten)]
+    format: FormatArg,
+    /// Print one JSON document, for programs.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Annotates the game and prints it.
+///
+/// # Errors
+/// [`Error::Usage`] for unreadable or illegal moves (naming the ply), bad --captured or
+/// --to-move; [`Error::InvalidPosition`] for a bad --from; [`Error::Io`] when --record cannot
+/// be read; the probing errors of [`oware::game::analyse`]; [`Error::Output`].
+pub fn run(a: GameArgs) -> Result<()> {
+    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    let db = Database::from_dir(dir);
+    let named = a.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+    let (start, side) = match &a.from {
+        None => (Position::start(), named.unwrap_or(Side::South)),
+        Some(text) => {
+            let (p, side) = Position::parse_with_side(text)?;
+            match (side, named) {
+                (Some(x), Some(y)) if x != y => {
+                    return Err(Error::Usage(format!("--from says {x} is to move and --to-move says {y}")));
+                }
+                (x, y) => (p, x.or(y).unwrap_or(Side::South)),
+            }
+        }
+    };
+    let captured = a.captured.as_deref().map(Captured::parse).transpose()?;
+    let text = match &a.record {
+        Some(path) if path.as_os_str() == "-" => {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s).map_err(|e| Error::io("<stdin>", e))?;
+            s
+        }
+        Some(path) => std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?,
+        None => a.moves.join(" "),
+    };
+    let without_comments: String = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join(" ");
+    let moves = record_moves(&without_comments);
+    let game = annotate(&db, start, side, captured, &moves)?;
+    let mut out = Stdout::new();
+    if a.json {
+        out.json(&doc(&db, &game))
+    } else {
+        out.write(&text_report(&db, &game))
+    }
+}
+
+fn verdict_text(v: &Verdict) -> String {
+    let who = match v.winner {
+        Some("south") => "South wins",
+        Some(_) => "North wins",
+        None => "draw",
+    };
+    format!("{who} {}:{}", format_share(v.south), format_share(v.north))
+}
+
+fn not_covered(layer: Option<u32>) -> String {
+    match layer {
+        Some(n) => format!("not covered (layer {n})"),
+        None => "not covered".to_string(),
+    }
+}
+
+fn text_report(db: &Database, g: &AnnotatedGame) -> String {
+    let mut s = String::new();
+    let from = if g.start == Position::start() && g.start_side == Side::South {
+        "the start position".to_string()
+    } else {
+        side_form(&g.start, g.start_side)
+    };
+    let captured = match g.start_captured {
+        Some(c) => format!("captured {}:{} (South:North)", c.south, c.north),
+        None => "captured stones unknown (--captured S:N gives the final score)".to_string(),
+    };
+    s.push_str(&format!("game from {from}, rules {}, {captured}\n", db.rules()));
+    if !g.plies.is_empty() {
+        s.push_str("      value: of the position before the move, for the side moving; played: the\n");
+        s.push_str("      move's value; error: value thrown away; score and result after the move\n");
+        s.push_str(" ply  side   move  value  played  error  best         takes  score  from here\n");
+    }
+    let mut decided = false;
+    for p in &g.plies {
+        let known = g.start_captured.is_some();
+        s.push_str(&ply_row(p, known));
+        if !decided && known {
+            let after = score_after(p);
+            for side in [Side::South, Side::North] {
+                if after.is_some_and(|c| c.of(side) > TOTAL_STONES / 2) {
+                    s.push_str(&format!("      {side} has captured {}: the game is decided (25-stone rule)\n", after.map_or(0, |c| c.of(side))));
+                    decided = true;
+                }
+            }
+        }
+    }
+    s.push('\n');
+    s.push_str(&end_text(g));
+    s
+}
+
+/// The score after a ply, when known.
+fn score_after(p: &Ply) -> Option<Captured> {
+    let mut c = p.captured_before;
+    match p.result {
+        MoveResult::Continues { captured, .. } => c.add(p.side, u32::from(captured)),
+        MoveResult::EndsGame => return None,
+    }
+    Some(c)
+}
+
+/// One ply's row; `known`: whether the captured stones are known.
+fn ply_row(p: &Ply, known: bool) -> String {
+    let q = |v: Option<i8>| v.map_or("?".to_string(), signed);
+    let error = match p.error {
+        Some(0) => "best".to_string(),
+        Some(e) => format!("-{e}"),
+        None => "?".to_string(),
+    };
+    let best: Vec<String> = p.before.best().iter().map(|&b| house(p.side, b).to_string()).collect();
+    let best = if p.before.value.is_some() { best.join(" ") } else { "?".to_string() };
+    let (takes, score) = match (p.result, score_after(p)) {
+        (MoveResult::Continues { captured, .. }, Some(c)) if known => (captured.to_string(), format!("{}:{}", c.south, c.north)),
+        (MoveResult::Continues { captured, .. }, _) => (captured.to_string(), "?".to_string()),
+        _ => ("end".to_string(), String::new()),
+    };
+    let result = match p.verdict {
+        Some(v) => verdict_text(&v),
+        None => match p.move_value {
+            None => not_covered(p.before.missing),
+            // The captured stones are unknown: the board's stones only.
+            Some(v) => format!("{} {} on the board", p.side, signed(v)),
+        },
+    };
+    format!(
+        "{:>4}  {:<5}  {:<4}  {:>5}  {:>6}  {:>5}  {:<11}  {:>5}  {:>5}  {result}\n",
+        p.number,
+        p.side.title(),
+        p.house,
+        q(p.before.value),
+        q(p.move_value),
+        error,
+        best,
+        takes,
+        score
+    )
+}
+
+fn end_text(g: &AnnotatedGame) -> String {
+    let side = g.end_side;
+    let mut s = String::new();
+    let n = g.plies.len();
+    s.push_str(&format!("after {n} pl{}:\n", if n == 1 { "y" } else { "ies" }));
+    s.push_str(&g.end.position.drawing_sides(side));
+    if let Some(c) = g.end_captured {
+        s.push_str(&format!("captured {}:{} (South:North)\n", c.south, c.north));
+    }
+    if g.over {
+        s.push_str("the game is over");
+        match (g.verdict, g.end.game_over(), g.end.value) {
+            (Some(v), _, _) => s.push_str(&format!(": {}\n", verdict_text(&v))),
+            (None, true, Some(v)) => {
+                let n = g.end.position.stones();
+                let split = oware::probe::Split::new(n, v);
+                s.push_str(&format!(
+                    ": {side} cannot move; of the {n} stones left {side} gets {}, {} {}\n",
+                    format_share(split.mover),
+                    side.other(),
+                    format_share(split.opponent)
+                ));
+            }
+            _ => s.push('\n'),
+        }
+        return s;
+    }
+    match g.end.value {
+        Some(v) => {
+            let best: Vec<String> = g.end.best().iter().map(|&b| house(side, b).to_string()).collect();
+            s.push_str(&format!("{side} to move, value {}, best move{} {}", signed(v), if best.len() == 1 { "" } else { "s" }, best.join(" ")));
+            match g.verdict {
+                Some(vd) => s.push_str(&format!("; best play ends {}\n", verdict_text(&vd))),
+                None => s.push_str("; the captured stones are unknown\n"),
+            }
+        }
+        None => s.push_str(&format!("{side} to move: {}\n", not_covered(g.end.missing))),
+    }
+    s
+}
+
+/// `oware game --json`.
+#[derive(Serialize)]
+struct GameDoc {
+    schema_version: u32,
+    rules: &'static str,
+    start: PlaceDoc,
+    /// Stones captured before the record, `{"south", "north"}`, or null when unknown.
+    captured: Option<Captured>,
+    plies: Vec<PlyDoc>,
+    end: EndDoc,
+}
+
+/// A position with its side to move.
+#[derive(Serialize)]
+struct PlaceDoc {
+    position: [u8; 12],
+    to_move: &'static str,
+    absolute: [u8; 12],
+    side_form: String,
+    stones: u32,
+}
+
+impl PlaceDoc {
+    fn new(p: &Position, side: Side) -> PlaceDoc {
+        PlaceDoc { position: *p.board(), to_move: side.name(), absolute: p.absolute(side), side_form: side_form(p, side), stones: p.stones() }
+    }
+}
+
+/// Best play's end, every stone counted.
+#[derive(Serialize)]
+struct FinalDoc {
+    south: f64,
+    north: f64,
+    winner: Option<&'static str>,
+}
+
+impl From<Verdict> for FinalDoc {
+    fn from(v: Verdict) -> Self {
+        FinalDoc { south: v.south, north: v.north, winner: v.winner }
+    }
+}
+
+#[derive(Serialize)]
+struct PlyDoc {
+    ply: usize,
+    side: &'static str,
+    house: String,
+    pit: u8,
+    before: PlaceDoc,
+    /// The value of the position before the move, for the side moving (null: not covered).
+    value: Option<i8>,
+    /// The move's value (null: not covered).
+    move_value: Option<i8>,
+    /// Value thrown away by the move (0 for a best move; null: not covered).
+    error: Option<i8>,
+    best_houses: Vec<String>,
+    /// Stones the move captured (null for a move that ends the game).
+    captured: Option<u8>,
+    /// Captured stones after the move (null when unknown or the move ended the game).
+    score: Option<Captured>,
+    /// Best play's end from the position after the move (null: not covered or score unknown).
+    #[serde(rename = "final")]
+    final_score: Option<FinalDoc>,
+    /// The lowest layer needed and not built, when some value is unknown.
+    missing_layer: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct EndDoc {
+    #[serde(flatten)]
+    place: PlaceDoc,
+    game_over: bool,
+    value: Option<i8>,
+    best_houses: Vec<String>,
+    score: Option<Captured>,
+    #[serde(rename = "final")]
+    final_score: Option<FinalDoc>,
+    missing_layer: Option<u32>,
+}
+
+fn best_houses(a: &Analysed, side: Side) -> Vec<String> {
+    a.best().iter().map(|&b| house(side, b).to_string()).collect()
+}
+
+fn doc(db: &Database, g: &AnnotatedGame) -> GameDoc {
+    let plies = g
+        .plies
+        .iter()
+        .map(|p| PlyDoc {
+            ply: p.number,
+            side: p.side.name(),
+            house: p.house.to_string(),
+            pit: p.pit,
+            before: PlaceDoc::new(&p.before.position, p.side),
+            value: p.before.value,
+            move_value: p.move_value,
+            error: p.error,
+            best_houses: best_houses(&p.before, p.side),
+            captured: match p.result {
+                MoveResult::Continues { captured, .. } => Some(captured),
+                MoveResult::EndsGame => None,
+            },
+            score: if g.start_captured.is_some() { score_after(p) } else { None },
+            final_score: p.verdict.map(FinalDoc::from),
+            missing_layer: p.before.missing,
+        })
+        .collect();
+    GameDoc {
+        schema_version: SCHEMA_VERSION,
+        rules: db.rules().name(),
+        start: PlaceDoc::new(&g.start, g.start_side),
+        captured: g.start_captured,
+        plies,
+        end: EndDoc {
+            place: PlaceDoc::new(&g.end.position, g.end_side),
+            game_over: g.over,
+            value: g.end.value,
+            best_houses: best_houses(&g.end, g.end_side),
+            score: g.end_captured,
+            final_score: g.verdict.map(FinalDoc::from),
+            missing_layer: g.end.missing,
+        },
+    }
+}

@@ -1,0 +1,348 @@
+//! One report of a position for `query`, `serve` and `play`: the JSON document (schema
+//! [`SCHEMA_VERSION`]) and the text for people, both with the side to move, the absolute board,
+//! house names and results.
+
+use oware::game::{Captured, Outcome, Verdict};
+use oware::line::{Analysis, PvEnd};
+use oware::position::{house, Position, Side};
+use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
+use serde::{Serialize, Serializer};
+
+use super::output::SCHEMA_VERSION;
+
+/// A stone share: an integer when whole, else `x.5`.
+#[derive(Clone, Copy)]
+pub struct Share(pub f64);
+
+impl Serialize for Share {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        if self.0.fract() == 0.0 {
+            s.serialize_i64(self.0 as i64)
+        } else {
+            s.serialize_f64(self.0)
+        }
+    }
+}
+
+/// The final split of the board's stones, mover first.
+#[derive(Serialize)]
+pub struct SplitDoc {
+    mover: Share,
+    opponent: Share,
+}
+
+impl From<Split> for SplitDoc {
+    fn from(s: Split) -> Self {
+        SplitDoc { mover: Share(s.mover), opponent: Share(s.opponent) }
+    }
+}
+
+/// Best play's end with the captured stones counted.
+#[derive(Serialize)]
+pub struct FinalDoc {
+    south: Share,
+    north: Share,
+    /// `win`, `draw` or `loss` for the player to move.
+    result: Outcome,
+    /// `south`, `north`, or null for a draw.
+    winner: Option<&'static str>,
+}
+
+impl FinalDoc {
+    /// The document of `v` for `to_move`.
+    pub fn new(v: &Verdict, to_move: Side) -> FinalDoc {
+        FinalDoc { south: Share(v.south), north: Share(v.north), result: v.result_for(to_move), winner: v.winner }
+    }
+}
+
+/// One move of a report.
+#[derive(Serialize)]
+pub struct MoveDoc {
+    /// 0..5, mover-first.
+    pub pit: u8,
+    /// `A`..`F` (South) or `a`..`f` (North).
+    pub house: String,
+    /// Null for a move that ends the game.
+    pub captured: Option<u8>,
+    pub ends_game: bool,
+    /// Mover-first for the opponent; null for a move that ends the game.
+    pub child: Option<[u8; 12]>,
+    pub value: i8,
+    /// `win`, `draw` or `loss` for the mover: with the captured stones when they were given,
+    /// else of the stones on the board (the value's sign).
+    pub result: Outcome,
+    /// Whether the move keeps the position's value.
+    pub best: bool,
+}
+
+impl MoveDoc {
+    fn new(m: &MoveValue, side: Side, value: i8, result: Outcome) -> MoveDoc {
+        let (captured, child) = match &m.result {
+            MoveResult::Continues { captured, child } => (Some(*captured), Some(*child.board())),
+            MoveResult::EndsGame => (None, None),
+        };
+        MoveDoc {
+            pit: m.pit,
+            house: house(side, m.pit).to_string(),
+            captured,
+            ends_game: m.result == MoveResult::EndsGame,
+            child,
+            value: m.value,
+            result,
+            best: m.value == value,
+        }
+    }
+}
+
+/// One ply of the principal variation: the position it starts from, its value, the move and
+/// what it captured.
+#[derive(Serialize)]
+pub struct PlyDoc {
+    ply: usize,
+    /// The side that moves.
+    side: &'static str,
+    /// The position the move is played from, mover-first.
+    position: [u8; 12],
+    /// The same, South's houses first.
+    absolute: [u8; 12],
+    /// The value of `position` for the side that moves.
+    value: i8,
+    pit: u8,
+    house: String,
+    /// Null for a move that ends the game.
+    captured: Option<u8>,
+    ends_game: bool,
+    /// The position after the move, mover-first for the opponent (null when the game ends);
+    /// the next ply's `position`.
+    child: Option<[u8; 12]>,
+}
+
+/// Why the best line stops.
+#[derive(Serialize)]
+pub struct PvEndDoc {
+    /// `game_over`, `endless_play`, `repetition`, `cycle` or `ply_limit`.
+    reason: &'static str,
+    /// 1-based ply whose starting position was reached again (repetition, cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_ply: Option<usize>,
+}
+
+/// The JSON report of one position (see the README's `query --json` and `serve` sections).
+#[derive(Serialize)]
+pub struct ReportDoc {
+    pub schema_version: u32,
+    pub rules: &'static str,
+    pub format: &'static str,
+    /// Mover-first counts.
+    pub position: [u8; 12],
+    /// `south` or `north` (South when the input did not name the side).
+    pub to_move: &'static str,
+    /// South's houses A..F, then North's a..f.
+    pub absolute: [u8; 12],
+    /// The side form, `S: .. N: .. S`, which reads back with the side to move.
+    pub side_form: String,
+    pub stones: u32,
+    pub value: i8,
+    /// `win`, `draw` or `loss` for the player to move (see `MoveDoc::result`).
+    pub result: Outcome,
+    pub split: SplitDoc,
+    /// Stones captured so far (`{"south", "north"}`), when given.
+    #[serde(rename = "score", skip_serializing_if = "Option::is_none")]
+    pub captured: Option<Captured>,
+    /// With `captured`: best play's end, every stone counted (25 or more wins).
+    #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
+    pub final_score: Option<FinalDoc>,
+    pub game_over: bool,
+    pub moves: Vec<MoveDoc>,
+    pub best_moves: Vec<u8>,
+    pub best_houses: Vec<String>,
+    pub principal_variation: Vec<PlyDoc>,
+    pub pv_end: PvEndDoc,
+}
+
+/// The side form of a position: `S: A..F  N: a..f  S|N`.
+pub fn side_form(pos: &Position, side: Side) -> String {
+    let a = pos.absolute(side);
+    let row = |r: &[u8]| r.iter().map(u8::to_string).collect::<Vec<_>>().join(" ");
+    let mark = match side {
+        Side::South => "S",
+        Side::North => "N",
+    };
+    format!("S: {}  N: {}  {mark}", row(&a[..6]), row(&a[6..]))
+}
+
+/// The result of value `value` for the mover of `pos`: with `captured`, the final score's,
+/// else the value's sign.
+fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) -> Outcome {
+    match captured {
+        Some(c) => Verdict::new(c, pos.stones(), value, side).result_for(side),
+        None => Outcome::of_value(value),
+    }
+}
+
+/// Best pits of an analysis.
+pub fn best_pits(a: &Analysis) -> Vec<u8> {
+    a.moves.iter().filter(|m| m.value == a.value).map(|m| m.pit).collect()
+}
+
+/// The JSON report of `pos` (mover-first, `side` to move) from its analysis.
+pub fn report(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: Option<Captured>) -> ReportDoc {
+    let mut ply_side = side;
+    let pv = a
+        .line
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let doc = PlyDoc {
+                ply: i + 1,
+                side: ply_side.name(),
+                position: *s.position.board(),
+                absolute: s.position.absolute(ply_side),
+                value: s.value,
+                pit: s.played.pit,
+                house: house(ply_side, s.played.pit).to_string(),
+                captured: s.played.captured(),
+                ends_game: s.played.result == MoveResult::EndsGame,
+                child: s.played.child().map(|c| *c.board()),
+            };
+            ply_side = ply_side.other();
+            doc
+        })
+        .collect();
+    let pv_end = match a.line.end {
+        PvEnd::Repetition { first_ply } => PvEndDoc { reason: "repetition", first_ply: Some(first_ply + 1) },
+        PvEnd::Cycle { first_ply } => PvEndDoc { reason: "cycle", first_ply: Some(first_ply + 1) },
+        PvEnd::GameOver => PvEndDoc { reason: "game_over", first_ply: None },
+        PvEnd::EndlessPlay => PvEndDoc { reason: "endless_play", first_ply: None },
+        PvEnd::PlyLimit => PvEndDoc { reason: "ply_limit", first_ply: None },
+    };
+    let best = best_pits(a);
+    ReportDoc {
+        schema_version: SCHEMA_VERSION,
+        rules: db.rules().name(),
+        format: db.format().name(),
+        position: *pos.board(),
+        to_move: side.name(),
+        absolute: pos.absolute(side),
+        side_form: side_form(pos, side),
+        stones: pos.stones(),
+        value: a.value,
+        result: result_of(pos, side, a.value, captured),
+        split: Split::of(pos, a.value).into(),
+        captured,
+        final_score: captured.map(|c| FinalDoc::new(&Verdict::new(c, pos.stones(), a.value, side), side)),
+        game_over: a.moves.is_empty(),
+        moves: a.moves.iter().map(|m| MoveDoc::new(m, side, a.value, result_of(pos, side, m.value, captured))).collect(),
+        best_houses: best.iter().map(|&p| house(side, p).to_string()).collect(),
+        best_moves: best,
+        principal_variation: pv,
+        pv_end,
+    }
+}
+
+/// `+3`, `0`, `-2`.
+pub fn signed(v: i8) -> String {
+    if v > 0 {
+        format!("+{v}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// The text of a best line: one row per ply with the position it starts from (side form), its
+/// value, the move and its capture, then why it stops.
+pub fn line_text(a: &Analysis, side: Side) -> String {
+    let mut s = String::new();
+    let steps = &a.line.steps;
+    let mut ply_side = side;
+    for (i, step) in steps.iter().enumerate() {
+        let what = match step.played.captured() {
+            Some(0) => String::new(),
+            Some(c) => format!(", takes {c}"),
+            None => ", ends the game".to_string(),
+        };
+        s.push_str(&format!(
+            "{:>4}. {}  value {:>3}  plays {}{what}\n",
+            i + 1,
+            side_form(&step.position, ply_side),
+            signed(step.value),
+            house(ply_side, step.played.pit),
+        ));
+        ply_side = ply_side.other();
+    }
+    let end = match a.line.end {
+        PvEnd::GameOver => "the game is over".to_string(),
+        PvEnd::EndlessPlay => {
+            let from = if steps.is_empty() { "endless play from here" } else { "then endless play" };
+            format!("{from}, value 0: neither side can force a capture; the stones left are split evenly")
+        }
+        PvEnd::Repetition { first_ply } => format!(
+            "the position after ply {} repeats the one before ply {}: endless play, the stones left are split evenly",
+            steps.len(),
+            first_ply + 1
+        ),
+        PvEnd::Cycle { first_ply } => format!(
+            "the position after ply {} repeats the one before ply {} although its value is not 0: \
+             this database holds values only and cannot always show the forcing line; the value itself is exact",
+            steps.len(),
+            first_ply + 1
+        ),
+        PvEnd::PlyLimit => format!("stopped after {} plies (--max-plies)", steps.len()),
+    };
+    s.push_str(&format!("      {end}\n"));
+    s
+}
+
+/// The text report: the board with its side labels, the value and result, every move by house,
+/// the best moves and the best line; `extra` (the bounds' lines) goes right after the value.
+pub fn text(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: Option<Captured>, extra: Option<&str>) -> String {
+    let n = pos.stones();
+    let split = Split::of(pos, a.value);
+    let mut s = pos.drawing_sides(side);
+    s.push('\n');
+    let plural = if n == 1 { "" } else { "s" };
+    s.push_str(&format!("position {} ({n} stone{plural}), rules {}, {side} to move\n", side_form(pos, side), db.rules()));
+    s.push_str(&format!(
+        "value {}: with best play {side} ends with {} of the {n} stone{plural} on the board, {} {}\n",
+        signed(a.value),
+        format_share(split.mover),
+        side.other(),
+        format_share(split.opponent)
+    ));
+    if let Some(c) = captured {
+        let v = Verdict::new(c, n, a.value, side);
+        let winner = match v.winner {
+            Some("south") => "South wins".to_string(),
+            Some(_) => "North wins".to_string(),
+            None => "a draw".to_string(),
+        };
+        s.push_str(&format!(
+            "with {}:{} captured (South:North), best play ends {}:{}: {winner}\n",
+            c.south,
+            c.north,
+            format_share(v.south),
+            format_share(v.north)
+        ));
+    }
+    s.push_str(extra.unwrap_or(""));
+    if a.moves.is_empty() {
+        s.push_str("no legal move: the game is over\n");
+        return s;
+    }
+    s.push_str("moves (value = captured - value of the position after the move):\n");
+    for m in &a.moves {
+        let what = match m.captured() {
+            Some(c) => format!("takes {c:>2}"),
+            None => "ends the game".to_string(),
+        };
+        let result = result_of(pos, side, m.value, captured).name();
+        let best = if m.value == a.value { "  best" } else { "" };
+        s.push_str(&format!("  {} (pit {}): {what}, value {:>3}  {result}{best}\n", house(side, m.pit), m.pit, signed(m.value)));
+    }
+    let best: Vec<String> = best_pits(a).iter().map(|&p| house(side, p).to_string()).collect();
+    s.push_str(&format!("best move{}: {}\n", if best.len() == 1 { "" } else { "s" }, best.join(", ")));
+    s.push_str("best line (a capture or the end of the game when one is best, else the shortest way to one):\n");
+    s.push_str(&line_text(a, side));
+    s
+}

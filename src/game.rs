@@ -1,0 +1,451 @@
+//! Games as players see them: results with the captured stones counted, positions analysed as
+//! far as the built layers reach, and game records annotated ply by ply.
+//!
+//! Everything here is built on [`Database`] probes; nothing is guessed. A position whose layer is
+//! not built is answered from its moves when every move's result is known (captures into built
+//! layers, or moves that end the game), and is otherwise reported as not covered, naming the
+//! layer ([`Analysed::missing`]).
+//!
+//! **The score.** Oware is played with 48 stones; a player who has captured 25 has won (the
+//! 25-stone rule), and 24 each is a draw. Best play from a position with `n` stones and value `v`
+//! ends with the mover holding his captured stones plus `(n + v) / 2` ([`Verdict`]).
+
+use serde::Serialize;
+
+use crate::error::{Error, PositionError, Result};
+use crate::position::{house, parse_move, Position, Side};
+use crate::probe::{Database, MoveResult, MoveValue};
+use crate::rules::{Outcome as RulesOutcome, TOTAL_STONES};
+
+/// Win, draw or loss, for one player.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// More stones than the opponent at the end (25 or more of 48).
+    Win,
+    /// As many as the opponent (24 each).
+    Draw,
+    /// Fewer than the opponent.
+    Loss,
+}
+
+impl Outcome {
+    /// The outcome of a value for the player to move, counting the stones on the board only:
+    /// positive wins more of them, 0 shares them, negative loses.
+    pub fn of_value(value: i8) -> Outcome {
+        match value {
+            v if v > 0 => Outcome::Win,
+            0 => Outcome::Draw,
+            _ => Outcome::Loss,
+        }
+    }
+
+    /// The same outcome seen by the other player.
+    pub fn reversed(self) -> Outcome {
+        match self {
+            Outcome::Win => Outcome::Loss,
+            Outcome::Draw => Outcome::Draw,
+            Outcome::Loss => Outcome::Win,
+        }
+    }
+
+    /// `win`, `draw` or `loss`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Win => "win",
+            Outcome::Draw => "draw",
+            Outcome::Loss => "loss",
+        }
+    }
+}
+
+/// Stones each side has captured so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Captured {
+    /// South's captured stones.
+    pub south: u32,
+    /// North's captured stones.
+    pub north: u32,
+}
+
+impl Captured {
+    /// The count of `side`.
+    pub fn of(&self, side: Side) -> u32 {
+        match side {
+            Side::South => self.south,
+            Side::North => self.north,
+        }
+    }
+
+    /// Adds `stones` to `side`'s count.
+    pub fn add(&mut self, side: Side, stones: u32) {
+        match side {
+            Side::South => self.south += stones,
+            Side::North => self.north += stones,
+        }
+    }
+
+    /// Parses `SOUTH:NORTH`, e.g. `20:16`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when the text is not two whole numbers around a colon, or they add up to
+    /// more than 48.
+    pub fn parse(text: &str) -> Result<Captured> {
+        let bad = || Error::Usage(format!("captured stones are SOUTH:NORTH, like 20:16, not '{}'", text.escape_debug()));
+        let (s, n) = text.split_once(':').ok_or_else(bad)?;
+        let (south, north): (u32, u32) = (s.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if south.saturating_add(north) > TOTAL_STONES {
+            return Err(Error::Usage(format!("{south} + {north} captured stones: a game has {TOTAL_STONES}")));
+        }
+        Ok(Captured { south, north })
+    }
+
+    /// Checks that these counts and a board of `on_board` stones fit in one game.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] when they make more than 48 stones.
+    pub fn check(&self, on_board: u32) -> Result<()> {
+        if self.south + self.north + on_board > TOTAL_STONES {
+            return Err(Error::Usage(format!(
+                "{} + {} captured stones and {on_board} on the board make more than the game's {TOTAL_STONES}",
+                self.south, self.north
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The end of a game under best play: each side's final stones and the outcome, for South.
+///
+/// Shares are multiples of one half: endless play splits an odd number of stones evenly.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// South's stones at the end.
+    pub south: f64,
+    /// North's stones at the end.
+    pub north: f64,
+    /// The outcome for South.
+    pub south_result: Outcome,
+    /// The side that wins, `None` for a draw.
+    pub winner: Option<&'static str>,
+}
+
+impl Verdict {
+    /// Best play's end from a position of `stones` stones, worth `value` to `to_move`, with
+    /// `captured` stones already taken.
+    ///
+    /// ```
+    /// use oware::game::{Captured, Outcome, Verdict};
+    /// use oware::position::Side;
+    /// // North to move on 10 stones worth +2 to him, after South took 20 and North 18.
+    /// let v = Verdict::new(Captured { south: 20, north: 18 }, 10, 2, Side::North);
+    /// assert_eq!((v.south, v.north, v.south_result), (24.0, 24.0, Outcome::Draw));
+    /// ```
+    pub fn new(captured: Captured, stones: u32, value: i8, to_move: Side) -> Verdict {
+        let (n, v) = (f64::from(stones), f64::from(value));
+        let (mover, opponent) = ((n + v) / 2.0, (n - v) / 2.0);
+        let (s, o) = match to_move {
+            Side::South => (mover, opponent),
+            Side::North => (opponent, mover),
+        };
+        let south = f64::from(captured.south) + s;
+        let north = f64::from(captured.north) + o;
+        let south_result = if south > north {
+            Outcome::Win
+        } else if south < north {
+            Outcome::Loss
+        } else {
+            Outcome::Draw
+        };
+        let winner = match south_result {
+            Outcome::Win => Some("south"),
+            Outcome::Loss => Some("north"),
+            Outcome::Draw => None,
+        };
+        Verdict { south, north, south_result, winner }
+    }
+
+    /// The outcome for `side`.
+    pub fn result_for(&self, side: Side) -> Outcome {
+        match side {
+            Side::South => self.south_result,
+            Side::North => self.south_result.reversed(),
+        }
+    }
+}
+
+/// One legal move, its value when the built layers give it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KnownMove {
+    /// The pit, 0..5 from the mover's first house.
+    pub pit: u8,
+    /// Where the move leads.
+    pub result: MoveResult,
+    /// The move's exact value for the mover; `None` when the layer it needs is not built.
+    pub value: Option<i8>,
+}
+
+/// A position analysed as far as the built layers reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Analysed {
+    /// The position, mover-first.
+    pub position: Position,
+    /// Its exact value for the mover; `None` when not covered.
+    pub value: Option<i8>,
+    /// Every legal move in pit order, with its value when known (empty when the game is over).
+    pub moves: Vec<KnownMove>,
+    /// The lowest layer that was needed and is not built, when some value is unknown.
+    pub missing: Option<u32>,
+}
+
+impl Analysed {
+    /// The best pits (those whose value is the position's), when the value is known.
+    pub fn best(&self) -> Vec<u8> {
+        match self.value {
+            Some(v) => self.moves.iter().filter(|m| m.value == Some(v)).map(|m| m.pit).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether the game is over (no legal move).
+    pub fn game_over(&self) -> bool {
+        self.moves.is_empty()
+    }
+
+    /// The move of pit `pit`, when legal.
+    pub fn get(&self, pit: u8) -> Option<&KnownMove> {
+        self.moves.iter().find(|m| m.pit == pit)
+    }
+
+    /// The moves as [`MoveValue`]s, when every value is known.
+    pub fn move_values(&self) -> Option<Vec<MoveValue>> {
+        self.moves.iter().map(|m| m.value.map(|value| MoveValue { pit: m.pit, result: m.result, value })).collect()
+    }
+}
+
+/// Analyses `position` with `db`: its value and every move's value, as far as the built layers
+/// reach. A missing layer is not an error here: the values it would give are `None` and
+/// [`Analysed::missing`] names it.
+///
+/// Cost: one move generation and up to six probes (as [`Database::move_values`]), plus one
+/// probe of the position itself when its layer is built.
+///
+/// # Errors
+/// Every probing error of [`Database::value`] except a missing layer: damaged or foreign files,
+/// I/O errors.
+pub fn analyse(db: &Database, position: &Position) -> Result<Analysed> {
+    let moves = db.rules().moves(position.board());
+    let mut missing: Option<u32> = None;
+    let mut note = |e: Error| -> Result<Option<i8>> {
+        match e {
+            Error::LayerMissing { layer, .. } | Error::PublishedLayerMissing { layer, .. } => {
+                missing = Some(missing.map_or(layer, |m: u32| m.min(layer)));
+                Ok(None)
+            }
+            other => Err(other),
+        }
+    };
+    let mut out = Vec::with_capacity(moves.len());
+    for m in moves.as_slice() {
+        let km = match m.outcome {
+            RulesOutcome::End { value } => KnownMove { pit: m.pit, result: MoveResult::EndsGame, value: Some(value) },
+            RulesOutcome::Child { captured, child } => {
+                let child = Position::new(child)?;
+                let value = match db.value(&child) {
+                    Ok(v) => Some(captured as i8 - v),
+                    Err(e) => note(e)?,
+                };
+                KnownMove { pit: m.pit, result: MoveResult::Continues { captured, child }, value }
+            }
+        };
+        out.push(km);
+    }
+    let value = match moves.ending() {
+        Some(ending) => Some(ending),
+        None => {
+            let all: Option<Vec<i8>> = out.iter().map(|m| m.value).collect();
+            match all {
+                Some(values) => values.into_iter().max(),
+                // Not every move is known: the stored value, when the layer is built.
+                None => match db.value(position) {
+                    Ok(v) => Some(v),
+                    Err(e) => note(e)?,
+                },
+            }
+        }
+    };
+    Ok(Analysed { position: *position, value, moves: out, missing })
+}
+
+/// One ply of an annotated game.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ply {
+    /// 1-based ply number.
+    pub number: usize,
+    /// The side that moved.
+    pub side: Side,
+    /// Stones captured before the move.
+    pub captured_before: Captured,
+    /// The position before the move, analysed (mover-first for `side`).
+    pub before: Analysed,
+    /// The pit played (mover-first).
+    pub pit: u8,
+    /// The house played (`A`..`F` or `a`..`f`).
+    pub house: char,
+    /// What the move did.
+    pub result: MoveResult,
+    /// The move's value for the mover, when known.
+    pub move_value: Option<i8>,
+    /// How much value the move threw away (`value before - move value`, 0 for a best move),
+    /// when both are known.
+    pub error: Option<i8>,
+    /// Best play's end from the position after the move, with every capture so far counted;
+    /// `None` when not covered or when the captured stones are unknown.
+    pub verdict: Option<Verdict>,
+}
+
+/// An annotated game: the plies and where the game stands after them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotatedGame {
+    /// The starting position (mover-first) and its side to move.
+    pub start: Position,
+    /// The side to move at the start.
+    pub start_side: Side,
+    /// Stones captured before the first ply, when known.
+    pub start_captured: Option<Captured>,
+    /// The plies played.
+    pub plies: Vec<Ply>,
+    /// The position reached, analysed.
+    pub end: Analysed,
+    /// The side to move in the position reached.
+    pub end_side: Side,
+    /// Stones captured by the moves of the record (and before it), when known; a move that ends
+    /// the game shares out the board in [`verdict`](Self::verdict) instead.
+    pub end_captured: Option<Captured>,
+    /// Whether the last move ended the game (a ruleset's ending move) or left no legal move.
+    pub over: bool,
+    /// Best play's end from the position reached, with the captures counted, when covered and
+    /// the captured stones are known.
+    pub verdict: Option<Verdict>,
+}
+
+/// Splits a game record into its moves: whitespace, commas and semicolons separate them, and
+/// move numbers (`1.`, `12.`, `3...`) are skipped, so `1. F c 2. B e` and `F,c,B,e` both give
+/// four moves. A token of several house letters (`FcBe`) is read as that many moves.
+pub fn record_moves(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for token in text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').filter(|t| !t.is_empty()) {
+        let is_number = token.trim_end_matches('.').bytes().all(|b| b.is_ascii_digit()) && token.ends_with('.');
+        if is_number {
+            continue;
+        }
+        if token.len() > 1 && token.chars().all(|c| matches!(c, 'A'..='F' | 'a'..='f')) {
+            out.extend(token.chars().map(String::from));
+        } else {
+            out.push(token.to_string());
+        }
+    }
+    out
+}
+
+/// Plays `moves` (houses or mover-first pits, as [`parse_move`] reads them) from `start`, where
+/// `side` is to move, and annotates each ply with the database's values ([`analyse`]).
+///
+/// `captured` are the stones taken before `start`; when `None` and the board holds all 48
+/// stones it is 0:0, otherwise the results with the captured stones counted are not given.
+///
+/// Cost: one [`analyse`] per ply and one for the position reached (at most seven probes each).
+///
+/// # Errors
+/// [`Error::InvalidPosition`] for a move that cannot be read ([`PositionError::BadMove`]) or is
+/// not legal ([`PositionError::IllegalMove`]), naming the ply in [`Error::Usage`] form;
+/// [`Error::Usage`] for moves after the game is over or captured counts that do not fit the
+/// board; the probing errors of [`analyse`].
+pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Captured>, moves: &[String]) -> Result<AnnotatedGame> {
+    let mut captured = match captured {
+        Some(c) => {
+            c.check(start.stones())?;
+            Some(c)
+        }
+        None if start.stones() == TOTAL_STONES => Some(Captured::default()),
+        None => None,
+    };
+    let start_captured = captured;
+    let (mut position, mut to_move) = (start, side);
+    let mut plies = Vec::with_capacity(moves.len());
+    let mut over = false;
+    for (i, text) in moves.iter().enumerate() {
+        let number = i + 1;
+        if over {
+            return Err(Error::Usage(format!("ply {number} ('{}'): the game is already over", text.escape_debug())));
+        }
+        let at_ply = |e: Error| match e {
+            Error::InvalidPosition(p) => Error::Usage(format!("ply {number} ({} to move): {p}", to_move.title())),
+            other => other,
+        };
+        let pit = parse_move(text, to_move).map_err(at_ply)?;
+        let before = analyse(db, &position)?;
+        let Some(m) = before.get(pit).copied() else {
+            let reason = if before.game_over() {
+                "the game is over: the player to move has no legal move"
+            } else if position.board()[pit as usize] == 0 {
+                "the house is empty"
+            } else {
+                "the rules forbid it here (the opponent must be fed, or it would capture every stone he has)"
+            };
+            return Err(at_ply(Error::InvalidPosition(PositionError::IllegalMove { house: house(to_move, pit), reason })));
+        };
+        let error = match (before.value, m.value) {
+            (Some(v), Some(mv)) => Some(v - mv),
+            _ => None,
+        };
+        let captured_before = captured.unwrap_or_default();
+        let verdict = match (captured, m.value) {
+            (Some(c), Some(mv)) => Some(Verdict::new(c, position.stones(), mv, to_move)),
+            _ => None,
+        };
+        plies.push(Ply {
+            number,
+            side: to_move,
+            captured_before,
+            before,
+            pit,
+            house: house(to_move, pit),
+            result: m.result,
+            move_value: m.value,
+            error,
+            verdict,
+        });
+        match m.result {
+            MoveResult::Continues { captured: c, child } => {
+                if let Some(cap) = captured.as_mut() {
+                    cap.add(to_move, u32::from(c));
+                }
+                position = child;
+                to_move = to_move.other();
+            }
+            MoveResult::EndsGame => over = true,
+        }
+    }
+    let end = analyse(db, &position)?;
+    let verdict = if over {
+        plies.last().and_then(|p| p.verdict)
+    } else {
+        match (captured, end.value) {
+            (Some(c), Some(v)) => Some(Verdict::new(c, position.stones(), v, to_move)),
+            _ => None,
+        }
+    };
+    over = over || end.game_over();
+    Ok(AnnotatedGame {
+        start,
+        start_side: side,
+        start_captured,
+        plies,
+        end,
+        end_side: to_move,
+        end_captured: captured,
+        over,
+        verdict,
+    })
+}
