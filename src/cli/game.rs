@@ -117,11 +117,11 @@ fn text_report(db: &Database, g: &AnnotatedGame) -> String {
         Some(c) => format!("captured {}:{} (South:North)", c.south, c.north),
         None => "captured stones unknown (--captured S:N gives the final score)".to_string(),
     };
-    s.push_str(&format!("game from {from}, rules {}, {captured}\n", db.rules()));
+    s.push_str(&format!("game from {from}, rules {}\n{captured}\n", db.rules()));
     if !g.plies.is_empty() {
         s.push_str("      value: of the position before the move, for the side moving; played: the\n");
         s.push_str("      move's value; error: value thrown away; score and result after the move\n");
-        s.push_str(" ply  side   move  value  played  error  best         takes  score  from here\n");
+        s.push_str("ply  side   move  value  played  error  best       takes  score  from here\n");
     }
     let mut decided = false;
     for p in &g.plies {
@@ -176,7 +176,7 @@ fn ply_row(p: &Ply, known: bool) -> String {
         },
     };
     format!(
-        "{:>4}  {:<5}  {:<4}  {:>5}  {:>6}  {:>5}  {:<11}  {:>5}  {:>5}  {result}\n",
+        "{:>3}  {:<5}  {:<4}  {:>5}  {:>6}  {:>5}  {:<11} {:>3}  {:>5}  {result}\n",
         p.number,
         p.side.title(),
         p.house,

@@ -19,6 +19,7 @@ pub mod output;
 mod perft;
 mod query;
 mod report;
+mod play;
 mod serve;
 pub mod signals;
 mod stats;
@@ -46,6 +47,8 @@ enum Command {
     Query(query::QueryArgs),
     /// Annotate a game record: each move's value against the best, errors, score and result.
     Game(game::GameArgs),
+    /// Play in the terminal against perfect play, or two players with the oracle's advice.
+    Play(play::PlayArgs),
     /// Serve the analysis API and the web page over HTTP (localhost by default).
     Serve(serve::ServeArgs),
     /// Check built layers: headers, checksums, every value re-derived, published facts.
@@ -377,6 +380,7 @@ pub fn run() -> i32 {
         Command::Query(a) => query::run(a),
         Command::Game(a) => game::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Play(a) => play::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),

@@ -1,0 +1,293 @@
+//! `oware play`: play in the terminal against perfect play, or two people with the oracle's
+//! advice. Keyboard-driven, one line per command, fitting 80 columns; it reads standard input,
+//! so a game can also be scripted.
+
+use std::io::BufRead;
+
+use clap::Args;
+use oware::game::{analyse, Analysed, Captured, Verdict};
+use oware::position::{house, parse_move, Position, Side};
+use oware::probe::{format_share, Database, MoveResult};
+use oware::{Error, Result};
+
+use super::output::Stdout;
+use super::report::signed;
+use super::{database_dir, DirArg, FormatArg, RulesArg};
+
+/// Who the program plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Computer {
+    /// Two people play; the values of the moves are shown at each turn.
+    Nobody,
+    /// Perfect play for South.
+    South,
+    /// Perfect play for North.
+    North,
+}
+
+/// Arguments of `oware play`.
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// The side perfect play takes (you play the other), or `nobody` for two players with advice.
+    #[arg(long, value_enum, default_value_t = Computer::North)]
+    computer: Computer,
+    /// The starting position (any position form). Default: the start position.
+    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
+    from: Option<String>,
+    /// Side to move at --from when its form does not name it (default south).
+    #[arg(long, value_name = "SIDE")]
+    to_move: Option<String>,
+    /// Stones captured before --from, `SOUTH:NORTH` (default 0:0 from a full board).
+    #[arg(long, value_name = "S:N")]
+    captured: Option<String>,
+    #[command(flatten)]
+    rules: RulesArg,
+    #[command(flatten)]
+    dir: DirArg,
+    #[command(flatten)]
+    format: FormatArg,
+}
+
+/// A state of the game, kept for undo.
+#[derive(Clone, Copy)]
+struct Turn {
+    position: Position,
+    side: Side,
+    captured: Option<Captured>,
+}
+
+const HELP: &str = "commands: a house (A-F for South, a-f for North) plays it; h shows every
+move's value; b plays a best move; u takes back your last move; n starts a new
+game; q quits\n";
+
+/// Plays until the game ends and the player quits, or standard input ends.
+///
+/// # Errors
+/// [`Error::Usage`] or [`Error::InvalidPosition`] for bad options; the probing errors of
+/// [`analyse`] other than missing layers; [`Error::Output`] when stdout closes; [`Error::Io`]
+/// when stdin cannot be read.
+pub fn run(a: PlayArgs) -> Result<()> {
+    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    let db = Database::from_dir(dir);
+    let named = a.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+    let (start, side) = match &a.from {
+        None => (Position::start(), named.unwrap_or(Side::South)),
+        Some(text) => {
+            let (p, side) = Position::parse_with_side(text)?;
+            (p, side.or(named).unwrap_or(Side::South))
+        }
+    };
+    let captured = match a.captured.as_deref().map(Captured::parse).transpose()? {
+        Some(c) => {
+            c.check(start.stones())?;
+            Some(c)
+        }
+        None if start.stones() == oware::rules::TOTAL_STONES => Some(Captured::default()),
+        None => None,
+    };
+    let first = Turn { position: start, side, captured };
+    let computer = match a.computer {
+        Computer::Nobody => None,
+        Computer::South => Some(Side::South),
+        Computer::North => Some(Side::North),
+    };
+    let mut out = Stdout::new();
+    out.write(&format!("oware play, rules {}: ", db.rules()))?;
+    out.write(&match computer {
+        Some(c) => format!("perfect play takes {c}, you play {}\n", c.other()),
+        None => "two players, with the oracle's advice\n".to_string(),
+    })?;
+    out.write(HELP)?;
+    let stdin = std::io::stdin();
+    let interactive = std::io::IsTerminal::is_terminal(&stdin);
+    let mut input = stdin.lock();
+    let mut history: Vec<Turn> = Vec::new();
+    let mut now = first;
+    let mut line = String::new();
+    // Whether the position changed since it was last shown.
+    let mut fresh = true;
+    loop {
+        let here = analyse(&db, &now.position)?;
+        if fresh {
+            out.write(&show(&now, &here))?;
+        }
+        fresh = true;
+        if here.game_over() {
+            out.write("the game is over: n starts a new game, q quits\n")?;
+        } else if computer == Some(now.side) {
+            match best_pit(&db, &now, &here) {
+                Some(pit) => {
+                    out.write(&format!("{} plays {}\n", now.side, house(now.side, pit)))?;
+                    history.push(now);
+                    now = after(&now, &here, pit);
+                    continue;
+                }
+                None => out.write(&format!("perfect play does not know this position: you play {}'s move\n", now.side))?,
+            }
+        } else if computer.is_none() {
+            out.write(&advice(&now, &here))?;
+        }
+        out.write(&format!("{} to move> ", now.side))?;
+        line.clear();
+        if input.read_line(&mut line).map_err(|e| Error::io("<stdin>", e))? == 0 {
+            out.write("\n")?;
+            return Ok(());
+        }
+        let cmd = line.trim();
+        if !interactive {
+            // A scripted game: show what was read, as a terminal would.
+            out.write(&format!("{cmd}\n"))?;
+        }
+        match cmd {
+            "" => fresh = false,
+            "q" | "quit" | "exit" => return Ok(()),
+            "h" | "?" | "help" | "hint" => {
+                out.write(HELP)?;
+                out.write(&advice(&now, &here))?;
+                fresh = false;
+            }
+            "u" | "undo" => {
+                // Back to the last turn that was not the computer's.
+                let mut back = None;
+                while let Some(t) = history.pop() {
+                    if computer != Some(t.side) {
+                        back = Some(t);
+                        break;
+                    }
+                }
+                match back {
+                    Some(t) => now = t,
+                    None => {
+                        out.write("nothing to take back\n")?;
+                        fresh = false;
+                    }
+                }
+            }
+            "n" | "new" => {
+                history.clear();
+                now = first;
+            }
+            "b" | "best" => match best_pit(&db, &now, &here) {
+                Some(pit) if !here.game_over() => {
+                    out.write(&format!("{} plays {}\n", now.side, house(now.side, pit)))?;
+                    history.push(now);
+                    now = after(&now, &here, pit);
+                }
+                _ => {
+                    out.write("no best move is known here\n")?;
+                    fresh = false;
+                }
+            },
+            _ if here.game_over() => {
+                out.write("the game is over: n starts a new game, q quits\n")?;
+                fresh = false;
+            }
+            _ => {
+                // A house of the mover in either case, or a pit number.
+                let text = match cmd.chars().next() {
+                    Some(c) if cmd.len() == 1 && c.is_ascii_alphabetic() => match now.side {
+                        Side::South => c.to_ascii_uppercase().to_string(),
+                        Side::North => c.to_ascii_lowercase().to_string(),
+                    },
+                    _ => cmd.to_string(),
+                };
+                match parse_move(&text, now.side) {
+                    Ok(pit) if here.get(pit).is_some() => {
+                        history.push(now);
+                        now = after(&now, &here, pit);
+                    }
+                    Ok(pit) => {
+                        out.write(&format!("{} is not a legal move here\n", house(now.side, pit)))?;
+                        fresh = false;
+                    }
+                    Err(_) => {
+                        out.write(&format!("'{}' is not a command\n{HELP}", cmd.escape_debug()))?;
+                        fresh = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The turn after `pit` is played.
+fn after(now: &Turn, here: &Analysed, pit: u8) -> Turn {
+    let Some(m) = here.get(pit) else { return *now };
+    match m.result {
+        MoveResult::Continues { captured, child } => {
+            let mut c = now.captured;
+            if let Some(c) = c.as_mut() {
+                c.add(now.side, u32::from(captured));
+            }
+            Turn { position: child, side: now.side.other(), captured: c }
+        }
+        // The game ends: every stone is shared out; show the empty board.
+        MoveResult::EndsGame => {
+            let mut c = now.captured;
+            if let (Some(c), Some(v)) = (c.as_mut(), m.value) {
+                let vd = Verdict::new(*c, now.position.stones(), v, now.side);
+                *c = Captured { south: vd.south as u32, north: vd.north as u32 };
+            }
+            Turn { position: Position::new([0; 12]).unwrap_or(now.position), side: now.side.other(), captured: c }
+        }
+    }
+}
+
+/// The move perfect play makes: the first ply of the best line when the position is covered.
+fn best_pit(db: &Database, now: &Turn, here: &Analysed) -> Option<u8> {
+    here.value?;
+    match db.principal_variation(&now.position, 1) {
+        Ok(line) => line.steps.first().map(|s| s.played.pit),
+        Err(_) => here.best().first().copied(),
+    }
+}
+
+/// The board, the captured stones and the value.
+fn show(now: &Turn, here: &Analysed) -> String {
+    let mut s = String::from("\n");
+    s.push_str(&now.position.drawing_sides(now.side));
+    let n = now.position.stones();
+    if let Some(c) = now.captured {
+        s.push_str(&format!("captured: South {}, North {}; {n} on the board\n", c.south, c.north));
+    }
+    match (here.value, now.captured) {
+        (Some(v), Some(c)) => {
+            let vd = Verdict::new(c, n, v, now.side);
+            let who = match vd.winner {
+                Some("south") => "South wins",
+                Some(_) => "North wins",
+                None => "a draw",
+            };
+            s.push_str(&format!(
+                "value {} for {}: best play ends {}:{}, {who}\n",
+                signed(v),
+                now.side,
+                format_share(vd.south),
+                format_share(vd.north)
+            ));
+        }
+        (Some(v), None) => s.push_str(&format!("value {} for {}\n", signed(v), now.side)),
+        (None, _) => match here.missing {
+            Some(l) => s.push_str(&format!("not covered: layer {l} is not built\n")),
+            None => s.push_str("not covered\n"),
+        },
+    }
+    s
+}
+
+/// Every move's value, best ones marked.
+fn advice(now: &Turn, here: &Analysed) -> String {
+    if here.game_over() {
+        return String::new();
+    }
+    let parts: Vec<String> = here
+        .moves
+        .iter()
+        .map(|m| {
+            let v = m.value.map_or("?".to_string(), signed);
+            let star = if m.value.is_some() && m.value == here.value { "*" } else { "" };
+            format!("{}{} {v}", house(now.side, m.pit), star)
+        })
+        .collect();
+    format!("moves: {}  (* best)\n", parts.join(", "))
+}

@@ -1,0 +1,396 @@
+//! What players use: the side form and houses, `oware game` (annotated records), `oware serve`
+//! (the HTTP API, over real sockets) and `oware play` (scripted through stdin). Values are
+//! cross-checked against the library's probes and a plain replay of the moves by the rules.
+
+#[allow(dead_code)]
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{oware, s, SplitMix64};
+use oware::index::{layer_size, unrank_unchecked, LayerWalker};
+use oware::line::PvEnd;
+use oware::position::{house, Position, Side};
+use oware::probe::Database;
+use oware::rules::Outcome;
+use oware::Ruleset;
+use serde_json::Value;
+
+/// Awari layers 0..=12, built once for every test here.
+fn awari12() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        common::build(Ruleset::Awari, 12, &dir);
+        dir
+    })
+}
+
+/// Plays `houses` from `start` (South to move) by the rules alone: the positions before each
+/// move and the stones each side captured.
+fn replay(start: Position, houses: &[char]) -> (Vec<Position>, [u32; 2]) {
+    let (mut pos, mut side, mut caps) = (start, 0usize, [0u32; 2]);
+    let mut seen = Vec::new();
+    for &h in houses {
+        seen.push(pos);
+        let pit = (h.to_ascii_uppercase() as u8 - b'A') as u8;
+        let m = Ruleset::Awari.moves(pos.board()).as_slice().iter().find(|m| m.pit == pit).copied().expect("legal");
+        let Outcome::Child { captured, child } = m.outcome else { panic!("an ending move") };
+        caps[side] += u32::from(captured);
+        pos = Position::new(child).unwrap();
+        side ^= 1;
+    }
+    (seen, caps)
+}
+
+#[test]
+fn game_records_are_annotated_ply_by_ply() {
+    let dir = awari12();
+    let db = Database::open(dir, Ruleset::Awari).unwrap();
+    // A record from a 10-stone position, North has 20 and South 18 captured already; the moves
+    // include mistakes. The best line gives legal moves to follow.
+    let start: Position = "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S".parse().unwrap();
+    let mut houses = Vec::new();
+    let mut pos = start;
+    let mut side = Side::South;
+    for k in 0..6 {
+        let moves = db.move_values(&pos).unwrap();
+        if moves.is_empty() {
+            break;
+        }
+        // Even plies play the worst move, odd plies the best.
+        let m = if k % 2 == 0 { *moves.iter().min_by_key(|m| m.value).unwrap() } else { *moves.iter().max_by_key(|m| m.value).unwrap() };
+        houses.push(house(side, m.pit));
+        match m.child() {
+            Some(c) => pos = *c,
+            None => break,
+        }
+        side = side.other();
+    }
+    let record: Vec<String> = houses.iter().map(char::to_string).collect();
+    let (code, out, err) = oware(&[&["game", "--dir", s(dir), "--json", "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..], &record.iter().map(String::as_str).collect::<Vec<_>>()].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let plies = v["plies"].as_array().unwrap();
+    assert_eq!(plies.len(), houses.len());
+    let (positions, caps) = replay(start, &houses);
+    let mut score = [18u32, 20u32];
+    for (i, p) in plies.iter().enumerate() {
+        let before = positions[i];
+        assert_eq!(p["before"]["position"], serde_json::json!(before.board()), "ply {i}");
+        assert_eq!(p["house"], houses[i].to_string());
+        let value = db.value(&before).unwrap();
+        let moves = db.move_values(&before).unwrap();
+        let played = moves.iter().find(|m| house(if i % 2 == 0 { Side::South } else { Side::North }, m.pit) == houses[i]).unwrap();
+        assert_eq!(p["value"], value);
+        assert_eq!(p["move_value"], played.value);
+        assert_eq!(p["error"], value - played.value, "ply {i}");
+        let best: Vec<Value> = moves.iter().filter(|m| m.value == value).map(|m| Value::from(house(if i % 2 == 0 { Side::South } else { Side::North }, m.pit).to_string())).collect();
+        assert_eq!(p["best_houses"], Value::from(best));
+        score[i % 2] += u32::from(played.captured().unwrap());
+        assert_eq!(p["score"], serde_json::json!({"south": score[0], "north": score[1]}), "ply {i}");
+        // Best play's end from after the move: the mover's captured stones plus his share.
+        let n = f64::from(before.stones());
+        let mover_end = f64::from(score[i % 2] - u32::from(played.captured().unwrap())) + (n + f64::from(played.value)) / 2.0;
+        let key = if i % 2 == 0 { "south" } else { "north" };
+        assert_eq!(p["final"][key].as_f64().unwrap(), mover_end, "ply {i}");
+        assert_eq!(p["final"]["south"].as_f64().unwrap() + p["final"]["north"].as_f64().unwrap(), 48.0);
+    }
+    assert_eq!(score, [18 + caps[0], 20 + caps[1]]);
+    assert!(plies.iter().any(|p| p["error"].as_i64().unwrap() > 0), "the record has mistakes");
+
+    // The text form: a row per ply, fitting 80 columns.
+    let (code, text, err) = oware(&[&["game", "--dir", s(dir), "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..], &record.iter().map(String::as_str).collect::<Vec<_>>()].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(text.contains("ply  side   move  value  played  error"), "{text}");
+    assert!(text.contains("\n  1  South  "), "{text}");
+}
+
+#[test]
+fn game_records_beyond_the_layers_are_not_covered_and_bad_moves_are_named() {
+    let dir = awari12();
+    // From the start: 48 stones, nothing covered, never guessed.
+    let (code, out, err) = oware(&["game", "--dir", s(dir), "1.", "F", "c", "2.", "B"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("not covered (layer 48)"), "{out}");
+    assert!(!out.contains("wins"), "{out}");
+    let (code, out, _) = oware(&["game", "--dir", s(dir), "--json", "FcB"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["plies"].as_array().unwrap().len(), 3);
+    assert_eq!(v["plies"][0]["value"], Value::Null);
+    assert_eq!(v["plies"][0]["missing_layer"], 48);
+    assert_eq!(v["end"]["score"], serde_json::json!({"south": 0, "north": 0}));
+    assert_eq!(v["end"]["to_move"], "north");
+    // Errors name the ply and the problem; the exit code is the usage error's.
+    for (args, needle) in [
+        (vec!["F", "F"], "ply 2 (North to move)"),
+        (vec!["F", "x"], "ply 2"),
+        (vec!["F", "c", "F"], "the house is empty"),
+        (vec!["9"], "pit number is 0..5"),
+    ] {
+        let mut a = vec!["game", "--dir", s(dir)];
+        a.extend(args.iter().copied());
+        let (code, _, err) = oware(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    let (code, _, err) = oware(&["game", "--dir", s(dir), "--captured", "40:9", "F"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = oware(&["game", "--dir", s(dir), "--from", "S: 1 2 3 N: 1 S", "A"]);
+    assert_eq!(code, 3, "{err}");
+}
+
+#[test]
+fn lines_stop_at_endless_play() {
+    let dir = awari12();
+    let db = Database::open(dir, Ruleset::Awari).unwrap();
+    // A value-0 position where no capture can come: the line is empty and says so.
+    let quiet = (1..=6)
+        .flat_map(|n| LayerWalker::new(n, 0..layer_size(n)).unwrap().map(|(_, b)| Position::new(b).unwrap()))
+        .find(|p| {
+            let line = db.principal_variation(p, 100).unwrap();
+            line.end == PvEnd::EndlessPlay && line.steps.is_empty() && p.stones() >= 3
+        })
+        .expect("a quiet position");
+    let (code, out, err) = oware(&["query", "--dir", s(dir), &quiet.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("endless play from here, value 0: neither side can force a capture"), "{out}");
+    let (_, out, _) = oware(&["query", "--dir", s(dir), "--json", &quiet.to_string()]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pv_end"]["reason"], "endless_play");
+    assert_eq!(v["principal_variation"], serde_json::json!([]));
+    // Every position of layer 6 with value 0: the line ends in a capture-free endgame, a game
+    // over or the ply limit, never in a repetition.
+    for (_, b) in LayerWalker::new(6, 0..layer_size(6)).unwrap() {
+        let p = Position::new(b).unwrap();
+        if db.value(&p).unwrap() == 0 {
+            let end = db.principal_variation(&p, 300).unwrap().end;
+            assert!(matches!(end, PvEnd::EndlessPlay | PvEnd::GameOver), "{p}: {end:?}");
+        }
+    }
+}
+
+/// A running `oware serve` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_oware"))
+            .args(["serve", "--dir", s(dir), "--port", &port.to_string()])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Server { child, port };
+        for _ in 0..200 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("oware serve did not start");
+    }
+
+    /// One request (`Connection: close`): status and body.
+    fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        let mut c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            c,
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        c.read_to_end(&mut raw).unwrap();
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let status: u16 = text.split(' ').nth(1).unwrap().parse().unwrap();
+        let (head, rest) = text.split_once("\r\n\r\n").unwrap();
+        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
+        (status, body)
+    }
+
+    fn json(&self, path: &str) -> (u16, Value) {
+        let (st, body) = self.request("GET", path, "");
+        (st, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}")))
+    }
+}
+
+fn dechunk(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_server_answers_the_api() {
+    let dir = awari12();
+    let db = Database::open(dir, Ruleset::Awari).unwrap();
+    let server = Server::start(dir);
+    // The example form, on a layer-12 board.
+    let (st, v) = server.json("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&rules=awari");
+    assert_eq!(st, 200, "{v}");
+    let p: Position = "1 1 1 1 1 2 4 1 0 0 0 0".parse().unwrap();
+    assert_eq!(v["value"], db.value(&p).unwrap());
+    let moves = db.move_values(&p).unwrap();
+    let got = v["moves"].as_array().unwrap();
+    assert_eq!(got.len(), moves.len());
+    for (g, m) in got.iter().zip(&moves) {
+        assert_eq!(g["pit"], m.pit);
+        assert_eq!(g["house"], house(Side::South, m.pit).to_string());
+        assert_eq!(g["captured"], m.captured().unwrap());
+        assert_eq!(g["value"], m.value);
+    }
+    assert!(v["principal_variation"].as_array().is_some());
+    // The same position in the other notations, North to move.
+    let (_, w) = server.json("/api/v1/position?south=4,1,0,0,0,0&north=1,1,1,1,1,2&to_move=north");
+    assert_eq!((w["value"].clone(), w["to_move"].clone()), (v["value"].clone(), Value::from("north")));
+    assert_eq!(w["moves"][0]["house"], "a");
+    let (_, x) = server.json("/api/v1/position?position=S:%204%201%200%200%200%200%20N:%201%201%201%201%201%202%20N&captured=20:16");
+    assert_eq!(x["value"], v["value"]);
+    assert_eq!(x["score"], serde_json::json!({"south": 20, "north": 16}));
+    assert!(x["final"]["south"].as_f64().unwrap() + x["final"]["north"].as_f64().unwrap() == 48.0);
+    // Bad requests: 400 with a JSON error naming the problem.
+    for (path, needle) in [
+        ("/api/v1/position?pits=1,2,3", "12 pit counts"),
+        ("/api/v1/position?pits=1,1,1,1,1,1,1,1,1,1,1,-1", "negative"),
+        ("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&rules=chess", "rules"),
+        ("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&max_plies=9999", "max_plies"),
+        ("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&bogus=1", "unknown parameter"),
+        ("/api/v1/position", "give the position"),
+        ("/api/v1/position?south=1,1,1,1,1,1&north=1,1,1,1,1,1", "to_move"),
+    ] {
+        let (st, e) = server.json(path);
+        assert_eq!(st, 400, "{path}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains(needle), "{path}: {e}");
+    }
+    // A layer that is not built: 404 naming it.
+    let (st, e) = server.json("/api/v1/position?pits=4,4,4,4,4,4,4,4,4,4,4,4");
+    assert_eq!(st, 404);
+    assert_eq!(e["error"]["kind"], "layer_missing");
+    assert!(e["error"]["message"].as_str().unwrap().contains("layer 48"), "{e}");
+    // ... but the rules still list its moves.
+    let (st, m) = server.json("/api/v1/moves?pits=4,4,4,4,4,4,4,4,4,4,4,4");
+    assert_eq!(st, 200);
+    assert_eq!(m["moves"].as_array().unwrap().len(), 6);
+    let (st, _) = server.json("/nowhere");
+    assert_eq!(st, 404);
+
+    // A batch of 1,000 random positions of layers 0..12, and two bad ones, in order.
+    let mut rng = SplitMix64(11);
+    let mut positions = Vec::new();
+    for _ in 0..1000 {
+        let n = rng.below(13) as u32;
+        let b = unrank_unchecked(n, rng.below(layer_size(n)));
+        positions.push(Position::new(b).unwrap());
+    }
+    let mut items: Vec<Value> = positions.iter().map(|p| Value::from(p.board().to_vec())).collect();
+    items.push(Value::from("1 2 3"));
+    items.push(Value::from(7));
+    let body = serde_json::json!({ "rules": "awari", "positions": items }).to_string();
+    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!(st, 200, "{text}");
+    let r: Value = serde_json::from_str(&text).unwrap();
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1002);
+    for (p, got) in positions.iter().zip(results) {
+        assert_eq!(got["value"], db.value(p).unwrap(), "{p}");
+    }
+    assert_eq!(results[1000]["error"]["kind"], "invalid_position");
+    assert!(results[1001]["error"]["message"].as_str().unwrap().contains("a string or an array"));
+    let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [");
+    assert_eq!(st, 400, "{e}");
+    let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [], \"colour\": 1}");
+    assert_eq!(st, 400, "{e}");
+
+    // Garbage on the socket does not stop the server; concurrent clients are served.
+    let mut g = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    g.write_all(b"\x00\x01GARBAGE\r\n\r\n").unwrap();
+    drop(g);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let port = server.port;
+            std::thread::spawn(move || {
+                let s = Server { child: Command::new("true").spawn().unwrap(), port };
+                for k in 0..25 {
+                    let b = unrank_unchecked(10, (t * 1000 + k) as u64);
+                    let q = b.iter().map(u8::to_string).collect::<Vec<_>>().join(",");
+                    let (st, _) = s.json(&format!("/api/v1/position?pits={q}&max_plies=10"));
+                    assert_eq!(st, 200);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let (st, info) = server.json("/api/v1/info");
+    assert_eq!(st, 200);
+    assert_eq!(info["api"], "v1");
+    assert_eq!(info["rules"][0]["layers"].as_array().unwrap().len(), 13);
+    let (st, page) = server.request("GET", "/", "");
+    assert_eq!(st, 200);
+    assert!(page.contains("<title>Oware analysis</title>"));
+}
+
+#[test]
+fn terminal_play_against_perfect_play() {
+    let dir = awari12();
+    let run = |input: &str, extra: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+            .args([&["play", "--dir", s(dir)][..], extra].concat())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_string();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let from = ["--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"];
+    let (code, out) = run("h\nE\nu\nzz\nb\nq\n", &from);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("perfect play takes North, you play South"), "{out}");
+    assert!(out.contains("moves: D* -2, E* -2, F* -2  (* best)"), "{out}");
+    assert!(out.contains("North plays "), "{out}");
+    assert!(out.contains("'zz' is not a command"), "{out}");
+    assert!(out.contains("South plays "), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+    // Two players with advice; end of input quits.
+    let (code, out) = run("f\n", &[&from[..], &["--computer", "nobody"]].concat());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("two players"), "{out}");
+    assert!(out.contains("moves: D* -2"), "{out}");
+    assert!(out.contains("(to move)"), "{out}");
+}

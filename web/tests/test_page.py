@@ -1,0 +1,181 @@
+"""The web page of `oware serve` in a real browser: headless Chromium driven by Selenium.
+
+It builds awari layers 0..16 into a temporary directory, starts `oware serve` on a free port,
+loads the page, reads the values shown on the houses, plays a move by clicking, undoes it, sets
+up a position by clicking, plays against perfect play, and saves screenshots under
+`target/web-screenshots/` (kept out of git) for people to look at.
+
+Needs: the `oware` binary (OWARE_BIN, default target/release/oware), Chromium and ChromeDriver
+(Debian: chromium, chromium-driver) and `pip install selenium pytest`.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BIN = os.environ.get("OWARE_BIN", str(ROOT / "target" / "release" / "oware"))
+SHOTS = ROOT / "target" / "web-screenshots"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="chromium and chromedriver are not installed")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    tmp = tempfile.mkdtemp(prefix="oware-web-")
+    subprocess.run([BIN, "build", "--rules", "awari", "--max-stones", "16", "--dir", tmp, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    port = free_port()
+    proc = subprocess.Popen([BIN, "serve", "--dir", tmp, "--port", str(port)], stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(base + "/api/v1/info", timeout=1).read()
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise RuntimeError("oware serve did not start")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=10)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for flag in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1000,900"]:
+        opts.add_argument(flag)
+    opts.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="oware-chromium-"))
+    driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield driver
+    driver.quit()
+
+
+def api(base, query):
+    return json.loads(urllib.request.urlopen(base + "/api/v1/position?" + query).read())
+
+
+def wait_shown(driver, after=0):
+    """Waits until the page has shown the values of an analysis newer than `after`; returns its number."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def shown(d):
+        v = d.find_element("id", "status").get_attribute("data-shown")
+        return int(v) if v and int(v) > after else False
+
+    return WebDriverWait(driver, 15).until(shown)
+
+
+def house_values(driver):
+    out = {}
+    for h in "ABCDEFabcdef":
+        e = driver.find_element("id", "house-" + h)
+        val = e.find_element("css selector", ".val")
+        out[h] = {
+            "count": int(e.find_element("css selector", ".count").text),
+            "value": val.text,
+            "class": val.get_attribute("class"),
+        }
+    return out
+
+
+def test_page_shows_values_and_plays(server, browser):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pits = "1,1,1,1,1,2,4,2,3,0,0,0"
+    browser.get(server + "/?pits=" + pits + "&rules=awari")
+    seq = wait_shown(browser)
+    first_ms = float(browser.find_element("id", "status").get_attribute("data-first-ms"))
+    ms = float(browser.find_element("id", "status").get_attribute("data-ms"))
+    print(f"page: values shown {first_ms:.1f} ms after the script started; the analysis request took {ms:.1f} ms")
+    browser.save_screenshot(str(SHOTS / "1-position.png"))
+    want = api(server, "pits=" + pits + "&rules=awari")
+    shown = house_values(browser)
+    # South to move: the board as drawn, and every legal move's value on its house.
+    assert [shown[h]["count"] for h in "ABCDEF"] == want["absolute"][:6]
+    assert [shown[h]["count"] for h in "abcdef"] == want["absolute"][6:]
+    for m in want["moves"]:
+        cell = shown[m["house"]]
+        assert cell["value"].split(" ")[0] in (f"{m['value']:+d}" if m["value"] else "0",), (m, cell)
+        assert m["result"] in cell["class"], (m, cell)
+    assert "best: F" in browser.find_element("id", "status").text
+    rows = browser.find_elements("css selector", "#line tr")
+    assert len(rows) == 1 + len(want["principal_variation"]), len(rows)
+    assert rows[1].text.split()[:4] == ["1", "1", "1", "1"], rows[1].text
+
+    # Click F (a capture of 3): North to move, the values of the child.
+    browser.find_element("id", "house-F").click()
+    seq = wait_shown(browser, seq)
+    child = want["moves"][5]["child"]
+    want2 = api(server, "pits=" + ",".join(map(str, child)) + "&to_move=north&rules=awari")
+    shown = house_values(browser)
+    assert [shown[h]["count"] for h in "ABCDEF"] == want2["absolute"][:6]
+    for m in want2["moves"]:
+        assert m["result"] in shown[m["house"]]["class"], (m, shown[m["house"]])
+    # 16 stones on the board, captured unknown: the stores show "?".
+    assert browser.find_element("id", "store-south").text.startswith("?")
+    assert "North to move" in browser.find_element("id", "status").text
+    browser.save_screenshot(str(SHOTS / "2-after-F.png"))
+
+    # Undo: back to the first position.
+    browser.find_element("id", "undo").click()
+    seq = wait_shown(browser, seq)
+    assert [house_values(browser)[h]["count"] for h in "ABCDEF"] == [1, 1, 1, 1, 1, 2]
+    assert "South to move" in browser.find_element("id", "status").text
+
+
+def test_setup_and_perfect_play(server, browser):
+    browser.get(server + "/?rules=awari")
+    from selenium.webdriver.support.ui import WebDriverWait
+    # The start position is not covered by layers 0..16: the page says so and still offers the moves.
+    WebDriverWait(browser, 15).until(lambda d: "layer 48" in d.find_element("id", "status").text)
+    assert len(browser.find_elements("css selector", ".house.playable")) == 6
+    # Set up S: 0 0 0 0 2 1 / N: 1 0 0 0 0 0, South to move, by clicking.
+    browser.find_element("id", "mode-setup").click()
+    browser.find_element("id", "clear").click()
+    for h, k in [("E", 2), ("F", 1), ("a", 1)]:
+        for _ in range(k):
+            browser.find_element("id", "house-" + h).click()
+    browser.find_element("id", "cap-s").send_keys("20")
+    browser.find_element("id", "cap-n").send_keys("24")
+    browser.find_element("id", "done").click()
+    seq = wait_shown(browser)
+    want = api(server, "south=0,0,0,0,2,1&north=1,0,0,0,0,0&to_move=south&captured=20:24&rules=awari")
+    shown = house_values(browser)
+    for m in want["moves"]:
+        assert m["result"] in shown[m["house"]]["class"]
+    status = browser.find_element("id", "status").text
+    assert "Best play ends South" in status, status
+    browser.save_screenshot(str(SHOTS / "3-setup.png"))
+    # Perfect play for North: after South's E, North answers by itself (or the game ends).
+    from selenium.webdriver.support.ui import Select
+    Select(browser.find_element("id", "computer")).select_by_value("north")
+    browser.find_element("id", "house-F").click()
+    WebDriverWait(browser, 15).until(lambda d: "F" in d.find_element("id", "history").text)
+    WebDriverWait(browser, 15).until(
+        lambda d: "South to move" in d.find_element("id", "status").text or "Game over" in d.find_element("id", "status").text
+    )
+    browser.save_screenshot(str(SHOTS / "4-perfect-play.png"))
