@@ -323,6 +323,14 @@ fn the_server_answers_the_api() {
     }
     assert_eq!(results[1000]["error"]["kind"], "invalid_position");
     assert!(results[1001]["error"]["message"].as_str().unwrap().contains("a string or an array"));
+    // values_only: the value of each, nothing else.
+    let body = serde_json::json!({ "positions": items[..20], "values_only": true, "to_move": "north" }).to_string();
+    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!(st, 200, "{text}");
+    let r: Value = serde_json::from_str(&text).unwrap();
+    for (p, got) in positions.iter().zip(r["results"].as_array().unwrap()) {
+        assert_eq!(got, &serde_json::json!({"position": p.board(), "to_move": "north", "value": db.value(p).unwrap()}));
+    }
     let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [");
     assert_eq!(st, 400, "{e}");
     let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [], \"colour\": 1}");

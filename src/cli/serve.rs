@@ -5,8 +5,8 @@
 //! - `GET /api/v1/position?pits=..&rules=..` (or `position=` in any accepted form, or
 //!   `south=&north=&to_move=`; optional `to_move`, `captured=S:N`, `max_plies`): the report of
 //!   `query --json`;
-//! - `POST /api/v1/positions` with `{"rules", "positions": [..], "max_plies", "captured"}`: one
-//!   report or error per position, in order;
+//! - `POST /api/v1/positions` with `{"rules", "positions": [..], "to_move", "max_plies",
+//!   "values_only"}`: one report (or value) or error per position, in order;
 //! - `GET /api/v1/moves?..` (the same position parameters): the legal moves and where they lead,
 //!   from the rules alone;
 //! - `GET /api/v1/info`: version, rulesets and their built layers.
@@ -214,15 +214,21 @@ fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::
     Ok(Ask { rules, position, side, captured, max_plies })
 }
 
-/// Answers one position (blocking: probes the files).
+/// Answers one position (blocking: probes the files). The files already open are checked for
+/// changes first (as `query` does before each line), so a layer replaced or truncated under the
+/// server gives errors, not a crash.
 fn answer(shared: &Shared, ask: &Ask) -> std::result::Result<ReportDoc, ApiError> {
+    let db = shared.database(ask.rules)?;
+    db.check_open_files().map_err(ApiError::from)?;
+    answer_with(&db, ask)
+}
+
+fn answer_with(db: &Database, ask: &Ask) -> std::result::Result<ReportDoc, ApiError> {
     if let Some(c) = ask.captured {
         c.check(ask.position.stones()).map_err(ApiError::from)?;
     }
-    let db = shared.database(ask.rules)?;
-    db.check_open_files().map_err(ApiError::from)?;
     let analysis = db.analyse(&ask.position, ask.max_plies).map_err(ApiError::from)?;
-    Ok(report(&db, &ask.position, ask.side, &analysis, ask.captured))
+    Ok(report(db, &ask.position, ask.side, &analysis, ask.captured))
 }
 
 /// Runs `f` on a blocking thread; a panic there is a 500 for this request only.
@@ -260,12 +266,24 @@ struct BatchRequest {
     max_plies: Option<usize>,
     /// Side to move for positions that do not name it.
     to_move: Option<String>,
+    /// Answer each position with its value only (`{"position", "to_move", "value"}`): the
+    /// fastest form, for programs that need nothing else.
+    values_only: Option<bool>,
+}
+
+/// The answer of `values_only`.
+#[derive(Serialize)]
+struct ValueItem {
+    position: [u8; 12],
+    to_move: &'static str,
+    value: i8,
 }
 
 #[derive(Serialize)]
 #[serde(untagged)]
 enum BatchItem<'a> {
     Report(Box<ReportDoc>),
+    Value(ValueItem),
     Error { error: ErrorFields<'a> },
 }
 
@@ -280,8 +298,11 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
     if max_plies > MAX_PLIES {
         return Err(ApiError::bad(format!("max_plies must be 0..{MAX_PLIES}")));
     }
+    let values_only = req.values_only.unwrap_or(false);
+    let db = shared.database(rules)?;
+    db.check_open_files().map_err(ApiError::from)?;
     let mut errors: Vec<ApiError> = Vec::new();
-    let mut answers: Vec<std::result::Result<ReportDoc, usize>> = Vec::with_capacity(req.positions.len());
+    let mut answers: Vec<std::result::Result<BatchItem, usize>> = Vec::with_capacity(req.positions.len());
     for item in &req.positions {
         let one = (|| {
             let (position, side) = match item {
@@ -292,7 +313,11 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
                 }
                 _ => return Err(ApiError::bad("a position is a string or an array of 12 counts")),
             };
-            answer(shared, &Ask { rules, position, side, captured: None, max_plies })
+            if values_only {
+                let value = db.value(&position).map_err(ApiError::from)?;
+                return Ok(BatchItem::Value(ValueItem { position: *position.board(), to_move: side.name(), value }));
+            }
+            Ok(BatchItem::Report(Box::new(answer_with(&db, &Ask { rules, position, side, captured: None, max_plies })?)))
         })();
         answers.push(one.map_err(|e| {
             errors.push(e);
@@ -302,7 +327,7 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
     let results: Vec<BatchItem> = answers
         .into_iter()
         .map(|a| match a {
-            Ok(doc) => BatchItem::Report(Box::new(doc)),
+            Ok(item) => item,
             Err(i) => BatchItem::Error { error: errors[i].body().error },
         })
         .collect();

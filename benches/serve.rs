@@ -1,0 +1,159 @@
+//! Throughput of `oware serve`: requests per second for single positions (with and without the
+//! best line) and for batches of 1,000, from several keep-alive clients on loopback.
+//!
+//! `cargo bench --bench serve` (or `scripts/bench-serve`), with the layers in `databases/`
+//! (`OWARE_DIR` to change it; `OWARE_BENCH_MAX` the highest layer sampled, default 20;
+//! `OWARE_BENCH_SECONDS` per measurement, default 10). It starts `target/release/oware serve`
+//! itself on a free port and prints one line per measurement.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oware::index::{layer_size, unrank_unchecked};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// A keep-alive HTTP/1.1 client: one request at a time, bodies read by Content-Length.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Client {
+    fn new(port: u16) -> Client {
+        let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_nodelay(true).unwrap();
+        Client { reader: BufReader::new(s.try_clone().unwrap()), writer: s }
+    }
+
+    fn call(&mut self, method: &str, path: &str, body: &str) -> (u16, usize) {
+        write!(self.writer, "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+            .unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status: u16 = line.split(' ').nth(1).and_then(|s| s.parse().ok()).expect("status line");
+        let mut len = 0usize;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut buf = vec![0u8; len];
+        self.reader.read_exact(&mut buf).unwrap();
+        (status, len)
+    }
+}
+
+fn positions(seed: u64, count: usize, max: u32) -> Vec<String> {
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|_| {
+            let n = 1 + (rng.next() % u64::from(max)) as u32;
+            let b = unrank_unchecked(n, rng.next() % layer_size(n));
+            b.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+        })
+        .collect()
+}
+
+/// Runs `clients` threads for `secs` seconds, each sending the requests `make(thread, k)`
+/// gives; returns requests per second and the bytes received.
+fn measure(port: u16, clients: usize, secs: f64, make: impl Fn(usize, usize) -> (String, String, String) + Sync) -> (f64, usize) {
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(secs);
+    let (done, bytes) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..clients)
+            .map(|t| {
+                let make = &make;
+                s.spawn(move || {
+                    let mut c = Client::new(port);
+                    let (mut n, mut bytes) = (0usize, 0usize);
+                    while Instant::now() < deadline {
+                        let (m, p, b) = make(t, n);
+                        let (st, len) = c.call(&m, &p, &b);
+                        assert_eq!(st, 200, "{p}");
+                        n += 1;
+                        bytes += len;
+                    }
+                    (n, bytes)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
+    (done as f64 / start.elapsed().as_secs_f64(), bytes)
+}
+
+fn main() {
+    let dir = std::env::var("OWARE_DIR").unwrap_or_else(|_| "databases".into());
+    let max: u32 = std::env::var("OWARE_BENCH_MAX").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let secs: f64 = std::env::var("OWARE_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10.0);
+    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/oware");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new(bin)
+        .args(["serve", "--dir", &dir, "--port", &port.to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{bin}: {e} (cargo build --release first)"));
+    let mut up = false;
+    for _ in 0..200 {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(up, "the server did not start");
+    let pool = positions(1, 100_000, max);
+    // Warm the page cache of the layers sampled.
+    let _ = measure(port, 2, 2.0, |t, k| ("GET".into(), format!("/api/v1/position?pits={}&max_plies=0", pool[(t * 50_000 + k) % pool.len()]), String::new()));
+    println!("oware serve on layers 1..{max} of {dir}, {secs} s per line, {} cores", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    for clients in [1, 4, 16] {
+        let (rps, _) = measure(port, clients, secs, |t, k| {
+            ("GET".into(), format!("/api/v1/position?pits={}&max_plies=0", pool[(t * 6151 + k) % pool.len()]), String::new())
+        });
+        println!("single position, value and moves: {clients:>2} clients {rps:>9.0} requests/s");
+    }
+    for clients in [1, 4] {
+        let (rps, _) = measure(port, clients, secs, |t, k| {
+            ("GET".into(), format!("/api/v1/position?pits={}", pool[(t * 6151 + k) % pool.len()]), String::new())
+        });
+        println!("single position with best line:   {clients:>2} clients {rps:>9.0} requests/s");
+    }
+    let batches: Vec<String> = (0..50)
+        .map(|i| {
+            let items: Vec<String> = positions(100 + i, 1000, max).iter().map(|p| format!("\"{p}\"")).collect();
+            format!("{{\"rules\":\"awari\",\"positions\":[{}]}}", items.join(","))
+        })
+        .collect();
+    for (what, body_of) in [("full reports", ""), ("values only", ",\"values_only\":true")] {
+        for clients in [1, 4] {
+            let (rps, bytes) = measure(port, clients, secs, |t, k| {
+                let b = &batches[(t * 7 + k) % batches.len()];
+                ("POST".into(), "/api/v1/positions".into(), format!("{}{body_of}}}", &b[..b.len() - 1]))
+            });
+            println!(
+                "batches of 1,000, {what:<12}: {clients:>2} clients {rps:>7.1} requests/s = {:>7.0} positions/s ({:.0} KB per answer)",
+                rps * 1000.0,
+                bytes as f64 / (rps * secs) / 1000.0
+            );
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+}
