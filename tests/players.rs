@@ -2,7 +2,6 @@
 //! (the HTTP API, over real sockets) and `oware play` (scripted through stdin). Values are
 //! cross-checked against the library's probes and a plain replay of the moves by the rules.
 
-#[allow(dead_code)]
 mod common;
 
 use std::io::{Read, Write};
@@ -38,7 +37,7 @@ fn replay(start: Position, houses: &[char]) -> (Vec<Position>, [u32; 2]) {
     let mut seen = Vec::new();
     for &h in houses {
         seen.push(pos);
-        let pit = (h.to_ascii_uppercase() as u8 - b'A') as u8;
+        let pit = h.to_ascii_uppercase() as u8 - b'A';
         let m = Ruleset::Awari.moves(pos.board()).as_slice().iter().find(|m| m.pit == pit).copied().expect("legal");
         let Outcome::Child { captured, child } = m.outcome else { panic!("an ending move") };
         caps[side] += u32::from(captured);
