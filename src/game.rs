@@ -357,10 +357,10 @@ pub fn record_moves(text: &str) -> Vec<String> {
 /// Cost: one [`analyse`] per ply and one for the position reached (at most seven probes each).
 ///
 /// # Errors
-/// [`Error::InvalidPosition`] for a move that cannot be read ([`PositionError::BadMove`]) or is
-/// not legal ([`PositionError::IllegalMove`]), naming the ply in [`Error::Usage`] form;
-/// [`Error::Usage`] for moves after the game is over or captured counts that do not fit the
-/// board; the probing errors of [`analyse`].
+/// [`Error::Usage`] naming the ply and the side to move for a move that cannot be read (the
+/// message of [`PositionError::BadMove`]) or is not legal ([`PositionError::IllegalMove`]), for
+/// moves after the game is over, and for captured counts that do not fit the board; the probing
+/// errors of [`analyse`].
 pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Captured>, moves: &[String]) -> Result<AnnotatedGame> {
     let mut captured = match captured {
         Some(c) => {

@@ -157,6 +157,8 @@ fn full_stdout_and_stderr_are_errors_not_panics() {
         vec!["moves", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"],
         vec!["index", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"],
         vec!["perft", "--depth", "2"],
+        vec!["game", "--dir", d, "--from", "1 0 0 0 0 0 0 0 0 0 0 0"],
+        vec!["play", "--dir", d, "--from", "1 0 0 0 0 0 0 0 0 0 0 0"],
         vec!["--help"],
         vec!["completions", "bash"],
     ] {
