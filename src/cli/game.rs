@@ -25,17 +25,8 @@ pub struct GameArgs {
     /// Read the moves from FILE (`-` for standard input) instead; `#` starts a comment line.
     #[arg(long, value_name = "FILE", conflicts_with = "moves")]
     record: Option<PathBuf>,
-    /// The position the record starts from (any position form; the side form names the side to
-    /// move). Default: the start position, South to move.
-    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
-    from: Option<String>,
-    /// Side to move at --from when its form does not name it (default south).
-    #[arg(long, value_name = "SIDE")]
-    to_move: Option<String>,
-    /// Stones captured before the record starts, `SOUTH:NORTH`. Default 0:0 from a full board;
-    /// without it, a position with fewer stones gets no final score (nothing is guessed).
-    #[arg(long, value_name = "S:N")]
-    captured: Option<String>,
+    #[command(flatten)]
+    start: StartArgs,
     #[command(flatten)]
     rules: RulesArg,
     #[command(flatten)]
@@ -47,6 +38,55 @@ pub struct GameArgs {
     json: bool,
 }
 
+/// Where a game starts: `--from`, `--to-move`, `--captured` (shared by `game` and `play`).
+#[derive(Args, Debug)]
+pub struct StartArgs {
+    /// The starting position (any position form; the side form names the side to move).
+    /// Default: the start position, South to move.
+    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
+    from: Option<String>,
+    /// Side to move at --from when its form does not name it (default south).
+    #[arg(long, value_name = "SIDE")]
+    to_move: Option<String>,
+    /// Stones captured before the start, `SOUTH:NORTH`. Default 0:0 from a full board; without
+    /// it, a position with fewer stones gets no final score (nothing is guessed).
+    #[arg(long, value_name = "S:N")]
+    captured: Option<String>,
+}
+
+impl StartArgs {
+    /// The starting position, its side to move and the stones captured before it, when known
+    /// (given, or 0:0 for a full board).
+    ///
+    /// # Errors
+    /// [`Error::InvalidPosition`] for a bad --from or --to-move; [`Error::Usage`] when the two
+    /// name different sides, or for a bad --captured or one that does not fit the board.
+    pub fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
+        let named = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+        let (start, side) = match &self.from {
+            None => (Position::start(), named.unwrap_or(Side::South)),
+            Some(text) => {
+                let (p, side) = Position::parse_with_side(text)?;
+                match (side, named) {
+                    (Some(x), Some(y)) if x != y => {
+                        return Err(Error::Usage(format!("--from says {x} is to move and --to-move says {y}")));
+                    }
+                    (x, y) => (p, x.or(y).unwrap_or(Side::South)),
+                }
+            }
+        };
+        let captured = match self.captured.as_deref().map(Captured::parse).transpose()? {
+            Some(c) => {
+                c.check(start.stones())?;
+                Some(c)
+            }
+            None if start.stones() == TOTAL_STONES => Some(Captured::default()),
+            None => None,
+        };
+        Ok((start, side, captured))
+    }
+}
+
 /// Annotates the game and prints it.
 ///
 /// # Errors
@@ -56,20 +96,7 @@ pub struct GameArgs {
 pub fn run(a: GameArgs) -> Result<()> {
     let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
     let db = Database::from_dir(dir);
-    let named = a.to_move.as_deref().map(str::parse::<Side>).transpose()?;
-    let (start, side) = match &a.from {
-        None => (Position::start(), named.unwrap_or(Side::South)),
-        Some(text) => {
-            let (p, side) = Position::parse_with_side(text)?;
-            match (side, named) {
-                (Some(x), Some(y)) if x != y => {
-                    return Err(Error::Usage(format!("--from says {x} is to move and --to-move says {y}")));
-                }
-                (x, y) => (p, x.or(y).unwrap_or(Side::South)),
-            }
-        }
-    };
-    let captured = a.captured.as_deref().map(Captured::parse).transpose()?;
+    let (start, side, captured) = a.start.resolve()?;
     let text = match &a.record {
         Some(path) if path.as_os_str() == "-" => {
             let mut s = String::new();

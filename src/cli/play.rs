@@ -11,6 +11,7 @@ use oware::probe::{format_share, Database, MoveResult};
 use oware::{Error, Result};
 
 use super::output::Stdout;
+use super::game::StartArgs;
 use super::report::signed;
 use super::{database_dir, DirArg, FormatArg, RulesArg};
 
@@ -31,15 +32,8 @@ pub struct PlayArgs {
     /// The side perfect play takes (you play the other), or `nobody` for two players with advice.
     #[arg(long, value_enum, default_value_t = Computer::North)]
     computer: Computer,
-    /// The starting position (any position form). Default: the start position.
-    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
-    from: Option<String>,
-    /// Side to move at --from when its form does not name it (default south).
-    #[arg(long, value_name = "SIDE")]
-    to_move: Option<String>,
-    /// Stones captured before --from, `SOUTH:NORTH` (default 0:0 from a full board).
-    #[arg(long, value_name = "S:N")]
-    captured: Option<String>,
+    #[command(flatten)]
+    start: StartArgs,
     #[command(flatten)]
     rules: RulesArg,
     #[command(flatten)]
@@ -69,22 +63,7 @@ game; q quits\n";
 pub fn run(a: PlayArgs) -> Result<()> {
     let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
     let db = Database::from_dir(dir);
-    let named = a.to_move.as_deref().map(str::parse::<Side>).transpose()?;
-    let (start, side) = match &a.from {
-        None => (Position::start(), named.unwrap_or(Side::South)),
-        Some(text) => {
-            let (p, side) = Position::parse_with_side(text)?;
-            (p, side.or(named).unwrap_or(Side::South))
-        }
-    };
-    let captured = match a.captured.as_deref().map(Captured::parse).transpose()? {
-        Some(c) => {
-            c.check(start.stones())?;
-            Some(c)
-        }
-        None if start.stones() == oware::rules::TOTAL_STONES => Some(Captured::default()),
-        None => None,
-    };
+    let (start, side, captured) = a.start.resolve()?;
     let first = Turn { position: start, side, captured };
     let computer = match a.computer {
         Computer::Nobody => None,

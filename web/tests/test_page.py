@@ -113,6 +113,10 @@ def test_page_shows_values_and_plays(server, browser):
     print(f"page: values shown {first_ms:.1f} ms after the script started; the analysis request took {ms:.1f} ms")
     browser.save_screenshot(str(SHOTS / "1-position.png"))
     want = api(server, "pits=" + pits + "&rules=awari")
+    # The API's own contract on the example: value 0, moves -1 -1 -2 -2 -2 0, F captures 3.
+    assert want["value"] == 0
+    assert [(m["pit"], m["house"], m["captured"], m["value"]) for m in want["moves"]] == [
+        (0, "A", 0, -1), (1, "B", 0, -1), (2, "C", 0, -2), (3, "D", 0, -2), (4, "E", 0, -2), (5, "F", 3, 0)]
     shown = house_values(browser)
     # South to move: the board as drawn, and every legal move's value on its house.
     assert [shown[h]["count"] for h in "ABCDEF"] == want["absolute"][:6]
