@@ -174,12 +174,19 @@ def test_setup_and_perfect_play(server, browser):
     status = browser.find_element("id", "status").text
     assert "Best play ends South" in status, status
     browser.save_screenshot(str(SHOTS / "3-setup.png"))
-    # Perfect play for North: after South's E, North answers by itself (or the game ends).
-    from selenium.webdriver.support.ui import Select
-    Select(browser.find_element("id", "computer")).select_by_value("north")
+    # Perfect play for North: after South's F, North answers by itself with its best move.
+    browser.get(server + "/?pits=1,1,1,1,1,2,4,2,3,0,0,0&computer=north")
+    seq = wait_shown(browser)
     browser.find_element("id", "house-F").click()
-    WebDriverWait(browser, 15).until(lambda d: "F" in d.find_element("id", "history").text)
-    WebDriverWait(browser, 15).until(
-        lambda d: "South to move" in d.find_element("id", "status").text or "Game over" in d.find_element("id", "status").text
-    )
+    WebDriverWait(browser, 15).until(lambda d: len(d.find_element("id", "history").text.split()) >= 3)
+    moves = browser.find_element("id", "history").text.split()
+    assert moves[:2] == ["1.", "F"], moves
+    want = api(server, "pits=5,0,3,0,0,0,1,1,1,1,1,0&to_move=north")
+    assert moves[2] in want["best_houses"], (moves, want["best_houses"])
+    WebDriverWait(browser, 15).until(lambda d: "South to move" in d.find_element("id", "status").text)
     browser.save_screenshot(str(SHOTS / "4-perfect-play.png"))
+    # Undo takes back the computer's answer and South's move together.
+    seq = int(browser.find_element("id", "status").get_attribute("data-shown"))
+    browser.find_element("id", "undo").click()
+    wait_shown(browser, seq)
+    assert browser.find_element("id", "history").text == "(no moves yet)"
