@@ -324,6 +324,13 @@ pub enum PositionError {
         /// The input, quoted by `position::excerpt`.
         excerpt: String,
     },
+    /// The position's text names one side to move and the caller another.
+    SideConflict {
+        /// The side the text names.
+        named: crate::position::Side,
+        /// The side given besides (`--to-move`, `to_move=`).
+        given: crate::position::Side,
+    },
     /// A move is not legal in its position.
     IllegalMove {
         /// The house played (`A`..`F` for South, `a`..`f` for North).
@@ -363,6 +370,9 @@ impl fmt::Display for PositionError {
             PositionError::BadSide { excerpt } => write!(f, "side to move must be 'south' or 'north', not {excerpt}"),
             PositionError::Malformed { reason, excerpt } => write!(f, "{reason} in {excerpt}"),
             PositionError::BadMove { reason, excerpt } => write!(f, "move {excerpt}: {reason}"),
+            PositionError::SideConflict { named, given } => {
+                write!(f, "the position says {named} is to move, and {given} is given as the side to move")
+            }
             PositionError::IllegalMove { house, reason } => write!(f, "move {house} is not legal here: {reason}"),
             PositionError::LineTooLong { bytes, max } => {
                 write!(f, "line is {bytes} bytes long, more than the {max} bytes a position can take")

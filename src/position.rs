@@ -281,6 +281,35 @@ impl Position {
         s.parse().map(|p| (p, None))
     }
 
+    /// A position typed by a person, with the side to move given besides when it was
+    /// (`--to-move`, `to_move=`): the drawn form is read with North's row on top when `to_move`
+    /// is given ([`from_drawn`](Self::from_drawn)); any other form as
+    /// [`parse_with_side`](Self::parse_with_side). The side is the one named, or `None`.
+    ///
+    /// ```
+    /// use oware::position::{Position, Side};
+    /// let (p, side) = Position::place("0 0 0 3 2 4 / 1 1 1 1 1 2", Some(Side::North))?;
+    /// assert_eq!((p.to_string().as_str(), side), ("4 2 3 0 0 0 1 1 1 1 1 2", Some(Side::North)));
+    /// assert!(Position::place("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 S", Some(Side::North)).is_err());
+    /// # Ok::<(), oware::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`parse_with_side`](Self::parse_with_side), and [`PositionError::SideConflict`] when
+    /// the text names another side than `to_move`.
+    pub fn place(text: &str, to_move: Option<Side>) -> Result<(Position, Option<Side>)> {
+        if let Some(side) = to_move {
+            if text.contains('/') {
+                return Ok((Position::from_drawn(text, Some(side))?, Some(side)));
+            }
+        }
+        let (p, named) = Position::parse_with_side(text)?;
+        match (named, to_move) {
+            (Some(named), Some(given)) if named != given => Err(invalid(PositionError::SideConflict { named, given })),
+            (named, given) => Ok((p, named.or(given))),
+        }
+    }
+
     /// The mover-first board.
     #[inline]
     pub fn board(&self) -> &Board {

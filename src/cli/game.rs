@@ -59,20 +59,15 @@ impl StartArgs {
     /// (given, or 0:0 for a full board).
     ///
     /// # Errors
-    /// [`Error::InvalidPosition`] for a bad --from or --to-move; [`Error::Usage`] when the two
-    /// name different sides, or for a bad --captured or one that does not fit the board.
+    /// [`Error::InvalidPosition`] for a bad --from or --to-move, or when the two name different
+    /// sides; [`Error::Usage`] for a bad --captured or one that does not fit the board.
     pub fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
         let named = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
         let (start, side) = match &self.from {
             None => (Position::start(), named.unwrap_or(Side::South)),
             Some(text) => {
-                let (p, side) = Position::parse_with_side(text)?;
-                match (side, named) {
-                    (Some(x), Some(y)) if x != y => {
-                        return Err(Error::Usage(format!("--from says {x} is to move and --to-move says {y}")));
-                    }
-                    (x, y) => (p, x.or(y).unwrap_or(Side::South)),
-                }
+                let (p, side) = Position::place(text, named)?;
+                (p, side.unwrap_or(Side::South))
             }
         };
         let captured = match self.captured.as_deref().map(Captured::parse).transpose()? {

@@ -103,8 +103,7 @@ impl PositionArgs {
     /// `None` when no position was given.
     ///
     /// # Errors
-    /// As [`position`](Self::position); [`Error::Usage`] when --to-move contradicts the side
-    /// form's side.
+    /// As [`position`](Self::position), also when --to-move contradicts the side form's side.
     pub fn placed(&self) -> Result<Option<(Position, Option<Side>)>> {
         let side = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
         match (&self.south, &self.north, side) {
@@ -120,22 +119,7 @@ impl PositionArgs {
                 Some(_) => Err(Error::Usage("--to-move needs a position".into())),
                 None => Ok(None),
             },
-            _ => {
-                let text = self.counts.join(" ");
-                if let Some(side) = side {
-                    if text.contains('/') {
-                        return Ok(Some((Position::from_drawn(&text, Some(side))?, Some(side))));
-                    }
-                }
-                let (p, named) = Position::parse_with_side(&text)?;
-                match (named, side) {
-                    (Some(a), Some(b)) if a != b => Err(Error::Usage(format!(
-                        "the position says {a} is to move and --to-move says {b}"
-                    ))),
-                    (Some(a), _) => Ok(Some((p, Some(a)))),
-                    (None, b) => Ok(Some((p, b))),
-                }
-            }
+            _ => Ok(Some(Position::place(&self.counts.join(" "), side)?)),
         }
     }
 

@@ -173,18 +173,10 @@ fn parse_side(text: Option<&str>) -> std::result::Result<Option<Side>, ApiError>
     text.map(|t| t.parse::<Side>().map_err(|e| ApiError::bad(format!("to_move: {e}")))).transpose()
 }
 
-/// A position and its side from the text forms a request may use.
+/// A position and its side from the text forms a request may use (South when none is named).
 fn place(text: &str, side: Option<Side>) -> std::result::Result<(Position, Side), ApiError> {
-    if let Some(side) = side {
-        if text.contains('/') {
-            return Ok((Position::from_drawn(text, Some(side)).map_err(ApiError::from)?, side));
-        }
-    }
-    let (p, named) = Position::parse_with_side(text).map_err(ApiError::from)?;
-    match (named, side) {
-        (Some(a), Some(b)) if a != b => Err(ApiError::bad(format!("the position says {a} is to move and to_move says {b}"))),
-        (a, b) => Ok((p, a.or(b).unwrap_or(Side::South))),
-    }
+    let (p, side) = Position::place(text, side).map_err(ApiError::from)?;
+    Ok((p, side.unwrap_or(Side::South)))
 }
 
 fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::Result<Ask, ApiError> {
