@@ -326,10 +326,10 @@ pub enum PositionError {
     },
     /// The position's text names one side to move and the caller another.
     SideConflict {
-        /// The side the text names.
-        named: crate::position::Side,
+        /// The side the text names (`South` or `North`).
+        named: &'static str,
         /// The side given besides (`--to-move`, `to_move=`).
-        given: crate::position::Side,
+        given: &'static str,
     },
     /// A move is not legal in its position.
     IllegalMove {

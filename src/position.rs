@@ -305,7 +305,9 @@ impl Position {
         }
         let (p, named) = Position::parse_with_side(text)?;
         match (named, to_move) {
-            (Some(named), Some(given)) if named != given => Err(invalid(PositionError::SideConflict { named, given })),
+            (Some(named), Some(given)) if named != given => {
+                Err(invalid(PositionError::SideConflict { named: named.title(), given: given.title() }))
+            }
             (named, given) => Ok((p, named.or(given))),
         }
     }
