@@ -92,12 +92,24 @@ impl Captured {
     /// more than 48.
     pub fn parse(text: &str) -> Result<Captured> {
         let bad = || Error::Usage(format!("captured stones are SOUTH:NORTH, like 20:16, not '{}'", text.escape_debug()));
-        let (s, n) = text.split_once(':').ok_or_else(bad)?;
-        let (south, north): (u32, u32) = (s.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        let (south, north) = count_pair(text).ok_or_else(bad)?;
         if south.saturating_add(north) > TOTAL_STONES {
             return Err(Error::Usage(format!("{south} + {north} captured stones: a game has {TOTAL_STONES}")));
         }
         Ok(Captured { south, north })
+    }
+
+    /// The captured stones known before a position of `on_board` stones: `given`, checked
+    /// against the board, or 0:0 for a full board (48 stones), else unknown (`None`).
+    ///
+    /// # Errors
+    /// As [`check`](Self::check).
+    pub fn known(given: Option<Captured>, on_board: u32) -> Result<Option<Captured>> {
+        match given {
+            Some(c) => c.check(on_board).map(|()| Some(c)),
+            None if on_board == TOTAL_STONES => Ok(Some(Captured::default())),
+            None => Ok(None),
+        }
     }
 
     /// Checks that these counts and a board of `on_board` stones fit in one game.
@@ -113,6 +125,13 @@ impl Captured {
         }
         Ok(())
     }
+}
+
+/// Two whole numbers around a colon, `20:16` (spaces allowed around each): the syntax of
+/// captured stones, whoever's they are.
+pub fn count_pair(text: &str) -> Option<(u32, u32)> {
+    let (a, b) = text.split_once(':')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
 
 /// The end of a game under best play: each side's final stones and the outcome, for South.
@@ -362,14 +381,7 @@ pub fn record_moves(text: &str) -> Vec<String> {
 /// moves after the game is over, and for captured counts that do not fit the board; the probing
 /// errors of [`analyse`].
 pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Captured>, moves: &[String]) -> Result<AnnotatedGame> {
-    let mut captured = match captured {
-        Some(c) => {
-            c.check(start.stones())?;
-            Some(c)
-        }
-        None if start.stones() == TOTAL_STONES => Some(Captured::default()),
-        None => None,
-    };
+    let mut captured = Captured::known(captured, start.stones())?;
     let start_captured = captured;
     let (mut position, mut to_move) = (start, side);
     let mut plies = Vec::with_capacity(moves.len());

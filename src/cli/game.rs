@@ -12,8 +12,8 @@ use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::report::{side_form, signed};
-use super::{database_dir, DirArg, FormatArg, RulesArg};
+use super::report::{side_form, signed, winner_words, PlaceDoc};
+use super::DatabaseArgs;
 
 /// Arguments of `oware game`.
 #[derive(Args, Debug)]
@@ -28,11 +28,7 @@ pub struct GameArgs {
     #[command(flatten)]
     start: StartArgs,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     /// Print one JSON document, for programs.
     #[arg(long)]
     json: bool,
@@ -70,15 +66,8 @@ impl StartArgs {
                 (p, side.unwrap_or(Side::South))
             }
         };
-        let captured = match self.captured.as_deref().map(Captured::parse).transpose()? {
-            Some(c) => {
-                c.check(start.stones())?;
-                Some(c)
-            }
-            None if start.stones() == TOTAL_STONES => Some(Captured::default()),
-            None => None,
-        };
-        Ok((start, side, captured))
+        let given = self.captured.as_deref().map(Captured::parse).transpose()?;
+        Ok((start, side, Captured::known(given, start.stones())?))
     }
 }
 
@@ -89,8 +78,7 @@ impl StartArgs {
 /// --to-move; [`Error::InvalidPosition`] for a bad --from; [`Error::Io`] when --record cannot
 /// be read; the probing errors of [`oware::game::analyse`]; [`Error::Output`].
 pub fn run(a: GameArgs) -> Result<()> {
-    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
-    let db = Database::from_dir(dir);
+    let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
     let text = match &a.record {
         Some(path) if path.as_os_str() == "-" => {
@@ -113,12 +101,7 @@ pub fn run(a: GameArgs) -> Result<()> {
 }
 
 fn verdict_text(v: &Verdict) -> String {
-    let who = match v.winner {
-        Some("south") => "South wins",
-        Some(_) => "North wins",
-        None => "draw",
-    };
-    format!("{who} {}:{}", format_share(v.south), format_share(v.north))
+    format!("{} {}:{}", winner_words(v, "draw"), format_share(v.south), format_share(v.north))
 }
 
 fn not_covered(layer: Option<u32>) -> String {
@@ -262,22 +245,6 @@ struct GameDoc {
     captured: Option<Captured>,
     plies: Vec<PlyDoc>,
     end: EndDoc,
-}
-
-/// A position with its side to move.
-#[derive(Serialize)]
-struct PlaceDoc {
-    position: [u8; 12],
-    to_move: &'static str,
-    absolute: [u8; 12],
-    side_form: String,
-    stones: u32,
-}
-
-impl PlaceDoc {
-    fn new(p: &Position, side: Side) -> PlaceDoc {
-        PlaceDoc { position: *p.board(), to_move: side.name(), absolute: p.absolute(side), side_form: side_form(p, side), stones: p.stones() }
-    }
 }
 
 /// Best play's end, every stone counted.

@@ -123,17 +123,12 @@ impl PositionArgs {
         }
     }
 
-    /// The side to move, when it was named (`--to-move`, or the side form of the position).
-    pub fn side_to_move(&self) -> Option<Side> {
-        self.placed().ok().flatten().and_then(|(_, side)| side)
-    }
-
-    /// The position given, which is required.
+    /// The position given, which is required, and its side to move when named.
     ///
     /// # Errors
-    /// As [`position`](Self::position), and [`Error::Usage`] when no position was given.
-    pub fn required(&self) -> Result<Position> {
-        self.position()?.ok_or_else(|| Error::Usage("a position is required (12 counts, or --south/--north/--to-move)".into()))
+    /// As [`placed`](Self::placed), and [`Error::Usage`] when no position was given.
+    pub fn required_placed(&self) -> Result<(Position, Option<Side>)> {
+        self.placed()?.ok_or_else(|| Error::Usage("a position is required (12 counts, or --south/--north/--to-move)".into()))
     }
 }
 
@@ -211,6 +206,36 @@ impl FormatName {
             FormatName::Native => Format::Native,
             FormatName::Vu => Format::Vu,
         }
+    }
+}
+
+/// The ruleset, directory and format of the commands that probe one database (`game`, `play`,
+/// and `serve` for its default ruleset).
+#[derive(Args, Debug, Clone)]
+pub struct DatabaseArgs {
+    #[command(flatten)]
+    pub rules: RulesArg,
+    #[command(flatten)]
+    pub dir: DirArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+impl DatabaseArgs {
+    /// The database of `rules` in the directory and format chosen (nothing is read yet).
+    ///
+    /// # Errors
+    /// As [`database_dir`].
+    pub fn database_for(&self, rules: Ruleset) -> Result<oware::probe::Database> {
+        database_dir(&self.dir, self.format.format(), rules).map(oware::probe::Database::from_dir)
+    }
+
+    /// The database of the ruleset chosen.
+    ///
+    /// # Errors
+    /// As [`database_dir`].
+    pub fn database(&self) -> Result<oware::probe::Database> {
+        self.database_for(self.rules.ruleset())
     }
 }
 

@@ -37,13 +37,13 @@ fn split(n: u32, value: i8) -> (i64, i64) {
 /// [`Error::InvalidPosition`] / [`Error::Usage`] for a missing or malformed position;
 /// [`Error::Io`] when stdout cannot be written.
 pub fn run(a: MovesArgs) -> Result<()> {
-    let pos = a.position.required()?;
+    let (pos, side) = a.position.required_placed()?;
     let rules = a.rules.ruleset();
     let mut out = Stdout::new();
     if a.json {
         out.json(&json_report(rules, &pos))
     } else {
-        out.write(&text_report(rules, &pos, a.position.side_to_move()))
+        out.write(&text_report(rules, &pos, side))
     }
 }
 

@@ -12,8 +12,8 @@ use oware::{Error, Result};
 
 use super::output::Stdout;
 use super::game::StartArgs;
-use super::report::signed;
-use super::{database_dir, DirArg, FormatArg, RulesArg};
+use super::report::{signed, winner_words};
+use super::DatabaseArgs;
 
 /// Who the program plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,11 +35,7 @@ pub struct PlayArgs {
     #[command(flatten)]
     start: StartArgs,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
 }
 
 /// A state of the game, kept for undo.
@@ -61,8 +57,7 @@ game; q quits\n";
 /// [`analyse`] other than missing layers; [`Error::Output`] when stdout closes; [`Error::Io`]
 /// when stdin cannot be read.
 pub fn run(a: PlayArgs) -> Result<()> {
-    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
-    let db = Database::from_dir(dir);
+    let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
     let first = Turn { position: start, side, captured };
     let computer = match a.computer {
@@ -232,11 +227,7 @@ fn show(now: &Turn, here: &Analysed) -> String {
     match (here.value, now.captured) {
         (Some(v), Some(c)) => {
             let vd = Verdict::new(c, n, v, now.side);
-            let who = match vd.winner {
-                Some("south") => "South wins",
-                Some(_) => "North wins",
-                None => "a draw",
-            };
+            let who = winner_words(&vd, "a draw");
             s.push_str(&format!(
                 "value {} for {}: best play ends {}:{}, {who}\n",
                 signed(v),

@@ -71,10 +71,8 @@ pub struct QueryArgs {
 
 /// Parses `M:O` (stones captured by the player to move and by the opponent).
 fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
-    let bad = || format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16");
-    let (m, o) = s.split_once(':').ok_or_else(bad)?;
-    let (m, o): (u32, u32) = (m.trim().parse().map_err(|_| bad())?, o.trim().parse().map_err(|_| bad())?);
-    if m + o > oware::rules::TOTAL_STONES {
+    let (m, o) = oware::game::count_pair(s).ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
+    if m.saturating_add(o) > oware::rules::TOTAL_STONES {
         return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
     }
     Ok((m, o))
@@ -93,9 +91,9 @@ pub fn run(a: QueryArgs) -> Result<()> {
     let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
     let db = Database::from_dir(dir).verify_checksums(!a.no_verify);
     let mut out = Stdout::new();
-    match a.position.position()? {
-        Some(pos) => {
-            let text = answer(&db, &pos, a.position.side_to_move(), &a)?;
+    match a.position.placed()? {
+        Some((pos, side)) => {
+            let text = answer(&db, &pos, side, &a)?;
             out.write(&text)
         }
         None => batch(&db, &a, &mut out),

@@ -127,12 +127,9 @@ pub struct PvEndDoc {
     first_ply: Option<usize>,
 }
 
-/// The JSON report of one position (see the README's `query --json` and `serve` sections).
+/// A position with its side to move, as every JSON document shows one.
 #[derive(Serialize)]
-pub struct ReportDoc {
-    pub schema_version: u32,
-    pub rules: &'static str,
-    pub format: &'static str,
+pub struct PlaceDoc {
     /// Mover-first counts.
     pub position: [u8; 12],
     /// `south` or `north` (South when the input did not name the side).
@@ -142,6 +139,32 @@ pub struct ReportDoc {
     /// The side form, `S: .. N: .. S`, which reads back with the side to move.
     pub side_form: String,
     pub stones: u32,
+}
+
+impl PlaceDoc {
+    /// The document of `p` with `side` to move.
+    pub fn new(p: &Position, side: Side) -> PlaceDoc {
+        PlaceDoc { position: *p.board(), to_move: side.name(), absolute: p.absolute(side), side_form: side_form(p, side), stones: p.stones() }
+    }
+}
+
+/// Who wins at best play's end: `South wins`, `North wins`, or `draw` (the caller's word).
+pub fn winner_words(v: &Verdict, draw: &'static str) -> &'static str {
+    match v.winner {
+        Some("south") => "South wins",
+        Some(_) => "North wins",
+        None => draw,
+    }
+}
+
+/// The JSON report of one position (see the README's `query --json` and `serve` sections).
+#[derive(Serialize)]
+pub struct ReportDoc {
+    pub schema_version: u32,
+    pub rules: &'static str,
+    pub format: &'static str,
+    #[serde(flatten)]
+    pub place: PlaceDoc,
     pub value: i8,
     /// `win`, `draw` or `loss` for the player to move (see `MoveDoc::result`).
     pub result: Outcome,
@@ -222,11 +245,7 @@ pub fn report(db: &Database, pos: &Position, side: Side, a: &Analysis, captured:
         schema_version: SCHEMA_VERSION,
         rules: db.rules().name(),
         format: db.format().name(),
-        position: *pos.board(),
-        to_move: side.name(),
-        absolute: pos.absolute(side),
-        side_form: side_form(pos, side),
-        stones: pos.stones(),
+        place: PlaceDoc::new(pos, side),
         value: a.value,
         result: result_of(pos, side, a.value, captured),
         split: Split::of(pos, a.value).into(),
@@ -312,11 +331,7 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: O
     ));
     if let Some(c) = captured {
         let v = Verdict::new(c, n, a.value, side);
-        let winner = match v.winner {
-            Some("south") => "South wins".to_string(),
-            Some(_) => "North wins".to_string(),
-            None => "a draw".to_string(),
-        };
+        let winner = winner_words(&v, "a draw");
         s.push_str(&format!(
             "with {}:{} captured (South:North), best play ends {}:{}: {winner}\n",
             c.south,

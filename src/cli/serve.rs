@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::output::{note, SCHEMA_VERSION};
 use super::query::ErrorDoc;
 use super::report::{report, ReportDoc};
-use super::{database_dir, DirArg, FormatArg, RulesArg};
+use super::DatabaseArgs;
 
 /// The web page (HTML, CSS and script in one file).
 const PAGE: &str = include_str!("../../web/index.html");
@@ -51,13 +51,9 @@ const DEFAULT_PLIES: usize = 60;
 /// Arguments of `oware serve`.
 #[derive(Args, Debug)]
 pub struct ServeArgs {
+    /// The directory, its format, and the ruleset of requests that do not name one.
     #[command(flatten)]
-    dir: DirArg,
-    /// The ruleset of requests that do not name one.
-    #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     /// Port to listen on (0: any free port; the address is printed on stderr).
     #[arg(long, default_value_t = 8080)]
     port: u16,
@@ -71,8 +67,7 @@ pub struct ServeArgs {
 
 /// What every request sees: the options and the databases opened so far (one per ruleset).
 struct Shared {
-    dir: DirArg,
-    format: FormatArg,
+    db: DatabaseArgs,
     default_rules: Ruleset,
     open: Mutex<HashMap<Ruleset, Arc<Database>>>,
 }
@@ -83,8 +78,7 @@ impl Shared {
         if let Some(db) = open.get(&rules) {
             return Ok(db.clone());
         }
-        let dir = database_dir(&self.dir, self.format.format(), rules).map_err(ApiError::from)?;
-        let db = Arc::new(Database::from_dir(dir));
+        let db = Arc::new(self.db.database_for(rules).map_err(ApiError::from)?);
         open.insert(rules, db.clone());
         Ok(db)
     }
@@ -453,9 +447,10 @@ fn app(shared: Arc<Shared>) -> Router {
 /// [`Error::Io`] when the address cannot be bound; [`Error::Threads`] when the runtime cannot
 /// start.
 pub fn run(a: ServeArgs) -> Result<()> {
-    let shared = Arc::new(Shared { dir: a.dir.clone(), format: a.format.clone(), default_rules: a.rules.ruleset(), open: Mutex::new(HashMap::new()) });
     // Open the default ruleset's directory now, so a bad --dir fails at once.
-    database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    a.db.database()?;
+    let default_rules = a.db.rules.ruleset();
+    let shared = Arc::new(Shared { db: a.db, default_rules, open: Mutex::new(HashMap::new()) });
     let threads = a.threads.unwrap_or_else(|| super::cores().max(4));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -467,7 +462,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| Error::io(format!("listening on {addr}"), e))?;
         let local = listener.local_addr().map_err(|e| Error::io("listening socket", e))?;
-        note(&format!("serving {} on http://{local}/ (API: http://{local}/api/v1/info); Ctrl-C stops", a.rules.ruleset()));
+        note(&format!("serving {default_rules} on http://{local}/ (API: http://{local}/api/v1/info); Ctrl-C stops"));
         axum::serve(listener, app(shared)).with_graceful_shutdown(shutdown()).await.map_err(|e| Error::io("serving", e))
     })
 }
