@@ -31,6 +31,11 @@ fn main() {
         let secs = t.elapsed().as_secs_f64();
         let sum: i64 = values.iter().map(|&v| i64::from(v)).sum();
         assert_eq!(sum, warm);
-        println!("rust batch round {round}: {} boards in {secs:.3} s = {:.0} boards/s ({} threads)", boards.len(), boards.len() as f64 / secs, rayon::current_num_threads());
+        println!(
+            "rust batch round {round}: {} boards in {secs:.3} s = {:.0} boards/s ({} threads)",
+            boards.len(),
+            boards.len() as f64 / secs,
+            rayon::current_num_threads()
+        );
     }
 }

@@ -20,9 +20,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use oware::build::{self, BuildConfig, Silent};
 use oware::index::{layer_size, unrank_unchecked};
 use oware::probe::Database;
-use oware::build::{self, BuildConfig, Silent};
 use oware::{Position, Ruleset};
 
 const BATCH: usize = 1 << 16;

@@ -130,9 +130,8 @@ fn main() {
         println!("single position, value and moves: {clients:>2} clients {rps:>9.0} requests/s");
     }
     for clients in [1, 4] {
-        let (rps, _) = measure(port, clients, secs, |t, k| {
-            ("GET".into(), format!("/api/v1/position?pits={}", pool[(t * 6151 + k) % pool.len()]), String::new())
-        });
+        let (rps, _) =
+            measure(port, clients, secs, |t, k| ("GET".into(), format!("/api/v1/position?pits={}", pool[(t * 6151 + k) % pool.len()]), String::new()));
         println!("single position with best line:   {clients:>2} clients {rps:>9.0} requests/s");
     }
     let batches: Vec<String> = (0..50)

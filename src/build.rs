@@ -27,7 +27,10 @@ use crate::index::{layer_size, rank_unchecked, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
-use crate::solver::{bounds_work_units, bounds_working_memory, share_buffers, solve_bounds, solve_layer_with, solve_share, working_memory, OutOfCore, Share, SolveOptions, WorkModel};
+use crate::solver::{
+    bounds_work_units, bounds_working_memory, share_buffers, solve_bounds, solve_layer_with, solve_share, working_memory, OutOfCore, Share, SolveOptions,
+    WorkModel,
+};
 use crate::spill::Checkpoint;
 use crate::storage::{disk_free, scan_released, write_atomic, BoundsLayer, DatabaseDir, Layer, LayerState, LayerWriter};
 use crate::verify::{derive_bounds, derive_value};
@@ -182,12 +185,7 @@ impl LayerStats {
 
     /// The statistics of a layer whose values have the [`histogram`] `hist`.
     fn from_histogram(rules: Ruleset, n: u32, hist: &[u64]) -> LayerStats {
-        let values = hist
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (i as i32 - 128, c))
-            .collect();
+        let values = hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as i32 - 128, c)).collect();
         LayerStats {
             rules: rules.name().into(),
             layer: n,
@@ -201,7 +199,6 @@ impl LayerStats {
             values,
         }
     }
-
 }
 
 /// Number of positions of each byte value (index `v + 128`).
@@ -217,10 +214,13 @@ pub fn histogram(values: &[i8]) -> Vec<u64> {
             }
             h
         })
-        .reduce(|| vec![0u64; 256], |mut a, b| {
-            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-            a
-        })
+        .reduce(
+            || vec![0u64; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
 }
 
 /// Receives what a build does, for display; its [`Progress::cancelled`] stops the build.
@@ -302,13 +302,7 @@ impl OutOfCoreLimits {
         let state = m / 2 - message_bytes;
         let chunk = crate::solver::CHUNK;
         let part_len = ((state / 2) / chunk).max(1) * chunk;
-        OutOfCoreLimits {
-            part_len,
-            parts: positions.div_ceil(part_len).max(1),
-            lookup_bytes: m / 4,
-            lower_window: m / 4,
-            message_bytes,
-        }
+        OutOfCoreLimits { part_len, parts: positions.div_ceil(part_len).max(1), lookup_bytes: m / 4, lower_window: m / 4, message_bytes }
     }
 }
 
@@ -670,11 +664,7 @@ fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
             Err(e) => return Err(e),
         },
     };
-    Ok(BoundsPlan {
-        action,
-        memory_bytes: bounds_memory_needed(n),
-        disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096,
-    })
+    Ok(BoundsPlan { action, memory_bytes: bounds_memory_needed(n), disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096 })
 }
 
 /// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
@@ -703,12 +693,7 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
     if let Some(free) = plan.disk_free_bytes {
         if plan.disk_needed_bytes > free {
             let ns: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
-            return Err(Error::DiskSpace {
-                path: plan.dir.clone(),
-                what: crate::units::layers_phrase(ns),
-                needed: plan.disk_needed_bytes,
-                available: free,
-            });
+            return Err(Error::DiskSpace { path: plan.dir.clone(), what: crate::units::layers_phrase(ns), needed: plan.disk_needed_bytes, available: free });
         }
     }
     if let (false, Some(free)) = (same_disk, plan.work_disk_free_bytes) {
@@ -875,7 +860,12 @@ fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lowe
         LayerAction::Build { reason } => reason.clone(),
         LayerAction::Check => match check_bounds(dir, n, values)? {
             Ok((b, stats)) => {
-                restore_json(&dir.bounds_stats_path(n), &stats, |s: &BoundsStats| s.forced == stats.forced && s.strictly_inside == stats.strictly_inside, observer)?;
+                restore_json(
+                    &dir.bounds_stats_path(n),
+                    &stats,
+                    |s: &BoundsStats| s.forced == stats.forced && s.strictly_inside == stats.strictly_inside,
+                    observer,
+                )?;
                 observer.bounds_done(&stats, &LayerOutcome::Skipped);
                 return Ok(b);
             }
@@ -1140,13 +1130,7 @@ fn build_share(
     // Every rank's figures, for rank 0's statistics (also: every share is written).
     let traffic = metered.traffic();
     let mut slots = vec![0u64; 5 * ranks];
-    slots[5 * me..5 * me + 5].copy_from_slice(&[
-        len,
-        traffic.bytes_sent,
-        traffic.bytes_received,
-        (traffic.seconds * 1e6) as u64,
-        peak_memory().unwrap_or(0),
-    ]);
+    slots[5 * me..5 * me + 5].copy_from_slice(&[len, traffic.bytes_sent, traffic.bytes_received, (traffic.seconds * 1e6) as u64, peak_memory().unwrap_or(0)]);
     let figures = cluster.sum(&slots)?;
     let mut result = None;
     if let Some(writer) = writer {
@@ -1418,10 +1402,7 @@ impl BuildLock {
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
                 return Err(Error::io(
                     &path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::WouldBlock,
-                        "another build is working on this directory; wait for it or use another --dir",
-                    ),
+                    std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory; wait for it or use another --dir"),
                 ));
             }
         }

@@ -626,60 +626,41 @@ impl fmt::Display for Damage {
                 write!(f, "{field} field is {found}, expected {expected}")
             }
             Damage::UnknownRuleset { id } => write!(f, "unknown ruleset id {id}"),
-            Damage::RulesetName { id, name } => write!(
-                f,
-                "ruleset id {id} ({}) disagrees with ruleset name field \"{}\"",
-                Ruleset::from_id(*id).map_or("?", |r| r.name()),
-                escaped(name)
-            ),
+            Damage::RulesetName { id, name } => {
+                write!(f, "ruleset id {id} ({}) disagrees with ruleset name field \"{}\"", Ruleset::from_id(*id).map_or("?", |r| r.name()), escaped(name))
+            }
             Damage::TextField { field, found } => write!(f, "unknown {field} \"{}\"", escaped(found)),
             Damage::NonZero { at, byte } => write!(f, "byte {at} of the header is {byte:#04x}, must be zero"),
-            Damage::EntriesDisagree { entries, stones, layer_size } => write!(
-                f,
-                "entry count field ({entries}) and stone count field ({stones}, a layer of {layer_size} positions) disagree: one of them was altered"
-            ),
-            Damage::HeaderChecksum { stored, computed } => write!(
-                f,
-                "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): a header field was altered"
-            ),
+            Damage::EntriesDisagree { entries, stones, layer_size } => {
+                write!(f, "entry count field ({entries}) and stone count field ({stones}, a layer of {layer_size} positions) disagree: one of them was altered")
+            }
+            Damage::HeaderChecksum { stored, computed } => {
+                write!(f, "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): a header field was altered")
+            }
             Damage::Size { expected, found } => {
                 write!(f, "file is {found} bytes, expected {expected} (truncated or extended)")
             }
-            Damage::PayloadChecksum { stored, computed } => write!(
-                f,
-                "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): values were altered"
-            ),
+            Damage::PayloadChecksum { stored, computed } => {
+                write!(f, "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): values were altered")
+            }
             Damage::ValueOutOfRange { index, value, stones } => {
                 write!(f, "position {index} holds value {value}, outside -{stones}..={stones}")
             }
-            Damage::Inconsistent { board, stored, best_move } => write!(
-                f,
-                "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other",
-                board_text(board)
-            ),
+            Damage::Inconsistent { board, stored, best_move } => {
+                write!(f, "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other", board_text(board))
+            }
             Damage::Pack { what } => write!(f, "damaged pack: {what}"),
             Damage::WrongContent { found, expected } => write!(f, "the file holds {found}, not {expected}"),
             Damage::BadBoundsCode { index, code } => write!(f, "bounds entry {index} holds code {code}, which is no pair of the layer"),
-            Damage::BoundsInconsistent { board, stored, derived } => write!(
-                f,
-                "position {} has stored bounds {}/{} but its moves give {}/{}",
-                board_text(board),
-                stored.0,
-                stored.1,
-                derived.0,
-                derived.1
-            ),
-            Damage::BoundsContradictValue { board, bounds, value } => write!(
-                f,
-                "position {} has bounds {}/{} that contradict its value {value}",
-                board_text(board),
-                bounds.0,
-                bounds.1
-            ),
-            Damage::ChangedWhileOpen { opened, now } => write!(
-                f,
-                "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use"
-            ),
+            Damage::BoundsInconsistent { board, stored, derived } => {
+                write!(f, "position {} has stored bounds {}/{} but its moves give {}/{}", board_text(board), stored.0, stored.1, derived.0, derived.1)
+            }
+            Damage::BoundsContradictValue { board, bounds, value } => {
+                write!(f, "position {} has bounds {}/{} that contradict its value {value}", board_text(board), bounds.0, bounds.1)
+            }
+            Damage::ChangedWhileOpen { opened, now } => {
+                write!(f, "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use")
+            }
         }
     }
 }
@@ -708,11 +689,7 @@ impl Error {
             Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } | Error::BoundsMissing { .. } => 4,
             Error::Corrupt { .. } => 5,
             Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => 6,
-            Error::Io { .. }
-            | Error::NotAFile { .. }
-            | Error::Output { .. }
-            | Error::DiskSpace { .. }
-            | Error::Threads { .. } => 7,
+            Error::Io { .. } | Error::NotAFile { .. } | Error::Output { .. } | Error::DiskSpace { .. } | Error::Threads { .. } => 7,
             Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => 8,
             Error::OutOfMemory { .. } => 9,
             Error::Cluster(_) => 10,

@@ -154,7 +154,6 @@ fn layer_at<'a>(layers: &[Option<&'a [i8]>], n: u32) -> Option<&'a [i8]> {
     layers.get(n as usize).copied().flatten()
 }
 
-
 fn present(layers: &[Option<&[i8]>]) -> String {
     describe_layers((0..layers.len() as u32).filter(|&n| layer_at(layers, n).is_some()))
 }
@@ -178,18 +177,19 @@ fn fact_layer_size_formula() -> FactReport {
     }
     let total = cumulative + 1;
     if total != PUBLISHED_TOTAL_POSITIONS {
-        wrong.push(format!("total {} + start position = {}, published {}", group_digits(cumulative), group_digits(total), group_digits(PUBLISHED_TOTAL_POSITIONS)));
+        wrong.push(format!(
+            "total {} + start position = {}, published {}",
+            group_digits(cumulative),
+            group_digits(total),
+            group_digits(PUBLISHED_TOTAL_POSITIONS)
+        ));
     }
     if wrong.is_empty() {
         FactReport::new(
             "layer-size-formula",
             statement,
             FactStatus::Passed,
-            format!(
-                "the indexer's layer sizes match all {} rows and sum, with the start position, to {}",
-                PUBLISHED_LAYER_SIZES.len(),
-                group_digits(total)
-            ),
+            format!("the indexer's layer sizes match all {} rows and sum, with the start position, to {}", PUBLISHED_LAYER_SIZES.len(), group_digits(total)),
         )
     } else {
         FactReport::new("layer-size-formula", statement, FactStatus::Failed, wrong.join("; "))
@@ -248,12 +248,7 @@ fn fact_layer_1(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
     let statement = "layer 1: a lone stone in the mover's pits 0..4 is worth +1, in pit 5 -1, \
                      on the opponent's side -1 (awari and abapa)";
     if !matches!(rules, Ruleset::Awari | Ruleset::Abapa(GrandSlam::NoCapture)) {
-        return FactReport::new(
-            "layer-1-values",
-            statement,
-            FactStatus::NotCheckable,
-            format!("stated for awari and abapa only, not for {rules}"),
-        );
+        return FactReport::new("layer-1-values", statement, FactStatus::NotCheckable, format!("stated for awari and abapa only, not for {rules}"));
     }
     let Some(values) = layer_at(layers, 1) else {
         return FactReport::new("layer-1-values", statement, FactStatus::NotCheckable, "layer 1 is not present");
@@ -344,11 +339,7 @@ fn fact_published_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactRepo
                 id,
                 statement,
                 FactStatus::NotCheckable,
-                format!(
-                    "needs {} (build layers 0..{n}); present: {}",
-                    layers_phrase(absent),
-                    present(layers)
-                ),
+                format!("needs {} (build layers 0..{n}); present: {}", layers_phrase(absent), present(layers)),
             );
         }
     };
@@ -407,9 +398,7 @@ fn fact_start_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
                 present(layers)
             ),
         ),
-        Ok(Valued::Ending(v)) => {
-            FactReport::new(id, statement, FactStatus::Failed, format!("the move generator finds no legal move (ending value {v:+})"))
-        }
+        Ok(Valued::Ending(v)) => FactReport::new(id, statement, FactStatus::Failed, format!("the move generator finds no legal move (ending value {v:+})")),
         Ok(Valued::Moves(moves)) => {
             let best = moves.iter().map(|m| m.2).max().unwrap_or(i16::MIN);
             let list: Vec<String> = moves.iter().map(|m| format!("{:+}", m.2)).collect();

@@ -211,10 +211,7 @@ impl Header {
             return Err(bad(Damage::TextField { field: "checksum algorithm", found: algo.to_vec() }));
         }
         // Text fields end in NULs, the reserved bytes and the padding are zero (FORMAT.md).
-        let zero_ranges = [
-            (OFF_ALGO + algo.len(), OFF_ALGO + 16),
-            (OFF_RULES_NAME + name.len(), OFF_HEADER_CHECKSUM),
-        ];
+        let zero_ranges = [(OFF_ALGO + algo.len(), OFF_ALGO + 16), (OFF_RULES_NAME + name.len(), OFF_HEADER_CHECKSUM)];
         for (from, to) in zero_ranges {
             if let Some(i) = (from..to).find(|&i| bytes[i] != 0) {
                 return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));

@@ -449,15 +449,5 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         }
     };
     over = over || end.game_over();
-    Ok(AnnotatedGame {
-        start,
-        start_side: side,
-        start_captured,
-        plies,
-        end,
-        end_side: to_move,
-        end_captured: captured,
-        over,
-        verdict,
-    })
+    Ok(AnnotatedGame { start, start_side: side, start_captured, plies, end, end_side: to_move, end_captured: captured, over, verdict })
 }

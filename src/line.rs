@@ -97,7 +97,6 @@ pub struct Analysis {
     pub line: PrincipalVariation,
 }
 
-
 /// What the best-line search needs to know of a database: the ruleset and the exact values of a
 /// position's moves.
 pub trait MoveOracle {
@@ -228,10 +227,7 @@ impl Database {
         let value = if in_some_layer(board) {
             let stored = self.value(position)?;
             if stored != derived {
-                return Err(Error::corrupt(
-                    self.layer_path(position.stones()),
-                    Damage::Inconsistent { board: *board, stored, best_move: derived },
-                ));
+                return Err(Error::corrupt(self.layer_path(position.stones()), Damage::Inconsistent { board: *board, stored, best_move: derived }));
             }
             stored
         } else {
@@ -274,13 +270,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
 
     /// The principal variation from `position`, whose move values are `moves`; `max_plies >= 1`;
     /// the searches of rule 2 look at no more than `search_limit` positions.
-    fn line_from(
-        &self,
-        position: &Position,
-        mut moves: Vec<MoveValue>,
-        max_plies: usize,
-        search_limit: usize,
-    ) -> Result<PrincipalVariation> {
+    fn line_from(&self, position: &Position, mut moves: Vec<MoveValue>, max_plies: usize, search_limit: usize) -> Result<PrincipalVariation> {
         let mut steps: Vec<PvStep> = Vec::new();
         let mut seen: HashMap<Position, usize> = HashMap::new();
         // Pits still to play from a search (rule 2), the next one last.
@@ -295,11 +285,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
             steps.push(PvStep { position: current, value, played });
             let MoveResult::Continues { child, .. } = played.result else { break PvEnd::GameOver };
             if let Some(&first_ply) = seen.get(&child) {
-                break if steps[first_ply].value == 0 {
-                    PvEnd::Repetition { first_ply }
-                } else {
-                    PvEnd::Cycle { first_ply }
-                };
+                break if steps[first_ply].value == 0 { PvEnd::Repetition { first_ply } } else { PvEnd::Cycle { first_ply } };
             }
             if self.oracle.rules().moves(child.board()).ending().is_some() {
                 break PvEnd::GameOver;
@@ -318,9 +304,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
     fn makes_progress(&self, m: &MoveValue) -> bool {
         match &m.result {
             MoveResult::EndsGame => true,
-            MoveResult::Continues { captured, child } => {
-                *captured > 0 || self.oracle.rules().moves(child.board()).ending().is_some()
-            }
+            MoveResult::Continues { captured, child } => *captured > 0 || self.oracle.rules().moves(child.board()).ending().is_some(),
         }
     }
 
@@ -367,13 +351,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
     /// position with a best move that makes progress, avoiding the positions in `seen`: its
     /// pits, the first move last; or that there is none, or that the search gave up after
     /// `limit` positions.
-    fn path_to_progress(
-        &self,
-        start: &Position,
-        start_moves: &[MoveValue],
-        seen: &HashMap<Position, usize>,
-        limit: usize,
-    ) -> Result<Search> {
+    fn path_to_progress(&self, start: &Position, start_moves: &[MoveValue], seen: &HashMap<Position, usize>, limit: usize) -> Result<Search> {
         struct Node {
             parent: usize,
             pit: u8,
@@ -385,12 +363,8 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
         let mut next = 0;
         while next < nodes.len() {
             let value = nodes[next].moves.iter().map(|m| m.value).max();
-            let children: Vec<(u8, Position)> = nodes[next]
-                .moves
-                .iter()
-                .filter(|m| Some(m.value) == value)
-                .filter_map(|m| m.child().map(|c| (m.pit, *c)))
-                .collect();
+            let children: Vec<(u8, Position)> =
+                nodes[next].moves.iter().filter(|m| Some(m.value) == value).filter_map(|m| m.child().map(|c| (m.pit, *c))).collect();
             for (pit, child) in children {
                 if !visited.insert(child) {
                     continue;
@@ -468,10 +442,7 @@ mod tests {
 
     #[test]
     fn value_zero_loops_are_endless_play() {
-        let table = Table(HashMap::from([
-            (p(0), vec![quiet(0, p(1), 0)]),
-            (p(1), vec![quiet(0, p(0), 0)]),
-        ]));
+        let table = Table(HashMap::from([(p(0), vec![quiet(0, p(1), 0)]), (p(1), vec![quiet(0, p(0), 0)])]));
         let line = LineSearch::new(&table).principal_variation(&p(0), 10).unwrap();
         assert_eq!(line, PrincipalVariation { steps: Vec::new(), end: PvEnd::EndlessPlay });
         // Without the search, the shuffling is played out until a position repeats.
@@ -504,13 +475,7 @@ mod tests {
     #[test]
     fn cycles_without_the_search() {
         let dir = tempfile::tempdir().unwrap();
-        let config = crate::build::BuildConfig {
-            rules: Ruleset::Awari,
-            max_stones: 8,
-            dir: dir.path().to_path_buf(),
-            max_memory: None,
-            ..Default::default()
-        };
+        let config = crate::build::BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().to_path_buf(), max_memory: None, ..Default::default() };
         crate::build::build(&config, &crate::build::Silent).unwrap();
         let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
         let (mut cycles, mut with_search) = (0, 0);

@@ -51,10 +51,7 @@ pub fn sha256_file(path: &Path) -> Result<String> {
 fn acceptable(rel: &str) -> bool {
     let Some((rules, name)) = rel.split_once('/') else { return false };
     rules.parse::<Ruleset>().is_ok()
-        && name
-            .strip_prefix("layer-")
-            .and_then(|r| r.strip_suffix(".owpk"))
-            .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
+        && name.strip_prefix("layer-").and_then(|r| r.strip_suffix(".owpk")).is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Reads the manifest of pack directory `dir`: `None` when there is none.
@@ -133,10 +130,7 @@ pub fn check(dir: &Path, rules: Ruleset) -> Result<Option<Checked>> {
         }
         let got = sha256_file(&path)?;
         if got != e.sha256 {
-            return Err(Error::corrupt(
-                &path,
-                Damage::Pack { what: format!("SHA-256 {got} differs from the manifest's {} ({MANIFEST})", e.sha256) },
-            ));
+            return Err(Error::corrupt(&path, Damage::Pack { what: format!("SHA-256 {got} differs from the manifest's {} ({MANIFEST})", e.sha256) }));
         }
         checked.matched.push(e.path.clone());
     }

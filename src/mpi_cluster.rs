@@ -39,8 +39,8 @@ impl MpiCluster {
     /// [`Error::Cluster`] when MPI was already initialised or does not offer
     /// `MPI_THREAD_FUNNELED`.
     pub fn init() -> Result<MpiCluster> {
-        let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Funneled)
-            .ok_or_else(|| Error::Cluster("MPI was already initialised".into()))?;
+        let (universe, threading) =
+            mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| Error::Cluster("MPI was already initialised".into()))?;
         if threading < mpi::Threading::Funneled {
             return Err(Error::Cluster(format!("the MPI library offers only {threading:?} threading, not Funneled")));
         }

@@ -362,15 +362,7 @@ struct BadBlock;
 /// Decodes the first `len` symbols of a coded block into `syms` at `i & mask` (see
 /// [`walk_contexts`]). With `whole`, also checks that the block ends where it must (all its
 /// bytes read, the final state the initial).
-fn decode_block(
-    model: &Model,
-    start: u64,
-    bytes: &[u8],
-    len: usize,
-    whole: bool,
-    syms: &mut [u8],
-    mask: usize,
-) -> std::result::Result<(), BadBlock> {
+fn decode_block(model: &Model, start: u64, bytes: &[u8], len: usize, whole: bool, syms: &mut [u8], mask: usize) -> std::result::Result<(), BadBlock> {
     if bytes.len() < STATE_BYTES || model.n > MAX_STONES || start.saturating_add(len as u64) > layer_size(model.n) {
         return Err(BadBlock);
     }
@@ -657,9 +649,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
         table_sum: get_u64(bytes, OFF_TABLE_SUM),
     };
     // The sections follow each other (header, model, data, table) and end the file.
-    let ok = f.model.0 == PACK_HEADER_LEN as u64
-        && f.model.0.checked_add(f.model.1) == Some(f.data.0)
-        && f.data.0.checked_add(f.data.1) == Some(f.table.0);
+    let ok = f.model.0 == PACK_HEADER_LEN as u64 && f.model.0.checked_add(f.model.1) == Some(f.data.0) && f.data.0.checked_add(f.data.1) == Some(f.table.0);
     if !ok {
         return Err(field("pack section offsets", PACK_HEADER_LEN as u64, f.model.0));
     }

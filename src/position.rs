@@ -24,8 +24,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-pub use crate::error::{Part, PositionError};
 use crate::error::{Error, Result};
+pub use crate::error::{Part, PositionError};
 use crate::rules::{stones, turned, Board, PITS, ROW, TOTAL_STONES};
 
 /// A position: 12 pit counts in mover-first form (pits 0..5 are the player to move's).
@@ -305,9 +305,7 @@ impl Position {
         }
         let (p, named) = Position::parse_with_side(text)?;
         match (named, to_move) {
-            (Some(named), Some(given)) if named != given => {
-                Err(invalid(PositionError::SideConflict { named: named.title(), given: given.title() }))
-            }
+            (Some(named), Some(given)) if named != given => Err(invalid(PositionError::SideConflict { named: named.title(), given: given.title() })),
             (named, given) => Ok((p, named.or(given))),
         }
     }
@@ -372,9 +370,7 @@ impl Position {
         };
         let north_houses: String = ["f", "e", "d", "c", "b", "a"].iter().map(|h| format!("{h:>3}")).collect::<Vec<_>>().join(" ");
         let south_houses: String = ["A", "B", "C", "D", "E", "F"].iter().map(|h| format!("{h:>3}")).collect::<Vec<_>>().join(" ");
-        format!(
-            "  house {north_houses}\n  North {north}{n_mark}\n  South {south}{s_mark}\n  house {south_houses}\n"
-        )
+        format!("  house {north_houses}\n  North {north}{n_mark}\n  South {south}{s_mark}\n  house {south_houses}\n")
     }
 }
 
@@ -406,9 +402,7 @@ fn parse_side_form(s: &str) -> Result<(Position, Side)> {
         let part = if side == Side::South { Part::SouthRow } else { Part::NorthRow };
         let mut row = [0u8; ROW];
         for (i, r) in row.iter_mut().enumerate() {
-            let token = tokens.next().ok_or_else(|| {
-                invalid(PositionError::WrongCount { part, expected: ROW, found: i, excerpt: excerpt(s) })
-            })?;
+            let token = tokens.next().ok_or_else(|| invalid(PositionError::WrongCount { part, expected: ROW, found: i, excerpt: excerpt(s) }))?;
             *r = parse_count(token, part, i)?;
         }
         *slot = Some(row);
@@ -447,9 +441,8 @@ impl FromStr for Position {
             return parse_side_form(s).map(|(p, _)| p);
         }
         if let Some(inner) = t.strip_prefix('[') {
-            let inner = inner.strip_suffix(']').ok_or_else(|| {
-                invalid(PositionError::Malformed { reason: "a JSON array must end with ']'", excerpt: excerpt(s) })
-            })?;
+            let inner =
+                inner.strip_suffix(']').ok_or_else(|| invalid(PositionError::Malformed { reason: "a JSON array must end with ']'", excerpt: excerpt(s) }))?;
             let board: Board = parse_counts(inner, Part::Position)?;
             return Position::new(board);
         }
@@ -593,12 +586,7 @@ mod tests {
             // Side drawing, either side to move.
             for side in [Side::South, Side::North] {
                 let d = p.drawing_sides(side);
-                let rows: Vec<String> = d
-                    .lines()
-                    .skip(1)
-                    .take(2)
-                    .map(|l| l.replace("North", "").replace("South", "").replace("(to move)", ""))
-                    .collect();
+                let rows: Vec<String> = d.lines().skip(1).take(2).map(|l| l.replace("North", "").replace("South", "").replace("(to move)", "")).collect();
                 let typed = format!("{} / {}", rows[0], rows[1]);
                 assert_eq!(Position::from_drawn(&typed, Some(side)).unwrap(), p, "{typed} {side:?}");
                 assert!(d.lines().all(|l| l.len() <= 80));
@@ -609,11 +597,7 @@ mod tests {
     #[test]
     fn side_form_and_moves() {
         let want = Position::from_sides("1,1,1,1,1,2", "4,2,3,0,0,0", Side::South).unwrap();
-        for t in [
-            "S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S",
-            "south 1,1,1,1,1,2 north 4,2,3,0,0,0 south to move",
-            "N:4 2 3 0 0 0 S:1 1 1 1 1 2 s",
-        ] {
+        for t in ["S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S", "south 1,1,1,1,1,2 north 4,2,3,0,0,0 south to move", "N:4 2 3 0 0 0 S:1 1 1 1 1 2 s"] {
             assert_eq!(Position::parse_with_side(t).unwrap(), (want, Some(Side::South)), "{t}");
         }
         let (p, side) = Position::parse_with_side("S: 1 1 1 1 1 2 N: 4 2 3 0 0 0 North").unwrap();

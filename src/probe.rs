@@ -45,11 +45,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use crate::bounds::Bounds;
 use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::bounds::Bounds;
 use crate::storage::{BoundsLayer, DatabaseDir, Format, LayerState, Table};
 
 /// Number of possible layers (0..=48).
@@ -87,11 +87,7 @@ pub struct Database {
 impl fmt::Debug for Database {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let open: Vec<u32> = (0..LAYERS as u32).filter(|&n| self.layers[n as usize].get().is_some()).collect();
-        f.debug_struct("Database")
-            .field("dir", &self.dir)
-            .field("verify_checksums", &self.verify)
-            .field("open_layers", &open)
-            .finish()
+        f.debug_struct("Database").field("dir", &self.dir).field("verify_checksums", &self.verify).field("open_layers", &open).finish()
     }
 }
 
@@ -440,14 +436,19 @@ impl Database {
 
     #[cold]
     fn open_layer(&self, n: u32) -> Result<&Table> {
-        open_once(self.layers.get(n as usize), self.opening.get(n as usize), || self.missing(n), || {
-            let layer = self.dir.open_table(n, self.verify)?;
-            if layer.len() != layer_size(n) {
-                let expected = layer_size(n);
-                return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
-            }
-            Ok(layer)
-        })
+        open_once(
+            self.layers.get(n as usize),
+            self.opening.get(n as usize),
+            || self.missing(n),
+            || {
+                let layer = self.dir.open_table(n, self.verify)?;
+                if layer.len() != layer_size(n) {
+                    let expected = layer_size(n);
+                    return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
+                }
+                Ok(layer)
+            },
+        )
     }
 
     fn missing(&self, n: u32) -> Error {
@@ -697,7 +698,6 @@ impl Database {
         // Outside every layer: the two equations over the moves (children are in layers).
         crate::verify::derive_bounds(self.rules(), board, |_, child| self.bounds_of(child))
     }
-
 }
 
 #[cfg(test)]

@@ -143,9 +143,7 @@ impl FromStr for Ruleset {
         if s == "abapa-no-capture" {
             return Ok(Ruleset::Abapa(GrandSlam::NoCapture));
         }
-        Ruleset::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| {
-            format!("unknown ruleset '{s}' (expected one of: {})", Ruleset::names().join(", "))
-        })
+        Ruleset::ALL.into_iter().find(|r| r.name() == s).ok_or_else(|| format!("unknown ruleset '{s}' (expected one of: {})", Ruleset::names().join(", ")))
     }
 }
 
@@ -542,9 +540,7 @@ pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut
             let parent_board = unpack(parent);
             if plain {
                 visit(&parent_board, pit);
-            } else if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) =
-                rules.play(&parent_board, pit)
-            {
+            } else if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) = rules.play(&parent_board, pit) {
                 if c == *child {
                     visit(&parent_board, pit);
                 }

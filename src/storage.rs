@@ -35,8 +35,8 @@ use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, MmapMut};
 
-use crate::error::{Damage, Error, FileKind, Result};
 use crate::bounds::{Bounds, Codec};
+use crate::error::{Damage, Error, FileKind, Result};
 use crate::format::{Header, BOUNDS_TRIANGULAR, HEADER_LEN, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::{layer_size, MAX_STONES};
 use crate::pack::{is_pack, PackLayer};
@@ -139,15 +139,10 @@ impl DatabaseDir {
     pub fn new(format: Format, base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
         let base = base.into();
         if format == Format::Vu && rules != Ruleset::Awari {
-            return Err(Error::Usage(format!(
-                "the published 2002 format (vu) holds only 'awari' values, not '{}'",
-                rules.name()
-            )));
+            return Err(Error::Usage(format!("the published 2002 format (vu) holds only 'awari' values, not '{}'", rules.name())));
         }
         match fs::metadata(&base) {
-            Ok(m) if !m.is_dir() => {
-                return Err(Error::NotAFile { path: base, found: FileKind::of(m.file_type()), expected: FileKind::Directory })
-            }
+            Ok(m) if !m.is_dir() => return Err(Error::NotAFile { path: base, found: FileKind::of(m.file_type()), expected: FileKind::Directory }),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&base, e)),
@@ -817,9 +812,7 @@ impl BoundsLayer {
         if i >= size {
             return Err(Error::IndexOutOfRange { layer: self.stones, index: i, size });
         }
-        self.codec
-            .get(self.payload(), i)
-            .ok_or_else(|| Error::corrupt(&self.path, Damage::BadBoundsCode { index: i, code: self.codec.raw(self.payload(), i) }))
+        self.codec.get(self.payload(), i).ok_or_else(|| Error::corrupt(&self.path, Damage::BadBoundsCode { index: i, code: self.codec.raw(self.payload(), i) }))
     }
 
     /// The codec of the layer (for decoding the payload in bulk).
@@ -900,9 +893,7 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o644));
         }
-        let tmp = builder
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(dir.join(format!(".{name}.XXXXXX.tmp")), e))?;
+        let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir.join(format!(".{name}.XXXXXX.tmp")), e))?;
         Ok(AtomicFile { tmp, path: path.to_path_buf() })
     }
 
@@ -972,11 +963,8 @@ impl LayerWriter {
             return Err(Error::Usage("layers are written in the native format only".into()));
         }
         dir.create()?;
-        let (path, payload) = if encoding == BOUNDS_TRIANGULAR {
-            (dir.bounds_path(n), crate::bounds::payload_len(n))
-        } else {
-            (dir.layer_path(n), layer_size(n))
-        };
+        let (path, payload) =
+            if encoding == BOUNDS_TRIANGULAR { (dir.bounds_path(n), crate::bounds::payload_len(n)) } else { (dir.layer_path(n), layer_size(n)) };
         let file = AtomicFile::create(&path)?;
         let len = PAYLOAD_OFFSET + payload;
         crate::spill::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
@@ -1232,11 +1220,7 @@ mod tests {
         write_atomic(&target, b"{}").unwrap();
         let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
         let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let umask = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Umask:"))
-            .and_then(|u| u32::from_str_radix(u.trim(), 8).ok())
-            .unwrap_or(0o022);
+        let umask = status.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|u| u32::from_str_radix(u.trim(), 8).ok()).unwrap_or(0o022);
         assert_eq!(mode, 0o644 & !umask, "{mode:o} with umask {umask:o}");
     }
 

@@ -59,7 +59,6 @@ pub fn layers_phrase(ns: impl IntoIterator<Item = u32>) -> String {
     format!("{word} {}", describe_layers(ns))
 }
 
-
 /// A duration for people: `12 s`, `4.5 min`, `3.2 h`, `2.1 days`, `3.4 years`.
 pub fn human_duration(seconds: f64) -> String {
     let s = seconds.max(0.0);

@@ -27,8 +27,8 @@ use serde::Serialize;
 use crate::bounds::{Bounds, Codec};
 use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
-use crate::rules::{Board, Outcome, Ruleset, PITS};
 use crate::progress::Progress;
+use crate::rules::{Board, Outcome, Ruleset, PITS};
 use crate::storage::Layer;
 
 /// The value of `board` (layer `n`) derived from its children's stored values.
@@ -200,14 +200,17 @@ pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: 
             progress.advance(len);
             acc
         })
-        .reduce(|| (0, 0, Vec::new()), |mut a, b| {
-            a.0 += b.0;
-            a.1 += b.1;
-            a.2.extend(b.2);
-            a.2.sort_by_key(|m: &BoundsMismatch| m.index);
-            a.2.truncate(MISMATCHES_KEPT);
-            a
-        });
+        .reduce(
+            || (0, 0, Vec::new()),
+            |mut a, b| {
+                a.0 += b.0;
+                a.1 += b.1;
+                a.2.extend(b.2);
+                a.2.sort_by_key(|m: &BoundsMismatch| m.index);
+                a.2.truncate(MISMATCHES_KEPT);
+                a
+            },
+        );
     if progress.cancelled() {
         return Err(Error::Interrupted);
     }
@@ -290,19 +293,9 @@ pub fn layers_needed(n: u32) -> Range<u32> {
 ///
 /// # Errors
 /// [`Error::Usage`] when `this` is not layer `n`, and as [`verify_values`].
-pub fn verify_layer(
-    rules: Ruleset,
-    n: u32,
-    this: &Layer,
-    lower: &[&[i8]],
-    progress: &dyn Progress,
-) -> Result<LayerReport> {
+pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
     if this.stones() != n {
-        return Err(Error::Usage(format!(
-            "{} holds layer {}, not layer {n}",
-            this.path().display(),
-            this.stones()
-        )));
+        return Err(Error::Usage(format!("{} holds layer {}, not layer {n}", this.path().display(), this.stones())));
     }
     verify_values(rules, n, this.values(), lower, progress)
 }
@@ -333,13 +326,7 @@ pub fn verify_layer(
 /// [`Error::Usage`] when `n > 48`, `this` or a needed lower layer has the wrong length, or a
 /// needed lower layer is not given. Nothing in the stored values (any byte is accepted) makes
 /// this function fail or panic: bad values are mismatches.
-pub fn verify_values(
-    rules: Ruleset,
-    n: u32,
-    this: &[i8],
-    lower: &[&[i8]],
-    progress: &dyn Progress,
-) -> Result<LayerReport> {
+pub fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
     if n > MAX_STONES {
         return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
     }
@@ -351,11 +338,7 @@ pub fn verify_values(
         match lower.get(m as usize) {
             Some(l) if l.len() as u64 == layer_size(m) => {}
             Some(l) => {
-                return Err(Error::Usage(format!(
-                    "layer {m} (needed by layer {n}): {} values given, the layer has {} positions",
-                    l.len(),
-                    layer_size(m)
-                )))
+                return Err(Error::Usage(format!("layer {m} (needed by layer {n}): {} values given, the layer has {} positions", l.len(), layer_size(m))))
             }
             None => return Err(Error::Usage(format!("layer {m} is needed to re-derive layer {n} but was not given"))),
         }
@@ -409,21 +392,12 @@ pub fn verify_values(
         return Err(Error::Interrupted);
     }
     if let Some(m) = total.unreadable {
-        return Err(Error::Usage(format!(
-            "layer {n} has a move into layer {m}, whose values were not given (a capture of {} stones)",
-            n - m
-        )));
+        return Err(Error::Usage(format!("layer {n} has a move into layer {m}, whose values were not given (a capture of {} stones)", n - m)));
     }
     if total.checked != size {
         return Err(Error::Usage(format!("layer {n}: walked {} of {size} positions", total.checked)));
     }
-    Ok(LayerReport {
-        layer: n,
-        checked: total.checked,
-        mismatches: total.mismatches,
-        first_mismatches: total.first,
-        seconds: start.elapsed().as_secs_f64(),
-    })
+    Ok(LayerReport { layer: n, checked: total.checked, mismatches: total.mismatches, first_mismatches: total.first, seconds: start.elapsed().as_secs_f64() })
 }
 
 /// Per-chunk counts of [`verify_values`].

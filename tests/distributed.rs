@@ -135,7 +135,14 @@ impl Progress for StopAfter {
 /// Runs one distributed solve of layer `n` with per-rank checkpoints; rank 0 stops after
 /// `stop_at` phases (if given). Returns the layer (when it finished), each rank's result and
 /// rank 0's notes.
-fn run_with_checkpoints(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, work: &Path, stop_at: Option<u32>) -> (Vec<u8>, Vec<Result<(), oware::Error>>, Vec<String>) {
+fn run_with_checkpoints(
+    rules: Ruleset,
+    n: u32,
+    layers: &[Vec<u8>],
+    ranks: usize,
+    work: &Path,
+    stop_at: Option<u32>,
+) -> (Vec<u8>, Vec<Result<(), oware::Error>>, Vec<String>) {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
     let cluster = ThreadCluster::new(ranks);
     let mut whole = vec![0u8; layer_size(n) as usize];
@@ -261,7 +268,11 @@ fn distributed_builds_write_the_same_files() {
                 let b = std::fs::read(multi.path().join(&name)).unwrap();
                 assert!(a == b, "{name}: {ranks} ranks (memory {memory:?}) differ from one process");
             }
-            let left: Vec<_> = std::fs::read_dir(multi.path().join(rules.name())).unwrap().map(|e| e.unwrap().file_name()).filter(|f| f.to_string_lossy().starts_with(".work") || f.to_string_lossy().ends_with(".tmp")).collect();
+            let left: Vec<_> = std::fs::read_dir(multi.path().join(rules.name()))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .filter(|f| f.to_string_lossy().starts_with(".work") || f.to_string_lossy().ends_with(".tmp"))
+                .collect();
             assert!(left.is_empty(), "{left:?}");
             // A rerun finds every layer intact and builds nothing.
             let again = build_on_threads(ranks, |_| config(multi.path(), rules, top));

@@ -6,22 +6,20 @@ mod common;
 use common::{build, oware, s};
 use std::path::Path;
 
+use oware::build::read_stats;
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
-use oware::build::read_stats;
 use oware::storage::{layer_path, vu_path, Layer};
 use oware::Ruleset;
 use serde_json::Value;
-
 
 fn json(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("not one JSON document ({e}):\n{out}"))
 }
 
 fn files(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
@@ -104,8 +102,7 @@ fn exported_files_are_the_payloads_and_read_like_native_ones() {
     assert_eq!(code, 8, "{err}");
     let doc = json(&out);
     assert_eq!(doc["layers"][9]["status"], "mismatch");
-    let listed: Vec<u64> =
-        doc["layers"][9]["first_mismatches"].as_array().unwrap().iter().map(|m| m["index"].as_u64().unwrap()).collect();
+    let listed: Vec<u64> = doc["layers"][9]["first_mismatches"].as_array().unwrap().iter().map(|m| m["index"].as_u64().unwrap()).collect();
     let count = doc["layers"][9]["mismatches"].as_u64().unwrap();
     assert!(count >= 1);
     if count as usize <= oware::verify::MISMATCHES_KEPT {
@@ -140,8 +137,7 @@ fn compressed_export_round_trips_and_damaged_sources_are_refused() {
     build(Ruleset::Awari, 8, &db);
 
     let zdir = tmp.path().join("zst");
-    let (code, out, err) =
-        oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&zdir), "--compress", "--max-stones", "8"]);
+    let (code, out, err) = oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&zdir), "--compress", "--max-stones", "8"]);
     assert_eq!(code, 0, "{out}\n{err}");
     let mut expected: Vec<String> = (0..=8).map(|n| format!("scores.{n}.zst")).collect();
     expected.sort();

@@ -8,12 +8,11 @@ use common::SplitMix64;
 
 use std::path::Path;
 
+use oware::build::{build, BuildConfig, Silent};
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::Ruleset;
-use oware::build::{build, BuildConfig, Silent};
 use oware::storage::{layer_path, Layer};
 use oware::Error;
-
 
 #[test]
 fn header_decoder_rejects_random_damage_without_panicking() {
@@ -41,7 +40,10 @@ fn header_decoder_rejects_random_damage_without_panicking() {
         match Header::decode(&d, path) {
             Err(e @ Error::Corrupt { .. }) => assert!(!e.to_string().is_empty()),
             Err(e) => panic!("round {round}: unexpected error kind {e}"),
-            Ok(h) => panic!("round {round}: damaged header accepted as {h:?}; changed bytes {:?}", (0..d.len().min(page.len())).filter(|&i| d[i] != page[i]).map(|i| (i, page[i], d[i])).collect::<Vec<_>>()),
+            Ok(h) => panic!(
+                "round {round}: damaged header accepted as {h:?}; changed bytes {:?}",
+                (0..d.len().min(page.len())).filter(|&i| d[i] != page[i]).map(|i| (i, page[i], d[i])).collect::<Vec<_>>()
+            ),
         }
     }
 }

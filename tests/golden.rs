@@ -35,8 +35,7 @@ fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
     build(&config, &Silent).unwrap_or_else(|e| panic!("{rules}: build failed: {e}"));
     (0..=MAX_LAYER)
         .map(|n| {
-            let layer = Layer::open_native(dir, rules, n, true)
-                .unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
+            let layer = Layer::open_native(dir, rules, n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
             layer.header().expect("a native layer has a header").payload_checksum
         })
         .collect()

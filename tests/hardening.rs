@@ -26,20 +26,15 @@ fn to_dev_full(args: &[&str], stream: &str) -> (i32, String) {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
     let mut cmd = bin();
     cmd.args(args).stdin(Stdio::null());
-    let out = if stream == "stdout" {
-        cmd.stdout(full).stderr(Stdio::piped()).output().unwrap()
-    } else {
-        cmd.stderr(full).stdout(Stdio::piped()).output().unwrap()
-    };
+    let out =
+        if stream == "stdout" { cmd.stdout(full).stderr(Stdio::piped()).output().unwrap() } else { cmd.stderr(full).stdout(Stdio::piped()).output().unwrap() };
     let other = if stream == "stdout" { out.stderr } else { out.stdout };
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&other).into_owned())
 }
 
 /// Temporary files left in a directory (any name ending in `.tmp`).
 fn temporaries(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".tmp")).collect())
-        .unwrap_or_default()
+    std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().ends_with(".tmp")).collect()).unwrap_or_default()
 }
 
 // 1. Temporaries never follow a planted link.
@@ -103,13 +98,8 @@ fn build_refuses_to_replace_a_foreign_layer() {
 fn truncating_a_layer_under_a_running_query_is_an_error_not_a_crash() {
     let t = tempfile::tempdir().unwrap();
     build(AWARI, 12, t.path());
-    let mut child = bin()
-        .args(["query", "--values-only", "--dir", s(t.path())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        bin().args(["query", "--values-only", "--dir", s(t.path())]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
@@ -187,10 +177,7 @@ fn huge_and_hostile_batch_lines_are_bounded_and_escaped() {
     let t = tempfile::tempdir().unwrap();
     build(AWARI, 4, t.path());
     let mut cmd = bin();
-    cmd.args(["query", "--values-only", "--dir", s(t.path())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["query", "--values-only", "--dir", s(t.path())]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     // The child may not use more than 1 GiB of address space: a 200 MB line held in memory (and
     // copied while tokenised) would not fit.
     {
@@ -297,12 +284,7 @@ fn absurd_thread_counts_and_stone_counts_are_refused_at_once() {
 #[test]
 fn a_closed_stdout_does_not_stop_the_build() {
     let t = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args(["build", "--dir", s(t.path()), "--max-stones", "12"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = bin().args(["build", "--dir", s(t.path()), "--max-stones", "12"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
@@ -487,12 +469,7 @@ fn contradictory_values_are_reported_as_damage() {
 #[test]
 fn ctrl_c_stops_a_build_cleanly() {
     let t = tempfile::tempdir().unwrap();
-    let child = bin()
-        .args(["build", "--dir", s(t.path()), "--max-stones", "20", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = bin().args(["build", "--dir", s(t.path()), "--max-stones", "20", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let marker = layer_path(t.path(), AWARI, 17);
     let start = Instant::now();
     while !marker.exists() && start.elapsed() < Duration::from_secs(120) {
@@ -529,12 +506,7 @@ fn boards_type_back_as_drawn_and_as_json() {
     let (code, out, err) = oware(&["query", "--dir", d, "--south", "1,0,0,0,0,1", "--north", "1,0,3,0,0,0", "--to-move", "south"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("North") && out.contains("South") && out.contains("(to move)"), "{out}");
-    let rows: Vec<String> = out
-        .lines()
-        .skip(1)
-        .take(2)
-        .map(|l| l.replace("North", "").replace("South", "").replace("(to move)", ""))
-        .collect();
+    let rows: Vec<String> = out.lines().skip(1).take(2).map(|l| l.replace("North", "").replace("South", "").replace("(to move)", "")).collect();
     let typed = format!("{} / {}", rows[0], rows[1]);
     let (code, again, err) = oware(&["query", "--dir", d, &typed, "--to-move", "south"]);
     assert_eq!(code, 0, "{err}");

@@ -9,14 +9,10 @@ mod common;
 
 use common::{all_boards, brute_force_layer, SplitMix64};
 
-use oware::index::{
-    check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked,
-    LayerWalker, MAX_STONES,
-};
+use oware::index::{check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked, LayerWalker, MAX_STONES};
 use oware::{Board, Error};
 
 const PITS: usize = 12;
-
 
 /// The key the published order sorts by: `(b[11], b[10], ..., b[0])`.
 fn key(b: &Board) -> [u8; PITS] {

@@ -15,7 +15,6 @@ use solved::{as_i8, memory_layers};
 
 const TOP: u32 = 14;
 
-
 /// Counts the work units a solve reports.
 #[derive(Default)]
 struct Counting(std::sync::atomic::AtomicU64);
@@ -34,7 +33,6 @@ impl Counting {
 fn solve_units(model: &WorkModel) -> u64 {
     model.total() - model.check()
 }
-
 
 /// Limits far below what the layer needs: `parts` parts (at least one chunk each), lookups
 /// and lower-layer windows of 64 KiB.
@@ -206,8 +204,7 @@ fn the_memory_bound_holds_out_of_core() {
     assert!(oware(&["build", "--max-stones", "17", "--dir", d, "-q"]).status.success());
     let out = oware(&["build", "--max-stones", "18", "--dir", d, "--max-memory", "16M", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let stats: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("awari/layer-18.json")).unwrap()).unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("awari/layer-18.json")).unwrap()).unwrap();
     let peak = stats["peak_memory_bytes"].as_u64().unwrap();
     // The limit plus the fixed overhead the builder keeps apart from it (64 MiB).
     assert!(peak < (16 + 64) << 20, "peak resident memory {peak} bytes");

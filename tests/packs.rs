@@ -151,8 +151,7 @@ fn a_damaged_block_is_named_and_never_read() {
 #[test]
 fn published_files_both_ways() {
     let tmp = tempfile::tempdir().unwrap();
-    let (db, vu, vz, back, backz) =
-        (tmp.path().join("db"), tmp.path().join("vu"), tmp.path().join("vz"), tmp.path().join("back"), tmp.path().join("backz"));
+    let (db, vu, vz, back, backz) = (tmp.path().join("db"), tmp.path().join("vu"), tmp.path().join("vz"), tmp.path().join("back"), tmp.path().join("backz"));
     build(&db, Ruleset::Awari, 12);
     ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vu), "-q"]));
     ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vz), "--compress", "-q"]));

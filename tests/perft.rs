@@ -71,8 +71,7 @@ fn simple_counts(rules: Ruleset, board: &Board, depth: u32) -> Vec<u64> {
 
 fn load() -> PerftFile {
     let path = data_path();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e} (regenerate it, see tests/perft.rs)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e} (regenerate it, see tests/perft.rs)", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad JSON: {e}", path.display()))
 }
 
@@ -126,8 +125,7 @@ fn stored_cases_are_the_listed_ones() {
             expected.push((rules.name().to_string(), Position::new(board).unwrap().to_string(), depth as usize));
         }
     }
-    let stored: Vec<(String, String, usize)> =
-        file.cases.iter().map(|c| (c.rules.clone(), c.position.clone(), c.counts.len())).collect();
+    let stored: Vec<(String, String, usize)> = file.cases.iter().map(|c| (c.rules.clone(), c.position.clone(), c.counts.len())).collect();
     assert_eq!(stored, expected, "regenerate the data file (see tests/perft.rs)");
     let start = Position::start().to_string();
     for name in ["awari", "abapa"] {

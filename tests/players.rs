@@ -72,7 +72,13 @@ fn game_records_are_annotated_ply_by_ply() {
         side = side.other();
     }
     let record: Vec<String> = houses.iter().map(char::to_string).collect();
-    let (code, out, err) = oware(&[&["game", "--dir", s(dir), "--json", "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..], &record.iter().map(String::as_str).collect::<Vec<_>>()].concat());
+    let (code, out, err) = oware(
+        &[
+            &["game", "--dir", s(dir), "--json", "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..],
+            &record.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let plies = v["plies"].as_array().unwrap();
@@ -89,7 +95,11 @@ fn game_records_are_annotated_ply_by_ply() {
         assert_eq!(p["value"], value);
         assert_eq!(p["move_value"], played.value);
         assert_eq!(p["error"], value - played.value, "ply {i}");
-        let best: Vec<Value> = moves.iter().filter(|m| m.value == value).map(|m| Value::from(house(if i % 2 == 0 { Side::South } else { Side::North }, m.pit).to_string())).collect();
+        let best: Vec<Value> = moves
+            .iter()
+            .filter(|m| m.value == value)
+            .map(|m| Value::from(house(if i % 2 == 0 { Side::South } else { Side::North }, m.pit).to_string()))
+            .collect();
         assert_eq!(p["best_houses"], Value::from(best));
         score[i % 2] += u32::from(played.captured().unwrap());
         assert_eq!(p["score"], serde_json::json!({"south": score[0], "north": score[1]}), "ply {i}");
@@ -104,7 +114,13 @@ fn game_records_are_annotated_ply_by_ply() {
     assert!(plies.iter().any(|p| p["error"].as_i64().unwrap() > 0), "the record has mistakes");
 
     // The text form: a row per ply, fitting 80 columns.
-    let (code, text, err) = oware(&[&["game", "--dir", s(dir), "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..], &record.iter().map(String::as_str).collect::<Vec<_>>()].concat());
+    let (code, text, err) = oware(
+        &[
+            &["game", "--dir", s(dir), "--captured", "18:20", "--from", "S: 2 0 1 0 3 0  N: 0 1 0 2 1 0  S"][..],
+            &record.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
     assert_eq!(code, 0, "{err}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     assert!(text.contains("ply  side   move  value  played  error"), "{text}");
@@ -128,12 +144,9 @@ fn game_records_beyond_the_layers_are_not_covered_and_bad_moves_are_named() {
     assert_eq!(v["end"]["score"], serde_json::json!({"south": 0, "north": 0}));
     assert_eq!(v["end"]["to_move"], "north");
     // Errors name the ply and the problem; the exit code is the usage error's.
-    for (args, needle) in [
-        (vec!["F", "F"], "ply 2 (North to move)"),
-        (vec!["F", "x"], "ply 2"),
-        (vec!["F", "c", "F"], "the house is empty"),
-        (vec!["9"], "pit number is 0..5"),
-    ] {
+    for (args, needle) in
+        [(vec!["F", "F"], "ply 2 (North to move)"), (vec!["F", "x"], "ply 2"), (vec!["F", "c", "F"], "the house is empty"), (vec!["9"], "pit number is 0..5")]
+    {
         let mut a = vec!["game", "--dir", s(dir)];
         a.extend(args.iter().copied());
         let (code, _, err) = oware(&a);
@@ -185,11 +198,8 @@ struct Server {
 impl Server {
     fn start(dir: &Path) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_oware"))
-            .args(["serve", "--dir", s(dir), "--port", &port.to_string()])
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let child =
+            Command::new(env!("CARGO_BIN_EXE_oware")).args(["serve", "--dir", s(dir), "--port", &port.to_string()]).stderr(Stdio::null()).spawn().unwrap();
         let server = Server { child, port };
         for _ in 0..200 {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {

@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Barrier, OnceLock};
 
+use oware::build::{self, BuildConfig, Silent};
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::{layer_size, unrank_unchecked, LayerWalker};
 use oware::line::{PrincipalVariation, PvEnd};
 use oware::probe::{Database, MoveResult, MoveValue, Split};
 use oware::rules::{GrandSlam, Outcome};
-use oware::build::{self, BuildConfig, Silent};
 use oware::storage::{layer_path, vu_path};
 use oware::{Board, Error, Position, Ruleset};
 use serde_json::Value;
@@ -43,7 +43,6 @@ fn awari16() -> &'static Path {
 fn pos(s: &str) -> Position {
     s.parse().expect("test position")
 }
-
 
 /// A random board of a layer `<= max`.
 fn random_layer_board(rng: &mut SplitMix64, max: u32) -> Board {
@@ -72,9 +71,7 @@ fn manual_value(db: &Database, rules: Ruleset, board: &Board) -> i8 {
         .iter()
         .map(|m| match m.outcome {
             Outcome::End { value } => value,
-            Outcome::Child { captured, child } => {
-                captured as i8 - db.value(&Position::new(child).expect("child")).expect("child value")
-            }
+            Outcome::Child { captured, child } => captured as i8 - db.value(&Position::new(child).expect("child")).expect("child value"),
         })
         .max()
         .expect("a position without ending has moves")
@@ -273,8 +270,7 @@ fn net_captures(line: &PrincipalVariation) -> i32 {
 #[test]
 fn lines_of_small_layers() {
     let db = Database::open(awari16(), Ruleset::Awari).unwrap();
-    let (mut nonzero, mut cycles, mut repetitions, mut realised_then_endless, mut game_over, mut longest) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0usize);
+    let (mut nonzero, mut cycles, mut repetitions, mut realised_then_endless, mut game_over, mut longest) = (0u64, 0u64, 0u64, 0u64, 0u64, 0usize);
     let mut endless = 0u64;
     for n in 1..=8 {
         for (_, board) in LayerWalker::new(n, 0..layer_size(n)).unwrap() {
@@ -521,11 +517,7 @@ fn missing_layer() {
     assert!(db.value(&pos("1 1 1 1 1 1 0 0 0 0 0 0")).is_ok());
 
     // The failure is not remembered: once the layer exists, the same database answers.
-    build::build(
-        &BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None, ..Default::default() },
-        &Silent,
-    )
-    .unwrap();
+    build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent).unwrap();
     let v = db.value(&seven).unwrap();
     assert_eq!(v, manual_value(&db, Ruleset::Awari, seven.board()));
 }
@@ -661,10 +653,8 @@ fn published_format_directory() {
         assert_eq!(published.value(&p).unwrap(), native.value(&p).unwrap());
         assert_eq!(published.move_values(&p).unwrap(), native.move_values(&p).unwrap());
     }
-    let o = oware(
-        &["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "--values-only", "0", "2", "1", "0", "0", "1", "0", "1", "0", "0", "1", "0"],
-        None,
-    );
+    let o =
+        oware(&["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "--values-only", "0", "2", "1", "0", "0", "1", "0", "1", "0", "0", "1", "0"], None);
     assert!(o.status.success(), "{}", stderr(&o));
     let want = native.value(&pos("0 2 1 0 0 1 0 1 0 0 1 0")).unwrap();
     assert_eq!(stdout(&o), format!("0 2 1 0 0 1 0 1 0 0 1 0\t{want}\n"));

@@ -36,11 +36,7 @@ fn check_board(rules: Ruleset, board: &Board, cov: &mut Coverage) {
     assert_eq!(fast.is_empty(), simple.moves.is_empty());
     // `play` must agree with the full generator on every pit, legal or not (and out of range).
     for pit in 0..7 {
-        assert_eq!(
-            rules.play(board, pit),
-            fast.from_pit(pit as u8).copied(),
-            "{rules}: play({board:?}, {pit}) differs from moves().from_pit"
-        );
+        assert_eq!(rules.play(board, pit), fast.from_pit(pit as u8).copied(), "{rules}: play({board:?}, {pit}) differs from moves().from_pit");
     }
     if simple.ending.is_some() {
         cov.ended += 1;
@@ -210,16 +206,5 @@ fn crosscheck_big_single_pits() {
 #[test]
 fn ruleset_order_matches_test_names() {
     let names: Vec<&str> = Ruleset::ALL.iter().map(|r| r.name()).collect();
-    assert_eq!(
-        names,
-        [
-            "awari",
-            "abapa",
-            "abapa-forbidden",
-            "abapa-capture",
-            "abapa-remainder-to-opponent",
-            "abapa-spare-last",
-            "abapa-spare-first"
-        ]
-    );
+    assert_eq!(names, ["awari", "abapa", "abapa-forbidden", "abapa-capture", "abapa-remainder-to-opponent", "abapa-spare-last", "abapa-spare-first"]);
 }

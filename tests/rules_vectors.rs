@@ -104,9 +104,7 @@ fn check_record(line_no: usize, r: &Record, t: &mut Tally) {
         t.children += 1;
         let ctx = format!("{ctx}, move {}", c.pit);
         let m = moves.from_pit(c.pit).unwrap_or_else(|| panic!("{ctx}: not legal for us"));
-        let Outcome::Child { captured, child } = m.outcome else {
-            panic!("{ctx}: abapa moves never end the game by themselves, got {:?}", m.outcome)
-        };
+        let Outcome::Child { captured, child } = m.outcome else { panic!("{ctx}: abapa moves never end the game by themselves, got {:?}", m.outcome) };
         assert_eq!(c.to_move, other, "{ctx}: OpenSpiel's child has the wrong side to move");
         // Grand slams: OpenSpiel flags them; ours must be the same moves, capturing nothing.
         assert_eq!(common::is_grand_slam(&rel, c.pit as usize), c.grand_slam, "{ctx}: grand-slam flag differs");
@@ -174,9 +172,8 @@ fn check_record(line_no: usize, r: &Record, t: &mut Tally) {
 #[test]
 fn openspiel_vectors_abapa() {
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "data", "openspiel-oware.jsonl"].iter().collect();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("cannot read the OpenSpiel test vectors at {}: {e} (see tests/data/README.md)", path.display())
-    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the OpenSpiel test vectors at {}: {e} (see tests/data/README.md)", path.display()));
     let mut t = Tally::default();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -13,10 +13,10 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{brute_force_layer, simple_moves, SimpleOutcome};
-use oware::index::layer_size;
-use oware::rules::{Board, Ruleset};
 use oware::build::{build, BuildConfig, Silent};
+use oware::index::layer_size;
 use oware::progress::NoProgress;
+use oware::rules::{Board, Ruleset};
 use oware::solver::solve_layer;
 use oware::storage::layer_path;
 
@@ -129,11 +129,8 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
 
     // Kill a real build process while it works on a layer, then resume.
     let resumed = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
-        .args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"])
-        .arg(resumed.path())
-        .spawn()
-        .unwrap();
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_oware")).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).spawn().unwrap();
     let marker = layer_path(resumed.path(), rules, 13);
     let start = std::time::Instant::now();
     while !marker.exists() && start.elapsed().as_secs() < 120 {
@@ -154,11 +151,8 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     std::fs::write(&victim, bytes).unwrap();
     std::fs::remove_file(layer_path(resumed.path(), rules, 11)).unwrap();
 
-    let out = Command::new(env!("CARGO_BIN_EXE_oware"))
-        .args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"])
-        .arg(resumed.path())
-        .output()
-        .unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_oware")).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).output().unwrap();
     assert!(out.status.success(), "resume failed: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("layer-09.owdb") && stderr.contains("checksum"), "damage not reported: {stderr}");

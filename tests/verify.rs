@@ -7,20 +7,19 @@ mod common;
 use common::{build, oware, s};
 use std::path::{Path, PathBuf};
 
+use oware::facts::{check_facts, FactStatus};
 use oware::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
-use oware::rules::{for_each_predecessor, Board};
 use oware::progress::NoProgress;
-use oware::storage::{layer_path, Layer};
-use oware::facts::{check_facts, FactStatus};
-use oware::verify::{derive_value, verify_layer, verify_values, Mismatch, MISMATCHES_KEPT};
 use oware::rules::GrandSlam;
+use oware::rules::{for_each_predecessor, Board};
+use oware::storage::{layer_path, Layer};
+use oware::verify::{derive_value, verify_layer, verify_values, Mismatch, MISMATCHES_KEPT};
 use oware::Ruleset;
 
 // Header field offsets of FORMAT.md / src/format.rs (ruleset id and stone count, u32 LE).
 const OFF_RULESET: usize = 16;
 const OFF_STONES: usize = 20;
-
 
 fn board_text(b: &Board) -> String {
     b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")

@@ -43,10 +43,7 @@ fn header_is_current() {
         std::fs::write(&path, &generated).unwrap();
     }
     let committed = std::fs::read(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "include/oware.h is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-capi --release` and commit it"
-    );
+    assert!(committed == generated, "include/oware.h is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-capi --release` and commit it");
 }
 
 fn compile(source: &Path, out: &Path) {

@@ -39,9 +39,7 @@ fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
 
 /// A board from any sequence of 12 integers.
 fn board(obj: &Bound<'_, PyAny>) -> PyResult<Position> {
-    let counts: Vec<i64> = obj
-        .extract()
-        .map_err(|_| InvalidPosition::new_err("a board is a sequence of 12 integers (mover-first pit counts)"))?;
+    let counts: Vec<i64> = obj.extract().map_err(|_| InvalidPosition::new_err("a board is a sequence of 12 integers (mover-first pit counts)"))?;
     if counts.len() != 12 {
         return Err(InvalidPosition::new_err(format!("a board has 12 pits, not {}", counts.len())));
     }
@@ -73,9 +71,8 @@ impl Database {
     #[pyo3(signature = (path, rules = "awari", verify_checksums = true))]
     fn new(path: PathBuf, rules: &str, verify_checksums: bool) -> PyResult<Database> {
         let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-        let published = ruleset == Ruleset::Awari
-            && !path.join(ruleset.name()).exists()
-            && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
+        let published =
+            ruleset == Ruleset::Awari && !path.join(ruleset.name()).exists() && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
         let format = if published { Format::Vu } else { Format::Native };
         let dir = DatabaseDir::new(format, &path, ruleset).map_err(|e| py_err(&e))?;
         Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums), path: path.display().to_string() })

@@ -153,11 +153,7 @@ struct Display {
 
 impl Display {
     fn new(draw: bool, a: &BuildArgs, threads: usize) -> Display {
-        let multi = MultiProgress::with_draw_target(if draw {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        });
+        let multi = MultiProgress::with_draw_target(if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
         let total = multi.add(ProgressBar::new(0));
         if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {average_eta}") {
             total.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
@@ -357,12 +353,9 @@ impl BuildObserver for Display {
         }
         let how = match outcome {
             LayerOutcome::Skipped => "complete (skipped)".to_string(),
-            LayerOutcome::Built { seconds, .. } => format!(
-                "{:.2} s, {:.2} M positions/s, {}",
-                seconds,
-                stats.positions as f64 / seconds.max(1e-9) / 1e6,
-                human_bytes(stats.file_bytes)
-            ),
+            LayerOutcome::Built { seconds, .. } => {
+                format!("{:.2} s, {:.2} M positions/s, {}", seconds, stats.positions as f64 / seconds.max(1e-9) / 1e6, human_bytes(stats.file_bytes))
+            }
         };
         self.print(&format!(
             "bounds {:>2}: {how}; split forced {:.2} %, value strictly inside {:.2} %",
@@ -594,16 +587,9 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
     let (rank, ranks) = (cluster.rank(), cluster.size());
     // MPI is called from this thread only (it initialised MPI): the solver runs here, on the
     // global pool. By default the ranks of one node share its cores.
-    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok())
-        .unwrap_or(1)
-        .max(1);
+    let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"].iter().find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok()).unwrap_or(1).max(1);
     let threads = a.threads.unwrap_or_else(|| (super::cores() / local).max(1));
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
     let display = Display::new(rank == 0 && show_progress(a.quiet) && !a.dry_run, a, threads);
     let others = RankObserver(rank);
     let observer: &dyn BuildObserver = if rank == 0 { &display } else { &others };
@@ -636,7 +622,16 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         let sent: u64 = figures.iter().map(|f| f.bytes_sent).sum();
         let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(build::peak_memory());
         let secs = start.elapsed().as_secs_f64();
-        summary(a.json, a.quiet, &display, &stats, secs, peak, &format!(" on {ranks} ranks"), &format!("{} exchanged, peak memory of a rank", human_bytes(sent)));
+        summary(
+            a.json,
+            a.quiet,
+            &display,
+            &stats,
+            secs,
+            peak,
+            &format!(" on {ranks} ranks"),
+            &format!("{} exchanged, peak memory of a rank", human_bytes(sent)),
+        );
     }
     take_output_error(&display)
 }

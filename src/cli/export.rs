@@ -69,7 +69,6 @@ pub struct ExportArgs {
     json: bool,
 }
 
-
 /// Bytes copied per write.
 const BLOCK: usize = 8 << 20;
 
@@ -117,9 +116,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.rules.ruleset();
     if a.format.format() != Format::Vu {
-        return Err(Error::Usage(
-            "export writes the published 2002 format only (--format vu); native layer files are already in this tool's format".into(),
-        ));
+        return Err(Error::Usage("export writes the published 2002 format only (--format vu); native layer files are already in this tool's format".into()));
     }
     if rules != Ruleset::Awari {
         return Err(Error::Usage(format!(
@@ -152,13 +149,8 @@ pub fn run(a: ExportArgs) -> Result<()> {
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
     let draw = show_progress(a.quiet);
-    let bar = ProgressBar::with_draw_target(
-        Some(total),
-        if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() },
-    );
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  ETA {eta}",
-    ) {
+    let bar = ProgressBar::with_draw_target(Some(total), if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
+    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  ETA {eta}") {
         bar.set_style(style.progress_chars("=> "));
     }
     let mut out = Stdout::new();

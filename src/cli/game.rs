@@ -113,11 +113,7 @@ fn not_covered(layer: Option<u32>) -> String {
 
 fn text_report(db: &Database, g: &AnnotatedGame) -> String {
     let mut s = String::new();
-    let from = if g.start == Position::start() && g.start_side == Side::South {
-        "the start position".to_string()
-    } else {
-        side_form(&g.start, g.start_side)
-    };
+    let from = if g.start == Position::start() && g.start_side == Side::South { "the start position".to_string() } else { side_form(&g.start, g.start_side) };
     let captured = match g.start_captured {
         Some(c) => format!("captured {}:{} (South:North)", c.south, c.north),
         None => "captured stones unknown (--captured S:N gives the final score)".to_string(),

@@ -56,17 +56,11 @@ struct Located {
 pub fn run(a: IndexArgs) -> Result<()> {
     let given = a.position.position()?;
     let found = match (given, a.layer, a.at) {
-        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
-            return Err(Error::Usage("give either a position or --layer N --at I, not both".into()))
-        }
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(Error::Usage("give either a position or --layer N --at I, not both".into())),
         (Some(position), None, None) => locate(position)?,
         (None, Some(layer), Some(index)) => board_at(layer, index)?,
         // clap makes --layer and --at require each other.
-        (None, _, _) => {
-            return Err(Error::Usage(
-                "give a position (12 counts, or --south/--north/--to-move), or --layer N --at I".into(),
-            ))
-        }
+        (None, _, _) => return Err(Error::Usage("give a position (12 counts, or --south/--north/--to-move), or --layer N --at I".into())),
     };
     let _ = a.rules.ruleset();
     let mut out = Stdout::new();
@@ -120,13 +114,7 @@ struct IndexDoc {
 }
 
 fn json_report(f: &Located) -> IndexDoc {
-    IndexDoc {
-        schema_version: SCHEMA_VERSION,
-        layer: f.layer,
-        index: f.index,
-        layer_size: layer_size(f.layer),
-        board: *f.position.board(),
-    }
+    IndexDoc { schema_version: SCHEMA_VERSION, layer: f.layer, index: f.index, layer_size: layer_size(f.layer), board: *f.position.board() }
 }
 
 #[cfg(test)]

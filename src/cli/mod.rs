@@ -14,12 +14,12 @@ mod export;
 mod game;
 mod index;
 mod moves;
-mod pack;
 pub mod output;
+mod pack;
 mod perft;
+mod play;
 mod query;
 mod report;
-mod play;
 mod serve;
 pub mod signals;
 mod stats;
@@ -109,9 +109,7 @@ impl PositionArgs {
         match (&self.south, &self.north, side) {
             (Some(s), Some(n), Some(side)) => {
                 if !self.counts.is_empty() {
-                    return Err(Error::Usage(
-                        "give the position either as 12 counts or with --south/--north/--to-move, not both".into(),
-                    ));
+                    return Err(Error::Usage("give the position either as 12 counts or with --south/--north/--to-move, not both".into()));
                 }
                 Ok(Some((Position::from_sides(s, n, side)?, Some(side))))
             }
@@ -337,9 +335,7 @@ pub fn hint(e: &Error) -> Option<String> {
                 ))
             }
         }
-        Error::PublishedLayerMissing { .. } => {
-            Some("a directory of published files needs every scores.N the positions reach".into())
-        }
+        Error::PublishedLayerMissing { .. } => Some("a directory of published files needs every scores.N the positions reach".into()),
         Error::Corrupt { path, .. } => {
             let dir = path.parent().unwrap_or(Path::new("."));
             // A native layer lives in `<base>/<ruleset>/`; anything else is a published directory.

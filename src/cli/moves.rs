@@ -137,15 +137,9 @@ fn json_report(rules: Ruleset, pos: &Position) -> MovesDoc {
         .as_slice()
         .iter()
         .map(|m| match m.outcome {
-            Outcome::Child { captured, child } => MoveDoc {
-                pit: m.pit,
-                ends_game: false,
-                captured: Some(captured),
-                child: Some(child),
-                value: None,
-                mover_stones: None,
-                opponent_stones: None,
-            },
+            Outcome::Child { captured, child } => {
+                MoveDoc { pit: m.pit, ends_game: false, captured: Some(captured), child: Some(child), value: None, mover_stones: None, opponent_stones: None }
+            }
             Outcome::End { value } => {
                 let (mine, theirs) = split(n, value);
                 MoveDoc {

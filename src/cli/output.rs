@@ -29,9 +29,7 @@ impl Stdout {
     /// [`Error::Output`] when stdout cannot be written (closed pipe, full disk).
     pub fn write(&mut self, text: &str) -> Result<()> {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|source| Error::Output { stream: "stdout", source })
+        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|source| Error::Output { stream: "stdout", source })
     }
 
     /// Writes `line` and a newline.

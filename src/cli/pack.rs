@@ -146,9 +146,7 @@ fn last_layer(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<u32> {
 fn bar(quiet: bool, total: u64) -> ProgressBar {
     let target = if show_progress(quiet) { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
     let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) =
-        ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}")
-    {
+    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}") {
         bar.set_style(style.progress_chars("=> "));
     }
     bar
@@ -269,14 +267,8 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
         entries.push(Entry { sha256: manifest::sha256_file(&target)?, path: format!("{}/layer-{n:02}.owpk", rules.name()) });
         bar.inc(layer_size(n));
-        let doc = LayerDoc {
-            layer: n,
-            positions: layer_size(n),
-            path: target.display().to_string(),
-            bytes,
-            written: !kept,
-            seconds: t.elapsed().as_secs_f64(),
-        };
+        let doc =
+            LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64() };
         report.layer(&bar, doc)?;
     }
     bar.finish_and_clear();

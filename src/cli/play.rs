@@ -10,8 +10,8 @@ use oware::position::{house, parse_move, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
 use oware::{Error, Result};
 
-use super::output::Stdout;
 use super::game::StartArgs;
+use super::output::Stdout;
 use super::report::{signed, winner_words};
 use super::DatabaseArgs;
 
@@ -228,13 +228,7 @@ fn show(now: &Turn, here: &Analysed) -> String {
         (Some(v), Some(c)) => {
             let vd = Verdict::new(c, n, v, now.side);
             let who = winner_words(&vd, "a draw");
-            s.push_str(&format!(
-                "value {} for {}: best play ends {}:{}, {who}\n",
-                signed(v),
-                now.side,
-                format_share(vd.south),
-                format_share(vd.north)
-            ));
+            s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side, format_share(vd.south), format_share(vd.north)));
         }
         (Some(v), None) => s.push_str(&format!("value {} for {}\n", signed(v), now.side)),
         (None, _) => match here.missing {

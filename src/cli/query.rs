@@ -217,9 +217,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
                 if text.is_empty() || text.starts_with('#') {
                     continue;
                 }
-                db.check_open_files()
-                    .and_then(|()| Position::parse_with_side(text))
-                    .and_then(|(pos, side)| answer(db, &pos, side, a))
+                db.check_open_files().and_then(|()| Position::parse_with_side(text)).and_then(|(pos, side)| answer(db, &pos, side, a))
             }
         };
         match result {
@@ -245,10 +243,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
         None => Ok(()),
         Some((line, e)) => {
             if !a.quiet {
-                note(&format!(
-                    "{failed} of {} positions failed; the exit code is that of the first error (line {line})",
-                    failed + answered
-                ));
+                note(&format!("{failed} of {} positions failed; the exit code is that of the first error (line {line})", failed + answered));
             }
             Err(e)
         }

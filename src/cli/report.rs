@@ -296,11 +296,9 @@ pub fn line_text(a: &Analysis, side: Side) -> String {
             let from = if steps.is_empty() { "endless play from here" } else { "then endless play" };
             format!("{from}, value 0: neither side can force a capture; the stones left are split evenly")
         }
-        PvEnd::Repetition { first_ply } => format!(
-            "the position after ply {} repeats the one before ply {}: endless play, the stones left are split evenly",
-            steps.len(),
-            first_ply + 1
-        ),
+        PvEnd::Repetition { first_ply } => {
+            format!("the position after ply {} repeats the one before ply {}: endless play, the stones left are split evenly", steps.len(), first_ply + 1)
+        }
         PvEnd::Cycle { first_ply } => format!(
             "the position after ply {} repeats the one before ply {} although its value is not 0: \
              this database holds values only and cannot always show the forcing line; the value itself is exact",

@@ -424,8 +424,13 @@ async fn page() -> Response {
 }
 
 async fn not_found() -> Response {
-    ApiError { status: StatusCode::NOT_FOUND, code: 2, kind: "not_found", message: "no such page: see GET /api/v1/info, /api/v1/position, POST /api/v1/positions".into() }
-        .into_response()
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        code: 2,
+        kind: "not_found",
+        message: "no such page: see GET /api/v1/info, /api/v1/position, POST /api/v1/positions".into(),
+    }
+    .into_response()
 }
 
 /// The application: routes and shared state (also used by the tests).

@@ -43,7 +43,6 @@ pub struct StatsArgs {
     quiet: bool,
 }
 
-
 /// The counts of one layer.
 struct LayerCounts {
     layer: u32,
@@ -73,16 +72,7 @@ struct BoundsDoc {
 /// Counts a layer's values from its payload (one parallel pass).
 fn count(n: u32, values: &[i8]) -> LayerCounts {
     let hist = histogram(values);
-    let mut c = LayerCounts {
-        layer: n,
-        positions: values.len() as u64,
-        values: BTreeMap::new(),
-        wins: 0,
-        draws: 0,
-        losses: 0,
-        out_of_range: 0,
-        bounds: None,
-    };
+    let mut c = LayerCounts { layer: n, positions: values.len() as u64, values: BTreeMap::new(), wins: 0, draws: 0, losses: 0, out_of_range: 0, bounds: None };
     for (i, &k) in hist.iter().enumerate() {
         if k == 0 {
             continue;
@@ -198,12 +188,8 @@ pub fn run(a: StatsArgs) -> Result<()> {
             }
             if dir.format() == oware::storage::Format::Native && dir.has_bounds(n) {
                 let b = bounds_stats(rules, n, &layer, &dir.open_bounds(n, true)?)?;
-                c.bounds = Some(BoundsDoc {
-                    forced: b.forced,
-                    forced_share: b.forced_share(),
-                    strictly_inside: b.strictly_inside,
-                    inside_share: b.inside_share(),
-                });
+                c.bounds =
+                    Some(BoundsDoc { forced: b.forced, forced_share: b.forced_share(), strictly_inside: b.strictly_inside, inside_share: b.inside_share() });
             }
             Ok(c)
         });

@@ -26,9 +26,9 @@ use oware::facts::{check_facts, FactReport, FactStatus};
 use oware::index::{layer_size, MAX_STONES};
 use oware::manifest;
 use oware::progress::Progress;
+use oware::storage::BoundsLayer;
 use oware::storage::{Format, Layer};
 use oware::units::{group_digits, layers_phrase};
-use oware::storage::BoundsLayer;
 use oware::verify::{layers_needed, verify_bounds, verify_layer, BoundsMismatch, BoundsReport, LayerReport, Mismatch};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -144,12 +144,13 @@ fn bounds_text(n: u32, o: &BoundsOutcome) -> String {
             }
             s
         }
-        BoundsOutcome::Unchecked => format!("bounds {n:>2}: header ok, checksum ok; not checked (below the range, or a layer it reads is missing or damaged)\n"),
+        BoundsOutcome::Unchecked => {
+            format!("bounds {n:>2}: header ok, checksum ok; not checked (below the range, or a layer it reads is missing or damaged)\n")
+        }
         BoundsOutcome::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
         BoundsOutcome::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
     }
 }
-
 
 /// Parses `A..B`, `A..=B` (both inclusive) or `N`.
 fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
@@ -200,9 +201,7 @@ impl Progress for Bar {
 fn bar(draw: bool, n: u32) -> ProgressBar {
     let target = if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
     let bar = ProgressBar::with_draw_target(Some(layer_size(n)), target);
-    if let Ok(style) = ProgressStyle::with_template(
-        "{prefix:>9} [{bar:30.green/white}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}",
-    ) {
+    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.green/white}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}") {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_prefix(format!("layer {n}"));
@@ -215,13 +214,7 @@ fn board_text(b: &[u8]) -> String {
 
 fn mismatch_line(n: u32, m: &Mismatch) -> String {
     let range = if m.out_of_range(n) { format!(" (outside -{n}..{n})") } else { String::new() };
-    format!(
-        "    index {:>12}: {}  stored {:+}{range}, derived from its children {:+}",
-        m.index,
-        board_text(&m.board),
-        m.stored,
-        m.derived
-    )
+    format!("    index {:>12}: {}  stored {:+}{range}, derived from its children {:+}", m.index, board_text(&m.board), m.stored, m.derived)
 }
 
 /// One layer in the JSON document.
@@ -362,8 +355,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
                 } else if !needs.is_empty() {
                     Outcome::Blocked { needs }
                 } else {
-                    let lower: Vec<&[i8]> =
-                        layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
+                    let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
                     let pb = bar(draw, n);
                     let result = pool.install(|| verify_layer(rules, n, &layer, &lower, &Bar(pb.clone())));
                     pb.finish_and_clear();
@@ -467,7 +459,12 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers.iter().copied())));
     }
     if bounds_mismatches > 0 {
-        problems.push(format!("{} wrong bounds entr{} in {}", group_digits(bounds_mismatches), if bounds_mismatches == 1 { "y" } else { "ies" }, layers_phrase(bad_bounds.iter().copied())));
+        problems.push(format!(
+            "{} wrong bounds entr{} in {}",
+            group_digits(bounds_mismatches),
+            if bounds_mismatches == 1 { "y" } else { "ies" },
+            layers_phrase(bad_bounds.iter().copied())
+        ));
     }
     if !damaged_bounds.is_empty() {
         problems.push(format!("damaged or unreadable bounds of {}", layers_phrase(damaged_bounds.iter().copied())));

@@ -320,10 +320,7 @@ pub fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], pro
         let a = r.start as usize;
         let entries = cells[a..(a + chunk).min(r.end as usize)].iter().map(|c| {
             let s = c.load(Relaxed);
-            Bounds {
-                mover: if s & IN_A != 0 { mover_field(s) } else { 0 },
-                opponent: if s & IN_B != 0 { opponent_field(s) } else { 0 },
-            }
+            Bounds { mover: if s & IN_A != 0 { mover_field(s) } else { 0 }, opponent: if s & IN_B != 0 { opponent_field(s) } else { 0 } }
         });
         bounds::pack_into(n, r.start, entries, bytes);
     });

@@ -246,12 +246,8 @@ impl ThreadCluster {
         fn slots<T>(ranks: usize) -> Mutex<Vec<Vec<Vec<T>>>> {
             Mutex::new((0..ranks).map(|_| (0..ranks).map(|_| Vec::new()).collect()).collect())
         }
-        let shared = Arc::new(Shared {
-            barrier: Barrier::new(ranks),
-            u64s: slots(ranks),
-            u8s: slots(ranks),
-            broken: std::sync::atomic::AtomicBool::new(false),
-        });
+        let shared =
+            Arc::new(Shared { barrier: Barrier::new(ranks), u64s: slots(ranks), u8s: slots(ranks), broken: std::sync::atomic::AtomicBool::new(false) });
         (0..ranks).map(|rank| ThreadCluster { rank, size: ranks, shared: Arc::clone(&shared) }).collect()
     }
 

@@ -25,8 +25,7 @@ use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership};
 use super::retro::{
-    exits, load_checkpoint, pack, part_round, split, value_of, write_values, Cells, Failure, Meter, Router,
-    SaveClock, State, EXIT_UNITS, KEY_SHIFT,
+    exits, load_checkpoint, pack, part_round, split, value_of, write_values, Cells, Failure, Meter, Router, SaveClock, State, EXIT_UNITS, KEY_SHIFT,
 };
 use super::{SolveOptions, WorkModel, CHUNK};
 use crate::error::{Error, Result};
@@ -82,15 +81,7 @@ pub fn share_buffers(positions: u64) -> (u64, u64, u64) {
 ///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer has the wrong length.
-pub fn solve_share(
-    rules: Ruleset,
-    n: u32,
-    lower: &[&[i8]],
-    out: &mut [u8],
-    progress: &dyn Progress,
-    options: &SolveOptions,
-    share: &Share,
-) -> Result<()> {
+pub fn solve_share(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: &Share) -> Result<()> {
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     let cluster = share.cluster;
     let (ranks, me) = (cluster.size(), cluster.rank());

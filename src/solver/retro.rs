@@ -549,12 +549,9 @@ impl Cells {
     /// [`Error::Io`] when the scratch file cannot be created.
     pub(super) fn new(n: u32, len: u64, file: Option<&Path>, needed: u64) -> Result<Cells> {
         Ok(match file {
-            None => Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory {
-                layer: n,
-                needed,
-                available: 0,
-                limit: MemoryLimit::Refused,
-            })?),
+            None => {
+                Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory { layer: n, needed, available: 0, limit: MemoryLimit::Refused })?)
+            }
             Some(path) => Cells::File(ScratchState::create(path, len)?),
         })
     }
@@ -611,14 +608,7 @@ impl Cells {
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
 /// (programming errors: callers validate files before calling).
-pub fn solve_layer_with(
-    rules: Ruleset,
-    n: u32,
-    lower: &[&[i8]],
-    out: &mut [u8],
-    progress: &dyn Progress,
-    options: &SolveOptions,
-) -> Result<()> {
+pub fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions) -> Result<()> {
     let size = layer_size(n);
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     assert_eq!(out.len() as u64, size, "output buffer of layer {n} has the wrong length");
@@ -975,11 +965,13 @@ fn exits_out_of_core(
     failure: &Failure,
     on_flush: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<()> {
-    let offsets: Vec<u64> = (0..=n).scan(0u64, |acc, m| {
-        let at = *acc;
-        *acc += layer_size(m);
-        Some(at)
-    }).collect();
+    let offsets: Vec<u64> = (0..=n)
+        .scan(0u64, |acc, m| {
+            let at = *acc;
+            *acc += layer_size(m);
+            Some(at)
+        })
+        .collect();
     let cap = (o.lookup_bytes / 16).max(1 << 12) as usize;
     let mut lookups: Vec<(u64, u64)> = Vec::new();
     let ranges = split(range, CHUNK);
@@ -1037,9 +1029,7 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u
                 let m = (key >> KEY_SHIFT) as u32;
                 let v = lower[m as usize][(key & mask) as usize];
                 let e = (n - m) as i8 - v;
-                let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| {
-                    (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8))
-                });
+                let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
             }
         });
         // Give back the window's pages, layer by layer.

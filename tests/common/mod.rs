@@ -14,8 +14,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
 use oware::build::{self, BuildConfig, Silent};
+use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
 
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -431,11 +431,7 @@ pub fn build(rules: Ruleset, max: u32, dir: &Path) {
 /// Runs the `oware` binary of this package: (exit code, stdout, stderr).
 pub fn oware(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().expect("run oware");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// A temporary path as `&str` for command lines.
