@@ -52,6 +52,7 @@ pub mod rules;
 pub mod solver;
 pub mod spill;
 pub mod storage;
+pub mod sys;
 pub mod units;
 pub mod verify;
 

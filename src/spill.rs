@@ -18,70 +18,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::checksum;
-
-/// [`release_pages`] of the bytes `range` (clamped to `0..len`) of the mapping of `len` bytes at
-/// `ptr`.
-///
-/// # Safety
-/// As [`release_pages`], for the whole `len` bytes at `ptr`.
-pub unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
-    let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
-    let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(end);
-    // SAFETY: `start..end` lies inside the caller's mapping.
-    unsafe { release_pages(ptr.add(start), end - start) };
-}
-
-/// Gives the pages of `bytes` (a part of a shared file mapping) back to the system: they leave
-/// the process's resident memory and are read again from the file (or its cache) on next use.
-/// Only whole pages inside `bytes` are released.
-///
-/// # Safety
-/// `bytes` must lie inside a `MAP_SHARED` mapping of a file (or a read-only file mapping),
-/// where dropping pages loses nothing; on private or anonymous memory it would zero the data.
-pub unsafe fn release_pages(ptr: *const u8, len: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = (ptr as usize).div_ceil(PAGE) * PAGE;
-        let end = (ptr as usize + len) / PAGE * PAGE;
-        if end > start {
-            // SAFETY: the caller guarantees a shared file mapping; a failure only leaves the
-            // pages resident.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (ptr, len);
-}
-
-/// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
-/// (which would kill the process with SIGBUS instead of returning an error).
-pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::io::AsRawFd;
-        // SAFETY: a plain system call on a file descriptor we own.
-        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
-        if r == 0 {
-            return Ok(());
-        }
-        if r != libc::EOPNOTSUPP && r != libc::EINVAL {
-            return Err(std::io::Error::from_raw_os_error(r));
-        }
-    }
-    // No fallocate on this file system: allocate by writing zeros.
-    use std::io::{Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(0))?;
-    let zeros = vec![0u8; 1 << 20];
-    let mut left = len;
-    while left > 0 {
-        let k = left.min(zeros.len() as u64) as usize;
-        f.write_all(&zeros[..k])?;
-        left -= k as u64;
-    }
-    f.flush()
-}
+use crate::sys::{release_within, reserve};
 
 /// Creates a new file (never following a link at its name), replacing an old one.
 fn create_file(path: &Path) -> Result<File> {

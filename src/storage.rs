@@ -720,7 +720,7 @@ impl Layer {
         if let Data::Map(..) = self.data {
             let b = self.bytes();
             // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-            unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+            unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
         }
     }
 
@@ -846,7 +846,7 @@ impl BoundsLayer {
     pub fn release(&self, range: std::ops::Range<u64>) {
         let b = self.payload();
         // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+        unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }
 
     /// Checks that the open file still has the length it had when it was mapped.
@@ -967,7 +967,7 @@ impl LayerWriter {
             if encoding == BOUNDS_TRIANGULAR { (dir.bounds_path(n), crate::bounds::payload_len(n)) } else { (dir.layer_path(n), layer_size(n)) };
         let file = AtomicFile::create(&path)?;
         let len = PAYLOAD_OFFSET + payload;
-        crate::spill::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
+        crate::sys::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
         // length reserved; nothing else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
@@ -997,7 +997,7 @@ impl LayerWriter {
     pub fn release(&self, range: std::ops::Range<u64>) {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
         // SAFETY: a shared mapping of our own file: dropping its pages loses nothing.
-        unsafe { crate::spill::release_within(b.as_ptr(), b.len(), range) };
+        unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }
 
     /// The payload bytes as written so far.
@@ -1100,7 +1100,7 @@ impl PayloadPages<'_> {
     /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
     pub fn release(&self, range: std::ops::Range<u64>) {
         // SAFETY: the writer's shared file mapping, alive for 'a: dropping pages loses nothing.
-        unsafe { crate::spill::release_within(self.ptr as *const u8, self.len, range) };
+        unsafe { crate::sys::release_within(self.ptr as *const u8, self.len, range) };
     }
 }
 
@@ -1145,50 +1145,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     w.write_all(bytes).map_err(|e| Error::io(f.tmp_path(), e))?;
     f.commit()?;
     Ok(())
-}
-
-/// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known.
-///
-/// For tests of the plan's disk checks, the environment variable `OWARE_SIMULATE_DISK_FREE`
-/// (bytes) caps the answer.
-pub fn disk_free(path: &Path) -> Option<u64> {
-    let real = disk_free_real(path);
-    match std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse::<u64>().ok()) {
-        Some(cap) => Some(real.map_or(cap, |r| r.min(cap))),
-        None => real,
-    }
-}
-
-fn disk_free_real(path: &Path) -> Option<u64> {
-    let mut p = path.to_path_buf();
-    loop {
-        if p.exists() {
-            break;
-        }
-        if !p.pop() {
-            p = PathBuf::from(".");
-            break;
-        }
-        if p.as_os_str().is_empty() {
-            p = PathBuf::from(".");
-            break;
-        }
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
-        let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: a plain system call with a valid C string and a zeroed out-struct.
-        if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
-            return None;
-        }
-        Some(s.f_bavail as u64 * s.f_frsize as u64)
-    }
-    #[cfg(not(unix))]
-    {
-        None
-    }
 }
 
 #[cfg(test)]

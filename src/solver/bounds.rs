@@ -5,7 +5,7 @@
 //! gN(p) = min over moves m of gM(child(m))
 //! ```
 //!
-//! by the same counter-driven propagation as the values ([`super::retro`]), over descending
+//! by the same counter-driven propagation as the values ([`super::state`]), over descending
 //! thresholds. For `t = n, ..., 1` two sets grow: `A` (`gM >= t`) and `B` (`gN >= t`). Within a
 //! layer no move captures, so the equations are plain max and min, and the least solution
 //! at threshold `t` is the least fixed point of
@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::retro::{huge_zeroed, prefetch, split, BATCH, CHUNK};
+use super::state::{huge_zeroed, prefetch, split, BATCH, CHUNK};
 use crate::bounds::{self, Bounds, Codec};
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};

@@ -1,13 +1,26 @@
 //! The retrograde solver: the algorithm that computes one layer's values from the finished
-//! smaller layers, in memory or out of core. Of files it knows only its own scratch files and
-//! checkpoints ([`crate::spill`]); the build pipeline ([`crate::build`]) owns the layer files,
-//! the directories and the decision to resume, and calls [`solve_layer_with`].
+//! smaller layers, in memory or out of core, in one process or among the ranks of a cluster.
+//! Of files it knows only its own scratch files and checkpoints ([`crate::spill`]); the build
+//! pipeline ([`crate::build`]) owns the layer files, the directories and the decision to
+//! resume.
+//!
+//! | module | what it is |
+//! |---|---|
+//! | `driver` | the one per-layer driver: setup, checkpoints, the exits pass, the threshold rounds, the final write ([`solve_layer_with`], [`solve_share`]) |
+//! | `exits` | the exits pass, with its three ways of reading the lower layers (in memory, sorted out of core, exchanged among ranks) |
+//! | `state` | the cells and the hot loop: seeding, propagation to predecessors, routing of updates to other parts and ranks |
+//! | `work` | how a solve is counted for progress and estimates ([`WorkModel`]) |
+//! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
+//! | [`bounds`] | the forced-capture bounds of a layer, by the same kind of propagation |
 
 pub mod bounds;
 pub mod cluster;
-pub mod distributed;
-pub mod retro;
+mod driver;
+mod exits;
+mod state;
+mod work;
 
 pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
-pub use distributed::{share_buffers, solve_share, Share};
-pub use retro::{solve_layer, solve_layer_with, work_units, working_memory, OutOfCore, SolveOptions, WorkModel, CHUNK};
+pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions, CHECKPOINT_COST_RATIO};
+pub use state::CHUNK;
+pub use work::{work_units, working_memory, WorkModel};

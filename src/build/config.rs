@@ -1,0 +1,52 @@
+//! What to build, and the build's defaults.
+
+use std::path::PathBuf;
+
+use crate::rules::Ruleset;
+
+/// What to build.
+#[derive(Clone, Debug)]
+pub struct BuildConfig {
+    /// Ruleset of the databases.
+    pub rules: Ruleset,
+    /// Build layers `0..=max_stones` (at most 48).
+    pub max_stones: u32,
+    /// Database directory (the ruleset's files go in a subdirectory named after it).
+    pub dir: PathBuf,
+    /// Memory the build may use, in bytes; `None` for the memory the system reports available.
+    /// A layer that does not fit is built out of core within it.
+    pub max_memory: Option<u64>,
+    /// Where scratch files and checkpoints go (`None`: `.work` inside the ruleset's directory).
+    pub work_dir: Option<PathBuf>,
+    /// Least time between two checkpoints inside a layer (`None`: [`CHECKPOINT_EVERY`]).
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
+    pub bounds: bool,
+}
+
+impl Default for BuildConfig {
+    /// `awari`, layers 0..=18 in `databases`, the available memory, default work directory and
+    /// checkpoint interval.
+    fn default() -> BuildConfig {
+        BuildConfig {
+            rules: Ruleset::Awari,
+            max_stones: 18,
+            dir: PathBuf::from("databases"),
+            max_memory: None,
+            work_dir: None,
+            checkpoint_every: None,
+            bounds: false,
+        }
+    }
+}
+
+/// Default least time between two checkpoints inside a layer: a crash loses at most this much
+/// work (plus the phase in progress). Layers expected to take less are not checkpointed.
+pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Memory an out-of-core layer needs at least (below it, parts would be smaller than a chunk).
+pub const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
+
+/// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
+/// which the out-of-core builder keeps apart from `--max-memory`.
+pub const FIXED_OVERHEAD: u64 = 64 << 20;

@@ -1,0 +1,528 @@
+//! The plan of a build, made before any work: which layers are complete and which must be
+//! built, in memory or out of core, the memory, disk and scratch space each needs, and a time
+//! estimate extrapolated from the speed measured on the largest layer already built.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
+use super::stats::read_stats;
+use crate::error::{Error, MemoryLimit, Result};
+use crate::index::{layer_size, MAX_STONES};
+use crate::rules::Ruleset;
+use crate::solver::cluster::Ownership;
+use crate::solver::{bounds_working_memory, share_buffers, working_memory, OutOfCore};
+use crate::storage::{DatabaseDir, LayerState};
+use crate::sys::{disk_free, memory_available, same_file_system};
+
+/// Bytes of memory building layer `n` in memory needs: its payload and working state, plus every
+/// smaller layer mapped for reading (the process's fixed overhead, [`FIXED_OVERHEAD`], aside).
+/// Saturates instead of overflowing.
+pub fn memory_needed(n: u32) -> u64 {
+    let n = n.min(MAX_STONES);
+    let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
+    layer_size(n).saturating_add(working_memory(n)).saturating_add(lower)
+}
+
+/// Bytes of memory building layer `n`'s forced-capture bounds needs: their payload, four bytes
+/// of working state per position, and every smaller layer's bounds mapped for reading.
+pub fn bounds_memory_needed(n: u32) -> u64 {
+    let n = n.min(MAX_STONES);
+    let lower: u64 = (0..n).map(crate::bounds::payload_len).fold(0u64, u64::saturating_add);
+    crate::bounds::payload_len(n).saturating_add(bounds_working_memory(n)).saturating_add(lower)
+}
+
+/// How a layer is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The whole state in memory ([`memory_needed`]).
+    InMemory,
+    /// In parts, within the memory limit ([`OutOfCoreLimits`]).
+    OutOfCore,
+}
+
+/// The limits of an out-of-core layer, derived from the memory limit `m`: half for one part's
+/// state (two bytes per position), a quarter for capture lookups, a quarter for the window of
+/// the lower layers, a sixteenth of the half for message buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OutOfCoreLimits {
+    /// Positions per part.
+    pub part_len: u64,
+    /// Parts of the layer.
+    pub parts: u64,
+    /// Bytes of capture lookups sorted at a time.
+    pub lookup_bytes: u64,
+    /// Bytes of lower layers resident at a time.
+    pub lower_window: u64,
+    /// Bytes of messages buffered in memory.
+    pub message_bytes: u64,
+}
+
+impl OutOfCoreLimits {
+    /// The limits of layer `n` within `m` bytes (at least [`MIN_OUT_OF_CORE_MEMORY`]).
+    pub fn new(n: u32, m: u64) -> OutOfCoreLimits {
+        OutOfCoreLimits::for_positions(layer_size(n.min(MAX_STONES)), m)
+    }
+
+    /// The limits of solving `positions` positions (a layer, or a rank's share) within `m`
+    /// bytes.
+    pub fn for_positions(positions: u64, m: u64) -> OutOfCoreLimits {
+        let m = m.max(MIN_OUT_OF_CORE_MEMORY);
+        let message_bytes = m / 32;
+        let state = m / 2 - message_bytes;
+        let chunk = crate::solver::CHUNK;
+        let part_len = ((state / 2) / chunk).max(1) * chunk;
+        OutOfCoreLimits { part_len, parts: positions.div_ceil(part_len).max(1), lookup_bytes: m / 4, lower_window: m / 4, message_bytes }
+    }
+}
+
+impl OutOfCoreLimits {
+    /// The solver's limits: these, with scratch files in `work_dir` and the page releases of
+    /// the lower layers and of the output.
+    pub fn solve_within<'a>(
+        &self,
+        work_dir: &'a Path,
+        release_lower: &'a (dyn Fn(u32, std::ops::Range<u64>) + Sync),
+        release_out: &'a (dyn Fn(std::ops::Range<u64>) + Sync),
+    ) -> OutOfCore<'a> {
+        OutOfCore {
+            part_len: self.part_len,
+            lookup_bytes: self.lookup_bytes,
+            lower_window: self.lower_window,
+            message_bytes: self.message_bytes,
+            work_dir,
+            release_lower,
+            release_out,
+        }
+    }
+}
+
+/// Disk an out-of-core layer `n` in `parts` parts needs besides its file and a checkpoint: none
+/// in one part (the state is resident); else the scratch state (two bytes per position) and the
+/// message buckets, estimated at two bytes per position (twice what was measured: awari layer 24
+/// in 5 parts peaked at 1.0 byte per position of buckets beside its 2-byte state).
+pub fn out_of_core_scratch(n: u32, parts: u64) -> u64 {
+    if parts <= 1 {
+        0
+    } else {
+        4 * layer_size(n.min(MAX_STONES))
+    }
+}
+
+/// Bytes of disk layer `n`'s file takes (header and payload; the statistics file is a few
+/// hundred bytes more).
+pub fn disk_needed(n: u32) -> u64 {
+    crate::format::PAYLOAD_OFFSET + layer_size(n.min(MAX_STONES)) + 4096
+}
+
+/// Positions per second and thread the in-memory builder sustains on layer 24 (382 M
+/// positions; measured on the project's machine: 5.5 M positions/s on 2 threads), for
+/// estimates when no layer of the directory has a measured speed.
+pub const POSITIONS_PER_SECOND_PER_THREAD: f64 = 2.75e6;
+
+/// How the in-memory builder's speed falls with the layer's size: `rate ∝ size^-RATE_DECAY`
+/// (random access to a larger state misses the caches more often; measured on the project's
+/// machine from layer 20, 80 M positions at 7.2 M/s, to layer 26, 770 M at 4.3 M/s).
+pub const RATE_DECAY: f64 = 0.25;
+
+/// A measured speed to extrapolate estimates from: `rate` in-memory positions per second on a
+/// layer of `positions` positions with `threads` threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Throughput {
+    /// Positions of the layer measured.
+    pub positions: u64,
+    /// In-memory positions per second measured on it (an out-of-core build's speed is
+    /// multiplied by [`OUT_OF_CORE_SLOWDOWN`]).
+    pub rate: f64,
+    /// Threads it was built with.
+    pub threads: usize,
+}
+
+impl Throughput {
+    /// The reference when nothing was measured: [`POSITIONS_PER_SECOND_PER_THREAD`] on layer 24.
+    pub fn reference(threads: usize) -> Throughput {
+        let threads = threads.max(1);
+        Throughput { positions: layer_size(24), rate: POSITIONS_PER_SECOND_PER_THREAD * threads as f64, threads }
+    }
+
+    /// The largest layer of `dir` (`rules`) below `below` whose statistics file records an
+    /// in-memory build that took at least a second, or else the largest such out-of-core build
+    /// (its speed multiplied by [`OUT_OF_CORE_SLOWDOWN`]), if any.
+    ///
+    /// Cost: one small file read per layer below `below`.
+    pub fn measured(dir: &Path, rules: Ruleset, below: u32) -> Option<Throughput> {
+        let all: Vec<(Mode, Throughput)> = (0..below.min(MAX_STONES + 1))
+            .rev()
+            .filter_map(|n| {
+                let s = read_stats(dir, rules, n)?;
+                let (seconds, threads) = (s.seconds?, s.threads?);
+                if s.rules != rules.name() || s.layer != n || s.positions != layer_size(n) || !(1.0..1e9).contains(&seconds) || threads == 0 {
+                    return None;
+                }
+                let mode = s.mode.unwrap_or(Mode::InMemory);
+                let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
+                Some((mode, Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads }))
+            })
+            .collect();
+        all.iter().find(|(m, _)| *m == Mode::InMemory).or(all.first()).map(|&(_, t)| t)
+    }
+
+    /// Estimated seconds to build a layer of `positions` positions in `mode` with `threads`
+    /// threads: the measured rate, scaled by the thread count and by [`RATE_DECAY`] for the
+    /// size, and slowed down by [`OUT_OF_CORE_SLOWDOWN`] out of core.
+    pub fn seconds(&self, positions: u64, mode: Mode, threads: usize) -> f64 {
+        let scale = threads.max(1) as f64 / self.threads.max(1) as f64;
+        let size = (positions.max(1) as f64 / self.positions.max(1) as f64).powf(-RATE_DECAY);
+        let rate = self.rate * scale * size;
+        let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
+        positions as f64 / rate * slowdown
+    }
+}
+
+/// What the plan found for one layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "action")]
+pub enum LayerAction {
+    /// A file with a valid header is there; its payload checksum is checked when the build
+    /// reaches it (and the layer rebuilt if it fails).
+    Check,
+    /// The layer must be built (`reason`: why an existing file is not trusted).
+    Build {
+        /// Why an existing file will be replaced (`None` when there is none).
+        reason: Option<String>,
+    },
+}
+
+/// The plan of one layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayerPlan {
+    /// Layer number.
+    pub layer: u32,
+    /// Positions.
+    pub positions: u64,
+    /// What will be done.
+    #[serde(flatten)]
+    pub action: LayerAction,
+    /// How it is solved.
+    pub mode: Mode,
+    /// Bytes of memory building it needs ([`memory_needed`] in memory; the limit out of core).
+    pub memory_bytes: u64,
+    /// Out of core: the limits it is solved within.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_of_core: Option<OutOfCoreLimits>,
+    /// Bytes of disk its file takes ([`disk_needed`]).
+    pub disk_bytes: u64,
+    /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets).
+    pub scratch_bytes: u64,
+    /// Rough seconds to build it (0 when it is only checked).
+    pub seconds_estimate: f64,
+    /// With `--bounds`: what will be done with its forced-capture bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<BoundsPlan>,
+}
+
+/// The plan of one layer's forced-capture bounds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BoundsPlan {
+    /// What will be done.
+    #[serde(flatten)]
+    pub action: LayerAction,
+    /// Bytes of memory building them needs ([`bounds_memory_needed`]); always in memory.
+    pub memory_bytes: u64,
+    /// Bytes of disk their file takes.
+    pub disk_bytes: u64,
+}
+
+/// The plan of a whole build ([`plan`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BuildPlan {
+    /// Ruleset.
+    pub rules: String,
+    /// Ranks building it (1 but for a distributed build); memory and scratch figures are per
+    /// rank.
+    pub ranks: usize,
+    /// The ruleset's layer directory.
+    pub dir: PathBuf,
+    /// One entry per layer `0..=max_stones`.
+    pub layers: Vec<LayerPlan>,
+    /// Memory limit in bytes (given, or available), when known.
+    pub memory_limit_bytes: Option<u64>,
+    /// Whether the limit was given (`--max-memory`) or is what the system has available.
+    pub memory_limit_given: bool,
+    /// Disk the layers to build need, in bytes: their files, and the largest scratch space
+    /// one of them needs while it is built.
+    pub disk_needed_bytes: u64,
+    /// Where scratch files and checkpoints go.
+    pub work_dir: PathBuf,
+    /// Free disk where the scratch files go, in bytes, when known.
+    pub work_disk_free_bytes: Option<u64>,
+    /// Free disk where they go, in bytes, when known.
+    pub disk_free_bytes: Option<u64>,
+    /// Rough seconds for the whole build, from the speed of the largest layer built before
+    /// ([`Throughput`]).
+    pub seconds_estimate: f64,
+}
+
+impl BuildPlan {
+    /// The layers to build.
+    pub fn to_build(&self) -> impl Iterator<Item = &LayerPlan> {
+        self.layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. }))
+    }
+}
+
+/// Plans `config` without building anything: classifies every layer `0..=max_stones` from its
+/// file (headers only), and checks that every layer to build fits in memory and that the disk
+/// holds the new files.
+///
+/// Parameters: `config`; `threads`, for the time estimate.
+///
+/// Cost: one `stat` and one header read per layer present; no payload is read.
+///
+/// # Errors
+/// [`Error::Usage`] for more than 48 stones; [`Error::RulesetMismatch`] /
+/// [`Error::LayerMismatch`] when a layer's path holds another ruleset's or layer's file (it is
+/// never replaced: move it away); [`Error::NotAFile`] / [`Error::Io`] when a layer's path holds
+/// something unreadable; [`Error::OutOfMemory`] for the first layer to build that does not fit;
+/// [`Error::DiskSpace`] when the new files do not fit on the disk.
+pub fn plan(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
+    let plan = propose(config, threads)?;
+    check_plan(&plan)?;
+    Ok(plan)
+}
+
+/// The plan of `config` as [`plan`] makes it, without checking that it can be carried out
+/// (memory and disk): what `build --dry-run` shows before it says whether it would refuse.
+///
+/// Cost: as [`plan`].
+///
+/// # Errors
+/// As [`plan`], except [`Error::OutOfMemory`] and [`Error::DiskSpace`].
+pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
+    propose_ranks(config, threads, 1)
+}
+
+/// Memory one of `ranks` ranks needs to build its share of layer `n` in memory: its share of
+/// the state (two bytes per position) and of the output, its slice of every lower layer (the
+/// only part of them it reads), and its exchange buffers ([`share_buffers`]). With one rank,
+/// [`memory_needed`].
+pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
+    if ranks <= 1 {
+        return memory_needed(n);
+    }
+    let n = n.min(MAX_STONES);
+    let share = Ownership::new(layer_size(n), ranks).per;
+    let lower: u64 = (0..n).map(|m| Ownership::new(layer_size(m), ranks).per).sum();
+    3 * share + lower + share_buffers(share).2
+}
+
+/// [`propose`] for a build by `ranks` ranks ([`build_with`]): memory and scratch disk are per
+/// rank, out-of-core limits apply to a rank's share, and the time estimate counts every rank's
+/// threads.
+///
+/// # Errors
+/// As [`propose`].
+pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Result<BuildPlan> {
+    let ranks = ranks.max(1);
+    if config.max_stones > MAX_STONES {
+        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+    }
+    let dir = DatabaseDir::native(&config.dir, config.rules)?;
+    let (limit, given) = match config.max_memory {
+        Some(m) => (Some(m), true),
+        None => (memory_available().map(|m| m.saturating_sub(FIXED_OVERHEAD)), false),
+    };
+    let speed = Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads));
+    let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
+    let mut layers = Vec::new();
+    for n in 0..=config.max_stones {
+        let action = match dir.state(n) {
+            LayerState::Absent => LayerAction::Build { reason: None },
+            LayerState::Unreadable(e) => return Err(e),
+            LayerState::Present => match dir.open(n, false) {
+                Ok(_) => LayerAction::Check,
+                Err(e @ (Error::RulesetMismatch { .. } | Error::LayerMismatch { .. })) => return Err(e),
+                Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
+                Err(e) => return Err(e),
+            },
+        };
+        let build = matches!(action, LayerAction::Build { .. });
+        let bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
+        let needed = memory_needed_per_rank(n, ranks);
+        let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
+        let fits = limit.map_or(true, |m| needed <= m);
+        let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
+            (Mode::InMemory, needed, None, 0)
+        } else {
+            let m = limit.unwrap_or(0);
+            let ooc = OutOfCoreLimits::for_positions(share, m);
+            let scratch = if ooc.parts > 1 { 4 * share } else { 0 };
+            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
+        };
+        // Messages to other ranks that do not fit their buffers (about as many as a part's).
+        if ranks > 1 {
+            scratch += 2 * share;
+        }
+        let seconds = speed.seconds(layer_size(n), mode, threads * ranks);
+        // A checkpoint when the layer takes long enough to be worth one.
+        if seconds > every {
+            scratch += 2 * share;
+        }
+        layers.push(LayerPlan {
+            layer: n,
+            positions: layer_size(n),
+            action,
+            mode,
+            memory_bytes,
+            out_of_core,
+            disk_bytes: disk_needed(n),
+            scratch_bytes: if build { scratch } else { 0 },
+            seconds_estimate: if build { seconds } else { 0.0 },
+            bounds,
+        });
+    }
+    let work_dir = work_dir(config, &dir);
+    let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
+        + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>();
+    let scratch = layers.iter().map(|l| l.scratch_bytes).max().unwrap_or(0);
+    let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
+    let plan = BuildPlan {
+        rules: config.rules.name().into(),
+        ranks,
+        dir: dir.layers_dir(),
+        memory_limit_bytes: limit,
+        memory_limit_given: given,
+        disk_needed_bytes: files + if same_disk { scratch } else { 0 },
+        disk_free_bytes: disk_free(&dir.layers_dir()),
+        work_disk_free_bytes: disk_free(&work_dir),
+        work_dir,
+        seconds_estimate: layers.iter().map(|l| l.seconds_estimate).sum(),
+        layers,
+    };
+    Ok(plan)
+}
+
+/// The plan of layer `n`'s forced-capture bounds: built when absent or damaged, checked when a
+/// file with a valid header is there.
+///
+/// # Errors
+/// As the layers' plan: a foreign or unreadable file at the bounds' path.
+fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
+    let path = dir.bounds_path(n);
+    let action = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
+        _ => match dir.open_bounds(n, false) {
+            Ok(_) => LayerAction::Check,
+            // A complete file of values at the bounds' path is someone's data: never replaced.
+            Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
+            Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
+            Err(e) => return Err(e),
+        },
+    };
+    Ok(BoundsPlan { action, memory_bytes: bounds_memory_needed(n), disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096 })
+}
+
+/// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
+/// state, the layers' files and the largest scratch space fit on their disks.
+///
+/// Cost: none beyond the plan's figures.
+///
+/// # Errors
+/// [`Error::OutOfMemory`] naming the first layer that cannot be built within the limit;
+/// [`Error::DiskSpace`] naming the layers whose files, or the layer whose scratch files, do not
+/// fit.
+pub fn check_plan(plan: &BuildPlan) -> Result<()> {
+    let limit = plan.memory_limit_bytes;
+    let limit_kind = if plan.memory_limit_given { MemoryLimit::Given } else { MemoryLimit::Available };
+    let same_disk = same_file_system(&plan.dir, &plan.work_dir);
+    if let Some(m) = limit {
+        if let Some(l) = plan.to_build().find(|l| l.mode == Mode::OutOfCore && m < MIN_OUT_OF_CORE_MEMORY) {
+            return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
+        }
+        // Bounds are built in memory only.
+        let bounds_to_build = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b)));
+        if let Some((n, b)) = bounds_to_build.filter(|(_, b)| matches!(b.action, LayerAction::Build { .. })).find(|(_, b)| b.memory_bytes > m) {
+            return Err(Error::OutOfMemory { layer: n, needed: b.memory_bytes, available: m, limit: limit_kind });
+        }
+    }
+    if let Some(free) = plan.disk_free_bytes {
+        if plan.disk_needed_bytes > free {
+            let ns: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
+            return Err(Error::DiskSpace { path: plan.dir.clone(), what: crate::units::layers_phrase(ns), needed: plan.disk_needed_bytes, available: free });
+        }
+    }
+    if let (false, Some(free)) = (same_disk, plan.work_disk_free_bytes) {
+        if let Some(l) = plan.to_build().filter(|l| l.scratch_bytes > free).max_by_key(|l| l.scratch_bytes) {
+            return Err(Error::DiskSpace {
+                path: plan.work_dir.clone(),
+                what: format!("the scratch files of layer {}", l.layer),
+                needed: l.scratch_bytes,
+                available: free,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// How much slower than in memory the out-of-core builder is expected to be, for estimates.
+pub const OUT_OF_CORE_SLOWDOWN: f64 = 2.0;
+
+/// The work directory of a build: `--work-dir`/RULES, or `.work` in the ruleset's directory.
+fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {
+    match &config.work_dir {
+        Some(w) => w.join(config.rules.name()),
+        None => dir.layers_dir().join(".work"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::LayerStats;
+
+    fn write_stats(base: &Path, rules: Ruleset, n: u32, seconds: f64, mode: Option<Mode>) {
+        let mut s = LayerStats::from_histogram(rules, n, &[0; 256]);
+        s.seconds = Some(seconds);
+        s.threads = Some(2);
+        s.mode = mode;
+        let path = crate::storage::stats_path(base, rules, n);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn estimates_come_from_the_largest_measured_layer() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let rules = Ruleset::Awari;
+        assert_eq!(Throughput::measured(base, rules, 49), None);
+        // Too quick to measure anything: ignored.
+        write_stats(base, rules, 10, 0.01, None);
+        assert_eq!(Throughput::measured(base, rules, 49), None);
+        write_stats(base, rules, 20, 10.0, None);
+        write_stats(base, rules, 22, 20.0, Some(Mode::OutOfCore));
+        std::fs::write(crate::storage::stats_path(base, rules, 23), b"{ not json").unwrap();
+        // Another ruleset's measurement is not used.
+        write_stats(base, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture), 24, 1.0, None);
+        // An in-memory measurement is preferred to a larger out-of-core one.
+        assert_eq!(Throughput::measured(base, rules, 49).unwrap().positions, layer_size(20));
+        std::fs::remove_file(crate::storage::stats_path(base, rules, 20)).unwrap();
+        let t = Throughput::measured(base, rules, 49).unwrap();
+        assert_eq!((t.positions, t.threads), (layer_size(22), 2));
+        assert!((t.rate - layer_size(22) as f64 / 20.0 * OUT_OF_CORE_SLOWDOWN).abs() < 1.0);
+        write_stats(base, rules, 20, 10.0, None);
+        assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(20));
+        // The same layer, threads and mode give back the measured time.
+        let same = t.seconds(layer_size(22), Mode::OutOfCore, 2);
+        assert!((same - 20.0).abs() < 1e-6, "{same}");
+        assert!((t.seconds(layer_size(22), Mode::InMemory, 2) - 10.0).abs() < 1e-6);
+        assert!((t.seconds(layer_size(22), Mode::InMemory, 4) - 5.0).abs() < 1e-6);
+        // Larger layers take more than proportionally longer.
+        let ratio = t.seconds(layer_size(30), Mode::InMemory, 2) / 10.0;
+        assert!(ratio > layer_size(30) as f64 / layer_size(22) as f64, "{ratio}");
+        // The reference: layer 24 at 5.5 M positions/s on two threads.
+        let r = Throughput::reference(2).seconds(layer_size(24), Mode::InMemory, 2);
+        assert!((r - layer_size(24) as f64 / 5.5e6).abs() < 1e-6, "{r}");
+    }
+}

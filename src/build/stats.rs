@@ -1,0 +1,223 @@
+//! Statistics of built layers and bounds, also stored as JSON beside them, and the JSON files'
+//! safe writing and restoring.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::BuildObserver;
+use super::plan::Mode;
+use crate::error::{Error, Result};
+use crate::index::layer_size;
+use crate::rules::Ruleset;
+use crate::storage::{scan_released, write_atomic, DatabaseDir};
+
+/// How a layer came to be complete.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayerOutcome {
+    /// Already built and intact: skipped.
+    Skipped,
+    /// Built now (`replaced` says why an existing file was not trusted, if there was one).
+    Built {
+        /// Wall-clock seconds the layer took.
+        seconds: f64,
+        /// Why an existing file was not trusted, if there was one.
+        replaced: Option<String>,
+    },
+}
+
+/// Statistics of one layer, also stored as `layer-NN.json` beside it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LayerStats {
+    /// Ruleset name.
+    pub rules: String,
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Wall-clock seconds the build took (absent for layers not built by this run).
+    pub seconds: Option<f64>,
+    /// Positions per second of the build.
+    pub positions_per_second: Option<f64>,
+    /// Threads used.
+    pub threads: Option<usize>,
+    /// Peak resident memory of the building process so far, in bytes (Linux `VmHWM`), which
+    /// includes the mapped pages of the layers it read and wrote.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
+    /// How the build solved it (absent for layers not built by this run, and in files of
+    /// earlier versions, which built every layer in memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// A distributed build's ranks: what each spent (absent for single-process builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankFigures>>,
+    /// Number of positions of each value, keyed by value (`-n..=n`, zero counts omitted).
+    pub values: BTreeMap<i32, u64>,
+}
+
+/// Statistics of one layer's forced-capture bounds, also stored as `bounds-NN.json` beside them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct BoundsStats {
+    /// Ruleset name.
+    pub rules: String,
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Bytes of the bounds file.
+    pub file_bytes: u64,
+    /// Wall-clock seconds the build took (absent for bounds not built by this run).
+    pub seconds: Option<f64>,
+    /// Peak resident memory of the building process so far, in bytes.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
+    /// Positions whose final split is forced (`gM + gN = n`).
+    pub forced: u64,
+    /// Positions whose even-split value is strictly inside the bounds.
+    pub strictly_inside: u64,
+}
+
+impl BoundsStats {
+    /// The statistics of layer `n`'s bounds of `rules` from their [`crate::bounds::tally`]
+    /// (no time or memory figures).
+    pub(super) fn new(rules: Ruleset, n: u32, t: &crate::bounds::Tally) -> BoundsStats {
+        BoundsStats {
+            rules: rules.name().into(),
+            layer: n,
+            positions: layer_size(n),
+            file_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n),
+            seconds: None,
+            peak_memory_bytes: None,
+            forced: t.forced,
+            strictly_inside: t.strictly_inside,
+        }
+    }
+
+    /// The share of positions whose split is forced.
+    pub fn forced_share(&self) -> f64 {
+        self.forced as f64 / self.positions.max(1) as f64
+    }
+
+    /// The share of positions whose value is strictly inside the bounds.
+    pub fn inside_share(&self) -> f64 {
+        self.strictly_inside as f64 / self.positions.max(1) as f64
+    }
+}
+
+impl LayerStats {
+    /// Counts the values of a layer's payload (in parallel).
+    ///
+    /// Cost: one sequential pass over `values`.
+    pub fn count(rules: Ruleset, n: u32, values: &[i8]) -> LayerStats {
+        LayerStats::from_histogram(rules, n, &histogram(values))
+    }
+
+    /// The statistics of a layer whose values have the [`histogram`] `hist`.
+    pub(super) fn from_histogram(rules: Ruleset, n: u32, hist: &[u64]) -> LayerStats {
+        let values = hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as i32 - 128, c)).collect();
+        LayerStats {
+            rules: rules.name().into(),
+            layer: n,
+            positions: layer_size(n),
+            seconds: None,
+            positions_per_second: None,
+            threads: None,
+            peak_memory_bytes: None,
+            mode: None,
+            ranks: None,
+            values,
+        }
+    }
+}
+
+/// Number of positions of each byte value (index `v + 128`).
+///
+/// Cost: one parallel pass over `values`.
+pub fn histogram(values: &[i8]) -> Vec<u64> {
+    values
+        .par_chunks(1 << 20)
+        .map(|c| {
+            let mut h = vec![0u64; 256];
+            for &v in c {
+                h[(v as i32 + 128) as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || vec![0u64; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+/// What one rank of a distributed build spent on a layer (in its `layer-NN.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RankFigures {
+    /// The rank.
+    pub rank: usize,
+    /// Positions of its share.
+    pub positions: u64,
+    /// Bytes it sent to other ranks.
+    pub bytes_sent: u64,
+    /// Bytes it received from other ranks.
+    pub bytes_received: u64,
+    /// Seconds it spent in collective operations (waiting for slower ranks included).
+    pub communication_seconds: f64,
+    /// Peak resident memory of its process so far, in bytes.
+    pub peak_memory_bytes: u64,
+}
+
+/// Whether a layer's counts hold a value outside `-n..=n` (a checksum-valid but wrong file,
+/// which must not be trusted as a lower layer).
+pub(super) fn stats_out_of_range(s: &LayerStats) -> bool {
+    s.values.keys().any(|&v| v.unsigned_abs() > s.layer)
+}
+
+/// Writes `value` as pretty JSON at `path`, atomically.
+pub(super) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let json = serde_json::to_vec_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
+    write_atomic(path, &json)
+}
+
+/// Writes `counted` as JSON at `path` when the file there is missing, unreadable or fails
+/// `same`.
+pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(path: &Path, counted: &T, same: impl Fn(&T) -> bool, observer: &dyn BuildObserver) -> Result<()> {
+    let ok = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
+    if !ok {
+        write_json(path, counted)?;
+        observer.message(&format!("restored {}", path.display()));
+    }
+    Ok(())
+}
+
+/// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with
+/// the layer's counts.
+pub(super) fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildObserver) -> Result<()> {
+    restore_json(&dir.stats_path(counted.layer), counted, |s: &LayerStats| s.values == counted.values && s.positions == counted.positions, observer)
+}
+
+/// Counts a layer's values with [`scan_released`], giving each window's pages back.
+pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dyn Fn(std::ops::Range<u64>)) -> LayerStats {
+    let mut total = vec![0u64; 256];
+    scan_released(values, release, |w| {
+        for (t, h) in total.iter_mut().zip(histogram(w)) {
+            *t += h;
+        }
+    });
+    LayerStats::from_histogram(rules, n, &total)
+}
+
+/// Reads the statistics file of a layer, if present, a regular file and readable.
+pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
+    let path = crate::storage::stats_path(dir, rules, n);
+    if !std::fs::metadata(&path).ok()?.is_file() {
+        return None;
+    }
+    let text = std::fs::read(path).ok()?;
+    serde_json::from_slice(&text).ok()
+}

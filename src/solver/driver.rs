@@ -1,0 +1,549 @@
+//! The one per-layer driver: it solves a layer, or one rank's share of it, by threshold-descending
+//! retrograde analysis (see `docs/values.md`), in memory or out of core, in one process or
+//! among the ranks of a [`Cluster`]. One process is the one-rank cluster [`Solo`].
+//!
+//! For `t = n, n-1, ..., 1` two sets grow: WIN (`v >= t`) and LOSS (`v <= -t`). A position that
+//! first enters WIN at threshold `t` is worth exactly `t`, one that first enters LOSS exactly
+//! `-t`; positions that never enter are worth 0 (neither side can force better than endless
+//! play). The driver's phases:
+//!
+//! 1. **Exits pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
+//!    position, reading the lower layers at random (in memory), in sorted sweeps (out of core) or
+//!    through their owners (distributed).
+//! 2. **Thresholds** from `n` down to 1: every part of this process's positions is seeded and
+//!    propagated ([`State`]); an update for a position of another part becomes a message in that
+//!    part's bucket, one for a position another rank owns goes to that rank's outbox, and the
+//!    outboxes are exchanged at the end of each round. A threshold is done when, after a round,
+//!    no bucket and no outbox of any rank holds anything (the agreement, a global sum). The order
+//!    in which a threshold's updates are applied does not change its result (the sets WIN and
+//!    LOSS it ends with are the least fixed point of the threshold's rules), so the bytes are
+//!    those of the one-process in-memory solve whatever the mode, the ranks or the threads.
+//! 3. **Final pass**: the values into the output; everything unresolved is worth 0.
+//!
+//! # Checkpoints
+//!
+//! The state after a phase (a stretch of the exits pass, a threshold) is a deterministic
+//! function of the layer, so it can be saved ([`Checkpoint`]) and a later run resumes from it,
+//! in either mode, with identical results. Every rank saves at the same phase boundaries (rank
+//! 0's clock decides) and resumes only when every rank holds a checkpoint of the same phase.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use super::cluster::{Cluster, Ownership, Solo};
+use super::exits::{ExitsPass, Pass};
+use super::state::{split, Cells, Failure, Meter, Router, State, CHUNK, RESOLVED};
+use super::work::WorkModel;
+use crate::error::{Error, Result};
+use crate::index::layer_size;
+use crate::progress::Progress;
+use crate::rules::Ruleset;
+use crate::spill::{Checkpoint, Inboxes, Progress as Reached, Unusable, STATE_FILE};
+
+/// Checkpoints are at least this many times as far apart as a save takes.
+pub const CHECKPOINT_COST_RATIO: u32 = 10;
+
+/// Limits of an out-of-core solve: how much of each kind of data may be resident at once.
+pub struct OutOfCore<'a> {
+    /// Positions per part (rounded to a multiple of [`CHUNK`]); the part's state takes two
+    /// bytes per position.
+    pub part_len: u64,
+    /// Bytes of capture lookups collected before they are sorted and served (16 per lookup).
+    pub lookup_bytes: u64,
+    /// Bytes of the lower layers read between two releases of their pages.
+    pub lower_window: u64,
+    /// Bytes of messages buffered in memory in front of the bucket files.
+    pub message_bytes: u64,
+    /// Directory for the scratch files (state and buckets).
+    pub work_dir: &'a Path,
+    /// Gives back the pages of bytes `range` of lower layer `m` (a file mapping).
+    pub release_lower: &'a (dyn Fn(u32, Range<u64>) + Sync),
+    /// Gives back the pages of bytes `range` of the output (a file mapping).
+    pub release_out: &'a (dyn Fn(Range<u64>) + Sync),
+}
+
+/// Options of [`solve_layer_with`].
+#[derive(Default)]
+pub struct SolveOptions<'a> {
+    /// Solve out of core within these limits (`None`: the whole state in memory).
+    pub out_of_core: Option<OutOfCore<'a>>,
+    /// Save progress here at phase boundaries, and resume from it when it is valid.
+    pub checkpoint: Option<&'a Checkpoint>,
+    /// Least time between two checkpoints. When it is not zero, the interval also grows to
+    /// [`CHECKPOINT_COST_RATIO`] times what the last save took, so that saving a large state
+    /// costs at most about a tenth of the solve. Zero: at every phase boundary (for tests).
+    pub checkpoint_every: Duration,
+    /// Receives messages for the user (a checkpoint resumed or discarded).
+    pub note: Option<&'a (dyn Fn(&str) + Sync)>,
+    /// How progress is counted (`None`: [`WorkModel::new`] without expectations).
+    pub work: Option<&'a WorkModel>,
+}
+
+/// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.
+pub struct Share<'a> {
+    /// The ranks and their transport.
+    pub cluster: &'a dyn Cluster,
+    /// This rank's own scratch directory (outbox buckets; out of core also the state and the
+    /// parts' buckets). Ranks must not share one.
+    pub work_dir: &'a Path,
+    /// Bytes of messages for other ranks buffered in memory before they go to bucket files.
+    pub outbox_bytes: u64,
+    /// Capture lookups a rank collects before an exchange of the exits pass.
+    pub lookups: u64,
+}
+
+/// Messages per destination in one exchange step (also keeps MPI's 32-bit counts far away).
+const EXCHANGE_STEP: usize = 1 << 22;
+
+/// Bytes of buffers [`solve_share`] keeps besides the state for a share of `positions`
+/// positions in memory mode: the outbox buffer and the exits pass's lookups (about 48 bytes
+/// each in flight: key and parent, the keys received, their order and the answers).
+pub fn share_buffers(positions: u64) -> (u64, u64, u64) {
+    let outbox = (positions / 4).clamp(16 << 20, 256 << 20);
+    let lookups = (positions / 64).clamp(1 << 16, 1 << 24);
+    (outbox, lookups, outbox + 48 * lookups)
+}
+
+/// Computes the exact value of every position of layer `n` under `rules`, in memory: as
+/// [`solve_layer_with`] with default options.
+///
+/// # Errors
+/// As [`solve_layer_with`].
+///
+/// # Panics
+/// As [`solve_layer_with`].
+pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+    solve_layer_with(rules, n, lower, out, progress, &SolveOptions::default())
+}
+
+/// Computes the exact value of every position of layer `n` under `rules`, in one process.
+///
+/// - `lower[m]` must hold the finished values of layer `m` for every `m < n` (in index order);
+/// - `out` receives one value per position of layer `n`, in index order; its length must be
+///   `layer_size(n)`. Its previous contents are ignored;
+/// - `options`: in memory or out of core, checkpoints.
+///
+/// Runs on the current rayon thread pool. Cost: one forward pass (every move of every position,
+/// one read of a lower layer per capture), one predecessor pass over the positions that get a
+/// non-zero value, `n` sequential scans of two bytes per position. Memory mode: `out` plus
+/// [`working_memory`](super::working_memory)`(n)` bytes, and the lower layers read at random.
+/// Out of core: resident memory of one part's state (two bytes per position), the lookup
+/// buffer, the lower-layer window and the message buffers of [`OutOfCore`], plus a fixed
+/// overhead; the scratch file takes two bytes per position of disk and the buckets up to eight
+/// bytes per message of a round; the lower layers are read in sorted sweeps, once per lookup
+/// buffer.
+///
+/// The result does not depend on the mode, the limits, the number of threads or a checkpoint
+/// resumed from.
+///
+/// # Errors
+/// [`Error::OutOfMemory`] when the working memory cannot be allocated; [`Error::Io`] when a
+/// scratch file cannot be written (a full disk included); [`Error::Interrupted`] when `progress`
+/// reports cancellation (checked once per chunk; `out` is then incomplete, and the last
+/// checkpoint is kept).
+///
+/// # Panics
+/// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
+/// (programming errors: callers validate files before calling).
+pub fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions) -> Result<()> {
+    solve(rules, n, lower, out, progress, options, None)
+}
+
+/// Computes this rank's share of layer `n`: the values of the positions
+/// [`Ownership::new`]`(layer_size(n), ranks).range(rank)`, into `out` (its length must be that
+/// range's). Every rank of `share.cluster` must call it for the same layer with the same
+/// options (limits may differ).
+///
+/// - `lower[m]` must give the finished values of every lower layer; this rank reads only the
+///   slice it owns of each (the others ask it for theirs);
+/// - `options`: out-of-core limits apply to this rank's share; the checkpoint is this rank's
+///   own (a file per rank); `options.work` counts the share's work.
+///
+/// Cost: the share of the single-process solve's work, plus two exchanges per batch of the
+/// exits pass (8 bytes per capture each way, one byte back) and, per round of a threshold, 8
+/// bytes per update of a position another rank owns. Memory: the share's state (two bytes per
+/// position, or a part of it out of core) and [`share_buffers`].
+///
+/// # Errors
+/// As [`solve_layer_with`]; [`Error::Cluster`] when the transport fails;
+/// [`Error::Interrupted`] on every rank when one rank's `progress` is cancelled (the ranks agree
+/// at the end of every round).
+///
+/// # Panics
+/// When `n > 48`, `out` has the wrong length or a lower layer has the wrong length.
+pub fn solve_share(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: &Share) -> Result<()> {
+    solve(rules, n, lower, out, progress, options, Some(share))
+}
+
+/// The driver behind [`solve_layer_with`] (`share` absent: the one-rank cluster [`Solo`], the
+/// whole layer) and [`solve_share`].
+fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: Option<&Share>) -> Result<()> {
+    assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
+    let cluster: &dyn Cluster = share.map_or(&Solo, |s| s.cluster);
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let size = layer_size(n);
+    let owners = Ownership::new(size, ranks);
+    let own = owners.range(me);
+    let len = own.end - own.start;
+    assert_eq!(out.len() as u64, len, "output of layer {n} has the wrong length");
+    for m in 0..n {
+        assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
+    }
+    let ooc = options.out_of_core.as_ref();
+    // This process's scratch directory: its rank's own, or the out-of-core limits'.
+    let scratch = share.map(|s| s.work_dir).or(ooc.map(|o| o.work_dir));
+    let part_len = ooc.map_or(len.max(1), |o| (o.part_len / CHUNK).max(1) * CHUNK);
+    // Parts of this process's positions, relative to `own.start`.
+    #[allow(clippy::single_range_in_vec_init)] // one empty part for a rank owning nothing
+    let parts: Vec<Range<u64>> = if len == 0 { vec![0..0] } else { split(0..len, part_len) };
+    let state_file = scratch.filter(|_| parts.len() > 1).map(|w| w.join(STATE_FILE));
+    let storage = Cells::new(n, len, state_file.as_deref(), 2 * len)?;
+    let cells = storage.all();
+    let release_part = |r: &Range<u64>| storage.release(r.clone());
+    let note = |text: &str| {
+        if let Some(f) = options.note {
+            f(text);
+        }
+    };
+    let generic;
+    let work = match options.work {
+        Some(w) => w,
+        None => {
+            generic = WorkModel::new(n, None);
+            &generic
+        }
+    };
+
+    // Resume from a checkpoint when every rank holds a valid one of the same phase.
+    let mut reached = Reached { exits_done: 0, next_threshold: n };
+    let mut resumed = false;
+    if let Some(c) = options.checkpoint {
+        let mine = match load_checkpoint(c, &storage) {
+            // The exits pass of a distributed solve takes no checkpoints: only complete ones count.
+            Ok(at) if ranks == 1 || at.exits_done == len => Some(at),
+            Ok(_) | Err(Unusable::Absent) => None,
+            Err(Unusable::Discarded(why)) => {
+                let afresh = if ranks == 1 { "; starting the layer afresh" } else { "" };
+                note(&format!("layer {n}: checkpoint {} discarded ({why}){afresh}", c.path().display()));
+                None
+            }
+        };
+        let code = mine.map_or(0, |at| 1 + u64::from(at.next_threshold));
+        let all = cluster.all_gather(code)?;
+        if all.iter().all(|&x| x == code && x > 0) {
+            let at = mine.expect("code > 0");
+            reached = at;
+            resumed = true;
+            if ranks == 1 {
+                let phase = if at.exits_done < len {
+                    format!("{:.0} % of the exits pass", 100.0 * at.exits_done as f64 / len.max(1) as f64)
+                } else if at.next_threshold == n {
+                    "the exits pass".to_string()
+                } else {
+                    format!("thresholds {n}..{}", at.next_threshold + 1)
+                };
+                note(&format!("layer {n}: resuming from a checkpoint after {phase}"));
+            } else if me == 0 {
+                note(&format!("layer {n}: every rank resumes from its checkpoint after thresholds {n}..{}", at.next_threshold + 1));
+            }
+        } else {
+            if ranks > 1 && me == 0 && all.iter().any(|&x| x > 0) {
+                note(&format!("layer {n}: the ranks' checkpoints are not of one phase; starting the layer afresh"));
+            }
+            if mine.is_some() {
+                parts.par_iter().for_each(|p| cells[p.start as usize..p.end as usize].iter().for_each(|c| c.store(0, Relaxed)));
+            }
+            c.remove()?;
+        }
+    }
+    let mut clock = SaveClock::new(options.checkpoint_every);
+    // Collective: rank 0's clock decides whether every rank saves now.
+    let mut save = |at: Reached| -> Result<()> {
+        let Some(c) = options.checkpoint else { return Ok(()) };
+        if cluster.any(me == 0 && clock.due())? {
+            clock.save(c, at, &storage)?;
+        }
+        Ok(())
+    };
+    let failure = Failure::new();
+    let stopped = || progress.cancelled() || failure.failed.load(Relaxed);
+    // Collective: whether some rank has `pending` work, after making sure no rank has to stop
+    // (this rank's own error comes first; the others learn that a rank stopped).
+    let agree = |pending: bool| -> Result<bool> {
+        let stop = stopped();
+        let [more, stops] = cluster.sum(&[u64::from(pending), u64::from(stop)])?[..] else {
+            return Err(Error::Internal("a sum of two values gave another length".into()));
+        };
+        if stops > 0 {
+            failure.take()?;
+            return Err(if stop { Error::Interrupted } else { Error::Cluster("another rank stopped".into()) });
+        }
+        Ok(more > 0)
+    };
+    let trace = std::env::var_os("OWARE_TRACE").is_some();
+    let mut lap_start = Instant::now();
+    let mut lap = |what: &str| {
+        if trace {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", lap_start.elapsed().as_secs_f64());
+        }
+        lap_start = Instant::now();
+    };
+
+    // 1. Exits pass: best exit and number of same-layer moves of every position.
+    progress.phase("exits");
+    progress.advance(work.exits(reached.exits_done));
+    // (Every rank of a distributed solve takes part, one owning nothing included; a resumed
+    // distributed checkpoint is always past the exits pass.)
+    if !resumed || reached.exits_done < len {
+        let pass = match (share, ooc) {
+            (Some(share), _) if ranks > 1 => ExitsPass::Exchanged { share, release_lower: ooc.map(|o| o.release_lower) },
+            (_, Some(o)) => ExitsPass::Sorted(o),
+            _ => ExitsPass::Direct,
+        };
+        let p = Pass { rules, n, lower, cells, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_part };
+        pass.run(&p, reached.exits_done, &mut |done| {
+            reached.exits_done = done;
+            save(reached)
+        })?;
+        agree(false)?;
+        reached.exits_done = len;
+        if reached.next_threshold == n {
+            save(reached)?;
+        }
+    }
+    lap("exits");
+
+    // 2. Thresholds from n down to 1: seed, then propagate, round after round.
+    let outbox_dir = share.filter(|_| ranks > 1).map(|s| s.work_dir.join("outbox"));
+    let outbox = match (&outbox_dir, share) {
+        (Some(d), Some(s)) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+            Some(Inboxes::new(d, ranks, ooc.map_or(s.outbox_bytes, |o| o.message_bytes))?)
+        }
+        _ => None,
+    };
+    let inboxes = match (ooc, scratch) {
+        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes)?),
+        _ => None,
+    };
+    let router = (inboxes.is_some() || outbox.is_some()).then(|| Router {
+        own: own.clone(),
+        part_len,
+        parts: inboxes.as_ref(),
+        ranks: outbox.as_ref().map(|o| (owners, o)),
+    });
+    progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
+    for t in (1..=reached.next_threshold as i8).rev() {
+        progress.phase(&format!("threshold {t}"));
+        let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
+        let state_of = |p: &Range<u64>| State {
+            rules,
+            n,
+            cells: &cells[p.start as usize..p.end as usize],
+            base: own.start + p.start,
+            remote: router.as_ref(),
+            failure: &failure,
+            meter: &meter,
+        };
+        let mut round = 0;
+        loop {
+            // A process told to stop goes on to the agreement below.
+            part_round(t, round, &parts, inboxes.as_ref(), &state_of, progress, &release_part, &stopped)?;
+            if let (Some(outbox), Some(router)) = (&outbox, &router) {
+                exchange_outboxes(cluster, outbox, router, inboxes.is_some(), &|m| state_of(&parts[0]).apply(t, m))?;
+            }
+            let pending = outbox.as_ref().is_some_and(|o| o.any_pending()) || inboxes.as_ref().is_some_and(|i| i.any_pending());
+            if !agree(pending)? {
+                break;
+            }
+            round += 1;
+        }
+        meter.finish();
+        lap(&format!("threshold {t} ({} rounds)", round + 1));
+        reached.next_threshold = t as u32 - 1;
+        if t > 1 {
+            save(reached)?;
+        }
+    }
+
+    // 3. Write the values; everything still unresolved is worth 0 (endless play).
+    write_values(&parts, cells, out, work, progress, &release_part, ooc.map(|o| o.release_out));
+    if let Some(c) = options.checkpoint {
+        c.remove()?;
+    }
+    drop(storage);
+    if let Some(f) = &state_file {
+        let _ = std::fs::remove_file(f);
+    }
+    if let Some(d) = &outbox_dir {
+        let _ = std::fs::remove_dir(d);
+    }
+    Ok(())
+}
+
+/// Exchanges the outboxes of every rank at the end of a round, in bounded steps: what arrives
+/// (all of it for this rank's positions) is applied at once with `apply` (one part) or, when
+/// this rank has several parts (`parted`), queued in their buckets for the next round.
+///
+/// # Errors
+/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when a bucket cannot be read or
+/// written.
+fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, router: &Router, parted: bool, apply: &dyn Fn(&[u64])) -> Result<()> {
+    let ranks = cluster.size();
+    let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
+    let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+    loop {
+        for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
+            b.next(EXCHANGE_STEP, s)?;
+        }
+        let got = cluster.exchange_u64(&send)?;
+        if parted {
+            router.send_all(&mut { got.data })?;
+        } else {
+            apply(&got.data);
+        }
+        if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The cells as raw bytes (for checkpoints).
+#[derive(Clone, Copy)]
+pub(super) struct RawBytes(pub(super) *mut u8);
+// SAFETY: used only between phases, when no other thread touches the cells.
+unsafe impl Sync for RawBytes {}
+unsafe impl Send for RawBytes {}
+
+pub(super) fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
+    RawBytes(cells.as_ptr() as *mut u8)
+}
+
+/// Loads checkpoint `c` into the cells of `storage` (giving scratch pages back as it goes).
+///
+/// # Errors
+/// As [`Checkpoint::load`]: the cells are untouched unless it succeeds.
+pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells) -> std::result::Result<Reached, Unusable> {
+    let bytes = cells_bytes(storage.all());
+    c.load(&mut |off: u64, b: &[u8]| {
+        // SAFETY: nothing else touches the cells while the checkpoint is loaded.
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
+        storage.release_bytes(off, b.len());
+    })
+}
+
+/// When checkpoints are due: at least `every` apart and, unless `every` is zero,
+/// [`CHECKPOINT_COST_RATIO`] times as far apart as the last save took.
+pub(super) struct SaveClock {
+    every: Duration,
+    last: Instant,
+    cost: Duration,
+}
+
+impl SaveClock {
+    pub(super) fn new(every: Duration) -> SaveClock {
+        SaveClock { every, last: Instant::now(), cost: Duration::ZERO }
+    }
+
+    /// Whether a checkpoint is due now.
+    pub(super) fn due(&self) -> bool {
+        let interval = if self.every.is_zero() { self.every } else { self.every.max(self.cost * CHECKPOINT_COST_RATIO) };
+        self.last.elapsed() >= interval
+    }
+
+    /// Saves the cells of `storage` (quiescent: between phases) as checkpoint `c` at `at`.
+    ///
+    /// # Errors
+    /// As [`Checkpoint::save`].
+    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells) -> Result<()> {
+        let started = Instant::now();
+        let bytes = cells_bytes(storage.all());
+        c.save(at, &|off, buf| {
+            // SAFETY: the cells are quiescent between phases.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
+            storage.release_bytes(off, buf.len());
+        })?;
+        self.last = Instant::now();
+        self.cost = started.elapsed();
+        Ok(())
+    }
+}
+
+/// One round of threshold `t` over `parts` (cells `parts[k]` solved by `state_of(&parts[k])`):
+/// round 0 seeds every part, and every round applies what a part's bucket holds (later rounds
+/// skip parts with nothing waiting); each part's pages are given back when it is done. Returns
+/// false when `stopped` says so after a part.
+///
+/// # Errors
+/// [`Error::Io`] when a bucket cannot be read.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn part_round<'s>(
+    t: i8,
+    round: u32,
+    parts: &[Range<u64>],
+    inboxes: Option<&Inboxes>,
+    state_of: &dyn Fn(&Range<u64>) -> State<'s>,
+    progress: &dyn Progress,
+    release_part: &dyn Fn(&Range<u64>),
+    stopped: &dyn Fn() -> bool,
+) -> Result<bool> {
+    for (pi, part) in parts.iter().enumerate() {
+        if round > 0 && !inboxes.is_some_and(|i| i.pending(pi)) {
+            continue;
+        }
+        if parts.len() > 1 {
+            let r = if round > 0 { format!(" r{}", round + 1) } else { String::new() };
+            progress.phase(&format!("t={t} {}/{}{r}", pi + 1, parts.len()));
+        }
+        let state = state_of(part);
+        if round == 0 {
+            state.seed(t, 0..part.end - part.start, progress);
+        }
+        if let Some(inboxes) = inboxes {
+            inboxes.drain(pi, 1 << 20, |messages| {
+                state.apply(t, messages);
+                Ok(())
+            })?;
+        }
+        release_part(part);
+        if stopped() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// The final pass: writes every cell's value into `out` (same positions as the cells),
+/// unresolved cells as 0 (endless play), part by part, giving back each part's pages of the
+/// cells (`release_part`) and of the output (`release_out`, out of core).
+pub(super) fn write_values(
+    parts: &[Range<u64>],
+    cells: &[AtomicU16],
+    out: &mut [u8],
+    work: &WorkModel,
+    progress: &dyn Progress,
+    release_part: &dyn Fn(&Range<u64>),
+    release_out: Option<&(dyn Fn(Range<u64>) + Sync)>,
+) {
+    progress.phase("draws");
+    for part in parts {
+        let (a, b) = (part.start as usize, part.end as usize);
+        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
+            for (byte, cell) in o.iter_mut().zip(c) {
+                let s = cell.load(Relaxed);
+                *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
+            }
+            progress.advance(work.draws(o.len() as u64));
+        });
+        release_part(part);
+        if let Some(release) = release_out {
+            release(part.clone());
+        }
+    }
+}

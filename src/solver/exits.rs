@@ -1,0 +1,351 @@
+//! The exits pass of a layer: for every position, the best value among its moves that leave the
+//! layer (a capture into a smaller layer, or the end of the game) and the number of its moves
+//! that stay in it. One pass, three ways of reading the lower layers ([`ExitsPass`]).
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+
+use rayon::prelude::*;
+
+use super::cluster::Ownership;
+use super::driver::{OutOfCore, Share};
+use super::state::{pack, prefetch, split, value_of, Failure, BATCH, CHUNK, KEY_SHIFT, NO_EXIT};
+use super::work::EXIT_UNITS;
+use crate::error::Result;
+use crate::index::{layer_size, rank_unchecked, LayerWalker};
+use crate::progress::Progress;
+use crate::rules::{Board, Outcome, Ruleset};
+
+/// What every way of running the exits pass works on.
+pub(super) struct Pass<'a> {
+    pub(super) rules: Ruleset,
+    pub(super) n: u32,
+    /// The finished values of every lower layer.
+    pub(super) lower: &'a [&'a [i8]],
+    /// The cells of this process's positions `own`.
+    pub(super) cells: &'a [AtomicU16],
+    /// The positions this process solves (the whole layer in one process).
+    pub(super) own: Range<u64>,
+    /// The parts of `own`, relative to `own.start`.
+    pub(super) parts: &'a [Range<u64>],
+    pub(super) progress: &'a dyn Progress,
+    pub(super) failure: &'a Failure,
+    /// Gives back the pages of a range of cells (out of core).
+    pub(super) release_part: &'a (dyn Fn(&Range<u64>) + Sync),
+}
+
+impl Pass<'_> {
+    fn stopped(&self) -> bool {
+        self.progress.cancelled() || self.failure.failed.load(Relaxed)
+    }
+}
+
+/// How the exits pass reads the lower layers.
+pub(super) enum ExitsPass<'a> {
+    /// In memory, one process: the lower layers read at random, with prefetching, in segments
+    /// between which a checkpoint may be taken.
+    Direct,
+    /// Out of core, one process: part by part, the capture lookups collected, sorted by their
+    /// place in the lower layers and served in sweeps whose pages are given back.
+    Sorted(&'a OutOfCore<'a>),
+    /// A rank of a distributed solve: the lookups sent to the ranks owning the children, served
+    /// there in sorted order and answered (`release_lower` out of core).
+    Exchanged { share: &'a Share<'a>, release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
+}
+
+impl ExitsPass<'_> {
+    /// Fills the cells of `p.own` from position `from` (relative to `p.own.start`; a checkpoint
+    /// resumed inside the pass) on. `done(k)` is called when every position below `k` is
+    /// complete, where the pass can stop for a checkpoint ([`ExitsPass::Exchanged`] has no such
+    /// points: a rank cannot stop alone inside an exchange). A stop (cancellation or a failure)
+    /// returns early with `Ok`: the caller's agreement reports it.
+    ///
+    /// # Errors
+    /// What `done` returns; [`crate::Error::Cluster`] when the transport fails.
+    pub(super) fn run(&self, p: &Pass, from: u64, done: &mut dyn FnMut(u64) -> Result<()>) -> Result<()> {
+        let len = p.own.end - p.own.start;
+        match self {
+            ExitsPass::Direct => {
+                debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
+                let segment = (len / 16).max(CHUNK).div_ceil(CHUNK) * CHUNK;
+                for seg in split(from..len, segment) {
+                    exits_in_memory(p.rules, p.n, p.lower, p.cells, seg.clone(), p.progress);
+                    if p.stopped() {
+                        return Ok(());
+                    }
+                    if seg.end < len {
+                        done(seg.end)?;
+                    }
+                }
+            }
+            ExitsPass::Sorted(o) => {
+                debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
+                for (pi, part) in p.parts.iter().enumerate() {
+                    if part.end <= from {
+                        continue;
+                    }
+                    p.progress.phase(&format!("exits {}/{}", pi + 1, p.parts.len()));
+                    let start = part.start.max(from);
+                    let mut on_flush = |k: u64| if k < len { done(k) } else { Ok(()) };
+                    exits_out_of_core(p.rules, p.n, p.lower, p.cells, start..part.end, o, p.progress, p.failure, &mut on_flush)?;
+                    (p.release_part)(part);
+                    if p.stopped() {
+                        return Ok(());
+                    }
+                }
+            }
+            ExitsPass::Exchanged { share, release_lower } => exits_shared(p, share, *release_lower)?,
+        }
+        Ok(())
+    }
+}
+
+/// The exits pass over `range` in memory: the lower layers read at random, with prefetching.
+fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16], range: Range<u64>, progress: &dyn Progress) {
+    split(range, CHUNK).par_iter().for_each(|r| {
+        if progress.cancelled() {
+            return;
+        }
+        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+        let mut group: Vec<(u64, i8, u8)> = Vec::with_capacity(BATCH);
+        let mut lookups: Vec<(u8, u8, usize)> = Vec::with_capacity(BATCH * 6);
+        loop {
+            // Moves of a group of positions; the lower-layer values they need are prefetched...
+            group.clear();
+            lookups.clear();
+            for (i, b) in walker.by_ref().take(BATCH) {
+                let k = group.len() as u8;
+                let (best, pending) = exits(rules, &b, |captured, child| {
+                    let layer = lower[(n - u32::from(captured)) as usize];
+                    let j = rank_unchecked(child) as usize;
+                    prefetch(&layer[j]);
+                    lookups.push((k, captured, j));
+                });
+                group.push((i, best, pending));
+            }
+            if group.is_empty() {
+                break;
+            }
+            // ...then read once they are on their way.
+            for &(k, captured, j) in &lookups {
+                let v = lower[(n - u32::from(captured)) as usize][j];
+                let g = &mut group[k as usize];
+                g.1 = g.1.max(captured as i8 - v);
+            }
+            for &(i, best, pending) in &group {
+                cells[i as usize].store(pack(best, pending), Relaxed);
+            }
+        }
+        progress.advance((r.end - r.start) * EXIT_UNITS);
+    });
+}
+
+/// The exits pass over `range` (inside one part) out of core: moves are generated in index
+/// order and the capture lookups collected; each full buffer is sorted by place in the lower
+/// layers and served in one sweep, window by window, and the windows' pages given back.
+/// `on_flush(done)` is called when every position below `done` is complete.
+#[allow(clippy::too_many_arguments)]
+fn exits_out_of_core(
+    rules: Ruleset,
+    n: u32,
+    lower: &[&[i8]],
+    cells: &[AtomicU16],
+    range: Range<u64>,
+    o: &OutOfCore,
+    progress: &dyn Progress,
+    failure: &Failure,
+    on_flush: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<()> {
+    let offsets: Vec<u64> = (0..=n)
+        .scan(0u64, |acc, m| {
+            let at = *acc;
+            *acc += layer_size(m);
+            Some(at)
+        })
+        .collect();
+    let cap = (o.lookup_bytes / 16).max(1 << 12) as usize;
+    let mut lookups: Vec<(u64, u64)> = Vec::new();
+    let ranges = split(range, CHUNK);
+    let group = rayon::current_num_threads().max(1);
+    for rs in ranges.chunks(group) {
+        if progress.cancelled() || failure.failed.load(Relaxed) {
+            return Ok(());
+        }
+        let pieces: Vec<Vec<(u64, u64)>> = rs
+            .par_iter()
+            .map(|r| {
+                let mut mine = Vec::new();
+                let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+                for (i, b) in walker {
+                    let (best, pending) = exits(rules, &b, |captured, child| {
+                        let key = (u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child);
+                        mine.push((key, i));
+                    });
+                    cells[i as usize].store(pack(best, pending), Relaxed);
+                }
+                progress.advance((r.end - r.start) * EXIT_UNITS);
+                mine
+            })
+            .collect();
+        for p in pieces {
+            lookups.extend_from_slice(&p);
+        }
+        if lookups.len() >= cap {
+            serve(n, lower, cells, &mut lookups, &offsets, o);
+            on_flush(rs.last().map_or(0, |r| r.end))?;
+        }
+    }
+    serve(n, lower, cells, &mut lookups, &offsets, o);
+    Ok(())
+}
+
+/// Sorts `lookups` (key: layer and index of a child; parent index) and folds each child's value
+/// into its parent's best exit, sweeping the lower layers in order; the pages of each window of
+/// `o.lower_window` bytes are given back once it is served.
+fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u64)>, offsets: &[u64], o: &OutOfCore) {
+    if lookups.is_empty() {
+        return;
+    }
+    lookups.par_sort_unstable_by_key(|l| l.0);
+    let mask = (1u64 << KEY_SHIFT) - 1;
+    let place = |key: u64| offsets[(key >> KEY_SHIFT) as usize] + (key & mask);
+    let window = o.lower_window.max(1 << 16);
+    let mut start = 0;
+    while start < lookups.len() {
+        let first = place(lookups[start].0);
+        let end = start + lookups[start..].partition_point(|l| place(l.0) < first + window);
+        let seg = &lookups[start..end];
+        seg.par_chunks(1 << 14).for_each(|c| {
+            for &(key, parent) in c {
+                let m = (key >> KEY_SHIFT) as u32;
+                let v = lower[m as usize][(key & mask) as usize];
+                let e = (n - m) as i8 - v;
+                let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+            }
+        });
+        // Give back the window's pages, layer by layer.
+        let (lo, hi) = (seg[0].0, seg[seg.len() - 1].0);
+        for m in (lo >> KEY_SHIFT) as u32..=(hi >> KEY_SHIFT) as u32 {
+            let a = if m == (lo >> KEY_SHIFT) as u32 { lo & mask } else { 0 };
+            let b = if m == (hi >> KEY_SHIFT) as u32 { (hi & mask) + 1 } else { layer_size(m) };
+            (o.release_lower)(m, a..b);
+        }
+        start = end;
+    }
+    lookups.clear();
+}
+
+/// The best exit value of `board` among its game-ending moves, and the number of its moves that
+/// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
+/// whose value the caller folds into the best exit.
+#[inline]
+pub(super) fn exits(rules: Ruleset, board: &Board, mut capture: impl FnMut(u8, &Board)) -> (i8, u8) {
+    let moves = rules.moves(board);
+    if let Some(ending) = moves.ending() {
+        return (ending, 0);
+    }
+    let mut best = NO_EXIT;
+    let mut pending = 0u8;
+    for m in moves.as_slice() {
+        match m.outcome {
+            Outcome::End { value } => best = best.max(value),
+            Outcome::Child { captured: 0, .. } => pending += 1,
+            Outcome::Child { captured, ref child } => capture(captured, child),
+        }
+    }
+    (best, pending)
+}
+
+/// The exits pass of a rank's share: in batches of at most `share.lookups` capture lookups,
+/// collected in index order, sent to the owners of the children, answered and folded in. Every
+/// rank takes part in every exchange until no rank has positions left. Out of core
+/// (`release_lower` given), each served slice's pages and each finished batch's cells are
+/// given back.
+fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Range<u64>) + Sync)>) -> Result<()> {
+    let Pass { rules, n, lower, cells, ref own, parts, progress, failure, release_part } = *p;
+    let cluster = share.cluster;
+    let ranks = cluster.size();
+    let owners: Vec<Ownership> = (0..n).map(|m| Ownership::new(layer_size(m), ranks)).collect();
+    let mask = (1u64 << KEY_SHIFT) - 1;
+    let dest = |key: u64| owners[(key >> KEY_SHIFT) as usize].owner(key & mask);
+    let cap = share.lookups.max(1 << 12) as usize;
+    // Share-relative chunks, in order; the batch boundaries fall between them.
+    let ranges: Vec<Range<u64>> = parts.iter().flat_map(|p| split(p.clone(), CHUNK)).collect();
+    let group = rayon::current_num_threads().max(1);
+    let mut next = 0;
+    let mut lookups: Vec<(u64, u64)> = Vec::new();
+    loop {
+        // Collect a batch.
+        let first = next;
+        while next < ranges.len() && lookups.len() < cap && !(progress.cancelled() || failure.failed.load(Relaxed)) {
+            let rs = &ranges[next..(next + group).min(ranges.len())];
+            let pieces: Vec<Vec<(u64, u64)>> = rs
+                .par_iter()
+                .map(|r| {
+                    let mut mine = Vec::new();
+                    let global = own.start + r.start..own.start + r.end;
+                    let walker = LayerWalker::new(n, global).expect("n <= 48 was checked");
+                    for (i, b) in walker {
+                        let k = i - own.start;
+                        let (best, pending) = exits(rules, &b, |captured, child| {
+                            let key = (u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child);
+                            mine.push((key, k));
+                        });
+                        cells[k as usize].store(pack(best, pending), Relaxed);
+                    }
+                    progress.advance((r.end - r.start) * EXIT_UNITS);
+                    mine
+                })
+                .collect();
+            for p in pieces {
+                lookups.extend_from_slice(&p);
+            }
+            next += rs.len();
+        }
+        // Ask the owners, in destination order.
+        lookups.par_sort_unstable_by_key(|&(key, _)| (dest(key), key));
+        let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+        for &(key, _) in &lookups {
+            send[dest(key)].push(key);
+        }
+        let asked = cluster.exchange_u64(&send)?;
+        drop(send);
+        // Serve: read this rank's slices in sorted order, answer in the order asked.
+        let mut order: Vec<(u64, u32)> = asked.data.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        order.par_sort_unstable();
+        let values: Vec<i8> = order.par_iter().map(|&(key, _)| lower[(key >> KEY_SHIFT) as usize][(key & mask) as usize]).collect();
+        let mut answers = vec![0u8; order.len()];
+        for (&(_, i), &v) in order.iter().zip(&values) {
+            answers[i as usize] = v as u8;
+        }
+        if let (Some(release), Some(lo), Some(hi)) = (release_lower, order.first(), order.last()) {
+            for m in (lo.0 >> KEY_SHIFT) as u32..=(hi.0 >> KEY_SHIFT) as u32 {
+                release(m, owners[m as usize].range(cluster.rank()));
+            }
+        }
+        drop((order, values));
+        let mut reply: Vec<Vec<u8>> = Vec::with_capacity(ranks);
+        let mut at = 0;
+        for &c in &asked.counts {
+            reply.push(answers[at..at + c].to_vec());
+            at += c;
+        }
+        drop((asked, answers));
+        let back = cluster.exchange_u8(&reply)?;
+        drop(reply);
+        // Fold the answers into the parents' best exits.
+        lookups.par_iter().zip(back.data.par_iter()).for_each(|(&(key, parent), &v)| {
+            let e = (n - (key >> KEY_SHIFT) as u32) as i8 - v as i8;
+            let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+        });
+        lookups.clear();
+        if next > first {
+            release_part(&(ranges[first].start..ranges[next - 1].end));
+        }
+        let more = next < ranges.len() && !(progress.cancelled() || failure.failed.load(Relaxed));
+        if !cluster.any(more)? {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,391 @@
+//! The solver's state and its hot loop: one `u16` cell per position ([`Cells`]), the threshold
+//! rules applied to a part of the cells ([`State::seed`], [`State::apply`], propagation to
+//! predecessors in prefetched batches) and the routing of updates for positions outside the
+//! part ([`Router`]): to another part's bucket out of core, or to the rank that owns them.
+//!
+//! State per position: one `u16`, so that every update of a position touches one cache line:
+//! - the low byte: the best exit value (`NO_EXIT` when none) until the position is resolved,
+//!   then its value;
+//! - bits 8..10: the number of same-layer moves whose child is not yet in WIN (`pending`, at
+//!   most 6); bit 15: resolved.
+//!
+//! Resolution is an atomic compare-and-swap setting the resolved flag, so each position is
+//! resolved exactly once, and within one threshold every resolved position gets the same `±t`
+//! whatever the order: the result does not depend on the number of threads or on scheduling.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use super::work::{scan_units, RESOLVE_UNITS};
+use crate::error::{Error, MemoryLimit, Result};
+use crate::index::{in_some_layer, rank_unchecked, unrank_unchecked};
+use crate::progress::Progress;
+use crate::rules::{for_each_predecessor, Board, Ruleset};
+use crate::spill::{Inboxes, ScratchState};
+
+pub(super) const RESOLVED: u16 = 0x8000;
+const PENDING_SHIFT: u32 = 8;
+const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
+pub(super) const PENDING: u16 = 0x7 << PENDING_SHIFT;
+/// Best-exit marker for "no move leaves the layer" (below every real value, -48).
+pub(super) const NO_EXIT: i8 = i8::MIN;
+/// Positions per parallel work item; parts are multiples of it.
+pub const CHUNK: u64 = 1 << 15;
+/// Bit of a message: "a child was lost" (else: "a child entered WIN").
+pub(super) const LOST: u64 = 1 << 63;
+/// Bit position of the layer number in a lookup key (the index takes the bits below).
+pub(super) const KEY_SHIFT: u32 = 40;
+
+#[inline]
+pub(super) fn value_of(s: u16) -> i8 {
+    s as u8 as i8
+}
+
+#[inline]
+pub(super) fn pack(value: i8, pending: u8) -> u16 {
+    u16::from(value as u8) | (u16::from(pending) << PENDING_SHIFT)
+}
+
+/// The first error of a parallel phase, which also stops the phase.
+pub(super) struct Failure {
+    pub(super) failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+}
+
+impl Failure {
+    pub(super) fn new() -> Failure {
+        Failure { failed: AtomicBool::new(false), error: Mutex::new(None) }
+    }
+    fn set(&self, e: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.failed.store(true, Relaxed);
+    }
+    pub(super) fn take(&self) -> Result<()> {
+        match self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where a message goes: a bucket of this process's parts, or another rank.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// Part `k` of this process's positions.
+    Part(usize),
+    /// Rank `r` of a distributed solve.
+    Rank(usize),
+}
+
+/// Routes messages for positions outside the part being solved: to the buckets of this
+/// process's other parts (positions `own`, in parts of `part_len`), or, in a distributed solve,
+/// to the outbox of the rank that owns them.
+pub(super) struct Router<'a> {
+    pub(super) own: Range<u64>,
+    pub(super) part_len: u64,
+    pub(super) parts: Option<&'a Inboxes>,
+    pub(super) ranks: Option<(crate::solver::cluster::Ownership, &'a Inboxes)>,
+}
+
+impl Router<'_> {
+    #[inline]
+    pub(super) fn route(&self, j: u64) -> Route {
+        match self.ranks {
+            Some((owners, _)) if !self.own.contains(&j) => Route::Rank(owners.owner(j)),
+            _ => Route::Part(((j - self.own.start) / self.part_len) as usize),
+        }
+    }
+
+    /// Sends `messages` to their buckets, grouped by destination (sorted on the way), and
+    /// empties it.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a bucket file cannot be written.
+    pub(super) fn send_all(&self, messages: &mut Vec<u64>) -> Result<()> {
+        messages.sort_unstable_by_key(|m| m & !LOST);
+        for group in messages.chunk_by(|a, b| self.route(a & !LOST) == self.route(b & !LOST)) {
+            self.send(self.route(group[0] & !LOST), group)?;
+        }
+        messages.clear();
+        Ok(())
+    }
+
+    fn send(&self, to: Route, messages: &[u64]) -> Result<()> {
+        match (to, self.parts, self.ranks) {
+            (Route::Part(k), Some(inboxes), _) => inboxes.send(k, messages),
+            (Route::Rank(r), _, Some((_, outbox))) => outbox.send(r, messages),
+            _ => Err(Error::Internal("a message for a position no bucket receives".into())),
+        }
+    }
+}
+
+/// The cells of one part (the whole layer in memory mode) and where messages for the others go.
+pub(super) struct State<'a> {
+    pub(super) rules: Ruleset,
+    pub(super) n: u32,
+    /// Cells of positions `base..base + cells.len()`.
+    pub(super) cells: &'a [AtomicU16],
+    pub(super) base: u64,
+    /// Where messages for positions outside `cells` go (none in memory).
+    pub(super) remote: Option<&'a Router<'a>>,
+    pub(super) failure: &'a Failure,
+    /// Counts the threshold's work for progress.
+    pub(super) meter: &'a Meter<'a>,
+}
+
+/// The work units one threshold may advance progress by ([`WorkModel`]'s estimate), charged
+/// as the threshold scans and propagates (in any part, in any round) and never beyond the
+/// estimate; [`Meter::finish`] gives what is left when the threshold is done.
+pub(super) struct Meter<'a> {
+    pub(super) progress: &'a dyn Progress,
+    pub(super) budget: u64,
+    pub(super) charged: AtomicU64,
+}
+
+impl Meter<'_> {
+    pub(super) fn charge(&self, units: u64) {
+        let before = self.charged.fetch_add(units, Relaxed);
+        let give = units.min(self.budget.saturating_sub(before));
+        if give > 0 {
+            self.progress.advance(give);
+        }
+    }
+
+    pub(super) fn finish(&self) {
+        let before = self.charged.swap(u64::MAX / 2, Relaxed);
+        if before < self.budget {
+            self.progress.advance(self.budget - before);
+        }
+    }
+}
+
+/// Thread-local scratch of a propagation.
+#[derive(Default)]
+pub(super) struct Scratch {
+    stack: Vec<(Board, i8)>,
+    batch: Vec<(usize, Board, bool)>,
+    sends: Vec<u64>,
+    /// Positions propagated since the last charge to the meter.
+    propagated: u64,
+}
+
+/// Messages buffered per thread before they are handed to the buckets.
+const SENDS: usize = 1 << 13;
+
+impl State<'_> {
+    /// Marks cell `k` resolved with value `v`; false when it already was (another thread may
+    /// have got there first).
+    #[inline]
+    fn resolve(&self, k: usize, v: i8) -> bool {
+        let cell = &self.cells[k];
+        let mut cur = cell.load(Relaxed);
+        loop {
+            if cur & RESOLVED != 0 {
+                return false;
+            }
+            let new = RESOLVED | (cur & PENDING) | u16::from(v as u8);
+            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Applies to cell `k` (board `q`) the news that one of its children entered LOSS
+    /// (`child_lost`) or WIN at threshold `t`; a newly resolved position goes on `stack`.
+    #[inline]
+    fn update(&self, t: i8, k: usize, q: impl FnOnce() -> Board, child_lost: bool, stack: &mut Vec<(Board, i8)>) {
+        if child_lost {
+            // q can move to a position lost by at least t: q wins at least t.
+            if self.resolve(k, t) {
+                stack.push((q(), t));
+            }
+        } else {
+            // One more of q's same-layer moves is worth -t or less. (Resolved positions
+            // are decremented too: harmless, as each same-layer move is counted once.)
+            let prev = self.cells[k].fetch_sub(PENDING_ONE, Relaxed);
+            debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
+            if prev & RESOLVED == 0 && prev & PENDING == PENDING_ONE && value_of(prev) <= -t && self.resolve(k, -t) {
+                stack.push((q(), -t));
+            }
+        }
+    }
+
+    /// Propagates every position on the stack (resolved at threshold `t`) to its same-layer
+    /// predecessors until the stack is empty; predecessors in other parts get messages.
+    ///
+    /// Works in batches: the predecessors of up to [`BATCH`] positions are generated and their
+    /// cells prefetched first, then updated, so that many cache misses are in flight at once
+    /// instead of one after the other.
+    fn propagate(&self, t: i8, s: &mut Scratch) {
+        let len = self.cells.len() as u64;
+        while !s.stack.is_empty() {
+            s.batch.clear();
+            for _ in 0..BATCH {
+                let Some((board, v)) = s.stack.pop() else { break };
+                s.propagated += 1;
+                for_each_predecessor(self.rules, &board, |q, _pit| {
+                    if in_some_layer(q) {
+                        let j = rank_unchecked(q);
+                        let k = j.wrapping_sub(self.base);
+                        if k < len {
+                            prefetch(&self.cells[k as usize]);
+                            s.batch.push((k as usize, *q, v < 0));
+                        } else {
+                            s.sends.push(j | if v < 0 { LOST } else { 0 });
+                        }
+                    }
+                });
+            }
+            for &(k, q, child_lost) in s.batch.iter() {
+                self.update(t, k, || q, child_lost, &mut s.stack);
+            }
+            if s.sends.len() >= SENDS {
+                self.flush(&mut s.sends);
+            }
+        }
+    }
+
+    /// Hands the buffered messages to the buckets of their parts.
+    fn flush(&self, sends: &mut Vec<u64>) {
+        let Some(router) = self.remote else { return };
+        if let Err(e) = router.send_all(sends) {
+            self.failure.set(e);
+        }
+    }
+
+    /// Applies a block of messages to this part and propagates what they resolve.
+    pub(super) fn apply(&self, t: i8, messages: &[u64]) {
+        messages.par_chunks(1 << 12).for_each_init(Scratch::default, |s, block| {
+            for &m in block {
+                let j = m & !LOST;
+                let k = (j - self.base) as usize;
+                self.update(t, k, || unrank_unchecked(self.n, j), m & LOST != 0, &mut s.stack);
+                if s.stack.len() >= BATCH {
+                    self.propagate(t, s);
+                }
+            }
+            self.propagate(t, s);
+            self.flush(&mut s.sends);
+            self.meter.charge(std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+        });
+    }
+
+    /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates.
+    pub(super) fn seed(&self, t: i8, range: Range<u64>, progress: &dyn Progress) {
+        let ranges: Vec<Range<u64>> = split(range, CHUNK);
+        ranges.par_iter().for_each_init(Scratch::default, |s, r| {
+            if progress.cancelled() || self.failure.failed.load(Relaxed) {
+                return;
+            }
+            for k in r.start as usize..r.end as usize {
+                let m = self.cells[k].load(Relaxed);
+                if m & RESOLVED != 0 {
+                    continue;
+                }
+                let best = value_of(m);
+                let v = if best >= t {
+                    t
+                } else if m & PENDING == 0 && best <= -t {
+                    -t
+                } else {
+                    continue;
+                };
+                if self.resolve(k, v) {
+                    s.stack.push((unrank_unchecked(self.n, self.base + k as u64), v));
+                    // Seeds are gathered into full batches before propagating (order within a
+                    // threshold does not matter), so that many cache misses overlap.
+                    if s.stack.len() >= BATCH {
+                        self.propagate(t, s);
+                    }
+                }
+            }
+            self.propagate(t, s);
+            self.flush(&mut s.sends);
+            self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+        });
+    }
+}
+
+/// [`crate::index::ranges`], collected for parallel iteration.
+pub(super) fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
+    crate::index::ranges(range, chunk).collect()
+}
+
+/// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
+/// accessed at random, and 2 MB pages cut the TLB misses that would otherwise dominate.
+pub(super) fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    let map = memmap2::MmapMut::map_anon(len.max(1))?;
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
+}
+
+/// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
+pub(super) const BATCH: usize = 32;
+
+/// Asks the CPU to start loading the cache line of `r`.
+#[inline(always)]
+pub(super) fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no effect on memory; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+/// Where the solver's cells live: anonymous memory, or a scratch file.
+pub(super) enum Cells {
+    Memory(memmap2::MmapMut),
+    File(ScratchState),
+}
+
+impl Cells {
+    /// The zeroed cells of `len` positions of layer `n`: in anonymous memory when `file` is
+    /// `None` (a single part is resident anyway, so no write-back), else in the scratch file
+    /// `file`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] (reporting `needed` bytes) when the memory cannot be mapped;
+    /// [`Error::Io`] when the scratch file cannot be created.
+    pub(super) fn new(n: u32, len: u64, file: Option<&Path>, needed: u64) -> Result<Cells> {
+        Ok(match file {
+            None => {
+                Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory { layer: n, needed, available: 0, limit: MemoryLimit::Refused })?)
+            }
+            Some(path) => Cells::File(ScratchState::create(path, len)?),
+        })
+    }
+
+    pub(super) fn all(&self) -> &[AtomicU16] {
+        match self {
+            Cells::Memory(m) => {
+                // SAFETY: the map is writable, page-aligned (so 2-aligned) and zero-initialised;
+                // zero is a valid AtomicU16 and all access goes through this atomic view.
+                unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<AtomicU16>(), m.len() / 2) }
+            }
+            Cells::File(f) => f.cells(),
+        }
+    }
+
+    /// Gives back the scratch pages of cells `range` (in memory: nothing to give back).
+    pub(super) fn release(&self, range: Range<u64>) {
+        if let Cells::File(f) = self {
+            f.release(range);
+        }
+    }
+
+    /// Gives back the scratch pages of the cells behind state bytes `off..off + len`.
+    pub(super) fn release_bytes(&self, off: u64, len: usize) {
+        self.release(off / 2..(off + len as u64).div_ceil(2));
+    }
+}

@@ -1,0 +1,171 @@
+//! What talks to the operating system: memory figures (`/proc`), free disk (`statvfs`),
+//! giving mapped pages back (`madvise`), reserving disk (`posix_fallocate`) and the exclusive
+//! lock of a directory (`flock`). Everything else in the crate reaches the system only through
+//! the standard library, memmap2 and these functions.
+
+use std::fs::File;
+use std::io::Write;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Peak resident memory of this process so far (`VmHWM` of `/proc/self/status`), if known.
+pub fn peak_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Whether two paths (or their nearest existing ancestors) are on one file system.
+pub fn same_file_system(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let dev = |p: &Path| p.ancestors().find_map(|q| std::fs::metadata(q).ok()).map(|m| m.dev());
+        dev(a) == dev(b)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
+    }
+}
+
+/// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known.
+///
+/// For tests of the plan's disk checks, the environment variable `OWARE_SIMULATE_DISK_FREE`
+/// (bytes) caps the answer.
+pub fn disk_free(path: &Path) -> Option<u64> {
+    let real = disk_free_real(path);
+    match std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse::<u64>().ok()) {
+        Some(cap) => Some(real.map_or(cap, |r| r.min(cap))),
+        None => real,
+    }
+}
+
+fn disk_free_real(path: &Path) -> Option<u64> {
+    let mut p = path.to_path_buf();
+    loop {
+        if p.exists() {
+            break;
+        }
+        if !p.pop() {
+            p = PathBuf::from(".");
+            break;
+        }
+        if p.as_os_str().is_empty() {
+            p = PathBuf::from(".");
+            break;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).ok()?;
+        let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: a plain system call with a valid C string and a zeroed out-struct.
+        if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+            return None;
+        }
+        Some(s.f_bavail as u64 * s.f_frsize as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+
+/// [`release_pages`] of the bytes `range` (clamped to `0..len`) of the mapping of `len` bytes at
+/// `ptr`.
+///
+/// # Safety
+/// As [`release_pages`], for the whole `len` bytes at `ptr`.
+pub unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
+    let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
+    let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(end);
+    // SAFETY: `start..end` lies inside the caller's mapping.
+    unsafe { release_pages(ptr.add(start), end - start) };
+}
+
+/// Gives the pages of `bytes` (a part of a shared file mapping) back to the system: they leave
+/// the process's resident memory and are read again from the file (or its cache) on next use.
+/// Only whole pages inside `bytes` are released.
+///
+/// # Safety
+/// `bytes` must lie inside a `MAP_SHARED` mapping of a file (or a read-only file mapping),
+/// where dropping pages loses nothing; on private or anonymous memory it would zero the data.
+pub unsafe fn release_pages(ptr: *const u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = (ptr as usize).div_ceil(PAGE) * PAGE;
+        let end = (ptr as usize + len) / PAGE * PAGE;
+        if end > start {
+            // SAFETY: the caller guarantees a shared file mapping; a failure only leaves the
+            // pages resident.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, len);
+}
+
+/// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
+/// (which would kill the process with SIGBUS instead of returning an error).
+pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a plain system call on a file descriptor we own.
+        let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
+        if r == 0 {
+            return Ok(());
+        }
+        if r != libc::EOPNOTSUPP && r != libc::EINVAL {
+            return Err(std::io::Error::from_raw_os_error(r));
+        }
+    }
+    // No fallocate on this file system: allocate by writing zeros.
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(0))?;
+    let zeros = vec![0u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let k = left.min(zeros.len() as u64) as usize;
+        f.write_all(&zeros[..k])?;
+        left -= k as u64;
+    }
+    f.flush()
+}
+
+
+/// Takes an exclusive lock on `file` without waiting (`flock`); it is released when the file is
+/// closed, or when the process dies.
+///
+/// # Errors
+/// [`std::io::ErrorKind::WouldBlock`] when another process holds it; other I/O errors as the
+/// system reports them.
+pub fn lock_exclusive(file: &File) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a plain system call on a file descriptor the caller owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) { std::io::Error::from(std::io::ErrorKind::WouldBlock) } else { e });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
