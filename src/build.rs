@@ -22,7 +22,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, MemoryLimit, Result};
+use crate::error::{ClusterError, Error, MemoryLimit, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
@@ -570,7 +570,7 @@ pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
 pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Result<BuildPlan> {
     let ranks = ranks.max(1);
     if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     let (limit, given) = match config.max_memory {
@@ -753,7 +753,7 @@ const SPOT_CHECKS: u64 = 20_000;
 /// ones stay).
 pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<LayerStats>> {
     if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     // Lock, then clean up, then plan: temporaries a killed build left take disk space the plan
@@ -964,16 +964,13 @@ pub fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()>
     let (binary, options) = identity(config);
     let binaries = cluster.all_gather(binary)?;
     let optionses = cluster.all_gather(options)?;
-    let differ = |all: &[u64]| -> Vec<String> { all.iter().enumerate().filter(|(_, &x)| x != all[0]).map(|(r, _)| r.to_string()).collect() };
+    let differ = |all: &[u64]| -> Vec<usize> { all.iter().enumerate().filter(|(_, &x)| x != all[0]).map(|(r, _)| r).collect() };
     let (b, o) = (differ(&binaries), differ(&optionses));
     if !b.is_empty() {
-        return Err(Error::Cluster(format!("ranks {} run another oware binary than rank 0; install one build on every node", b.join(", "))));
+        return Err(Error::Cluster(ClusterError::ForeignBinary { ranks: b }));
     }
     if !o.is_empty() {
-        return Err(Error::Cluster(format!(
-            "ranks {} were given other options (or see other directories) than rank 0; run one command line on every rank",
-            o.join(", ")
-        )));
+        return Err(Error::Cluster(ClusterError::OtherOptions { ranks: o }));
     }
     Ok(())
 }
@@ -1003,10 +1000,10 @@ pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &
     }
     check_identity(config, cluster)?;
     if config.bounds {
-        return Err(Error::Usage("--bounds is built by one process: build the values with mpirun, then run `oware build --bounds` without it".into()));
+        return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {} ranks", cluster.size())));
     }
     if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
     let (ranks, me) = (cluster.size(), cluster.rank());
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
@@ -1400,10 +1397,7 @@ impl BuildLock {
             use std::os::unix::io::AsRawFd;
             // SAFETY: a plain system call on a file descriptor we own.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                return Err(Error::io(
-                    &path,
-                    std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory; wait for it or use another --dir"),
-                ));
+                return Err(Error::io(&path, std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory")));
             }
         }
         Ok(BuildLock { _file: file })

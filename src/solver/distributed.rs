@@ -166,7 +166,7 @@ pub fn solve_share(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
         };
         if stops > 0 {
             failure.take()?;
-            return Err(if stop { Error::Interrupted } else { Error::Cluster("another rank stopped".into()) });
+            return Err(if stop { Error::Interrupted } else { Error::Cluster(crate::error::ClusterError::PeerStopped) });
         }
         Ok(more > 0)
     };
