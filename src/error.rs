@@ -1,4 +1,6 @@
-//! Typed errors of the library, each with a distinct process exit code for the CLI.
+//! Typed errors of the library, each of an [`ErrorKind`]: the category a program acts on (the
+//! `oware` program maps kinds to exit codes, the Python binding to exception classes, the C
+//! library to return codes, each in one place).
 //!
 //! Error payloads are data (layer numbers, paths, expected and found values, raw bytes as
 //! numbers), not preformatted sentences, so a program can act on them; `Display` renders them
@@ -13,6 +15,7 @@ use crate::rules::Ruleset;
 /// Everything that can go wrong in the library. No variant is a panic in disguise: each names the
 /// problem (and the file, position or layer involved) so a user can act on it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A position given by the user could not be understood or is not a legal Oware board.
     #[error("invalid position: {0}")]
@@ -50,8 +53,8 @@ pub enum Error {
         rules: Ruleset,
     },
 
-    /// A layer's forced-capture bounds have not been built (`oware build --bounds`).
-    #[error("the forced-capture bounds of layer {layer} of {rules} are not built in {} (build them with `oware build --bounds`)", .dir.display())]
+    /// A layer's forced-capture bounds have not been built.
+    #[error("the forced-capture bounds of layer {layer} of {rules} are not built in {}", .dir.display())]
     BoundsMissing {
         /// The layer.
         layer: u32,
@@ -216,7 +219,78 @@ pub enum Error {
     /// A distributed build failed between ranks: a transport error, or ranks that disagree
     /// (another binary, other options).
     #[error("distributed build: {0}")]
-    Cluster(String),
+    Cluster(ClusterError),
+}
+
+/// What went wrong between the ranks of a distributed build, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// A rank of an in-process (thread) cluster left it: it takes part in no more operations.
+    RankLeft,
+    /// Another rank stopped (interrupted or failed) and told the others at an agreement point.
+    PeerStopped,
+    /// These ranks run another `oware` binary than rank 0.
+    ForeignBinary {
+        /// The ranks that differ from rank 0.
+        ranks: Vec<usize>,
+    },
+    /// These ranks were given other options (or see other directories) than rank 0.
+    OtherOptions {
+        /// The ranks that differ from rank 0.
+        ranks: Vec<usize>,
+    },
+    /// MPI was initialised before the cluster was made.
+    AlreadyInitialised,
+    /// The MPI library does not offer `MPI_THREAD_FUNNELED`.
+    NoFunneledThreading {
+        /// The threading level it offers.
+        offered: String,
+    },
+    /// An exchange between ranks would move more than 2^31 elements (MPI's counts are `int`).
+    ExchangeTooLarge {
+        /// Which count passed the limit.
+        part: ExchangePart,
+    },
+}
+
+/// Which count of an exchange between ranks passed a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExchangePart {
+    /// What one rank sends to one rank.
+    ToOneRank,
+    /// What one rank sends in all.
+    InAll,
+    /// What one rank receives in all.
+    Received,
+}
+
+impl fmt::Display for ExchangePart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ExchangePart::ToOneRank => "to one rank",
+            ExchangePart::InAll => "in all",
+            ExchangePart::Received => "received",
+        })
+    }
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |r: &[usize]| r.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+        match self {
+            ClusterError::RankLeft => f.write_str("a rank of the thread cluster has left"),
+            ClusterError::PeerStopped => f.write_str("another rank stopped"),
+            ClusterError::ForeignBinary { ranks } => write!(f, "ranks {} run another oware binary than rank 0", list(ranks)),
+            ClusterError::OtherOptions { ranks } => {
+                write!(f, "ranks {} were given other options (or see other directories) than rank 0", list(ranks))
+            }
+            ClusterError::AlreadyInitialised => f.write_str("MPI was already initialised"),
+            ClusterError::NoFunneledThreading { offered } => write!(f, "the MPI library offers only {offered} threading, not Funneled"),
+            ClusterError::ExchangeTooLarge { part } => write!(f, "an exchange of more than 2^31 elements {part}"),
+        }
+    }
 }
 
 fn not_in_layer_reason(layer: u32, stones: u32) -> String {
@@ -233,6 +307,7 @@ fn board_text(b: &[u8; 12]) -> String {
 
 /// Which part of the input a position error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Part {
     /// The whole position (12 counts).
     Position,
@@ -260,6 +335,7 @@ impl fmt::Display for Part {
 
 /// What is wrong with a position given as text, as data.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PositionError {
     /// The wrong number of counts.
     WrongCount {
@@ -386,6 +462,7 @@ const MAX: u32 = crate::rules::TOTAL_STONES;
 
 /// Which memory limit a build is held to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryLimit {
     /// The limit given by the caller (`--max-memory`).
     Given,
@@ -407,6 +484,7 @@ impl fmt::Display for MemoryLimit {
 
 /// What a path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FileKind {
     /// A regular file.
     File,
@@ -464,6 +542,7 @@ impl FileKind {
 
 /// What is wrong with a damaged layer file: the first problem found, as data.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Damage {
     /// The file has no bytes.
     Empty,
@@ -665,35 +744,117 @@ impl fmt::Display for Damage {
     }
 }
 
-impl Error {
-    /// The process exit code for this error. Stable; documented in the README.
-    ///
-    /// | code | meaning |
-    /// |---|---|
-    /// | 1 | internal error |
-    /// | 2 | bad command line (also clap's own usage errors) |
-    /// | 3 | invalid position or board index |
-    /// | 4 | layer not built |
-    /// | 5 | damaged layer file |
-    /// | 6 | a layer file of another ruleset or another layer |
-    /// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
-    /// | 8 | verification found wrong values |
-    /// | 9 | not enough memory |
-    /// | 10 | distributed build: ranks disagree or their transport failed |
-    /// | 130 | interrupted |
-    pub fn exit_code(&self) -> i32 {
+/// The category of an [`Error`]: what a program acts on. Stable: [`ErrorKind::as_str`] names
+/// it in JSON documents, and the `oware` program, the Python binding and the C library each map
+/// it (once) to an exit code, an exception class, a return code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A request that cannot be served as asked (bad argument combination, unsupported format).
+    Usage,
+    /// A position that cannot be understood or is not a legal board.
+    InvalidPosition,
+    /// A board looked up in a layer it is not in.
+    NotInLayer,
+    /// An index past the end of a layer.
+    IndexOutOfRange,
+    /// A layer is not built (or a published `scores.N` is absent).
+    LayerMissing,
+    /// A layer's forced-capture bounds are not built.
+    BoundsMissing,
+    /// A damaged layer file.
+    Damaged,
+    /// A file of another ruleset or another layer.
+    Foreign,
+    /// An operating-system error on a file or directory, a path that is not a regular file, or
+    /// not enough disk space.
+    Io,
+    /// Standard output or standard error could not be written.
+    Output,
+    /// Not enough memory.
+    OutOfMemory,
+    /// Worker threads could not be started.
+    Threads,
+    /// Values or bounds that do not follow from their children (`verify`, a build's checks).
+    VerificationFailed,
+    /// The ranks of a distributed build disagree or their transport failed.
+    Cluster,
+    /// Interrupted before the work finished.
+    Interrupted,
+    /// A failure inside the program that no input explains.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 16] = [
+        ErrorKind::Usage,
+        ErrorKind::InvalidPosition,
+        ErrorKind::NotInLayer,
+        ErrorKind::IndexOutOfRange,
+        ErrorKind::LayerMissing,
+        ErrorKind::BoundsMissing,
+        ErrorKind::Damaged,
+        ErrorKind::Foreign,
+        ErrorKind::Io,
+        ErrorKind::Output,
+        ErrorKind::OutOfMemory,
+        ErrorKind::Threads,
+        ErrorKind::VerificationFailed,
+        ErrorKind::Cluster,
+        ErrorKind::Interrupted,
+        ErrorKind::Internal,
+    ];
+
+    /// The kind's stable name, as JSON documents give it (`"invalid_position"`, ...).
+    pub fn as_str(self) -> &'static str {
         match self {
-            Error::Internal(_) => 1,
-            Error::Usage(_) => 2,
-            Error::InvalidPosition(_) | Error::NotInLayer { .. } | Error::IndexOutOfRange { .. } => 3,
-            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } | Error::BoundsMissing { .. } => 4,
-            Error::Corrupt { .. } => 5,
-            Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => 6,
-            Error::Io { .. } | Error::NotAFile { .. } | Error::Output { .. } | Error::DiskSpace { .. } | Error::Threads { .. } => 7,
-            Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => 8,
-            Error::OutOfMemory { .. } => 9,
-            Error::Cluster(_) => 10,
-            Error::Interrupted => 130,
+            ErrorKind::Usage => "usage",
+            ErrorKind::InvalidPosition => "invalid_position",
+            ErrorKind::NotInLayer => "not_in_layer",
+            ErrorKind::IndexOutOfRange => "index_out_of_range",
+            ErrorKind::LayerMissing => "layer_missing",
+            ErrorKind::BoundsMissing => "bounds_missing",
+            ErrorKind::Damaged => "damaged_file",
+            ErrorKind::Foreign => "foreign_file",
+            ErrorKind::Io => "io",
+            ErrorKind::Output => "output",
+            ErrorKind::OutOfMemory => "out_of_memory",
+            ErrorKind::Threads => "threads",
+            ErrorKind::VerificationFailed => "verification_failed",
+            ErrorKind::Cluster => "cluster",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Error {
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidPosition(_) => ErrorKind::InvalidPosition,
+            Error::NotInLayer { .. } => ErrorKind::NotInLayer,
+            Error::IndexOutOfRange { .. } => ErrorKind::IndexOutOfRange,
+            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => ErrorKind::LayerMissing,
+            Error::BoundsMissing { .. } => ErrorKind::BoundsMissing,
+            Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => ErrorKind::Foreign,
+            Error::Corrupt { .. } => ErrorKind::Damaged,
+            Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => ErrorKind::Io,
+            Error::Output { .. } => ErrorKind::Output,
+            Error::OutOfMemory { .. } => ErrorKind::OutOfMemory,
+            Error::Threads { .. } => ErrorKind::Threads,
+            Error::Interrupted => ErrorKind::Interrupted,
+            Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => ErrorKind::VerificationFailed,
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::Internal(_) => ErrorKind::Internal,
+            Error::Cluster(_) => ErrorKind::Cluster,
         }
     }
 
@@ -710,3 +871,115 @@ impl Error {
 
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of every variant with the kind it must have (the match in [`Error::kind`] is
+    /// exhaustive; this pins each variant's kind, which the exit codes, JSON kinds, Python
+    /// exceptions and C codes are derived from).
+    fn every_variant() -> Vec<(Error, ErrorKind)> {
+        let io = || std::io::Error::other("x");
+        let p = || PathBuf::from("p");
+        vec![
+            (Error::InvalidPosition(PositionError::TooManyStones { total: 49 }), ErrorKind::InvalidPosition),
+            (Error::NotInLayer { layer: 3, stones: 4 }, ErrorKind::NotInLayer),
+            (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
+            (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
+            (Error::BoundsMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
+            (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
+            (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
+            (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
+            (Error::Corrupt { path: p(), damage: Damage::Empty }, ErrorKind::Damaged),
+            (Error::NotAFile { path: p(), found: FileKind::Fifo, expected: FileKind::File }, ErrorKind::Io),
+            (Error::Io { path: p(), source: io() }, ErrorKind::Io),
+            (Error::Output { stream: "stdout", source: io() }, ErrorKind::Output),
+            (Error::OutOfMemory { layer: 30, needed: 2, available: 1, limit: MemoryLimit::Given }, ErrorKind::OutOfMemory),
+            (Error::DiskSpace { path: p(), what: "layer 30".into(), needed: 2, available: 1 }, ErrorKind::Io),
+            (Error::Threads { threads: 4, reason: "no".into() }, ErrorKind::Threads),
+            (Error::Interrupted, ErrorKind::Interrupted),
+            (Error::Internal("x".into()), ErrorKind::Internal),
+            (Error::VerifyFailed { wrong_values: 1, failed_facts: 0 }, ErrorKind::VerificationFailed),
+            (Error::SpotCheck { layer: 3, index: 0, board: [0; 12], stored: 1, derived: 0 }, ErrorKind::VerificationFailed),
+            (Error::BoundsCheck { layer: 3, detail: "x".into() }, ErrorKind::VerificationFailed),
+            (Error::Usage("x".into()), ErrorKind::Usage),
+            (Error::Cluster(ClusterError::PeerStopped), ErrorKind::Cluster),
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_kind() {
+        for (e, kind) in every_variant() {
+            // A new variant must be added to `every_variant` (this match fails to compile).
+            match &e {
+                Error::InvalidPosition(_)
+                | Error::NotInLayer { .. }
+                | Error::IndexOutOfRange { .. }
+                | Error::LayerMissing { .. }
+                | Error::BoundsMissing { .. }
+                | Error::PublishedLayerMissing { .. }
+                | Error::RulesetMismatch { .. }
+                | Error::LayerMismatch { .. }
+                | Error::Corrupt { .. }
+                | Error::NotAFile { .. }
+                | Error::Io { .. }
+                | Error::Output { .. }
+                | Error::OutOfMemory { .. }
+                | Error::DiskSpace { .. }
+                | Error::Threads { .. }
+                | Error::Interrupted
+                | Error::Internal(_)
+                | Error::VerifyFailed { .. }
+                | Error::SpotCheck { .. }
+                | Error::BoundsCheck { .. }
+                | Error::Usage(_)
+                | Error::Cluster(_) => {}
+            }
+            assert_eq!(e.kind(), kind, "{e:?}");
+        }
+        // Every kind is some variant's.
+        for k in ErrorKind::ALL {
+            assert!(every_variant().iter().any(|(_, kind)| *kind == k), "{k:?} is no variant's kind");
+        }
+    }
+
+    #[test]
+    fn kind_names_are_stable_and_distinct() {
+        let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "usage",
+                "invalid_position",
+                "not_in_layer",
+                "index_out_of_range",
+                "layer_missing",
+                "bounds_missing",
+                "damaged_file",
+                "foreign_file",
+                "io",
+                "output",
+                "out_of_memory",
+                "threads",
+                "verification_failed",
+                "cluster",
+                "interrupted",
+                "internal"
+            ]
+        );
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
+    }
+
+    #[test]
+    fn cluster_messages() {
+        assert_eq!(Error::Cluster(ClusterError::PeerStopped).to_string(), "distributed build: another rank stopped");
+        assert_eq!(ClusterError::OtherOptions { ranks: vec![2, 5] }.to_string(), "ranks 2, 5 were given other options (or see other directories) than rank 0");
+        assert_eq!(ClusterError::ForeignBinary { ranks: vec![1] }.to_string(), "ranks 1 run another oware binary than rank 0");
+        assert_eq!(ClusterError::ExchangeTooLarge { part: ExchangePart::ToOneRank }.to_string(), "an exchange of more than 2^31 elements to one rank");
+        assert_eq!(ClusterError::NoFunneledThreading { offered: "Single".into() }.to_string(), "the MPI library offers only Single threading, not Funneled");
+    }
+}

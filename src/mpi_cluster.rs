@@ -11,7 +11,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Count;
 
-use crate::error::{Error, Result};
+use crate::error::{ClusterError, Error, ExchangePart, Result};
 use crate::solver::cluster::{Cluster, Received};
 
 /// The ranks of the MPI job this process belongs to.
@@ -39,10 +39,9 @@ impl MpiCluster {
     /// [`Error::Cluster`] when MPI was already initialised or does not offer
     /// `MPI_THREAD_FUNNELED`.
     pub fn init() -> Result<MpiCluster> {
-        let (universe, threading) =
-            mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or_else(|| Error::Cluster("MPI was already initialised".into()))?;
+        let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Funneled).ok_or(Error::Cluster(ClusterError::AlreadyInitialised))?;
         if threading < mpi::Threading::Funneled {
-            return Err(Error::Cluster(format!("the MPI library offers only {threading:?} threading, not Funneled")));
+            return Err(Error::Cluster(ClusterError::NoFunneledThreading { offered: format!("{threading:?}") }));
         }
         let world = universe.world();
         let (rank, size) = (world.rank() as usize, world.size() as usize);
@@ -56,15 +55,15 @@ impl MpiCluster {
     }
 
     fn exchange<T: Equivalence + Copy + Default>(&self, send: &[Vec<T>]) -> Result<Received<T>> {
-        let too_many = |what: &str| Error::Cluster(format!("an exchange of more than 2^31 elements {what} (use more ranks or a smaller --max-memory)"));
-        let counts: Vec<Count> = send.iter().map(|v| Count::try_from(v.len()).map_err(|_| too_many("to one rank"))).collect::<Result<_>>()?;
+        let too_many = |part: ExchangePart| Error::Cluster(ClusterError::ExchangeTooLarge { part });
+        let counts: Vec<Count> = send.iter().map(|v| Count::try_from(v.len()).map_err(|_| too_many(ExchangePart::ToOneRank))).collect::<Result<_>>()?;
         let mut received = vec![0 as Count; self.size];
         self.world.all_to_all_into(&counts[..], &mut received[..]);
         let displs = |c: &[Count]| -> Result<Vec<Count>> {
             let mut at: i64 = 0;
             c.iter()
                 .map(|&x| {
-                    let d = Count::try_from(at).map_err(|_| too_many("in all"))?;
+                    let d = Count::try_from(at).map_err(|_| too_many(ExchangePart::InAll))?;
                     at += i64::from(x);
                     Ok(d)
                 })
@@ -78,7 +77,7 @@ impl MpiCluster {
             flat.extend_from_slice(v);
         }
         let total: usize = received.iter().map(|&c| c as usize).sum();
-        Count::try_from(total).map_err(|_| too_many("received"))?;
+        Count::try_from(total).map_err(|_| too_many(ExchangePart::Received))?;
         let mut data: Vec<T> = Vec::with_capacity(total.max(1));
         data.resize(total, T::default());
         {

@@ -7,6 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use oware::error::{ClusterError, ErrorKind};
 use oware::index::layer_size;
 use oware::progress::Progress;
 use oware::rules::Ruleset;
@@ -190,7 +191,7 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
         // Every rank stops (none waits forever): rank 0 interrupted, the others told.
         assert!(matches!(results[0], Err(oware::Error::Interrupted)), "{results:?}");
         for r in &results[1..] {
-            assert!(matches!(r, Err(oware::Error::Cluster(_))), "{results:?}");
+            assert!(matches!(r, Err(oware::Error::Cluster(ClusterError::PeerStopped))), "{results:?}");
         }
         let saved = (0..ranks).filter(|r| work.path().join(format!("rank-{r}/checkpoint.bin")).exists()).count();
         assert!(saved == 0 || saved == ranks, "stop at {stop_at}: {saved} of {ranks} ranks saved");
@@ -287,9 +288,10 @@ fn ranks_with_other_options_are_refused_at_start() {
     let results = build_on_threads(3, |r| config(dir.path(), Ruleset::Awari, if r == 2 { 9 } else { 8 }));
     for r in &results {
         match r {
-            Err(e @ oware::Error::Cluster(m)) => {
-                assert!(m.contains("ranks 2 were given other options"), "{m}");
-                assert_eq!(e.exit_code(), 10);
+            Err(e @ oware::Error::Cluster(ClusterError::OtherOptions { ranks })) => {
+                assert_eq!(ranks, &[2], "{e}");
+                assert!(e.to_string().contains("ranks 2 were given other options"), "{e}");
+                assert_eq!(e.kind(), ErrorKind::Cluster);
             }
             other => panic!("{other:?}"),
         }

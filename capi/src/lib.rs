@@ -16,6 +16,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use oware_core::error::ErrorKind;
 use oware_core::probe::Database;
 use oware_core::storage::{DatabaseDir, Format};
 use oware_core::{Error, Position, Ruleset};
@@ -50,13 +51,24 @@ fn remember(message: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = message);
 }
 
+/// The return code of an error of kind `kind`: the C library's one table (the codes are the
+/// `oware` command's exit codes for these kinds; any other kind is [`OWARE_INTERNAL`]).
+fn code(kind: ErrorKind) -> c_int {
+    match kind {
+        ErrorKind::Usage => OWARE_BAD_ARGUMENT,
+        ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => OWARE_INVALID_POSITION,
+        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => OWARE_MISSING_LAYER,
+        ErrorKind::Damaged => OWARE_DAMAGED,
+        ErrorKind::Foreign => OWARE_RULESET_MISMATCH,
+        ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => OWARE_IO,
+        _ => OWARE_INTERNAL,
+    }
+}
+
 /// The code for an error, its message remembered.
 fn fail(e: &Error) -> c_int {
     remember(e.to_string());
-    match e.exit_code() {
-        c @ 1..=7 => c,
-        _ => OWARE_INTERNAL,
-    }
+    code(e.kind())
 }
 
 fn bad_argument(what: &str) -> c_int {

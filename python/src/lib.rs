@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use numpy::ndarray::ArrayView2;
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
+use oware_core::error::ErrorKind;
 use oware_core::line::PvEnd;
 use oware_core::probe::Database as Probe;
 use oware_core::storage::{DatabaseDir, Format};
@@ -26,13 +27,14 @@ fn py_err(e: &OwareError) -> PyErr {
     py_err_msg(e, e.to_string())
 }
 
-/// The Python exception class of an error, with message `msg`.
+/// The Python exception of an error, with message `msg`: the one table from error kinds to
+/// exception classes (`oware.Error` for any kind without a class of its own).
 fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
-    match e.exit_code() {
-        3 => InvalidPosition::new_err(msg),
-        4 => MissingLayer::new_err(msg),
-        5 => DamagedFile::new_err(msg),
-        6 => RulesetMismatch::new_err(msg),
+    match e.kind() {
+        ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => InvalidPosition::new_err(msg),
+        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => MissingLayer::new_err(msg),
+        ErrorKind::Damaged => DamagedFile::new_err(msg),
+        ErrorKind::Foreign => RulesetMismatch::new_err(msg),
         _ => Error::new_err(msg),
     }
 }

@@ -148,3 +148,35 @@ def test_threads_share_a_database(db):
     with ThreadPoolExecutor(4) as ex:
         results = list(ex.map(lambda _: db.value(PUBLISHED), range(200)))
     assert results == [0] * 200
+
+
+def test_exception_classes_follow_error_kinds(db_dir, tmp_path):
+    # Mover-first: 4 stones in pit 0, no capture possible, so only layer 4 is opened.
+    four = [4] + [0] * 11
+    # A file holding another layer: the class of a file of another ruleset (a foreign file).
+    other = tmp_path / "other" / "awari"
+    other.mkdir(parents=True)
+    shutil.copy(db_dir / "awari" / "layer-03.owdb", other / "layer-04.owdb")
+    with pytest.raises(oware.RulesetMismatch, match="expected layer 4"):
+        oware.Database(other.parent).value(four)
+    # A truncated layer file: damaged.
+    short = tmp_path / "short" / "awari"
+    short.mkdir(parents=True)
+    data = (db_dir / "awari" / "layer-04.owdb").read_bytes()
+    (short / "layer-04.owdb").write_bytes(data[: len(data) - 1])
+    with pytest.raises(oware.DamagedFile, match="layer-04.owdb"):
+        oware.Database(short.parent).value(four)
+    # A published directory without the layer: missing, as a native one.
+    vu = tmp_path / "vu"
+    vu.mkdir()
+    (vu / "scores.0").write_bytes(b"")
+    with pytest.raises(oware.MissingLayer, match="scores.4"):
+        oware.Database(vu).value(four)
+    # A directory where the layer file should be: an I/O error, of the base class only.
+    odd = tmp_path / "odd" / "awari" / "layer-04.owdb"
+    odd.mkdir(parents=True)
+    with pytest.raises(oware.Error, match="a directory") as e:
+        oware.Database(odd.parent.parent).value(four)
+    assert type(e.value) is oware.Error
+    for cls in (oware.InvalidPosition, oware.MissingLayer, oware.DamagedFile, oware.RulesetMismatch):
+        assert issubclass(cls, oware.Error)

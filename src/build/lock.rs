@@ -29,7 +29,7 @@ impl BuildLock {
         if crate::sys::lock_exclusive(&file).is_err() {
             return Err(Error::io(
                 &path,
-                std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory; wait for it or use another --dir"),
+                std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory"),
             ));
         }
         Ok(BuildLock { _file: file })

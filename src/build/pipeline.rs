@@ -13,7 +13,7 @@ use super::lock::BuildLock;
 use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan};
 use super::stats::{count_released, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
-use crate::error::{Error, Result};
+use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
@@ -69,16 +69,13 @@ pub fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()>
     let (binary, options) = identity(config);
     let binaries = cluster.all_gather(binary)?;
     let optionses = cluster.all_gather(options)?;
-    let differ = |all: &[u64]| -> Vec<String> { all.iter().enumerate().filter(|(_, &x)| x != all[0]).map(|(r, _)| r.to_string()).collect() };
+    let differ = |all: &[u64]| -> Vec<usize> { all.iter().enumerate().filter(|(_, &x)| x != all[0]).map(|(r, _)| r).collect() };
     let (b, o) = (differ(&binaries), differ(&optionses));
     if !b.is_empty() {
-        return Err(Error::Cluster(format!("ranks {} run another oware binary than rank 0; install one build on every node", b.join(", "))));
+        return Err(Error::Cluster(ClusterError::ForeignBinary { ranks: b }));
     }
     if !o.is_empty() {
-        return Err(Error::Cluster(format!(
-            "ranks {} were given other options (or see other directories) than rank 0; run one command line on every rank",
-            o.join(", ")
-        )));
+        return Err(Error::Cluster(ClusterError::OtherOptions { ranks: o }));
     }
     Ok(())
 }
@@ -107,11 +104,11 @@ pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &
     if ranks > 1 {
         check_identity(config, cluster)?;
         if config.bounds {
-            return Err(Error::Usage("--bounds is built by one process: build the values with mpirun, then run `oware build --bounds` without it".into()));
+            return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {ranks} ranks")));
         }
     }
     if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     // Lock, then clean up, then plan: temporaries a killed build left take disk space the plan

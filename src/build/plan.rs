@@ -326,7 +326,7 @@ pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
 pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Result<BuildPlan> {
     let ranks = ranks.max(1);
     if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("--max-stones is at most {MAX_STONES}, not {}", config.max_stones)));
+        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     let (limit, given) = match config.max_memory {

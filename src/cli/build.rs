@@ -601,6 +601,13 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         build::check_plan(&plan)?;
         return take_output_error(&display);
     }
+    if a.bounds {
+        // The library refuses too (a usage error); refused here, the message can name the options.
+        note(&format!(
+            "rank {rank} of {ranks}: error: --bounds is built by one process: build the values with mpirun, then run `oware build --bounds` without it; ending the job"
+        ));
+        cluster.abort(super::exit_code(oware::error::ErrorKind::Usage));
+    }
     let start = std::time::Instant::now();
     let result = build::build_with(config, observer, &cluster);
     display.clear();
@@ -608,13 +615,16 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         Ok(s) => s,
         // Every rank stopped at the same point: a clean end.
         Err(e @ Error::Interrupted) => return Err(e),
-        Err(Error::Cluster(m)) if m == "another rank stopped" => {
+        Err(Error::Cluster(oware::error::ClusterError::PeerStopped)) => {
             drop(cluster);
-            std::process::exit(Error::Interrupted.exit_code());
+            std::process::exit(super::exit_code(oware::error::ErrorKind::Interrupted));
         }
         Err(e) => {
             note(&format!("rank {rank} of {ranks}: error: {e}; ending the job"));
-            cluster.abort(e.exit_code());
+            if let Some(h) = super::hint(&e) {
+                note(&format!("rank {rank} of {ranks}: hint: {h}"));
+            }
+            cluster.abort(super::exit_code(e.kind()));
         }
     };
     if rank == 0 {

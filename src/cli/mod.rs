@@ -1,10 +1,11 @@
 //! Command-line interface: argument parsing and dispatch. Results go to stdout, messages and
-//! progress to stderr; every failure maps to the exit code of its [`oware::Error`].
+//! progress to stderr; every failure maps to the exit code of its kind ([`exit_code`]).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use oware::error::{ClusterError, ErrorKind};
 use oware::position::Side;
 use oware::storage::{DatabaseDir, Format};
 use oware::{Error, Position, Result, Ruleset};
@@ -313,7 +314,41 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Advice for the user after an error: what to run or do next.
+/// The process exit code of an error of kind `kind`: the one table of exit codes, documented in
+/// the README ("Exit codes"). Besides these, 0 is success and 141 a closed stdout.
+///
+/// | code | kinds |
+/// |---|---|
+/// | 1 | internal error (and any kind this program does not know) |
+/// | 2 | usage: a bad command line (also clap's own usage errors) |
+/// | 3 | invalid position, a board not in its layer, an index past a layer's end |
+/// | 4 | a layer (or its bounds) not built |
+/// | 5 | a damaged layer file |
+/// | 6 | a file of another ruleset or another layer |
+/// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
+/// | 8 | verification found wrong values (or bounds) |
+/// | 9 | not enough memory |
+/// | 10 | distributed build: ranks disagree or their transport failed |
+/// | 130 | interrupted |
+pub fn exit_code(kind: ErrorKind) -> i32 {
+    match kind {
+        ErrorKind::Internal => 1,
+        ErrorKind::Usage => 2,
+        ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => 3,
+        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => 4,
+        ErrorKind::Damaged => 5,
+        ErrorKind::Foreign => 6,
+        ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => 7,
+        ErrorKind::VerificationFailed => 8,
+        ErrorKind::OutOfMemory => 9,
+        ErrorKind::Cluster => 10,
+        ErrorKind::Interrupted => 130,
+        _ => 1,
+    }
+}
+
+/// Advice for the user after an error: what to run or do next. The library's messages give
+/// none (they name no command or option of this program); the program adds it here.
 pub fn hint(e: &Error) -> Option<String> {
     match e {
         Error::LayerMissing { layer, dir, rules } => {
@@ -334,6 +369,9 @@ pub fn hint(e: &Error) -> Option<String> {
                     oware::units::human_bytes(total),
                 ))
             }
+        }
+        Error::BoundsMissing { layer, dir, rules } => {
+            Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --bounds`", dir_option(dir)))
         }
         Error::PublishedLayerMissing { .. } => Some("a directory of published files needs every scores.N the positions reach".into()),
         Error::Corrupt { path, .. } => {
@@ -357,6 +395,11 @@ pub fn hint(e: &Error) -> Option<String> {
         }
         Error::OutOfMemory { .. } => Some("free memory, or build fewer layers with a smaller --max-stones".into()),
         Error::DiskSpace { .. } => Some("free disk space, or use another --dir".into()),
+        // Only the build's lock is refused this way (`flock` with `LOCK_NB`).
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::WouldBlock => Some("wait for it or use another --dir".into()),
+        Error::Cluster(ClusterError::ForeignBinary { .. }) => Some("install one build on every node".into()),
+        Error::Cluster(ClusterError::OtherOptions { .. }) => Some("run one command line on every rank".into()),
+        Error::Cluster(ClusterError::ExchangeTooLarge { .. }) => Some("use more ranks or a smaller --max-memory".into()),
         Error::Interrupted => Some("rerun the same command (a build resumes from its finished layers)".into()),
         _ => None,
     }
@@ -408,13 +451,13 @@ fn report(e: &Error) -> i32 {
     }
     if matches!(e, Error::Interrupted) {
         output::note("interrupted: rerun the same command to resume (a build keeps its finished layers)");
-        return e.exit_code();
+        return exit_code(e.kind());
     }
     output::note(&format!("error: {e}"));
     if let Some(h) = hint(e) {
         output::note(&format!("hint: {h}"));
     }
-    e.exit_code()
+    exit_code(e.kind())
 }
 
 /// Arguments of `oware completions`.
@@ -463,6 +506,63 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn exit_codes_are_the_documented_ones() {
+        let table = [
+            (ErrorKind::Internal, 1),
+            (ErrorKind::Usage, 2),
+            (ErrorKind::InvalidPosition, 3),
+            (ErrorKind::NotInLayer, 3),
+            (ErrorKind::IndexOutOfRange, 3),
+            (ErrorKind::LayerMissing, 4),
+            (ErrorKind::BoundsMissing, 4),
+            (ErrorKind::Damaged, 5),
+            (ErrorKind::Foreign, 6),
+            (ErrorKind::Io, 7),
+            (ErrorKind::Output, 7),
+            (ErrorKind::Threads, 7),
+            (ErrorKind::VerificationFailed, 8),
+            (ErrorKind::OutOfMemory, 9),
+            (ErrorKind::Cluster, 10),
+            (ErrorKind::Interrupted, 130),
+        ];
+        for k in ErrorKind::ALL {
+            let code = table.iter().find(|(kind, _)| *kind == k).map(|&(_, c)| c);
+            assert_eq!(Some(exit_code(k)), code, "{k:?}");
+        }
+        // The README's table ("Exit codes") lists exactly these codes, with 0 (success) and 141
+        // (a closed stdout).
+        let readme = include_str!("../../README.md");
+        let section = readme.split("\n## Exit codes\n").nth(1).expect("the README has an exit code table");
+        let documented: std::collections::BTreeSet<i32> = section
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.trim_start_matches('|').split('|').next()?.trim().parse().ok())
+            .collect();
+        let mut ours: std::collections::BTreeSet<i32> = ErrorKind::ALL.iter().map(|&k| exit_code(k)).collect();
+        ours.extend([0, 141]);
+        assert_eq!(documented, ours);
+    }
+
+    #[test]
+    fn hints_name_the_options_the_library_does_not() {
+        let e = Error::BoundsMissing { layer: 4, dir: PathBuf::from("/tmp/db/abapa"), rules: Ruleset::Abapa(oware::rules::GrandSlam::NoCapture) };
+        assert!(!e.to_string().contains("oware") && !e.to_string().contains("--"), "{e}");
+        assert_eq!(hint(&e).unwrap(), "build them with `oware build --rules abapa --max-stones 4 --dir /tmp/db --bounds`");
+        let e = Error::Cluster(ClusterError::OtherOptions { ranks: vec![2] });
+        assert_eq!(hint(&e).unwrap(), "run one command line on every rank");
+        let e = Error::Cluster(ClusterError::ForeignBinary { ranks: vec![1, 3] });
+        assert_eq!(e.to_string(), "distributed build: ranks 1, 3 run another oware binary than rank 0");
+        assert_eq!(hint(&e).unwrap(), "install one build on every node");
+        let e = Error::Cluster(ClusterError::ExchangeTooLarge { part: oware::error::ExchangePart::InAll });
+        assert!(hint(&e).unwrap().contains("--max-memory"));
+        assert_eq!(hint(&Error::Cluster(ClusterError::PeerStopped)), None);
+        let locked = Error::io("/tmp/db/awari/.lock", std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory"));
+        assert_eq!(hint(&locked).unwrap(), "wait for it or use another --dir");
+        assert_eq!(hint(&Error::io("/tmp/x", std::io::Error::other("x"))), None);
     }
 
     #[test]

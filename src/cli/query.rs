@@ -172,29 +172,7 @@ pub struct ErrorDoc<'a> {
 impl ErrorDoc<'_> {
     /// The document of `e`.
     pub fn of(e: &Error) -> ErrorDoc<'static> {
-        ErrorDoc { code: e.exit_code(), kind: error_kind(e), message: e.to_string() }
-    }
-}
-
-/// A stable name for each kind of error.
-pub fn error_kind(e: &Error) -> &'static str {
-    match e {
-        Error::InvalidPosition(_) => "invalid_position",
-        Error::NotInLayer { .. } => "not_in_layer",
-        Error::IndexOutOfRange { .. } => "index_out_of_range",
-        Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => "layer_missing",
-        Error::BoundsMissing { .. } => "bounds_missing",
-        Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => "foreign_file",
-        Error::Corrupt { .. } => "damaged_file",
-        Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => "io",
-        Error::Output { .. } => "output",
-        Error::OutOfMemory { .. } => "out_of_memory",
-        Error::Threads { .. } => "threads",
-        Error::Interrupted => "interrupted",
-        Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => "verification_failed",
-        Error::Usage(_) => "usage",
-        Error::Internal(_) => "internal",
-        Error::Cluster(_) => "cluster",
+        ErrorDoc { code: super::exit_code(e.kind()), kind: e.kind().as_str(), message: e.to_string() }
     }
 }
 
@@ -230,7 +208,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
                     out.json(&ErrorRecord { schema_version: SCHEMA_VERSION, line: line_no, error: ErrorDoc::of(&e) })?;
                 } else {
                     let msg = e.to_string().replace(['\t', '\n', '\r'], " ");
-                    out.line(&format!("error\t{line_no}\t{}\t{msg}", e.exit_code()))?;
+                    out.line(&format!("error\t{line_no}\t{}\t{msg}", super::exit_code(e.kind())))?;
                 }
                 failed += 1;
                 if first_error.is_none() {

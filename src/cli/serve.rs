@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
+use oware::error::ErrorKind;
 use oware::game::Captured;
 use oware::position::{Position, Side};
 use oware::probe::Database;
@@ -95,16 +96,16 @@ pub struct ApiError {
 
 impl ApiError {
     fn bad(message: impl Into<String>) -> ApiError {
-        ApiError { status: StatusCode::BAD_REQUEST, code: Error::Usage(String::new()).exit_code(), kind: "bad_request", message: message.into() }
+        ApiError { status: StatusCode::BAD_REQUEST, code: super::exit_code(ErrorKind::Usage), kind: "bad_request", message: message.into() }
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         let doc = ErrorDoc::of(&e);
-        let status = match &e {
-            Error::InvalidPosition(_) | Error::NotInLayer { .. } | Error::IndexOutOfRange { .. } | Error::Usage(_) => StatusCode::BAD_REQUEST,
-            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } | Error::BoundsMissing { .. } => StatusCode::NOT_FOUND,
+        let status = match e.kind() {
+            ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange | ErrorKind::Usage => StatusCode::BAD_REQUEST,
+            ErrorKind::LayerMissing | ErrorKind::BoundsMissing => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError { status, code: doc.code, kind: doc.kind, message: doc.message }
@@ -223,8 +224,8 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> std::result::Result<T, 
         Ok(r) => r,
         Err(e) => Err(ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: Error::Internal(String::new()).exit_code(),
-            kind: "internal",
+            code: super::exit_code(ErrorKind::Internal),
+            kind: ErrorKind::Internal.as_str(),
             message: format!("internal error while answering: {e}"),
         }),
     }

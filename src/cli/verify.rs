@@ -1,7 +1,7 @@
 //! `oware verify`: checks built layers: file headers and payload checksums, every value
 //! re-derived from its children, and the published facts (`docs/facts.md`) that the layers cover.
 //!
-//! Exit status (see [`oware::Error::exit_code`]):
+//! Exit status (see [`super::exit_code`]):
 //! - 0: every file intact, every value follows from its children, no fact contradicted;
 //! - 8 (`VerifyFailed`): some value does not follow from its children, or a published fact is
 //!   contradicted. Wrong values take precedence over everything else;

@@ -258,7 +258,7 @@ impl ThreadCluster {
 
     fn check(&self) -> Result<()> {
         if self.shared.broken.load(Relaxed) {
-            return Err(Error::Cluster("a rank of the thread cluster has left".into()));
+            return Err(Error::Cluster(crate::error::ClusterError::RankLeft));
         }
         Ok(())
     }

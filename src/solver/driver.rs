@@ -280,7 +280,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         };
         if stops > 0 {
             failure.take()?;
-            return Err(if stop { Error::Interrupted } else { Error::Cluster("another rank stopped".into()) });
+            return Err(if stop { Error::Interrupted } else { Error::Cluster(crate::error::ClusterError::PeerStopped) });
         }
         Ok(more > 0)
     };
