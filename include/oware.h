@@ -32,6 +32,10 @@
 // An I/O or system error.
 #define OWARE_IO 7
 
+// `oware_verify`: some value or bounds entry does not follow from its children, or a published
+// fact is contradicted.
+#define OWARE_VERIFY_FAILED 8
+
 // An open database: a directory and a ruleset. Opaque to C.
 typedef struct oware_db oware_db;
 
@@ -84,6 +88,51 @@ int oware_move_values(const struct oware_db *db,
                       const uint8_t *pits,
                       int8_t *values,
                       uint8_t *legal);
+
+// Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
+// verify --json` does: each layer's header and payload checksum, every value of the layers asked
+// for re-derived from its children, the forced-capture bounds present (all of them with
+// `require_bounds` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
+// may hold native layers, packs or (awari) the published 2002 files, as for `oware_open`.
+//
+// Layers: `first_layer` and `last_layer` both negative for every layer from 0 to the highest on
+// disk (a gap is reported missing); otherwise `first_layer..=last_layer` within 0..48 (the
+// layers below it that they read are checked, not re-derived). `oware verify --max-stones N`
+// is `0, N`.
+//
+// Returns the outcome, as the exit status of `oware verify`: 0 (`OWARE_OK`) when nothing is
+// wrong; otherwise the dominant problem: `OWARE_VERIFY_FAILED` (8, wrong values or a fact
+// contradicted) before `OWARE_DAMAGED` / `OWARE_RULESET_MISMATCH` / `OWARE_IO` (a damaged,
+// foreign or unreadable layer, then bounds file, then the manifest) before
+// `OWARE_MISSING_LAYER` (a layer, then required bounds, absent). The report is then written to
+// `report_json` (`len` bytes, truncated and NUL-terminated; may be NULL) as one JSON object: the
+// fields of `oware verify --json` without `schema_version`, plus `outcome` (`"ok"`,
+// `"wrong_values"`, `"damaged_layer"`, `"damaged_bounds"`, `"manifest_mismatch"`,
+// `"missing_layer"`, `"missing_bounds"`) and `exit_code`; its full length (without the NUL) is
+// stored in `*json_len` (may be NULL): larger than `len - 1` means truncated. The message of the
+// dominant problem is kept for `oware_last_error`.
+//
+// When no report could be made the code is that of the error and `*json_len` is 0:
+// `OWARE_BAD_ARGUMENT` (NULL `dir`, bad UTF-8, unknown ruleset, a bad layer range),
+// `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir` is not
+// a directory).
+//
+// Cost: reads and checksums every layer up to `last_layer` and re-derives every position of
+// the range, in parallel on every core (time grows with the positions re-derived: a long job
+// for large layers); the layers read stay mapped until it returns. Thread-safe; not
+// interruptible.
+//
+// # Safety
+// `dir` and `rules` are NULL or NUL-terminated strings; `report_json` is NULL or points to `len`
+// writable bytes; `json_len` is NULL or points to one writable `size_t`.
+int oware_verify(const char *dir,
+                 const char *rules,
+                 int first_layer,
+                 int last_layer,
+                 int require_bounds,
+                 char *report_json,
+                 size_t len,
+                 size_t *json_len);
 
 // Copies the message of the last failure on the calling thread into `buf` (`len` bytes,
 // truncated, NUL-terminated) and returns the message's full length (0 when nothing failed yet).

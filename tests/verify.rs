@@ -266,3 +266,94 @@ fn explicit_ranges_and_missing_layers() {
     assert_eq!(oware(&["verify", "--dir", s(dir), "--layers", "9..3"]).0, 2);
     assert_eq!(oware(&["verify", "--dir", s(dir), "--rules", "abapa", "--format", "vu"]).0, 2);
 }
+
+/// The directory policy as a library call: the report's entries, summary and outcome, the
+/// outcome's precedence (damage over missing layers), the error it stands for, the JSON, the
+/// observer's calls and cancellation.
+#[test]
+fn verify_directory_reports_entries_outcome_and_precedence() {
+    use oware::progress::Progress;
+    use oware::storage::DatabaseDir;
+    use oware::verify_dir::{verify_directory, BoundsEntry, LayerEntry, LayerStatus, NoObserver, Outcome, VerifyObserver, VerifyOptions};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    build(Ruleset::Awari, 8, dir);
+    let db = DatabaseDir::native(dir, Ruleset::Awari).unwrap();
+
+    let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code(), r.ok), (Outcome::Ok, 0, true));
+    assert_eq!(r.layers_requested, (0, 8));
+    assert_eq!(r.positions_checked, (0..=8).map(layer_size).sum::<u64>());
+    assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.bounds.is_empty() && r.manifest.is_none());
+    assert!(r.summary.starts_with("OK: layers 0..8 of awari"), "{}", r.summary);
+    let doc: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
+    assert_eq!((doc["outcome"].as_str(), doc["exit_code"].as_i64(), doc["ok"].as_bool()), (Some("ok"), Some(0), Some(true)));
+    assert!(r.into_error().is_none());
+
+    // A range: the layers below it that it reads are dependencies.
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false }, &mut NoObserver).unwrap();
+    assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
+    // Bounds required but never built: missing bounds, the last class.
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true }, &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingBounds, 4));
+    assert!(matches!(r.into_error(), Some(oware::Error::BoundsMissing { layer: 0, .. })));
+
+    // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
+    std::fs::remove_file(layer_path(dir, Ruleset::Awari, 5)).unwrap();
+    let path = layer_path(dir, Ruleset::Awari, 8);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let k = bytes.len() - 1;
+    bytes[k] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code(), r.ok), (Outcome::DamagedLayer, 5, false));
+    assert_eq!((r.layers_in("missing"), r.layers_in("damaged"), r.layers_in("not-verified")), (vec![5], vec![8], vec![7]));
+    assert!(matches!(&r.layers[7].status, LayerStatus::Blocked { needs } if needs == &[5]));
+    assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
+    assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
+    // Without layer 8 in the range, the missing layer decides.
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false }, &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingLayer, 4));
+    assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
+
+    // The observer sees every stage in order; a cancelling progress stops with Interrupted.
+    struct Log(Vec<String>, bool);
+    struct Cancel;
+    impl Progress for Cancel {
+        fn cancelled(&self) -> bool {
+            true
+        }
+    }
+    impl VerifyObserver for Log {
+        fn start(&mut self, first: u32, last: u32) {
+            self.0.push(format!("start {first}..{last}"));
+        }
+        fn progress(&mut self, _n: u32) -> Box<dyn Progress> {
+            if self.1 {
+                Box::new(Cancel)
+            } else {
+                Box::new(NoProgress)
+            }
+        }
+        fn layer(&mut self, e: &LayerEntry, earlier: &[LayerEntry]) -> oware::Result<()> {
+            assert_eq!(earlier.len() as u32, e.layer);
+            self.0.push(format!("layer {} {}", e.layer, e.status_name()));
+            Ok(())
+        }
+        fn bounds(&mut self, e: &BoundsEntry) -> oware::Result<()> {
+            self.0.push(format!("bounds {}", e.layer));
+            Ok(())
+        }
+    }
+    let mut log = Log(Vec::new(), false);
+    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false }, &mut log).unwrap();
+    assert_eq!(log.0, ["start 0..4", "layer 0 ok", "layer 1 ok", "layer 2 ok", "layer 3 ok", "layer 4 ok"]);
+    let mut log = Log(Vec::new(), true);
+    assert!(matches!(verify_directory(&db, &VerifyOptions::default(), &mut log), Err(oware::Error::Interrupted)));
+    // Nothing on disk: the missing layer 0, before the observer's start.
+    let empty = tempfile::tempdir().unwrap();
+    let mut log = Log(Vec::new(), false);
+    let e = verify_directory(&DatabaseDir::native(empty.path(), Ruleset::Awari).unwrap(), &VerifyOptions::default(), &mut log).unwrap_err();
+    assert!(matches!(e, oware::Error::LayerMissing { layer: 0, .. }) && log.0.is_empty());
+}

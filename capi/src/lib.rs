@@ -6,7 +6,7 @@
 //! thread-safe: one handle may be probed from any number of threads at once. Return codes are 0
 //! for success or the `oware` command's exit codes: 1 internal error, 2 bad argument (a NULL
 //! pointer, invalid UTF-8, an unknown ruleset), 3 invalid position, 4 layer not built, 5 damaged
-//! file, 6 a file of another ruleset, 7 I/O error. No panic crosses the boundary (each call
+//! file, 6 a file of another ruleset, 7 I/O error, 8 verification failed (`oware_verify`). No panic crosses the boundary (each call
 //! catches one and returns 1). The message of the last failure on the calling thread is kept for
 //! `oware_last_error`.
 
@@ -42,6 +42,9 @@ pub const OWARE_DAMAGED: c_int = 5;
 pub const OWARE_RULESET_MISMATCH: c_int = 6;
 /// An I/O or system error.
 pub const OWARE_IO: c_int = 7;
+/// `oware_verify`: some value or bounds entry does not follow from its children, or a published
+/// fact is contradicted.
+pub const OWARE_VERIFY_FAILED: c_int = 8;
 
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
@@ -242,6 +245,104 @@ pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8,
             Err(e) => fail(&e),
         }
     })
+}
+
+/// Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
+/// verify --json` does: each layer's header and payload checksum, every value of the layers asked
+/// for re-derived from its children, the forced-capture bounds present (all of them with
+/// `require_bounds` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
+/// may hold native layers, packs or (awari) the published 2002 files, as for `oware_open`.
+///
+/// Layers: `first_layer` and `last_layer` both negative for every layer from 0 to the highest on
+/// disk (a gap is reported missing); otherwise `first_layer..=last_layer` within 0..48 (the
+/// layers below it that they read are checked, not re-derived). `oware verify --max-stones N`
+/// is `0, N`.
+///
+/// Returns the outcome, as the exit status of `oware verify`: 0 (`OWARE_OK`) when nothing is
+/// wrong; otherwise the dominant problem: `OWARE_VERIFY_FAILED` (8, wrong values or a fact
+/// contradicted) before `OWARE_DAMAGED` / `OWARE_RULESET_MISMATCH` / `OWARE_IO` (a damaged,
+/// foreign or unreadable layer, then bounds file, then the manifest) before
+/// `OWARE_MISSING_LAYER` (a layer, then required bounds, absent). The report is then written to
+/// `report_json` (`len` bytes, truncated and NUL-terminated; may be NULL) as one JSON object: the
+/// fields of `oware verify --json` without `schema_version`, plus `outcome` (`"ok"`,
+/// `"wrong_values"`, `"damaged_layer"`, `"damaged_bounds"`, `"manifest_mismatch"`,
+/// `"missing_layer"`, `"missing_bounds"`) and `exit_code`; its full length (without the NUL) is
+/// stored in `*json_len` (may be NULL): larger than `len - 1` means truncated. The message of the
+/// dominant problem is kept for `oware_last_error`.
+///
+/// When no report could be made the code is that of the error and `*json_len` is 0:
+/// `OWARE_BAD_ARGUMENT` (NULL `dir`, bad UTF-8, unknown ruleset, a bad layer range),
+/// `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir` is not
+/// a directory).
+///
+/// Cost: reads and checksums every layer up to `last_layer` and re-derives every position of
+/// the range, in parallel on every core (time grows with the positions re-derived: a long job
+/// for large layers); the layers read stay mapped until it returns. Thread-safe; not
+/// interruptible.
+///
+/// # Safety
+/// `dir` and `rules` are NULL or NUL-terminated strings; `report_json` is NULL or points to `len`
+/// writable bytes; `json_len` is NULL or points to one writable `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn oware_verify(
+    dir: *const c_char,
+    rules: *const c_char,
+    first_layer: c_int,
+    last_layer: c_int,
+    require_bounds: c_int,
+    report_json: *mut c_char,
+    len: usize,
+    json_len: *mut usize,
+) -> c_int {
+    use oware_core::verify_dir::{verify_directory, NoObserver, VerifyOptions};
+    let mut json = String::new();
+    let code = guard(|| {
+        // SAFETY: as documented for the caller.
+        let dir = match unsafe { text(dir, "dir") } {
+            Ok(d) => std::path::Path::new(d),
+            Err(c) => return c,
+        };
+        let ruleset: Ruleset = if rules.is_null() {
+            Ruleset::Awari
+        } else {
+            // SAFETY: as documented for the caller.
+            match unsafe { text(rules, "rules") }.map(str::parse::<Ruleset>) {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => return bad_argument(&e),
+                Err(c) => return c,
+            }
+        };
+        let top = oware_core::index::MAX_STONES as c_int;
+        let layers = match (first_layer, last_layer) {
+            (a, b) if a < 0 && b < 0 => None,
+            (a, b) if 0 <= a && a <= b && b <= top => Some(a as u32..=b as u32),
+            (a, b) => return bad_argument(&format!("layers {a}..{b}: give both negative, or 0 <= first <= last <= {top}")),
+        };
+        let options = VerifyOptions { layers, require_bounds: require_bounds != 0 };
+        let published = ruleset == Ruleset::Awari && !dir.join(ruleset.name()).exists() && (dir.join("scores.0").exists() || dir.join("scores.0.zst").exists());
+        let format = if published { Format::Vu } else { Format::Native };
+        let report = match DatabaseDir::new(format, dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
+            Ok(r) => r,
+            Err(e) => return fail(&e),
+        };
+        json = match report.to_json() {
+            Ok(j) => j,
+            Err(e) => return fail(&e),
+        };
+        let code = report.exit_code();
+        if let Some(e) = report.into_error() {
+            remember(e.to_string());
+        }
+        code
+    });
+    // SAFETY: as documented for the caller.
+    unsafe {
+        copy_out(&json, report_json, len);
+        if !json_len.is_null() {
+            *json_len = json.len();
+        }
+    }
+    code
 }
 
 /// Copies the message of the last failure on the calling thread into `buf` (`len` bytes,

@@ -1,6 +1,7 @@
 //! The C interface: the committed header matches what cbindgen generates from `src/lib.rs`, and
 //! the C example (`examples/c/probe.c`) compiles against it, links `liboware.so` and probes the
-//! published example position; plus bad input, threads and a pack directory from C.
+//! published example position; plus bad input, threads and a pack directory from C, and
+//! `oware_verify` on a good, a damaged and an empty directory.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -147,6 +148,73 @@ int main(int argc, char **argv) {
     let exe = tmp.path().join("t");
     compile(&source, &exe);
     let out = run(&exe, &[db.to_str().unwrap()]);
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+}
+
+#[test]
+fn verify_reports_good_and_damaged_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = tmp.path().join("good");
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: good.clone(), max_memory: None, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    // A copy with one payload byte of layer 8 flipped.
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir_all(bad.join("awari")).unwrap();
+    for entry in std::fs::read_dir(good.join("awari")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), bad.join("awari").join(entry.file_name())).unwrap();
+    }
+    let layer = bad.join("awari/layer-08.owdb");
+    let mut bytes = std::fs::read(&layer).unwrap();
+    let k = bytes.len() - 100;
+    bytes[k] ^= 1;
+    std::fs::write(&layer, bytes).unwrap();
+
+    let source = tmp.path().join("v.c");
+    std::fs::write(
+        &source,
+        r#"
+#include <stdio.h>
+#include <string.h>
+#include "oware.h"
+static char report[1 << 16];
+int main(int argc, char **argv) {
+    size_t n = 0;
+    (void)argc;
+    /* A good directory: 0 and a report saying ok. */
+    int rc = oware_verify(argv[1], NULL, -1, -1, 0, report, sizeof report, &n);
+    if (rc != OWARE_OK) return 10;
+    if (n != strlen(report) || strstr(report, "\"ok\":true") == NULL || strstr(report, "\"outcome\":\"ok\"") == NULL) return 11;
+    /* A range, and a tiny buffer: truncated, NUL-terminated, the full length told. */
+    char tiny[16];
+    if (oware_verify(argv[1], "awari", 7, 8, 0, tiny, sizeof tiny, &n) != OWARE_OK) return 12;
+    if (strlen(tiny) != 15 || n <= 15) return 13;
+    if (oware_verify(argv[1], "awari", 0, 5, 0, NULL, 0, NULL) != OWARE_OK) return 14;
+    /* The damaged copy: its code and report. */
+    rc = oware_verify(argv[2], "awari", -1, -1, 0, report, sizeof report, &n);
+    if (rc != OWARE_DAMAGED) return 20;
+    if (strstr(report, "\"outcome\":\"damaged_layer\"") == NULL || strstr(report, "\"status\":\"damaged\"") == NULL) return 21;
+    char msg[512];
+    if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "layer-08.owdb") == NULL) return 22;
+    /* No report: bad arguments, nothing on disk. */
+    if (oware_verify(NULL, NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_BAD_ARGUMENT || n != 0 || report[0] != 0) return 30;
+    if (oware_verify(argv[1], "chess", -1, -1, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 31;
+    if (oware_verify(argv[1], NULL, 5, 3, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 32;
+    if (oware_verify(argv[1], NULL, 0, 49, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 33;
+    if (oware_verify(argv[3], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_MISSING_LAYER || n != 0) return 34;
+    /* Bounds required but never built: missing. */
+    rc = oware_verify(argv[1], NULL, -1, -1, 1, report, sizeof report, &n);
+    if (rc != OWARE_MISSING_LAYER || strstr(report, "\"outcome\":\"missing_bounds\"") == NULL) return 35;
+    printf("ok\n");
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = tmp.path().join("v");
+    compile(&source, &exe);
+    let out = run(&exe, &[good.to_str().unwrap(), bad.to_str().unwrap(), tmp.path().join("nothing").to_str().unwrap()]);
     assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }

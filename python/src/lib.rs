@@ -222,10 +222,71 @@ enum PyErrKind {
     Oware(OwareError),
 }
 
+/// The layers asked of `verify`: `layers` (an int N, or a pair (A, B), inclusive) or
+/// `max_stones` (0..=N); `None` for every layer on disk.
+fn verify_range(layers: Option<&Bound<'_, PyAny>>, max_stones: Option<u32>) -> PyResult<Option<std::ops::RangeInclusive<u32>>> {
+    let top = oware_core::index::MAX_STONES;
+    let check = |a: i64, b: i64| -> PyResult<std::ops::RangeInclusive<u32>> {
+        if a < 0 || b > i64::from(top) || a > b {
+            return Err(PyValueError::new_err(format!("layers {a}..{b}: give a range within 0..{top}")));
+        }
+        Ok(a as u32..=b as u32)
+    };
+    match (layers, max_stones) {
+        (Some(_), Some(_)) => Err(PyValueError::new_err("give layers or max_stones, not both")),
+        (None, Some(m)) => check(0, i64::from(m)).map(Some),
+        (None, None) => Ok(None),
+        (Some(l), None) => {
+            if let Ok(n) = l.extract::<i64>() {
+                return check(n, n).map(Some);
+            }
+            let (a, b): (i64, i64) = l.extract().map_err(|_| PyTypeError::new_err("layers is an int N or a pair (A, B)"))?;
+            check(a, b).map(Some)
+        }
+    }
+}
+
+/// Verifies a database directory, as `oware verify --json` does, and returns the report as a
+/// dict: the fields of `oware verify --json` (`ok`, `summary`, `layers` with each layer's
+/// `status` and `first_mismatches`, `bounds`, `facts`, `manifest`, totals) plus `outcome`
+/// (`ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `manifest_mismatch`,
+/// `missing_layer` or `missing_bounds`) and `exit_code` (that of `oware verify`).
+///
+/// Parameters: `path`, the directory (native layers, packs, or awari's published `scores.N`);
+/// `rules`, a ruleset of `oware.RULESETS`; `layers`, an int N or a pair (A, B) of layers to
+/// re-derive, or `max_stones` N for 0..N; by default every layer on disk; `bounds`, require
+/// every layer's forced-capture bounds. Problems in the files are in the report, not raised.
+///
+/// Cost: every layer asked for is read, checksummed and re-derived in parallel on every core
+/// with the GIL released (minutes for large layers; not interruptible).
+///
+/// Raises Error for an unknown ruleset or a path that is not a directory, MissingLayer when no
+/// layer is on disk and none were asked for, ValueError/TypeError for bad layer arguments.
+#[pyfunction]
+#[pyo3(signature = (path, rules = "awari", layers = None, max_stones = None, bounds = false))]
+fn verify<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    rules: &str,
+    layers: Option<&Bound<'py, PyAny>>,
+    max_stones: Option<u32>,
+    bounds: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    use oware_core::verify_dir::{verify_directory, NoObserver, VerifyOptions};
+    let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
+    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds };
+    let published = ruleset == Ruleset::Awari && !path.join(ruleset.name()).exists() && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
+    let format = if published { Format::Vu } else { Format::Native };
+    let dir = DatabaseDir::new(format, &path, ruleset).map_err(|e| py_err(&e))?;
+    let json = py.allow_threads(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json())).map_err(|e| py_err(&e))?;
+    py.import("json")?.call_method1("loads", (json,))
+}
+
 #[pymodule]
 fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Database>()?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("InvalidPosition", py.get_type::<InvalidPosition>())?;
     m.add("MissingLayer", py.get_type::<MissingLayer>())?;

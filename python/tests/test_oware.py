@@ -180,3 +180,59 @@ def test_exception_classes_follow_error_kinds(db_dir, tmp_path):
     assert type(e.value) is oware.Error
     for cls in (oware.InvalidPosition, oware.MissingLayer, oware.DamagedFile, oware.RulesetMismatch):
         assert issubclass(cls, oware.Error)
+
+def test_verify_reports_good_damaged_and_wrong_directories(tmp_path):
+    good = tmp_path / "good"
+    subprocess.run([oware_cli(), "build", "--max-stones", "8", "--dir", str(good), "-q"], check=True)
+    r = oware.verify(good)
+    assert r["ok"] is True and r["outcome"] == "ok" and r["exit_code"] == 0
+    assert r["layers_requested"] == [0, 8] and r["rules"] == "awari" and r["format"] == "native"
+    assert [e["layer"] for e in r["layers"]] == list(range(9))
+    assert all(e["status"] == "ok" and e["mismatches"] == 0 for e in r["layers"])
+    assert r["summary"].startswith("OK: layers 0..8 of awari")
+    # The same report as the command line's (timings aside).
+    cli = cli_json("verify", "--dir", str(good), "--quiet")
+    for key in ("ok", "summary", "layers_requested", "positions_checked", "facts", "manifest"):
+        assert r[key] == cli[key], key
+    assert oware.verify(good, layers=(7, 8))["layers"][0]["status"] == "dependency"
+    assert oware.verify(good, layers=8)["layers_requested"] == [8, 8]
+    assert oware.verify(good, max_stones=5)["layers_requested"] == [0, 5]
+    with pytest.raises(oware.MissingLayer, match="abapa"):
+        oware.verify(good, rules="abapa")
+
+    # A copy with one payload byte flipped: the checksum finds it, the report says damaged.
+    bad = tmp_path / "bad"
+    shutil.copytree(good, bad)
+    f = bad / "awari" / "layer-08.owdb"
+    b = bytearray(f.read_bytes())
+    b[-100] ^= 0x01
+    f.write_bytes(bytes(b))
+    r = oware.verify(bad)
+    assert r["ok"] is False and r["outcome"] == "damaged_layer" and r["exit_code"] == 5
+    entry = r["layers"][8]
+    assert entry["status"] == "damaged" and entry["error"]["kind"] == "damaged_file"
+    assert "layer-08.owdb" in entry["error"]["message"]
+    assert all(e["status"] == "ok" for e in r["layers"][:8])
+    assert "damaged or unreadable layer 8" in r["summary"]
+
+    # The published format has no checksum: a changed value is found by re-deriving it.
+    vu = tmp_path / "vu"
+    subprocess.run([oware_cli(), "export", "--format", "vu", "--dir", str(good), "--out", str(vu), "-q"], check=True)
+    assert oware.verify(vu)["format"] == "vu" and oware.verify(vu)["ok"] is True
+    f = vu / "scores.8"
+    b = bytearray(f.read_bytes())
+    b[len(b) // 2] = (b[len(b) // 2] + 2) % 256
+    f.write_bytes(bytes(b))
+    r = oware.verify(vu, layers=8)
+    assert r["outcome"] == "wrong_values" and r["exit_code"] == 8 and r["mismatches"] >= 1
+    assert r["layers"][-1]["status"] == "mismatch" and r["layers"][-1]["first_mismatches"]
+
+    # Nothing to verify, bad arguments.
+    with pytest.raises(oware.MissingLayer):
+        oware.verify(tmp_path / "nothing")
+    with pytest.raises(ValueError):
+        oware.verify(good, layers=(5, 3))
+    with pytest.raises(ValueError):
+        oware.verify(good, layers=2, max_stones=4)
+    with pytest.raises(oware.Error, match="chess"):
+        oware.verify(good, rules="chess")

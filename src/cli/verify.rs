@@ -15,26 +15,26 @@
 //! - 2: bad arguments (e.g. `--format vu` with a ruleset other than awari).
 //!
 //! Results go to stdout (or one JSON document with `--json`); messages and the progress bar to
-//! stderr.
+//! stderr. The policy (which layers, bounds, facts, manifest, the outcome's precedence) is the
+//! library's [`oware::verify_dir::verify_directory`]; this file builds its options, prints its
+//! report as it comes and maps the outcome to the exit status.
 
 use std::ops::RangeInclusive;
-use std::time::Instant;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use oware::facts::{check_facts, FactReport, FactStatus};
 use oware::index::{layer_size, MAX_STONES};
-use oware::manifest;
 use oware::progress::Progress;
-use oware::storage::BoundsLayer;
-use oware::storage::{Format, Layer};
+use oware::storage::Format;
 use oware::units::{group_digits, layers_phrase};
-use oware::verify::{layers_needed, verify_bounds, verify_layer, BoundsMismatch, BoundsReport, LayerReport, Mismatch};
+use oware::verify::Mismatch;
+use oware::verify_dir::{
+    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome, VerifyObserver, VerifyOptions,
+};
 use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::query::ErrorDoc;
 use super::{database_dir, parse_threads, show_progress, signals, DirArg, FormatArg, RulesArg};
 
 /// Arguments of `oware verify`.
@@ -70,61 +70,12 @@ pub struct VerifyArgs {
     bounds: bool,
 }
 
-/// What the bounds check found for one layer.
-enum BoundsOutcome {
-    /// Checked: the report.
-    Checked(BoundsReport),
-    /// Intact but not checked: below the range, or a layer it needs (values or bounds) is
-    /// missing or damaged.
-    Unchecked,
-    /// Damaged, foreign or unreadable.
-    Damaged(Error),
-    /// Absent while `--bounds` asked for it.
-    Missing(Error),
-}
-
-/// One layer's bounds in the JSON document.
-#[derive(Serialize)]
-struct BoundsDoc<'a> {
-    layer: u32,
-    /// `ok`, `mismatch`, `not-verified`, `damaged`, `missing`.
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checked: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mismatches: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_mismatches: Option<&'a [BoundsMismatch]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc<'static>>,
-}
-
-fn bounds_doc(n: u32, o: &BoundsOutcome) -> BoundsDoc<'_> {
-    let mut d = BoundsDoc { layer: n, status: "not-verified", checked: None, mismatches: None, first_mismatches: None, error: None };
-    match o {
-        BoundsOutcome::Checked(r) => {
-            d.status = if r.is_ok() { "ok" } else { "mismatch" };
-            d.checked = Some(r.checked);
-            d.mismatches = Some(r.mismatches);
-            d.first_mismatches = Some(&r.first_mismatches);
-        }
-        BoundsOutcome::Unchecked => {}
-        BoundsOutcome::Damaged(e) => {
-            d.status = "damaged";
-            d.error = Some(ErrorDoc::of(e));
-        }
-        BoundsOutcome::Missing(e) => {
-            d.status = "missing";
-            d.error = Some(ErrorDoc::of(e));
-        }
-    }
-    d
-}
-
-fn bounds_text(n: u32, o: &BoundsOutcome) -> String {
+/// The text lines of one layer's bounds.
+fn bounds_text(e: &BoundsEntry) -> String {
+    let n = e.layer;
     let pair = |p: Option<(u8, u8)>| p.map_or("no valid code".to_string(), |(m, o)| format!("{m}/{o}"));
-    match o {
-        BoundsOutcome::Checked(r) => {
+    match &e.status {
+        BoundsStatus::Checked(r) => {
             let mut s = format!(
                 "bounds {n:>2}: {:>14} entries checked, {:>9} mismatch{}, {:>8.2} s; header ok, checksum ok\n",
                 group_digits(r.checked),
@@ -144,11 +95,11 @@ fn bounds_text(n: u32, o: &BoundsOutcome) -> String {
             }
             s
         }
-        BoundsOutcome::Unchecked => {
+        BoundsStatus::Unchecked => {
             format!("bounds {n:>2}: header ok, checksum ok; not checked (below the range, or a layer it reads is missing or damaged)\n")
         }
-        BoundsOutcome::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
-        BoundsOutcome::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
+        BoundsStatus::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
+        BoundsStatus::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
     }
 }
 
@@ -174,19 +125,7 @@ fn parse_layers(s: &str) -> std::result::Result<RangeInclusive<u32>, String> {
     Ok(a..=b)
 }
 
-/// What became of one layer.
-enum Outcome {
-    /// Opened, header and checksum intact; re-derived unless it is only a dependency.
-    Intact { report: Option<LayerReport> },
-    /// Intact, but not re-derived: a layer it reads is damaged or missing.
-    Blocked { needs: Vec<u32> },
-    /// The file is damaged (or unreadable, or of another ruleset).
-    Damaged(Error),
-    /// The file is absent.
-    Missing(Error),
-}
-
-/// A progress bar fed by the verifier; Ctrl-C cancels.
+/// A progress bar fed by the verifier, cleared when dropped; Ctrl-C cancels.
 struct Bar(ProgressBar);
 
 impl Progress for Bar {
@@ -195,6 +134,12 @@ impl Progress for Bar {
     }
     fn cancelled(&self) -> bool {
         signals::interrupted()
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
     }
 }
 
@@ -217,59 +162,74 @@ fn mismatch_line(n: u32, m: &Mismatch) -> String {
     format!("    index {:>12}: {}  stored {:+}{range}, derived from its children {:+}", m.index, board_text(&m.board), m.stored, m.derived)
 }
 
-/// One layer in the JSON document.
-#[derive(Serialize)]
-struct LayerDoc<'a> {
-    layer: u32,
-    /// `ok`, `mismatch`, `dependency` (read by the layers asked for, not re-derived),
-    /// `not-verified` (a layer it reads is damaged or missing), `damaged`, `missing`.
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checked: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mismatches: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    seconds: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    positions_per_second: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_mismatches: Option<&'a [Mismatch]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    needs: Option<&'a [u32]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc<'static>>,
-}
-
-/// `oware verify --json`: one document.
+/// `oware verify --json`: the library's report with the schema version first.
 #[derive(Serialize)]
 struct VerifyDoc<'a> {
     schema_version: u32,
-    rules: &'static str,
-    dir: String,
-    format: &'static str,
-    layers_requested: [u32; 2],
-    layers: Vec<LayerDoc<'a>>,
-    facts: &'a [FactReport],
-    positions_checked: u64,
-    mismatches: u64,
-    seconds: f64,
-    positions_per_second: f64,
-    /// The forced-capture bounds checked (every layer's present, or all with `--bounds`).
-    bounds: Vec<BoundsDoc<'a>>,
-    bounds_checked: u64,
-    bounds_mismatches: u64,
-    /// The pack manifest's check: absent when the directory has no `SHA256SUMS`.
-    manifest: Option<ManifestDoc<'a>>,
-    ok: bool,
-    summary: &'a str,
+    #[serde(flatten)]
+    report: &'a DirectoryReport,
 }
 
-/// `manifest` in `oware verify --json`.
-#[derive(Serialize)]
-struct ManifestDoc<'a> {
-    path: String,
-    files_matched: usize,
-    error: Option<ErrorDoc<'a>>,
+/// Shows the verification as it goes: the first note, progress bars and (without `--json`) each
+/// layer's lines as soon as it is done.
+struct Printer {
+    out: Stdout,
+    json: bool,
+    quiet: bool,
+    draw: bool,
+    format: Format,
+    threads: usize,
+    /// The layers asked for, once [`VerifyObserver::start`] is called.
+    started: Option<(u32, u32)>,
+    /// What the first note names: ruleset and directory.
+    rules: oware::Ruleset,
+    where_: std::path::PathBuf,
+}
+
+impl VerifyObserver for Printer {
+    fn start(&mut self, first: u32, last: u32) {
+        self.started = Some((first, last));
+        if !self.quiet {
+            note(&format!(
+                "verifying {} {} in {} ({} format) with {} threads",
+                self.rules,
+                layers_phrase(first..=last),
+                self.where_.display(),
+                if self.format == Format::Native { "native" } else { "published 2002" },
+                self.threads
+            ));
+        }
+    }
+
+    fn manifest(&mut self, m: &ManifestCheck) -> Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        let line = match &m.error {
+            None => format!("manifest {}: {} pack file{} match\n", m.path.display(), m.files_matched, plural(m.files_matched as u64)),
+            Some(e) => format!("manifest {}: FAILED: {e}\n", m.path.display()),
+        };
+        self.out.write(&line)
+    }
+
+    fn progress(&mut self, n: u32) -> Box<dyn Progress> {
+        Box::new(Bar(bar(self.draw, n)))
+    }
+
+    fn layer(&mut self, entry: &LayerEntry, earlier: &[LayerEntry]) -> Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        let first = self.started.map_or(0, |(f, _)| f);
+        self.out.write(&layer_text(first, self.format, entry, earlier))
+    }
+
+    fn bounds(&mut self, entry: &BoundsEntry) -> Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        self.out.write(&bounds_text(entry))
+    }
 }
 
 /// Verifies the layers as asked; see the module documentation for the exit status.
@@ -281,298 +241,64 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.rules.ruleset();
     let dir = database_dir(&a.dir, a.format.format(), rules)?;
-    let format = dir.format();
     let pool = super::thread_pool(a.threads)?;
-    let where_ = dir.layers_dir();
-    let mut out = Stdout::new();
-
-    // Which layers to re-derive (by default every layer on disk, unreadable ones included).
-    let range = match (&a.layers, a.max_stones) {
-        (Some(r), _) => r.clone(),
-        (None, Some(m)) => 0..=m,
-        (None, None) => match dir.layers_on_disk().last() {
-            None => {
-                if !a.quiet {
-                    note(&format!("no layers to verify: {} does not exist", dir.layer_path(0).display()));
-                }
-                return Err(dir.missing(0));
-            }
-            Some(&last) => 0..=last,
-        },
+    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.map(|m| 0..=m)), require_bounds: a.bounds };
+    let mut printer = Printer {
+        out: Stdout::new(),
+        json: a.json,
+        quiet: a.quiet,
+        draw: show_progress(a.quiet),
+        format: dir.format(),
+        threads: pool.current_num_threads(),
+        started: None,
+        rules,
+        where_: dir.layers_dir(),
     };
-    let (first, last) = (*range.start(), *range.end());
-    if !a.quiet {
-        note(&format!(
-            "verifying {rules} {} in {} ({} format) with {} threads",
-            layers_phrase(first..=last),
-            where_.display(),
-            if format == Format::Native { "native" } else { "published 2002" },
-            pool.current_num_threads()
-        ));
-    }
-
-    // A pack directory's manifest: every listed file of this ruleset has its SHA-256.
-    let manifest_path = dir.base().join(manifest::MANIFEST);
-    let manifest = match format {
-        Format::Native => match manifest::check(dir.base(), rules) {
-            Ok(None) => None,
-            Ok(Some(c)) => Some((c.matched.len(), None)),
-            Err(e) => Some((0, Some(e))),
-        },
-        Format::Vu => None,
+    let report = match pool.install(|| verify_directory(&dir, &options, &mut printer)) {
+        Ok(r) => r,
+        Err(e) => {
+            if printer.started.is_none() && matches!(e, Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) && !a.quiet {
+                note(&format!("no layers to verify: {} does not exist", dir.layer_path(0).display()));
+            }
+            return Err(e);
+        }
     };
-    if let (Some((k, err)), false) = (&manifest, a.json) {
-        let line = match err {
-            None => format!("manifest {}: {k} pack file{} match\n", manifest_path.display(), plural(*k as u64)),
-            Some(e) => format!("manifest {}: FAILED: {e}\n", manifest_path.display()),
-        };
-        out.write(&line)?;
-    }
-
-    let draw = show_progress(a.quiet);
-    let start = Instant::now();
-    let mut layers: Vec<Option<Layer>> = Vec::new();
-    let mut outcomes: Vec<(u32, Outcome)> = Vec::new();
-    for n in 0..=last {
-        if n < first && n + 2 > last {
-            // Below the range and read by none of its layers (layer B reads 0..=B-2): skipped.
-            layers.push(None);
-            continue;
-        }
-        let outcome = match dir.open(n, true) {
-            Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
-                layers.push(None);
-                Outcome::Missing(e)
-            }
-            Err(e) => {
-                layers.push(None);
-                Outcome::Damaged(e)
-            }
-            Ok(layer) => {
-                let needs: Vec<u32> = layers_needed(n).filter(|&m| layers[m as usize].is_none()).collect();
-                let outcome = if n < first {
-                    Outcome::Intact { report: None }
-                } else if !needs.is_empty() {
-                    Outcome::Blocked { needs }
-                } else {
-                    let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
-                    let pb = bar(draw, n);
-                    let result = pool.install(|| verify_layer(rules, n, &layer, &lower, &Bar(pb.clone())));
-                    pb.finish_and_clear();
-                    Outcome::Intact { report: Some(result?) }
-                };
-                layers.push(Some(layer));
-                outcome
-            }
-        };
-        if !a.json {
-            out.write(&layer_text(n, first, format, &outcome, &outcomes))?;
-        }
-        outcomes.push((n, outcome));
-    }
-
-    // Forced-capture bounds: those present (all, with --bounds), each entry against its
-    // children's bounds and its value.
-    let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
-    let mut bounds_outcomes: Vec<(u32, BoundsOutcome)> = Vec::new();
-    for n in 0..=last {
-        if format != Format::Native || (!a.bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) {
-            bounds_layers.push(None);
-            continue;
-        }
-        let outcome = match dir.open_bounds(n, true) {
-            Err(e @ Error::BoundsMissing { .. }) => {
-                bounds_layers.push(None);
-                BoundsOutcome::Missing(e)
-            }
-            Err(e) => {
-                bounds_layers.push(None);
-                BoundsOutcome::Damaged(e)
-            }
-            Ok(b) => {
-                let lower_ok = layers_needed(n).all(|m| bounds_layers[m as usize].is_some());
-                let outcome = match (&layers[n as usize], n >= first && lower_ok) {
-                    (Some(values), true) => {
-                        let lower: Vec<&[u8]> = bounds_layers.iter().map(|l| l.as_ref().map(|l| l.payload()).unwrap_or(&[])).collect();
-                        let pb = bar(draw, n);
-                        let result = pool.install(|| verify_bounds(rules, n, values.values(), b.payload(), &lower, &Bar(pb.clone())));
-                        pb.finish_and_clear();
-                        BoundsOutcome::Checked(result?)
-                    }
-                    _ => BoundsOutcome::Unchecked,
-                };
-                bounds_layers.push(Some(b));
-                outcome
-            }
-        };
-        if !a.json {
-            out.write(&bounds_text(n, &outcome))?;
-        }
-        bounds_outcomes.push((n, outcome));
-    }
-    let bounds_reports: Vec<&BoundsReport> = bounds_outcomes
-        .iter()
-        .filter_map(|(_, o)| match o {
-            BoundsOutcome::Checked(r) => Some(r),
-            _ => None,
-        })
-        .collect();
-    let bounds_checked: u64 = bounds_reports.iter().map(|r| r.checked).sum();
-    let bounds_mismatches: u64 = bounds_reports.iter().map(|r| r.mismatches).sum();
-    let bad_bounds: Vec<u32> = bounds_reports.iter().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-    let damaged_bounds: Vec<u32> = bounds_outcomes.iter().filter(|(_, o)| matches!(o, BoundsOutcome::Damaged(_))).map(|(n, _)| *n).collect();
-    let missing_bounds: Vec<u32> = bounds_outcomes.iter().filter(|(_, o)| matches!(o, BoundsOutcome::Missing(_))).map(|(n, _)| *n).collect();
-    let seconds = start.elapsed().as_secs_f64();
-
-    let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();
-    let facts = check_facts(rules, &values);
-
-    // Summary.
-    let reports: Vec<&LayerReport> = outcomes
-        .iter()
-        .filter_map(|(_, o)| match o {
-            Outcome::Intact { report: Some(r) } => Some(r),
-            _ => None,
-        })
-        .collect();
-    let checked: u64 = reports.iter().map(|r| r.checked).sum();
-    let derive_seconds: f64 = reports.iter().fold(0.0, |s, r| s + r.seconds);
-    let mismatches: u64 = reports.iter().map(|r| r.mismatches).sum();
-    let bad_layers: Vec<u32> = reports.iter().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-    let failed_facts: Vec<&FactReport> = facts.iter().filter(|f| f.status == FactStatus::Failed).collect();
-    let damaged: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Damaged(_))).map(|(n, _)| *n).collect();
-    let missing: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Missing(_))).map(|(n, _)| *n).collect();
-    let blocked: Vec<u32> = outcomes.iter().filter(|(_, o)| matches!(o, Outcome::Blocked { .. })).map(|(n, _)| *n).collect();
-    let manifest_failed = matches!(manifest, Some((_, Some(_))));
-    let ok = mismatches == 0
-        && bounds_mismatches == 0
-        && damaged_bounds.is_empty()
-        && missing_bounds.is_empty()
-        && failed_facts.is_empty()
-        && damaged.is_empty()
-        && missing.is_empty()
-        && blocked.is_empty()
-        && !manifest_failed;
-
-    let mut problems = Vec::new();
-    if mismatches > 0 {
-        problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers.iter().copied())));
-    }
-    if bounds_mismatches > 0 {
-        problems.push(format!(
-            "{} wrong bounds entr{} in {}",
-            group_digits(bounds_mismatches),
-            if bounds_mismatches == 1 { "y" } else { "ies" },
-            layers_phrase(bad_bounds.iter().copied())
-        ));
-    }
-    if !damaged_bounds.is_empty() {
-        problems.push(format!("damaged or unreadable bounds of {}", layers_phrase(damaged_bounds.iter().copied())));
-    }
-    if !missing_bounds.is_empty() {
-        problems.push(format!("missing bounds of {}", layers_phrase(missing_bounds.iter().copied())));
-    }
-    if !failed_facts.is_empty() {
-        let ids: Vec<&str> = failed_facts.iter().map(|f| f.id).collect();
-        problems.push(format!("fact{} contradicted: {}", plural(ids.len() as u64), ids.join(", ")));
-    }
-    if !damaged.is_empty() {
-        problems.push(format!("damaged or unreadable {}", layers_phrase(damaged.iter().copied())));
-    }
-    if !missing.is_empty() {
-        problems.push(format!("missing {}", layers_phrase(missing.iter().copied())));
-    }
-    if !blocked.is_empty() {
-        problems.push(format!("{} not re-derived", layers_phrase(blocked.iter().copied())));
-    }
-    if manifest_failed {
-        problems.push(format!("{} does not match the files", manifest::MANIFEST));
-    }
-    let summary = if ok {
-        let bounds = if bounds_checked > 0 {
-            format!("; {} bounds entries checked, every one satisfies its equations and agrees with its value", group_digits(bounds_checked))
-        } else {
-            String::new()
-        };
-        format!(
-            "OK: {} of {rules}: {} positions re-derived, every value follows from its children{bounds}; no fact contradicted",
-            layers_phrase(first..=last),
-            group_digits(checked)
-        )
-    } else {
-        format!("FAILED: {}", problems.join("; "))
-    };
+    let mut out = printer.out;
 
     if a.json {
-        let doc = VerifyDoc {
-            schema_version: SCHEMA_VERSION,
-            rules: rules.name(),
-            dir: where_.display().to_string(),
-            format: format.name(),
-            layers_requested: [first, last],
-            layers: outcomes.iter().map(|(n, o)| layer_doc(*n, o)).collect(),
-            facts: &facts,
-            positions_checked: checked,
-            mismatches,
-            seconds,
-            positions_per_second: checked as f64 / derive_seconds.max(1e-9),
-            bounds: bounds_outcomes.iter().map(|(n, o)| bounds_doc(*n, o)).collect(),
-            bounds_checked,
-            bounds_mismatches,
-            manifest: manifest.as_ref().map(|(k, e)| ManifestDoc {
-                path: manifest_path.display().to_string(),
-                files_matched: *k,
-                error: e.as_ref().map(ErrorDoc::of),
-            }),
-            ok,
-            summary: &summary,
-        };
-        out.json(&doc)?;
+        out.json(&VerifyDoc { schema_version: SCHEMA_VERSION, report: &report })?;
     } else {
         let mut s = String::from("published facts (docs/facts.md):\n");
-        for f in &facts {
+        for f in &report.facts {
             s.push_str(&format!("  {:<13} {}: {}\n", f.status.label(), f.id, f.statement));
             s.push_str(&format!("  {:<13}   {}\n", "", f.detail));
         }
         s.push_str(&format!(
             "total: {} positions re-derived in {:.2} s ({:.2} M positions/s); {:.2} s in all\n",
-            group_digits(checked),
-            derive_seconds,
-            checked as f64 / derive_seconds.max(1e-9) / 1e6,
-            seconds
+            group_digits(report.positions_checked),
+            report.derive_seconds,
+            report.positions_per_second() / 1e6,
+            report.seconds
         ));
-        s.push_str(&summary);
+        s.push_str(&report.summary);
         s.push('\n');
         out.write(&s)?;
     }
 
-    // Exit status: wrong values first, then damaged files, then missing layers.
-    if mismatches > 0 || bounds_mismatches > 0 || !failed_facts.is_empty() {
-        return Err(Error::VerifyFailed { wrong_values: mismatches + bounds_mismatches, failed_facts: failed_facts.len() as u64 });
+    // Exit status: wrong values first, then damaged files, then missing layers. With several
+    // damaged files, the summary names them all (the error names the first).
+    let several = match report.outcome {
+        Outcome::DamagedLayer => report.layers_in("damaged").len() > 1 || !report.layers_in("not-verified").is_empty(),
+        Outcome::DamagedBounds => report.bounds_in("damaged").len() > 1,
+        _ => false,
+    };
+    if several && !a.quiet {
+        note(&report.summary);
     }
-
-    if let Some((_, Outcome::Damaged(e))) = outcomes.into_iter().find(|(_, o)| matches!(o, Outcome::Damaged(_))) {
-        if (damaged.len() > 1 || !blocked.is_empty()) && !a.quiet {
-            note(&summary);
-        }
-        return Err(e);
+    match report.into_error() {
+        None => Ok(()),
+        Some(e) => Err(e),
     }
-    if let Some((_, BoundsOutcome::Damaged(e))) = bounds_outcomes.into_iter().find(|(_, o)| matches!(o, BoundsOutcome::Damaged(_))) {
-        if damaged_bounds.len() > 1 && !a.quiet {
-            note(&summary);
-        }
-        return Err(e);
-    }
-    if let Some((_, Some(e))) = manifest {
-        return Err(e);
-    }
-    if let Some(&n) = missing.first() {
-        return Err(dir.missing(n));
-    }
-    if let Some(&n) = missing_bounds.first() {
-        return Err(Error::BoundsMissing { layer: n, dir: dir.layers_dir(), rules });
-    }
-    Ok(())
 }
 
 fn plural(n: u64) -> &'static str {
@@ -583,15 +309,16 @@ fn plural(n: u64) -> &'static str {
     }
 }
 
-/// The text lines of one layer.
-fn layer_text(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, Outcome)]) -> String {
+/// The text lines of one layer; `earlier` holds the layers before it.
+fn layer_text(first: u32, format: Format, e: &LayerEntry, earlier: &[LayerEntry]) -> String {
+    let n = e.layer;
     let file_state = if format == Format::Native { "header ok, checksum ok" } else { "size ok (no header or checksum)" };
     let mut s = String::new();
-    match o {
-        Outcome::Intact { report: None } => {
+    match &e.status {
+        LayerStatus::Dependency => {
             s.push_str(&format!("layer {n:>2}: {file_state}; read by layers {first}.. (not re-derived: below --layers)\n"));
         }
-        Outcome::Intact { report: Some(r) } => {
+        LayerStatus::Checked(r) => {
             s.push_str(&format!(
                 "layer {n:>2}: {:>15} positions checked, {:>9} mismatch{}, {:>8.2} s, {:>7.2} M positions/s; {file_state}\n",
                 group_digits(r.checked),
@@ -616,12 +343,12 @@ fn layer_text(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, O
                 }
             }
         }
-        Outcome::Blocked { needs } => {
+        LayerStatus::Blocked { needs } => {
             let why: Vec<String> = needs
                 .iter()
                 .map(|m| {
-                    let state = match before.iter().find(|(k, _)| k == m) {
-                        Some((_, Outcome::Missing(_))) => "missing",
+                    let state = match earlier.iter().find(|k| k.layer == *m) {
+                        Some(LayerEntry { status: LayerStatus::Missing(_), .. }) => "missing",
                         _ => "damaged",
                     };
                     format!("layer {m} ({state})")
@@ -629,48 +356,10 @@ fn layer_text(n: u32, first: u32, format: Format, o: &Outcome, before: &[(u32, O
                 .collect();
             s.push_str(&format!("layer {n:>2}: {file_state}, but NOT re-derived: its captures lead to {}\n", why.join(", ")));
         }
-        Outcome::Damaged(e) => s.push_str(&format!("layer {n:>2}: DAMAGED: {e}\n")),
-        Outcome::Missing(_) => s.push_str(&format!("layer {n:>2}: MISSING: not built\n")),
+        LayerStatus::Damaged(e) => s.push_str(&format!("layer {n:>2}: DAMAGED: {e}\n")),
+        LayerStatus::Missing(_) => s.push_str(&format!("layer {n:>2}: MISSING: not built\n")),
     }
     s
-}
-
-fn layer_doc(n: u32, o: &Outcome) -> LayerDoc<'_> {
-    let mut d = LayerDoc {
-        layer: n,
-        status: "",
-        checked: None,
-        mismatches: None,
-        seconds: None,
-        positions_per_second: None,
-        first_mismatches: None,
-        needs: None,
-        error: None,
-    };
-    match o {
-        Outcome::Intact { report: None } => d.status = "dependency",
-        Outcome::Intact { report: Some(r) } => {
-            d.status = if r.is_ok() { "ok" } else { "mismatch" };
-            d.checked = Some(r.checked);
-            d.mismatches = Some(r.mismatches);
-            d.seconds = Some(r.seconds);
-            d.positions_per_second = Some(r.positions_per_second());
-            d.first_mismatches = Some(&r.first_mismatches);
-        }
-        Outcome::Blocked { needs } => {
-            d.status = "not-verified";
-            d.needs = Some(needs);
-        }
-        Outcome::Damaged(e) => {
-            d.status = "damaged";
-            d.error = Some(ErrorDoc::of(e));
-        }
-        Outcome::Missing(e) => {
-            d.status = "missing";
-            d.error = Some(ErrorDoc::of(e));
-        }
-    }
-    d
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ from ._oware import (
     RulesetMismatch,
     RULESETS,
     __version__,
+    verify,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "RulesetMismatch",
     "RULESETS",
     "__version__",
+    "verify",
 ]

@@ -1,5 +1,5 @@
 from os import PathLike
-from typing import List, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -49,3 +49,38 @@ class Database:
     def principal_variation(self, board: Board, max_plies: int = 40) -> Line: ...
     def values(self, boards: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]: ...
     def layers_present(self) -> List[int]: ...
+
+class VerifyReport(TypedDict):
+    """The report of ``verify``: the document of ``oware verify --json`` (without
+    ``schema_version``) plus ``outcome`` and ``exit_code``."""
+
+    rules: str
+    dir: str
+    format: str
+    layers_requested: List[int]
+    layers: List[Dict[str, Any]]
+    facts: List[Dict[str, Any]]
+    positions_checked: int
+    mismatches: int
+    seconds: float
+    positions_per_second: float
+    bounds: List[Dict[str, Any]]
+    bounds_checked: int
+    bounds_mismatches: int
+    manifest: Optional[Dict[str, Any]]
+    ok: bool
+    summary: str
+    outcome: str
+    exit_code: int
+
+def verify(
+    path: Union[str, "PathLike[str]"],
+    rules: str = "awari",
+    layers: Union[None, int, Tuple[int, int]] = None,
+    max_stones: Optional[int] = None,
+    bounds: bool = False,
+) -> VerifyReport:
+    """Verifies a database directory as ``oware verify`` does: every layer's header and checksum,
+    every value re-derived from its children, the bounds, the published facts, a pack manifest.
+    Problems in the files are in the report (``ok``, ``outcome``, each layer's ``status``), not
+    raised. Runs on every core with the GIL released."""

@@ -1,0 +1,222 @@
+//! Verification of a whole database directory: the policy behind `oware verify`, the Python
+//! `oware.verify` and the C `oware_verify`.
+//!
+//! [`verify_directory`] decides which layers to check (a range, or every layer on disk), opens
+//! each one (header and payload checksum for the native format, the size for the published 2002
+//! format), re-derives the values of the layers asked for with [`crate::verify::verify_layer`],
+//! checks the forced-capture bounds present (or all, when required) with
+//! [`crate::verify::verify_bounds`], the published facts with [`crate::facts::check_facts`] and a
+//! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
+//! [`DirectoryReport`]: plain data, with a one-line summary and an [`Outcome`] saying which class
+//! of problem dominates (its types are in [`crate::verify_report`], re-exported here).
+//!
+//! Precedence of the outcome (the exit status of `oware verify`):
+//! 1. wrong values: some value or bounds entry does not follow from its children, or a published
+//!    fact is contradicted ([`Error::VerifyFailed`], 8);
+//! 2. otherwise a damaged, foreign or unreadable layer file (the first one's error: 5, 6 or 7);
+//! 3. otherwise a damaged bounds file (likewise);
+//! 4. otherwise a pack manifest that does not match the files (5, or 7 when unreadable);
+//! 5. otherwise a missing layer (4), then missing bounds when they were required (4).
+
+use std::ops::RangeInclusive;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::facts::check_facts;
+use crate::manifest;
+use crate::progress::{NoProgress, Progress};
+use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
+use crate::verify::{layers_needed, verify_bounds, verify_layer};
+pub use crate::verify_report::{error_kind, BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome};
+
+/// What to verify in a directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// The layers to re-derive (inclusive). The layers below the range that they read are opened
+    /// and checked (header, checksum) but not re-derived. `None`: every layer from 0 to the
+    /// highest one on disk (unreadable entries included), so a gap is reported as missing.
+    pub layers: Option<RangeInclusive<u32>>,
+    /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
+    /// Without it, the bounds present are checked and absent ones skipped.
+    pub require_bounds: bool,
+}
+
+/// Receives the stages of [`verify_directory`] as they happen, to show progress or stream a
+/// report. Every method has a default that does nothing.
+pub trait VerifyObserver {
+    /// The layers to verify are known: `first..=last`. Called once, before anything is read.
+    fn start(&mut self, _first: u32, _last: u32) {}
+    /// The pack manifest was checked (native directories with a `SHA256SUMS` only).
+    ///
+    /// # Errors
+    /// Any error the observer returns stops the verification and is returned.
+    fn manifest(&mut self, _check: &ManifestCheck) -> Result<()> {
+        Ok(())
+    }
+    /// A progress reporter for re-deriving the values, or checking the bounds, of layer `n`
+    /// (told of up to `layer_size(n)` positions; dropped when done). Its
+    /// [`cancelled`](Progress::cancelled) stops the verification with [`Error::Interrupted`].
+    fn progress(&mut self, _n: u32) -> Box<dyn Progress> {
+        Box::new(NoProgress)
+    }
+    /// One layer is done; `earlier` holds the entries before it.
+    ///
+    /// # Errors
+    /// As [`manifest`](Self::manifest).
+    fn layer(&mut self, _entry: &LayerEntry, _earlier: &[LayerEntry]) -> Result<()> {
+        Ok(())
+    }
+    /// One layer's bounds are done.
+    ///
+    /// # Errors
+    /// As [`manifest`](Self::manifest).
+    fn bounds(&mut self, _entry: &BoundsEntry) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`VerifyObserver`] that ignores everything and never cancels.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+impl VerifyObserver for NoObserver {}
+
+/// The layers [`verify_directory`] re-derives: `options.layers`, or every layer from 0 to the
+/// highest on disk; `None` when no range is given and nothing is on disk.
+///
+/// Cost: up to 49 `stat`s.
+pub fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Option<RangeInclusive<u32>> {
+    match &options.layers {
+        Some(r) => Some(r.clone()),
+        None => dir.layers_on_disk().last().map(|&last| 0..=last),
+    }
+}
+
+/// Verifies the database directory `dir` as `options` ask and reports everything found; see
+/// the module documentation for what is checked and the outcome's precedence. Problems in the
+/// files are in the report, never errors. Parallel work runs on the current rayon pool (call it
+/// inside `ThreadPool::install` to choose the threads).
+///
+/// Parameters: `dir`, the directory (format and ruleset); `options`, the layers and whether
+/// bounds are required; `observer`, told of each stage as it happens (use [`NoObserver`] when
+/// nothing is to be shown).
+///
+/// Cost: opening and checksumming every layer of the range and the layers below it that it
+/// reads, a full re-derivation of each layer in the range (one move generation per position, in
+/// parallel), the same for every bounds file checked, and one SHA-256 pass over each pack file
+/// listed in the manifest. Memory: every layer up to the range's end stays mapped (packs are
+/// decoded into memory).
+///
+/// # Errors
+/// [`DatabaseDir::missing`]`(0)` when no range is given and no layer is on disk (before the
+/// observer's `start`); [`Error::Interrupted`] when the observer's progress cancels; whatever
+/// an observer method returns; [`Error::Usage`] for a range beyond layer 48.
+pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &mut dyn VerifyObserver) -> Result<DirectoryReport> {
+    let Some(range) = layers_to_verify(dir, options) else { return Err(dir.missing(0)) };
+    let (first, last) = (*range.start(), *range.end());
+    if last > crate::index::MAX_STONES || first > last {
+        return Err(Error::Usage(format!("layers {first}..{last}: give a range within 0..{}", crate::index::MAX_STONES)));
+    }
+    let (rules, format) = (dir.rules(), dir.format());
+    observer.start(first, last);
+
+    // A pack directory's manifest: every listed file of this ruleset has its SHA-256.
+    let manifest = match format {
+        Format::Native => {
+            let path = dir.base().join(manifest::MANIFEST);
+            match manifest::check(dir.base(), rules) {
+                Ok(None) => None,
+                Ok(Some(c)) => Some(ManifestCheck { path, files_matched: c.matched.len(), error: None }),
+                Err(e) => Some(ManifestCheck { path, files_matched: 0, error: Some(e) }),
+            }
+        }
+        Format::Vu => None,
+    };
+    if let Some(m) = &manifest {
+        observer.manifest(m)?;
+    }
+
+    let start = Instant::now();
+    let mut layers: Vec<Option<Layer>> = Vec::new();
+    let mut entries: Vec<LayerEntry> = Vec::new();
+    for n in 0..=last {
+        if n < first && n + 2 > last {
+            // Below the range and read by none of its layers (layer B reads 0..=B-2): skipped.
+            layers.push(None);
+            continue;
+        }
+        let status = match dir.open(n, true) {
+            Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
+                layers.push(None);
+                LayerStatus::Missing(e)
+            }
+            Err(e) => {
+                layers.push(None);
+                LayerStatus::Damaged(e)
+            }
+            Ok(layer) => {
+                let needs: Vec<u32> = layers_needed(n).filter(|&m| layers[m as usize].is_none()).collect();
+                let status = if n < first {
+                    LayerStatus::Dependency
+                } else if !needs.is_empty() {
+                    LayerStatus::Blocked { needs }
+                } else {
+                    let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
+                    let progress = observer.progress(n);
+                    let result = verify_layer(rules, n, &layer, &lower, progress.as_ref());
+                    drop(progress);
+                    LayerStatus::Checked(result?)
+                };
+                layers.push(Some(layer));
+                status
+            }
+        };
+        let entry = LayerEntry { layer: n, status };
+        observer.layer(&entry, &entries)?;
+        entries.push(entry);
+    }
+
+    // Forced-capture bounds: those present (all, when required), each entry against its
+    // children's bounds and its value.
+    let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
+    let mut bounds: Vec<BoundsEntry> = Vec::new();
+    for n in 0..=last {
+        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) {
+            bounds_layers.push(None);
+            continue;
+        }
+        let status = match dir.open_bounds(n, true) {
+            Err(e @ Error::BoundsMissing { .. }) => {
+                bounds_layers.push(None);
+                BoundsStatus::Missing(e)
+            }
+            Err(e) => {
+                bounds_layers.push(None);
+                BoundsStatus::Damaged(e)
+            }
+            Ok(b) => {
+                let lower_ok = layers_needed(n).all(|m| bounds_layers[m as usize].is_some());
+                let status = match (&layers[n as usize], n >= first && lower_ok) {
+                    (Some(values), true) => {
+                        let lower: Vec<&[u8]> = bounds_layers.iter().map(|l| l.as_ref().map(|l| l.payload()).unwrap_or(&[])).collect();
+                        let progress = observer.progress(n);
+                        let result = verify_bounds(rules, n, values.values(), b.payload(), &lower, progress.as_ref());
+                        drop(progress);
+                        BoundsStatus::Checked(result?)
+                    }
+                    _ => BoundsStatus::Unchecked,
+                };
+                bounds_layers.push(Some(b));
+                status
+            }
+        };
+        let entry = BoundsEntry { layer: n, status };
+        observer.bounds(&entry)?;
+        bounds.push(entry);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+
+    let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();
+    let facts = check_facts(rules, &values);
+
+    Ok(DirectoryReport::tallied(dir.clone(), (first, last), entries, facts, bounds, manifest, seconds))
+}

@@ -1,0 +1,574 @@
+//! The report of a directory's verification ([`crate::verify_dir::verify_directory`]): what
+//! became of each layer, its bounds, the published facts and the pack manifest, the totals, a
+//! one-line summary and the [`Outcome`], the class of problem that dominates (the exit status of
+//! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
+
+use std::path::PathBuf;
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::facts::{FactReport, FactStatus};
+use crate::manifest;
+use crate::storage::DatabaseDir;
+use crate::units::{group_digits, layers_phrase};
+use crate::verify::{BoundsMismatch, BoundsReport, LayerReport, Mismatch};
+
+/// What became of one layer's values.
+#[derive(Debug)]
+pub enum LayerStatus {
+    /// Intact (header and checksum), read by the layers asked for, but below the range: not
+    /// re-derived.
+    Dependency,
+    /// Intact and re-derived: the report (mismatches included).
+    Checked(LayerReport),
+    /// Intact, but not re-derived: the layers it reads (listed) are damaged or missing.
+    Blocked {
+        /// The layers it reads that are damaged or missing.
+        needs: Vec<u32>,
+    },
+    /// The file is damaged, of another ruleset or layer, or unreadable: the error.
+    Damaged(Error),
+    /// The file is absent: the error.
+    Missing(Error),
+}
+
+/// One layer's values in a [`DirectoryReport`].
+#[derive(Debug)]
+pub struct LayerEntry {
+    /// The layer (stones on the board).
+    pub layer: u32,
+    /// What was found.
+    pub status: LayerStatus,
+}
+
+impl LayerEntry {
+    /// `ok`, `mismatch`, `dependency`, `not-verified` (blocked), `damaged` or `missing`: the
+    /// `status` of the JSON document.
+    pub fn status_name(&self) -> &'static str {
+        match &self.status {
+            LayerStatus::Dependency => "dependency",
+            LayerStatus::Checked(r) if r.is_ok() => "ok",
+            LayerStatus::Checked(_) => "mismatch",
+            LayerStatus::Blocked { .. } => "not-verified",
+            LayerStatus::Damaged(_) => "damaged",
+            LayerStatus::Missing(_) => "missing",
+        }
+    }
+}
+
+/// What became of one layer's forced-capture bounds.
+#[derive(Debug)]
+pub enum BoundsStatus {
+    /// Checked: the report.
+    Checked(BoundsReport),
+    /// Intact but not checked: below the range, or a layer it needs (values or bounds) is missing
+    /// or damaged.
+    Unchecked,
+    /// Damaged, foreign or unreadable: the error.
+    Damaged(Error),
+    /// Absent while [`VerifyOptions::require_bounds`](crate::verify_dir::VerifyOptions::require_bounds) asked for it: the error.
+    Missing(Error),
+}
+
+/// One layer's bounds in a [`DirectoryReport`].
+#[derive(Debug)]
+pub struct BoundsEntry {
+    /// The layer.
+    pub layer: u32,
+    /// What was found.
+    pub status: BoundsStatus,
+}
+
+impl BoundsEntry {
+    /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
+    pub fn status_name(&self) -> &'static str {
+        match &self.status {
+            BoundsStatus::Checked(r) if r.is_ok() => "ok",
+            BoundsStatus::Checked(_) => "mismatch",
+            BoundsStatus::Unchecked => "not-verified",
+            BoundsStatus::Damaged(_) => "damaged",
+            BoundsStatus::Missing(_) => "missing",
+        }
+    }
+}
+
+/// The check of a pack directory's `SHA256SUMS`.
+#[derive(Debug)]
+pub struct ManifestCheck {
+    /// The manifest's path.
+    pub path: PathBuf,
+    /// Pack files whose SHA-256 matched (0 when the check failed).
+    pub files_matched: usize,
+    /// Why the manifest does not match the files, or cannot be read.
+    pub error: Option<Error>,
+}
+
+/// Which class of problem dominates a verification (see [`crate::verify_dir`] for the
+/// precedence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every file intact, every value and bounds entry follows from its children, no fact
+    /// contradicted, the manifest (if any) matches.
+    Ok,
+    /// Some value or bounds entry is wrong, or a published fact is contradicted.
+    WrongValues,
+    /// A layer file is damaged, foreign or unreadable.
+    DamagedLayer,
+    /// A bounds file is damaged, foreign or unreadable.
+    DamagedBounds,
+    /// The pack manifest does not match the files.
+    ManifestMismatch,
+    /// A layer asked for is absent.
+    MissingLayer,
+    /// Bounds required by [`VerifyOptions::require_bounds`](crate::verify_dir::VerifyOptions::require_bounds) are absent.
+    MissingBounds,
+}
+
+impl Outcome {
+    /// `ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `manifest_mismatch`,
+    /// `missing_layer` or `missing_bounds`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::WrongValues => "wrong_values",
+            Outcome::DamagedLayer => "damaged_layer",
+            Outcome::DamagedBounds => "damaged_bounds",
+            Outcome::ManifestMismatch => "manifest_mismatch",
+            Outcome::MissingLayer => "missing_layer",
+            Outcome::MissingBounds => "missing_bounds",
+        }
+    }
+}
+
+/// Everything a directory's verification found. Serialises (serde) as the document of
+/// `oware verify --json` without its `schema_version`; [`to_json`](Self::to_json) adds the
+/// outcome and exit code.
+#[derive(Debug)]
+pub struct DirectoryReport {
+    /// The directory verified (its format, ruleset and base).
+    pub dir: DatabaseDir,
+    /// The layers asked for: `(first, last)`, inclusive.
+    pub layers_requested: (u32, u32),
+    /// Every layer opened, in increasing order (those below the range that no layer reads are
+    /// left out).
+    pub layers: Vec<LayerEntry>,
+    /// The published facts and what checking them gave.
+    pub facts: Vec<FactReport>,
+    /// The bounds checked, in increasing order.
+    pub bounds: Vec<BoundsEntry>,
+    /// The pack manifest's check: `None` when the directory has no `SHA256SUMS` (or is in the
+    /// published format).
+    pub manifest: Option<ManifestCheck>,
+    /// Positions re-derived, over all layers.
+    pub positions_checked: u64,
+    /// Wrong values, over all layers.
+    pub mismatches: u64,
+    /// Bounds entries checked.
+    pub bounds_checked: u64,
+    /// Wrong bounds entries.
+    pub bounds_mismatches: u64,
+    /// Seconds spent re-deriving values (the sum of the layers').
+    pub derive_seconds: f64,
+    /// Wall-clock seconds of the whole check (facts aside).
+    pub seconds: f64,
+    /// Whether nothing at all is wrong (no blocked layer either).
+    pub ok: bool,
+    /// One line: `OK: ...` or `FAILED: ...` naming every problem.
+    pub summary: String,
+    /// The dominant class of problem.
+    pub outcome: Outcome,
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+impl DirectoryReport {
+    /// The layers whose values were re-derived: their reports.
+    pub fn layer_reports(&self) -> impl Iterator<Item = &LayerReport> {
+        self.layers.iter().filter_map(|e| match &e.status {
+            LayerStatus::Checked(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// The bounds checked: their reports.
+    pub fn bounds_reports(&self) -> impl Iterator<Item = &BoundsReport> {
+        self.bounds.iter().filter_map(|e| match &e.status {
+            BoundsStatus::Checked(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// The layers whose values are in state `status_name` (see [`LayerEntry::status_name`]).
+    pub fn layers_in(&self, status_name: &str) -> Vec<u32> {
+        self.layers.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+    }
+
+    /// The layers whose bounds are in state `status_name` (see [`BoundsEntry::status_name`]).
+    pub fn bounds_in(&self, status_name: &str) -> Vec<u32> {
+        self.bounds.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+    }
+
+    /// The published facts the layers contradict.
+    pub fn failed_facts(&self) -> impl Iterator<Item = &FactReport> {
+        self.facts.iter().filter(|f| f.status == FactStatus::Failed)
+    }
+
+    /// Positions re-derived per second of re-derivation.
+    pub fn positions_per_second(&self) -> f64 {
+        self.positions_checked as f64 / self.derive_seconds.max(1e-9)
+    }
+
+    /// The report of these entries, with its totals, `ok`, summary and outcome.
+    pub(crate) fn tallied(
+        dir: DatabaseDir,
+        layers_requested: (u32, u32),
+        layers: Vec<LayerEntry>,
+        facts: Vec<FactReport>,
+        bounds: Vec<BoundsEntry>,
+        manifest: Option<ManifestCheck>,
+        seconds: f64,
+    ) -> DirectoryReport {
+        let mut report = DirectoryReport {
+            dir,
+            layers_requested,
+            layers,
+            facts,
+            bounds,
+            manifest,
+            positions_checked: 0,
+            mismatches: 0,
+            bounds_checked: 0,
+            bounds_mismatches: 0,
+            derive_seconds: 0.0,
+            seconds,
+            ok: false,
+            summary: String::new(),
+            outcome: Outcome::Ok,
+        };
+        report.tally();
+        report
+    }
+
+    /// The totals, `ok`, the summary and the outcome, from the entries.
+    fn tally(&mut self) {
+        self.positions_checked = self.layer_reports().map(|r| r.checked).sum();
+        self.derive_seconds = self.layer_reports().fold(0.0, |s, r| s + r.seconds);
+        self.mismatches = self.layer_reports().map(|r| r.mismatches).sum();
+        self.bounds_checked = self.bounds_reports().map(|r| r.checked).sum();
+        self.bounds_mismatches = self.bounds_reports().map(|r| r.mismatches).sum();
+        let bad_layers: Vec<u32> = self.layer_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+        let bad_bounds: Vec<u32> = self.bounds_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+        let (damaged, missing, blocked) = (self.layers_in("damaged"), self.layers_in("missing"), self.layers_in("not-verified"));
+        let (damaged_bounds, missing_bounds) = (self.bounds_in("damaged"), self.bounds_in("missing"));
+        let failed_facts: Vec<&str> = self.failed_facts().map(|f| f.id).collect();
+        let manifest_failed = self.manifest.as_ref().is_some_and(|m| m.error.is_some());
+        let (mismatches, bounds_mismatches) = (self.mismatches, self.bounds_mismatches);
+
+        let mut problems = Vec::new();
+        if mismatches > 0 {
+            problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers)));
+        }
+        if bounds_mismatches > 0 {
+            let entries = if bounds_mismatches == 1 { "y" } else { "ies" };
+            problems.push(format!("{} wrong bounds entr{entries} in {}", group_digits(bounds_mismatches), layers_phrase(bad_bounds)));
+        }
+        if !damaged_bounds.is_empty() {
+            problems.push(format!("damaged or unreadable bounds of {}", layers_phrase(damaged_bounds.iter().copied())));
+        }
+        if !missing_bounds.is_empty() {
+            problems.push(format!("missing bounds of {}", layers_phrase(missing_bounds.iter().copied())));
+        }
+        if !failed_facts.is_empty() {
+            problems.push(format!("fact{} contradicted: {}", plural(failed_facts.len() as u64), failed_facts.join(", ")));
+        }
+        if !damaged.is_empty() {
+            problems.push(format!("damaged or unreadable {}", layers_phrase(damaged.iter().copied())));
+        }
+        if !missing.is_empty() {
+            problems.push(format!("missing {}", layers_phrase(missing.iter().copied())));
+        }
+        if !blocked.is_empty() {
+            problems.push(format!("{} not re-derived", layers_phrase(blocked)));
+        }
+        if manifest_failed {
+            problems.push(format!("{} does not match the files", manifest::MANIFEST));
+        }
+        self.ok = problems.is_empty();
+        let (first, last) = self.layers_requested;
+        self.summary = if self.ok {
+            let bounds = if self.bounds_checked > 0 {
+                format!("; {} bounds entries checked, every one satisfies its equations and agrees with its value", group_digits(self.bounds_checked))
+            } else {
+                String::new()
+            };
+            format!(
+                "OK: {} of {}: {} positions re-derived, every value follows from its children{bounds}; no fact contradicted",
+                layers_phrase(first..=last),
+                self.dir.rules(),
+                group_digits(self.positions_checked)
+            )
+        } else {
+            format!("FAILED: {}", problems.join("; "))
+        };
+
+        // Wrong values first, then damaged files, then missing layers.
+        self.outcome = if mismatches > 0 || bounds_mismatches > 0 || !failed_facts.is_empty() {
+            Outcome::WrongValues
+        } else if !damaged.is_empty() {
+            Outcome::DamagedLayer
+        } else if !damaged_bounds.is_empty() {
+            Outcome::DamagedBounds
+        } else if manifest_failed {
+            Outcome::ManifestMismatch
+        } else if !missing.is_empty() {
+            Outcome::MissingLayer
+        } else if !missing_bounds.is_empty() {
+            Outcome::MissingBounds
+        } else {
+            Outcome::Ok
+        };
+    }
+
+    /// The error the outcome stands for (`None` for [`Outcome::Ok`]): [`Error::VerifyFailed`]
+    /// for wrong values; the first damaged layer's (then bounds') error; the manifest's error;
+    /// [`DatabaseDir::missing`] of the first missing layer; [`Error::BoundsMissing`] of the first
+    /// missing bounds. Its [`Error::exit_code`] is the exit status of `oware verify`.
+    ///
+    /// Cost: moves the error out of the report.
+    pub fn into_error(self) -> Option<Error> {
+        let failed_facts = self.failed_facts().count() as u64;
+        let first_of = |names: Vec<u32>| names.first().copied();
+        match self.outcome {
+            Outcome::Ok => None,
+            Outcome::WrongValues => Some(Error::VerifyFailed { wrong_values: self.mismatches + self.bounds_mismatches, failed_facts }),
+            Outcome::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
+                LayerStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
+            Outcome::DamagedBounds => self.bounds.into_iter().find_map(|e| match e.status {
+                BoundsStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
+            Outcome::ManifestMismatch => self.manifest.and_then(|m| m.error),
+            Outcome::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
+            Outcome::MissingBounds => {
+                first_of(self.bounds_in("missing")).map(|n| Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
+            }
+        }
+    }
+
+    /// The exit status of `oware verify` for this report: 0, or the exit code of
+    /// [`into_error`](Self::into_error)'s error (8 wrong values, 5 damaged, 6 foreign file,
+    /// 7 unreadable, 4 missing).
+    pub fn exit_code(&self) -> i32 {
+        match self.outcome {
+            Outcome::Ok => 0,
+            Outcome::WrongValues => Error::VerifyFailed { wrong_values: 0, failed_facts: 0 }.exit_code(),
+            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::ManifestMismatch => self.damage().map_or(1, Error::exit_code),
+            Outcome::MissingLayer => self.dir.missing(0).exit_code(),
+            Outcome::MissingBounds => Error::BoundsMissing { layer: 0, dir: PathBuf::new(), rules: self.dir.rules() }.exit_code(),
+        }
+    }
+
+    /// The error of the first damaged file of the outcome's class (layers, bounds, manifest).
+    fn damage(&self) -> Option<&Error> {
+        match self.outcome {
+            Outcome::DamagedLayer => self.layers.iter().find_map(|e| match &e.status {
+                LayerStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
+            Outcome::DamagedBounds => self.bounds.iter().find_map(|e| match &e.status {
+                BoundsStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
+            Outcome::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// The report as one line of JSON: the document of `oware verify --json` without its
+    /// `schema_version`, plus `outcome` ([`Outcome::name`]) and `exit_code`.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] if it cannot be serialised (not expected).
+    pub fn to_json(&self) -> Result<String> {
+        #[derive(Serialize)]
+        struct Doc<'a> {
+            #[serde(flatten)]
+            report: &'a DirectoryReport,
+            outcome: Outcome,
+            exit_code: i32,
+        }
+        serde_json::to_string(&Doc { report: self, outcome: self.outcome, exit_code: self.exit_code() })
+            .map_err(|e| Error::Internal(format!("JSON output: {e}")))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The JSON document (the fields and their order are those of `oware verify --json`).
+
+/// An error in the JSON document.
+#[derive(Serialize)]
+struct ErrorDoc {
+    /// The exit code the error would give.
+    code: i32,
+    /// A stable name of the kind of error (as in the other commands' documents).
+    kind: &'static str,
+    /// The message, as on stderr.
+    message: String,
+}
+
+impl ErrorDoc {
+    fn of(e: &Error) -> ErrorDoc {
+        ErrorDoc { code: e.exit_code(), kind: error_kind(e), message: e.to_string() }
+    }
+}
+
+/// A stable name for each kind of error: the `kind` of the JSON documents. The same names as
+/// the command line's `error_kind` (`src/cli/query.rs`).
+pub fn error_kind(e: &Error) -> &'static str {
+    match e {
+        Error::InvalidPosition(_) => "invalid_position",
+        Error::NotInLayer { .. } => "not_in_layer",
+        Error::IndexOutOfRange { .. } => "index_out_of_range",
+        Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => "layer_missing",
+        Error::BoundsMissing { .. } => "bounds_missing",
+        Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => "foreign_file",
+        Error::Corrupt { .. } => "damaged_file",
+        Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => "io",
+        Error::Output { .. } => "output",
+        Error::OutOfMemory { .. } => "out_of_memory",
+        Error::Threads { .. } => "threads",
+        Error::Interrupted => "interrupted",
+        Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => "verification_failed",
+        Error::Usage(_) => "usage",
+        Error::Internal(_) => "internal",
+        Error::Cluster(_) => "cluster",
+    }
+}
+
+/// One layer in the JSON document.
+#[derive(Serialize)]
+struct LayerDoc<'a> {
+    layer: u32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    positions_per_second: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_mismatches: Option<&'a [Mismatch]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    needs: Option<&'a [u32]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc>,
+}
+
+impl Serialize for LayerEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut d = LayerDoc {
+            layer: self.layer,
+            status: self.status_name(),
+            checked: None,
+            mismatches: None,
+            seconds: None,
+            positions_per_second: None,
+            first_mismatches: None,
+            needs: None,
+            error: None,
+        };
+        match &self.status {
+            LayerStatus::Dependency => {}
+            LayerStatus::Checked(r) => {
+                d.checked = Some(r.checked);
+                d.mismatches = Some(r.mismatches);
+                d.seconds = Some(r.seconds);
+                d.positions_per_second = Some(r.positions_per_second());
+                d.first_mismatches = Some(&r.first_mismatches);
+            }
+            LayerStatus::Blocked { needs } => d.needs = Some(needs),
+            LayerStatus::Damaged(e) | LayerStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
+        }
+        d.serialize(s)
+    }
+}
+
+/// One layer's bounds in the JSON document.
+#[derive(Serialize)]
+struct BoundsDoc<'a> {
+    layer: u32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_mismatches: Option<&'a [BoundsMismatch]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc>,
+}
+
+impl Serialize for BoundsEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut d = BoundsDoc { layer: self.layer, status: self.status_name(), checked: None, mismatches: None, first_mismatches: None, error: None };
+        match &self.status {
+            BoundsStatus::Checked(r) => {
+                d.checked = Some(r.checked);
+                d.mismatches = Some(r.mismatches);
+                d.first_mismatches = Some(&r.first_mismatches);
+            }
+            BoundsStatus::Unchecked => {}
+            BoundsStatus::Damaged(e) | BoundsStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
+        }
+        d.serialize(s)
+    }
+}
+
+/// `manifest` in the JSON document.
+#[derive(Serialize)]
+struct ManifestDoc {
+    path: String,
+    files_matched: usize,
+    error: Option<ErrorDoc>,
+}
+
+impl Serialize for DirectoryReport {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut d = s.serialize_struct("DirectoryReport", 16)?;
+        d.serialize_field("rules", self.dir.rules().name())?;
+        d.serialize_field("dir", &self.dir.layers_dir().display().to_string())?;
+        d.serialize_field("format", self.dir.format().name())?;
+        d.serialize_field("layers_requested", &[self.layers_requested.0, self.layers_requested.1])?;
+        d.serialize_field("layers", &self.layers)?;
+        d.serialize_field("facts", &self.facts)?;
+        d.serialize_field("positions_checked", &self.positions_checked)?;
+        d.serialize_field("mismatches", &self.mismatches)?;
+        d.serialize_field("seconds", &self.seconds)?;
+        d.serialize_field("positions_per_second", &self.positions_per_second())?;
+        d.serialize_field("bounds", &self.bounds)?;
+        d.serialize_field("bounds_checked", &self.bounds_checked)?;
+        d.serialize_field("bounds_mismatches", &self.bounds_mismatches)?;
+        let manifest = self.manifest.as_ref().map(|m| ManifestDoc {
+            path: m.path.display().to_string(),
+            files_matched: m.files_matched,
+            error: m.error.as_ref().map(ErrorDoc::of),
+        });
+        d.serialize_field("manifest", &manifest)?;
+        d.serialize_field("ok", &self.ok)?;
+        d.serialize_field("summary", &self.summary)?;
+        d.end()
+    }
+}
