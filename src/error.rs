@@ -666,7 +666,7 @@ impl fmt::Display for Damage {
 }
 
 impl Error {
-    /// The process exit code for this error. Stable; documented in the README.
+    /// The process exit code for this error. Stable; documented in docs/cli.md (exit codes).
     ///
     /// | code | meaning |
     /// |---|---|
