@@ -1,6 +1,6 @@
 //! Forced-capture bounds: what each side can force itself to capture by play that ends by
 //! itself, whatever the opponent does and whatever repetition brings (`docs/bounds.md`), and
-//! their compact encoding in a bounds file's payload (`FORMAT.md`).
+//! their compact encoding in a bounds file's payload (`docs/FORMAT.md`).
 //!
 //! For a position `p` of `n` stones, `gM(p)` (the player to move) and `gN(p)` (the opponent)
 //! are the least solution of

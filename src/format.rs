@@ -1,4 +1,4 @@
-//! The layer file format (see `FORMAT.md`): a fixed little-endian header, then at a page-aligned
+//! The layer file format (see `docs/FORMAT.md`): a fixed little-endian header, then at a page-aligned
 //! offset one signed byte per position in index order.
 //!
 //! The header names everything a reader needs to trust the payload: what game and ruleset it
@@ -78,7 +78,7 @@ fn get_bytes(b: &[u8], at: usize, len: usize) -> &[u8] {
     &raw[..end]
 }
 
-// Field offsets (see FORMAT.md).
+// Field offsets (see docs/FORMAT.md).
 const OFF_VERSION: usize = 8;
 const OFF_HEADER_LEN: usize = 12;
 const OFF_RULESET: usize = 16;
@@ -210,7 +210,7 @@ impl Header {
         if algo != CHECKSUM_ALGORITHM.as_bytes() {
             return Err(bad(Damage::TextField { field: "checksum algorithm", found: algo.to_vec() }));
         }
-        // Text fields end in NULs, the reserved bytes and the padding are zero (FORMAT.md).
+        // Text fields end in NULs, the reserved bytes and the padding are zero (docs/FORMAT.md).
         let zero_ranges = [(OFF_ALGO + algo.len(), OFF_ALGO + 16), (OFF_RULES_NAME + name.len(), OFF_HEADER_CHECKSUM)];
         for (from, to) in zero_ranges {
             if let Some(i) = (from..to).find(|&i| bytes[i] != 0) {

@@ -10,7 +10,7 @@
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
-//! | [`format`](mod@format) | the layer file format: header, checksum (`FORMAT.md`) |
+//! | [`format`](mod@format) | the layer file format: header, checksum (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory |
 //! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |

@@ -1,4 +1,4 @@
-//! Packs: layers compressed for shipping and probed in place (`FORMAT.md`, "Pack files").
+//! Packs: layers compressed for shipping and probed in place (`docs/FORMAT.md`, "Pack files").
 //!
 //! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 40 % of the
 //! bytes and keeps random access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
@@ -46,7 +46,7 @@ pub const PACK_HEADER_LEN: usize = 256;
 /// decoded and two bits of the board (see `walk_contexts`). (Codec 1, with two neighbours, was
 /// never released.)
 pub const CODEC_RANS_NEIGHBOURS: u32 = 2;
-/// Values per block: the unit a probe decodes (see the README's trade-off table).
+/// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
 pub const BLOCK_VALUES: u32 = 256;
 /// Most blocks per group (the unit of checksums and of the table's 64-bit offsets; blocks within
 /// a group have 16-bit offsets, so a group is never more than 64 KiB: see [`group_blocks`]).

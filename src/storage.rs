@@ -4,7 +4,7 @@
 //! Layout of a database directory `D` (default `databases/`):
 //!
 //! ```text
-//! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (FORMAT.md)
+//! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (docs/FORMAT.md)
 //! D/<ruleset>/layer-NN.json                 statistics of that layer's build
 //! D/<ruleset>/bounds-NN.owdb                its forced-capture bounds (`oware build --bounds`)
 //! D/<ruleset>/.layer-NN.owdb.XXXXXX.tmp     a file being written (unique name; removed on failure)

@@ -366,6 +366,45 @@ fn published_example_cli_json() {
     assert_eq!(stdout(&o), format!("{EXAMPLE}\t0\n"));
 }
 
+#[test]
+fn moves_cli_json_names_houses() {
+    // The published example in every form: South to move (mover-first counts, the side form),
+    // then North to move (the side form, and mover-first counts with --to-move north). Each move
+    // carries its house beside its pit, the same one `query --json` gives.
+    let counts: Vec<&str> = EXAMPLE.split_whitespace().collect();
+    let with = |first: &[&str], last: &[&str]| -> Vec<String> { first.iter().chain(last).map(|s| s.to_string()).collect() };
+    let cases: [(Vec<String>, Vec<String>, &str); 4] = [
+        (with(&["moves", "--json"], &counts), with(&["--json"], &counts), "south"),
+        (with(&["moves", "--json", "S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S"], &[]), with(&["--json", "S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S"], &[]), "south"),
+        (with(&["moves", "--json", "S: 4 2 3 0 0 0  N: 1 1 1 1 1 2  N"], &[]), with(&["--json", "S: 4 2 3 0 0 0  N: 1 1 1 1 1 2  N"], &[]), "north"),
+        (with(&["moves", "--json", "--to-move", "north"], &counts), with(&["--json", "--to-move", "north"], &counts), "north"),
+    ];
+    for (moves_args, query_args, side) in cases {
+        let args: Vec<&str> = moves_args.iter().map(String::as_str).collect();
+        let o = oware(&args, None);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+        assert_eq!(v["position"], serde_json::json!([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]), "{args:?}");
+        let moves = v["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), 6, "{args:?}");
+        let base = if side == "south" { b'A' } else { b'a' };
+        for m in moves {
+            let pit = m["pit"].as_u64().unwrap() as u8;
+            assert_eq!(m["house"], char::from(base + pit).to_string(), "{args:?}: {m}");
+        }
+        assert_eq!((v["moves"][5]["house"].clone(), v["moves"][5]["captured"].clone()), (Value::from(if side == "south" { "F" } else { "f" }), Value::from(3)));
+
+        // The same houses as the report of `query --json` on the same input.
+        let extra: Vec<&str> = query_args.iter().map(String::as_str).collect();
+        let q = query(awari16(), &extra, None, None);
+        assert!(q.status.success(), "{extra:?}: {}", stderr(&q));
+        let r: Value = serde_json::from_str(&stdout(&q)).expect("one JSON object");
+        assert_eq!(r["to_move"], side, "{extra:?}");
+        let houses = |d: &Value| -> Vec<Value> { d["moves"].as_array().unwrap().iter().map(|m| m["house"].clone()).collect() };
+        assert_eq!(houses(&v), houses(&r), "{args:?}");
+    }
+}
+
 fn lone_stone_values(db: &Database) -> Vec<i8> {
     (0..12)
         .map(|p| {

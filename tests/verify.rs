@@ -17,7 +17,7 @@ use oware::storage::{layer_path, Layer};
 use oware::verify::{derive_value, verify_layer, verify_values, Mismatch, MISMATCHES_KEPT};
 use oware::Ruleset;
 
-// Header field offsets of FORMAT.md / src/format.rs (ruleset id and stone count, u32 LE).
+// Header field offsets of docs/FORMAT.md / src/format.rs (ruleset id and stone count, u32 LE).
 const OFF_RULESET: usize = 16;
 const OFF_STONES: usize = 20;
 

@@ -315,7 +315,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// The process exit code of an error of kind `kind`: the one table of exit codes, documented in
-/// the README ("Exit codes"). Besides these, 0 is success and 141 a closed stdout.
+/// docs/cli.md ("Exit codes"). Besides these, 0 is success and 141 a closed stdout.
 ///
 /// | code | kinds |
 /// |---|---|
@@ -532,10 +532,10 @@ mod tests {
             let code = table.iter().find(|(kind, _)| *kind == k).map(|&(_, c)| c);
             assert_eq!(Some(exit_code(k)), code, "{k:?}");
         }
-        // The README's table ("Exit codes") lists exactly these codes, with 0 (success) and 141
+        // The table of docs/cli.md ("Exit codes") lists exactly these codes, with 0 (success) and 141
         // (a closed stdout).
-        let readme = include_str!("../../README.md");
-        let section = readme.split("\n## Exit codes\n").nth(1).expect("the README has an exit code table");
+        let doc = include_str!("../../docs/cli.md");
+        let section = doc.split("\n## Exit codes\n").nth(1).expect("docs/cli.md has an exit code table");
         let documented: std::collections::BTreeSet<i32> = section
             .lines()
             .skip_while(|l| !l.starts_with('|'))

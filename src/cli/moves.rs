@@ -1,6 +1,7 @@
 //! `oware moves`: the legal moves of a position, what each captures and where it leads.
 
 use clap::Args;
+use oware::position::{house, Side};
 use oware::rules::{stones, Outcome};
 use oware::{Position, Result, Ruleset};
 use serde::Serialize;
@@ -41,19 +42,19 @@ pub fn run(a: MovesArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let mut out = Stdout::new();
     if a.json {
-        out.json(&json_report(rules, &pos))
+        out.json(&json_report(rules, &pos, side.unwrap_or(Side::South)))
     } else {
         out.write(&text_report(rules, &pos, side))
     }
 }
 
 /// The human-readable listing: the drawing, then one line per legal move.
-fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Side>) -> String {
+fn text_report(rules: Ruleset, pos: &Position, side: Option<Side>) -> String {
     let board = pos.board();
     let n = stones(board);
     let moves = rules.moves(board);
     let mut s = super::draw(pos, side);
-    let side = side.unwrap_or(oware::position::Side::South);
+    let side = side.unwrap_or(Side::South);
     s.push('\n');
     s.push_str(&format!("position {pos} ({n} stones), rules {rules}\n"));
     if let Some(v) = moves.ending() {
@@ -72,7 +73,7 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Sid
                 let child_pos = Position::new(child).map(|p| p.to_string()).unwrap_or_else(|_| format!("{child:?}"));
                 s.push_str(&format!(
                     "  {} (pit {}): captures {captured:>2} -> {child_pos}  ({} to move, {} stones)\n",
-                    oware::position::house(side, m.pit),
+                    house(side, m.pit),
                     m.pit,
                     side.other(),
                     stones(&child)
@@ -82,7 +83,7 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Sid
                 let (mine, theirs) = split(n, value);
                 s.push_str(&format!(
                     "  {} (pit {}): ends the game, value {value:+} for {side} (he gets {mine} stones, {} {theirs})\n",
-                    oware::position::house(side, m.pit),
+                    house(side, m.pit),
                     m.pit,
                     side.other()
                 ));
@@ -95,7 +96,11 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<oware::position::Sid
 /// One move in `oware moves --json`.
 #[derive(Serialize, Debug)]
 struct MoveDoc {
+    /// 0..5, mover-first.
     pit: u8,
+    /// The same move as a house: `A`..`F` when South moves, `a`..`f` when North does (as in
+    /// `query --json`).
+    house: String,
     ends_game: bool,
     /// Stones captured (null for a move that ends the game).
     captured: Option<u8>,
@@ -128,8 +133,8 @@ struct MovesDoc {
     ending: Option<EndingDoc>,
 }
 
-/// The machine-readable report.
-fn json_report(rules: Ruleset, pos: &Position) -> MovesDoc {
+/// The machine-readable report, with `side` to move (South when the input did not name it).
+fn json_report(rules: Ruleset, pos: &Position, side: Side) -> MovesDoc {
     let board = pos.board();
     let n = stones(board);
     let moves = rules.moves(board);
@@ -137,13 +142,21 @@ fn json_report(rules: Ruleset, pos: &Position) -> MovesDoc {
         .as_slice()
         .iter()
         .map(|m| match m.outcome {
-            Outcome::Child { captured, child } => {
-                MoveDoc { pit: m.pit, ends_game: false, captured: Some(captured), child: Some(child), value: None, mover_stones: None, opponent_stones: None }
-            }
+            Outcome::Child { captured, child } => MoveDoc {
+                pit: m.pit,
+                house: house(side, m.pit).to_string(),
+                ends_game: false,
+                captured: Some(captured),
+                child: Some(child),
+                value: None,
+                mover_stones: None,
+                opponent_stones: None,
+            },
             Outcome::End { value } => {
                 let (mine, theirs) = split(n, value);
                 MoveDoc {
                     pit: m.pit,
+                    house: house(side, m.pit).to_string(),
                     ends_game: true,
                     captured: None,
                     child: None,
@@ -175,7 +188,7 @@ mod tests {
     }
 
     fn doc(rules: Ruleset, pos: &Position) -> Value {
-        serde_json::to_value(json_report(rules, pos)).unwrap()
+        serde_json::to_value(json_report(rules, pos, Side::South)).unwrap()
     }
 
     #[test]
@@ -187,12 +200,19 @@ mod tests {
         assert_eq!(v["moves"].as_array().map(Vec::len), Some(6));
         assert_eq!(v["moves"][0]["child"], json!([4, 4, 4, 4, 4, 4, 0, 5, 5, 5, 5, 4]));
         assert_eq!(v["ending"], Value::Null);
+        let houses: Vec<&str> = v["moves"].as_array().unwrap().iter().map(|m| m["house"].as_str().unwrap()).collect();
+        assert_eq!(houses, ["A", "B", "C", "D", "E", "F"]);
+        // North to move: the same moves, named by North's houses.
+        let north = serde_json::to_value(json_report(Ruleset::Awari, &start, Side::North)).unwrap();
+        assert_eq!(north["moves"][0]["house"], "a");
+        assert_eq!(north["moves"][5]["house"], "f");
 
         // Remainder-to-opponent grand slam: 7 captured of 12, the 5 left go to the opponent.
         let slam = Position::new([1, 1, 2, 0, 4, 0, 2, 1, 1, 0, 0, 0]).unwrap();
         let v = doc(Ruleset::Abapa(GrandSlam::RemainderToOpponent), &slam);
         let last = &v["moves"][3];
         assert_eq!(last["pit"], 4);
+        assert_eq!(last["house"], "E");
         assert_eq!(last["ends_game"], true);
         assert_eq!(last["value"], 2);
         assert_eq!((last["mover_stones"].as_i64(), last["opponent_stones"].as_i64()), (Some(7), Some(5)));

@@ -157,7 +157,7 @@ pub fn winner_words(v: &Verdict, draw: &'static str) -> &'static str {
     }
 }
 
-/// The JSON report of one position (see the README's `query --json` and `serve` sections).
+/// The JSON report of one position (see `query --json` in docs/cli.md, and docs/server.md).
 #[derive(Serialize)]
 pub struct ReportDoc {
     pub schema_version: u32,

@@ -1,7 +1,7 @@
 //! `oware serve`: the analysis server. A versioned JSON API over HTTP (axum on tokio) and the
 //! web page, every asset compiled into the binary.
 //!
-//! API v1 (the README documents it with `curl` examples):
+//! API v1 (docs/server.md documents it with `curl` examples):
 //! - `GET /api/v1/position?pits=..&rules=..` (or `position=` in any accepted form, or
 //!   `south=&north=&to_move=`; optional `to_move`, `captured=S:N`, `max_plies`): the report of
 //!   `query --json`;
