@@ -786,6 +786,39 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The exit status of the `oware` program for an error of this kind: the one table of exit
+    /// codes. It is also the `code` of the JSON error documents (query's batch errors, verify's
+    /// report) and of the C library's return codes; docs/cli.md ("Exit codes") documents it.
+    ///
+    /// | code | kinds |
+    /// |---|---|
+    /// | 1 | internal error |
+    /// | 2 | usage: a bad command line (also clap's own usage errors) |
+    /// | 3 | invalid position, a board not in its layer, an index past a layer's end |
+    /// | 4 | a layer (or its bounds) not built |
+    /// | 5 | a damaged layer file |
+    /// | 6 | a file of another ruleset or another layer |
+    /// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
+    /// | 8 | verification found wrong values (or bounds) |
+    /// | 9 | not enough memory |
+    /// | 10 | distributed build: ranks disagree or their transport failed |
+    /// | 130 | interrupted |
+    pub fn exit_status(self) -> i32 {
+        match self {
+            ErrorKind::Internal => 1,
+            ErrorKind::Usage => 2,
+            ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => 3,
+            ErrorKind::LayerMissing | ErrorKind::BoundsMissing => 4,
+            ErrorKind::Damaged => 5,
+            ErrorKind::Foreign => 6,
+            ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => 7,
+            ErrorKind::VerificationFailed => 8,
+            ErrorKind::OutOfMemory => 9,
+            ErrorKind::Cluster => 10,
+            ErrorKind::Interrupted => 130,
+        }
+    }
+
     /// Every kind.
     pub const ALL: [ErrorKind; 16] = [
         ErrorKind::Usage,

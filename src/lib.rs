@@ -21,9 +21,7 @@
 //! | [`probe`] | queries: value, move values |
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
-//! | [`verify`] | the independent verifier |
-//! | [`verify_dir`] | a whole directory verified: which layers, bounds, facts, manifest, and the outcome |
-//! | [`verify_report`] | what [`verify_dir`] returns: per-layer results, summary, outcome, the JSON document |
+//! | [`verify`] | the independent verifier, and a whole directory verified ([`verify::verify_directory`]: layers, bounds, facts, manifest, outcome) |
 //! | [`facts`] | the published facts checked against the layers |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
 //! | [`units`] | formatting of counts and sizes |
@@ -57,8 +55,6 @@ pub mod storage;
 pub mod sys;
 pub mod units;
 pub mod verify;
-pub mod verify_dir;
-pub mod verify_report;
 
 pub use error::{Error, Result};
 pub use position::Position;

@@ -83,7 +83,6 @@ fn disk_free_real(path: &Path) -> Option<u64> {
     }
 }
 
-
 /// [`release_pages`] of the bytes `range` (clamped to `0..len`) of the mapping of `len` bytes at
 /// `ptr`.
 ///
@@ -147,7 +146,6 @@ pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
     }
     f.flush()
 }
-
 
 /// Takes an exclusive lock on `file` without waiting (`flock`); it is released when the file is
 /// closed, or when the process dies.

@@ -274,7 +274,7 @@ fn explicit_ranges_and_missing_layers() {
 fn verify_directory_reports_entries_outcome_and_precedence() {
     use oware::progress::Progress;
     use oware::storage::DatabaseDir;
-    use oware::verify_dir::{verify_directory, BoundsEntry, LayerEntry, LayerStatus, NoObserver, Outcome, VerifyObserver, VerifyOptions};
+    use oware::verify::{verify_directory, BoundsEntry, LayerEntry, LayerStatus, NoObserver, Outcome, VerifyObserver, VerifyOptions};
 
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();

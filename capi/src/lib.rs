@@ -294,7 +294,7 @@ pub unsafe extern "C" fn oware_verify(
     len: usize,
     json_len: *mut usize,
 ) -> c_int {
-    use oware_core::verify_dir::{verify_directory, NoObserver, VerifyOptions};
+    use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
     let mut json = String::new();
     let code = guard(|| {
         // SAFETY: as documented for the caller.

@@ -272,7 +272,7 @@ fn verify<'py>(
     max_stones: Option<u32>,
     bounds: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use oware_core::verify_dir::{verify_directory, NoObserver, VerifyOptions};
+    use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
     let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds };
     let published = ruleset == Ruleset::Awari && !path.join(ruleset.name()).exists() && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());

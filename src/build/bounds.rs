@@ -65,7 +65,14 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> 
 /// # Errors
 /// [`Error::BoundsCheck`] when the new bounds fail a check (nothing is published);
 /// [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a file cannot be written.
-pub(super) fn bounds_layer(dir: &DatabaseDir, n: u32, bp: &BoundsPlan, values: &Layer, lower: &[BoundsLayer], observer: &dyn BuildObserver) -> Result<BoundsLayer> {
+pub(super) fn bounds_layer(
+    dir: &DatabaseDir,
+    n: u32,
+    bp: &BoundsPlan,
+    values: &Layer,
+    lower: &[BoundsLayer],
+    observer: &dyn BuildObserver,
+) -> Result<BoundsLayer> {
     let rules = dir.rules();
     let replaced = match &bp.action {
         LayerAction::Build { reason } => reason.clone(),

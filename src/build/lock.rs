@@ -27,10 +27,7 @@ impl BuildLock {
         }
         let file = options.open(&path).map_err(|e| Error::io(&path, e))?;
         if crate::sys::lock_exclusive(&file).is_err() {
-            return Err(Error::io(
-                &path,
-                std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory"),
-            ));
+            return Err(Error::io(&path, std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory")));
         }
         Ok(BuildLock { _file: file })
     }

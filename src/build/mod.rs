@@ -32,6 +32,7 @@ mod pipeline;
 mod plan;
 mod stats;
 
+pub use crate::sys::{memory_available, peak_memory};
 pub use bounds::bounds_stats;
 pub use config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
 pub use lock::BuildLock;
@@ -41,7 +42,6 @@ pub use plan::{
     BuildPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput, OUT_OF_CORE_SLOWDOWN, POSITIONS_PER_SECOND_PER_THREAD, RATE_DECAY,
 };
 pub use stats::{histogram, read_stats, BoundsStats, LayerOutcome, LayerStats, RankFigures};
-pub use crate::sys::{memory_available, peak_memory};
 
 use crate::progress::Progress;
 

@@ -275,7 +275,13 @@ fn build_layer(
     let figures = if ranks > 1 {
         let traffic = metered.traffic();
         let mut slots = vec![0u64; 5 * ranks];
-        slots[5 * me..5 * me + 5].copy_from_slice(&[len, traffic.bytes_sent, traffic.bytes_received, (traffic.seconds * 1e6) as u64, peak_memory().unwrap_or(0)]);
+        slots[5 * me..5 * me + 5].copy_from_slice(&[
+            len,
+            traffic.bytes_sent,
+            traffic.bytes_received,
+            (traffic.seconds * 1e6) as u64,
+            peak_memory().unwrap_or(0),
+        ]);
         let figures = cluster.sum(&slots)?;
         let ranks = figures
             .chunks(5)

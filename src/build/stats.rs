@@ -7,8 +7,8 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::BuildObserver;
 use super::plan::Mode;
+use super::BuildObserver;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
@@ -186,7 +186,12 @@ pub(super) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 
 /// Writes `counted` as JSON at `path` when the file there is missing, unreadable or fails
 /// `same`.
-pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(path: &Path, counted: &T, same: impl Fn(&T) -> bool, observer: &dyn BuildObserver) -> Result<()> {
+pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(
+    path: &Path,
+    counted: &T,
+    same: impl Fn(&T) -> bool,
+    observer: &dyn BuildObserver,
+) -> Result<()> {
     let ok = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
     if !ok {
         write_json(path, counted)?;

@@ -314,37 +314,11 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// The process exit code of an error of kind `kind`: the one table of exit codes, documented in
-/// docs/cli.md ("Exit codes"). Besides these, 0 is success and 141 a closed stdout.
-///
-/// | code | kinds |
-/// |---|---|
-/// | 1 | internal error (and any kind this program does not know) |
-/// | 2 | usage: a bad command line (also clap's own usage errors) |
-/// | 3 | invalid position, a board not in its layer, an index past a layer's end |
-/// | 4 | a layer (or its bounds) not built |
-/// | 5 | a damaged layer file |
-/// | 6 | a file of another ruleset or another layer |
-/// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
-/// | 8 | verification found wrong values (or bounds) |
-/// | 9 | not enough memory |
-/// | 10 | distributed build: ranks disagree or their transport failed |
-/// | 130 | interrupted |
+/// The process exit code of an error of kind `kind` ([`ErrorKind::exit_status`], the one table
+/// of exit codes, documented in docs/cli.md, "Exit codes"). Besides these, 0 is success and 141
+/// a closed stdout.
 pub fn exit_code(kind: ErrorKind) -> i32 {
-    match kind {
-        ErrorKind::Internal => 1,
-        ErrorKind::Usage => 2,
-        ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => 3,
-        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => 4,
-        ErrorKind::Damaged => 5,
-        ErrorKind::Foreign => 6,
-        ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => 7,
-        ErrorKind::VerificationFailed => 8,
-        ErrorKind::OutOfMemory => 9,
-        ErrorKind::Cluster => 10,
-        ErrorKind::Interrupted => 130,
-        _ => 1,
-    }
+    kind.exit_status()
 }
 
 /// Advice for the user after an error: what to run or do next. The library's messages give

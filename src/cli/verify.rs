@@ -16,7 +16,7 @@
 //!
 //! Results go to stdout (or one JSON document with `--json`); messages and the progress bar to
 //! stderr. The policy (which layers, bounds, facts, manifest, the outcome's precedence) is the
-//! library's [`oware::verify_dir::verify_directory`]; this file builds its options, prints its
+//! library's [`oware::verify::verify_directory`]; this file builds its options, prints its
 //! report as it comes and maps the outcome to the exit status.
 
 use std::ops::RangeInclusive;
@@ -28,7 +28,7 @@ use oware::progress::Progress;
 use oware::storage::Format;
 use oware::units::{group_digits, layers_phrase};
 use oware::verify::Mismatch;
-use oware::verify_dir::{
+use oware::verify::{
     verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome, VerifyObserver, VerifyOptions,
 };
 use oware::{Error, Result};

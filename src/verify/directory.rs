@@ -8,7 +8,7 @@
 //! [`crate::verify::verify_bounds`], the published facts with [`crate::facts::check_facts`] and a
 //! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
 //! [`DirectoryReport`]: plain data, with a one-line summary and an [`Outcome`] saying which class
-//! of problem dominates (its types are in [`crate::verify_report`], re-exported here).
+//! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).
 //!
 //! Precedence of the outcome (the exit status of `oware verify`):
 //! 1. wrong values: some value or bounds entry does not follow from its children, or a published
@@ -21,13 +21,13 @@
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
+pub use super::report::{BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
 use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
 use crate::verify::{layers_needed, verify_bounds, verify_layer};
-pub use crate::verify_report::{error_kind, BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome};
 
 /// What to verify in a directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The report of a directory's verification ([`crate::verify_dir::verify_directory`]): what
+//! The report of a directory's verification ([`super::directory::verify_directory`]): what
 //! became of each layer, its bounds, the published facts and the pack manifest, the totals, a
 //! one-line summary and the [`Outcome`], the class of problem that dominates (the exit status of
 //! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
 use crate::storage::DatabaseDir;
@@ -68,7 +68,7 @@ pub enum BoundsStatus {
     Unchecked,
     /// Damaged, foreign or unreadable: the error.
     Damaged(Error),
-    /// Absent while [`VerifyOptions::require_bounds`](crate::verify_dir::VerifyOptions::require_bounds) asked for it: the error.
+    /// Absent while [`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds) asked for it: the error.
     Missing(Error),
 }
 
@@ -105,7 +105,7 @@ pub struct ManifestCheck {
     pub error: Option<Error>,
 }
 
-/// Which class of problem dominates a verification (see [`crate::verify_dir`] for the
+/// Which class of problem dominates a verification (see [`super::directory`] for the
 /// precedence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -123,7 +123,7 @@ pub enum Outcome {
     ManifestMismatch,
     /// A layer asked for is absent.
     MissingLayer,
-    /// Bounds required by [`VerifyOptions::require_bounds`](crate::verify_dir::VerifyOptions::require_bounds) are absent.
+    /// Bounds required by [`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds) are absent.
     MissingBounds,
 }
 
@@ -341,7 +341,7 @@ impl DirectoryReport {
     /// The error the outcome stands for (`None` for [`Outcome::Ok`]): [`Error::VerifyFailed`]
     /// for wrong values; the first damaged layer's (then bounds') error; the manifest's error;
     /// [`DatabaseDir::missing`] of the first missing layer; [`Error::BoundsMissing`] of the first
-    /// missing bounds. Its [`Error::exit_code`] is the exit status of `oware verify`.
+    /// missing bounds. Its kind's [`ErrorKind::exit_status`] is the exit status of `oware verify`.
     ///
     /// Cost: moves the error out of the report.
     pub fn into_error(self) -> Option<Error> {
@@ -372,10 +372,10 @@ impl DirectoryReport {
     pub fn exit_code(&self) -> i32 {
         match self.outcome {
             Outcome::Ok => 0,
-            Outcome::WrongValues => Error::VerifyFailed { wrong_values: 0, failed_facts: 0 }.exit_code(),
-            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::ManifestMismatch => self.damage().map_or(1, Error::exit_code),
-            Outcome::MissingLayer => self.dir.missing(0).exit_code(),
-            Outcome::MissingBounds => Error::BoundsMissing { layer: 0, dir: PathBuf::new(), rules: self.dir.rules() }.exit_code(),
+            Outcome::WrongValues => ErrorKind::VerificationFailed.exit_status(),
+            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::ManifestMismatch => self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status(),
+            Outcome::MissingLayer => self.dir.missing(0).kind().exit_status(),
+            Outcome::MissingBounds => ErrorKind::BoundsMissing.exit_status(),
         }
     }
 
@@ -429,30 +429,7 @@ struct ErrorDoc {
 
 impl ErrorDoc {
     fn of(e: &Error) -> ErrorDoc {
-        ErrorDoc { code: e.exit_code(), kind: error_kind(e), message: e.to_string() }
-    }
-}
-
-/// A stable name for each kind of error: the `kind` of the JSON documents. The same names as
-/// the command line's `error_kind` (`src/cli/query.rs`).
-pub fn error_kind(e: &Error) -> &'static str {
-    match e {
-        Error::InvalidPosition(_) => "invalid_position",
-        Error::NotInLayer { .. } => "not_in_layer",
-        Error::IndexOutOfRange { .. } => "index_out_of_range",
-        Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => "layer_missing",
-        Error::BoundsMissing { .. } => "bounds_missing",
-        Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => "foreign_file",
-        Error::Corrupt { .. } => "damaged_file",
-        Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => "io",
-        Error::Output { .. } => "output",
-        Error::OutOfMemory { .. } => "out_of_memory",
-        Error::Threads { .. } => "threads",
-        Error::Interrupted => "interrupted",
-        Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => "verification_failed",
-        Error::Usage(_) => "usage",
-        Error::Internal(_) => "internal",
-        Error::Cluster(_) => "cluster",
+        ErrorDoc { code: e.kind().exit_status(), kind: e.kind().as_str(), message: e.to_string() }
     }
 }
 

@@ -18,6 +18,12 @@
 //!   from files (untrusted inputs: nothing here panics on odd bytes);
 //! - [`crate::facts::check_facts`]: the published facts against whatever layers are present.
 
+mod directory;
+mod report;
+
+pub use directory::{layers_to_verify, verify_directory, NoObserver, VerifyObserver, VerifyOptions};
+pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome};
+
 use std::ops::Range;
 use std::time::Instant;
 
@@ -28,7 +34,7 @@ use crate::bounds::{Bounds, Codec};
 use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::progress::Progress;
-use crate::rules::{Board, Outcome, Ruleset, PITS};
+use crate::rules::{Board, Outcome as Move, Ruleset, PITS};
 use crate::storage::Layer;
 
 /// The value of `board` (layer `n`) derived from its children's stored values.
@@ -49,8 +55,8 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
     let mut best = i8::MIN;
     for m in moves.as_slice() {
         let v = match m.outcome {
-            Outcome::End { value } => value,
-            Outcome::Child { captured, child } => {
+            Move::End { value } => value,
+            Move::Child { captured, child } => {
                 let layer = if captured == 0 { this_layer } else { lower[(n - u32::from(captured)) as usize] };
                 captured as i8 - layer[rank_unchecked(&child) as usize]
             }
@@ -82,8 +88,8 @@ pub fn derive_bounds<E>(rules: Ruleset, board: &Board, mut get: impl FnMut(u32, 
     let (mut mover, mut opponent) = (0u8, u8::MAX);
     for m in moves.as_slice() {
         let (a, b) = match m.outcome {
-            Outcome::End { value } => (share(value), n as u8 - share(value)),
-            Outcome::Child { captured, child } => {
+            Move::End { value } => (share(value), n as u8 - share(value)),
+            Move::Child { captured, child } => {
                 let g = get(n as u32 - u32::from(captured), &child)?;
                 (captured.saturating_add(g.opponent), g.mover)
             }
@@ -484,8 +490,8 @@ fn plan(rules: Ruleset, n: u32, board: &Board) -> Plan {
     }
     for m in moves.as_slice() {
         p.steps[p.len as usize] = match m.outcome {
-            Outcome::End { value } => Step::End(i16::from(value)),
-            Outcome::Child { captured, child } => {
+            Move::End { value } => Step::End(i16::from(value)),
+            Move::Child { captured, child } => {
                 let layer = n - u32::from(captured);
                 let rank = rank_unchecked(&child);
                 Step::Child { layer, rank, captured }

@@ -1,0 +1,313 @@
+//! The coding of one block: contexts from neighbours already decoded, the model (one
+//! frequency row per context) and static rANS.
+
+use crate::index::{layer_size, unrank_unchecked, LayerWalker, MAX_STONES};
+
+use super::*;
+
+/// Symbols of layer `n`: values `-n..=n` as `0..=2n`.
+pub(super) fn symbols(n: u32) -> usize {
+    2 * n as usize + 1
+}
+/// Neighbour classes: a symbol, or "none" (`2n + 1`).
+pub(super) fn classes(n: u32) -> usize {
+    2 * n as usize + 2
+}
+/// Classes of the second neighbour (one stone moved from pit 2 to pit 0): absent, or its
+/// difference from the previous value, halved and clamped to `-2..=2`.
+pub(super) const SECOND: usize = 6;
+/// Classes of the third neighbour (one stone moved from pit 3 to pit 2), like [`SECOND`].
+pub(super) const THIRD: usize = 6;
+/// Contexts of layer `n`: previous value × second neighbour's class × third neighbour's class ×
+/// whether pit 1 holds a stone (when it does, the previous position is the one with a stone
+/// moved from pit 1 to pit 0; when it is empty, a farther jump of the index) × whether pit 0
+/// does. Measured on awari layers 20..24, each part pays for itself: the third neighbour saves
+/// about 2 % of the raw bytes, the two bits about 0.9 %; classes finer than `-2..=2` gain less
+/// than 0.2 % while the larger model slows probes down (its rows stop fitting in the cache).
+///
+/// Cost: rows of 32 bytes per context, about 230 KB for layer 24.
+pub(super) fn contexts(n: u32) -> usize {
+    classes(n) * SECOND * THIRD * 4
+}
+
+/// Size of the window of recent symbols a single probe keeps; a neighbour this far back or
+/// farther is treated as absent (by the encoder too), so the window never wraps onto one in use.
+pub(super) const RING: usize = 512;
+
+/// The contexts of a block's positions. `syms` holds the block's symbols at `i & mask`
+/// (`usize::MAX` for the whole block, `RING - 1` for the window a single probe keeps; only those
+/// before position `i` are read for position `i`); `f` gets each position's context and must
+/// return its symbol (the encoder returns the known one, the decoder the decoded one).
+///
+/// The neighbours of the board `b` at position `i` of the block, each used when it lies in the
+/// block (`d <= i`) and less than [`RING`] back:
+/// - the previous position (`d = 1`);
+/// - when `b[2] > 0`, the board with one stone moved from pit 2 to pit 0
+///   (`d = b[0] + b[1] + 2`);
+/// - when `b[3] > 0`, the board with one stone moved from pit 3 to pit 2
+///   (`d = (s + 1)(s + 2) / 2` with `s = b[0] + b[1] + b[2]`).
+///
+/// The range must lie inside the layer (callers check it; outside, nothing is walked).
+///
+/// Cost: one walker step and a few operations per position.
+#[inline]
+pub(super) fn walk_contexts<E>(
+    n: u32,
+    start: u64,
+    len: usize,
+    syms: &mut [u8],
+    mask: usize,
+    mut f: impl FnMut(usize, usize) -> std::result::Result<u8, E>,
+) -> std::result::Result<(), E> {
+    let none = classes(n) - 1;
+    if len == 0 || n > MAX_STONES || start.saturating_add(len as u64) > layer_size(n) {
+        return Ok(());
+    }
+    let mut b = unrank_unchecked(n, start);
+    for i in 0..len {
+        if i > 0 {
+            // The common step inline (the walker's first case), the rest out of line.
+            if b[0] > 0 {
+                b[0] -= 1;
+                b[1] += 1;
+            } else {
+                LayerWalker::advance(&mut b);
+            }
+        }
+        let near = |d: usize| d <= i && d < RING;
+        // The previous value is absent only at `i = 0`, where every neighbour is.
+        let prev = if i > 0 { syms[(i - 1) & mask] as usize } else { none };
+        let d2 = b[0] as usize + b[1] as usize + 2;
+        let up = if b[2] > 0 && near(d2) {
+            let u = syms[(i - d2) & mask] as i32;
+            ((u - prev as i32) / 2).clamp(-2, 2) as usize + 3
+        } else {
+            0
+        };
+        let s = d2 - 2 + b[2] as usize;
+        let d3 = (s + 1) * (s + 2) / 2;
+        let third = if b[3] > 0 && near(d3) {
+            let w = syms[(i - d3) & mask] as i32;
+            ((w - prev as i32) / 2).clamp(-2, 2) as usize + 3
+        } else {
+            0
+        };
+        let ctx = ((prev * SECOND + up) * THIRD + third) * 4 + usize::from(b[1] > 0) * 2 + usize::from(b[0] > 0);
+        syms[i & mask] = f(i, ctx)?;
+    }
+    Ok(())
+}
+
+/// Entries held in a context's row (the rest, rarely used, are in [`Model::rest`]).
+pub(super) const ROW_ENTRIES: usize = 7;
+
+/// A context's row: word 0 holds the index in [`Model::rest`] of its entries past the first
+/// [`ROW_ENTRIES`] (bits 0..24) and its number of entries (bits 24..32); words 1.. its first
+/// entries, most frequent first (packed, see [`pack_entry`]). 32 bytes, aligned: within one cache
+/// line. (Up to layer 48 a model has under 2^21 entries and a context under 2^7.)
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+pub(super) struct Row([u32; ROW_ENTRIES + 1]);
+
+/// A layer's model for decoding, laid out for few cache misses: one 32-byte row per context
+/// holding its most frequent entries, so most decoding steps touch one cache line of the model.
+pub(super) struct Model {
+    n: u32,
+    rows: Vec<Row>,
+    /// The entries past each row's first [`ROW_ENTRIES`], packed.
+    rest: Vec<u32>,
+}
+
+/// An entry (start, frequency, symbol) in 32 bits: start below `M`, frequency at most `M`,
+/// symbol below 128.
+#[inline]
+pub(super) fn pack_entry(start: u32, freq: u32, sym: u32) -> u32 {
+    start | freq << M_BITS | sym << (2 * M_BITS + 1)
+}
+
+#[inline]
+pub(super) fn unpack_entry(e: u32) -> (u32, u32, u8) {
+    (e & (M - 1), (e >> M_BITS) & (2 * M - 1), (e >> (2 * M_BITS + 1)) as u8)
+}
+
+impl Model {
+    /// The model of normalised frequencies `freq` (contexts × symbols, each used row summing to
+    /// `M`), or `None` when a row does not sum to `M` or is out of shape.
+    pub(super) fn new(n: u32, freq: &[u16]) -> Option<Model> {
+        let k = symbols(n);
+        if freq.len() != contexts(n) * k {
+            return None;
+        }
+        let mut rows = Vec::with_capacity(contexts(n));
+        let mut rest = Vec::new();
+        let mut order = Vec::with_capacity(k);
+        for row in freq.chunks(k) {
+            let mut r = Row::default();
+            let total: u32 = row.iter().map(|&f| u32::from(f)).sum();
+            if total == 0 {
+                rows.push(r);
+                continue;
+            }
+            if total != M {
+                return None;
+            }
+            // Starts are assigned in order of decreasing frequency, so a decoder's scan of the
+            // row usually stops at one of its first entries.
+            order.clear();
+            order.extend((0..k).filter(|&s| row[s] > 0));
+            order.sort_by_key(|&s| (std::cmp::Reverse(row[s]), s));
+            r.0[0] = rest.len() as u32 | (order.len() as u32) << 24;
+            let mut start = 0u32;
+            for (j, &s) in order.iter().enumerate() {
+                let f = u32::from(row[s]);
+                let e = pack_entry(start, f, s as u32);
+                if j < ROW_ENTRIES {
+                    r.0[j + 1] = e;
+                } else {
+                    rest.push(e);
+                }
+                start += f;
+            }
+            rows.push(r);
+        }
+        Some(Model { n, rows, rest })
+    }
+
+    /// The entries of context `ctx`, most frequent first.
+    pub(super) fn entries(&self, ctx: usize) -> impl Iterator<Item = (u32, u32, u8)> + '_ {
+        let r = &self.rows[ctx].0;
+        let count = (r[0] >> 24) as usize;
+        let at = (r[0] & 0xff_ffff) as usize;
+        let more = count.saturating_sub(ROW_ENTRIES);
+        r[1..1 + count.min(ROW_ENTRIES)].iter().chain(&self.rest[at..at + more]).map(|&e| unpack_entry(e))
+    }
+
+    /// The entry of context `ctx` whose range holds `slot`, or `None` (only a damaged or foreign
+    /// block reaches a context without one).
+    #[inline]
+    pub(super) fn find(&self, ctx: usize, slot: u32) -> Option<(u32, u32, u8)> {
+        let r = &self.rows.get(ctx)?.0;
+        let count = (r[0] >> 24) as usize;
+        let hit = |&(st, f, _): &(u32, u32, u8)| slot < st + f;
+        if let Some(e) = r[1..1 + count.min(ROW_ENTRIES)].iter().map(|&e| unpack_entry(e)).find(hit) {
+            return Some(e);
+        }
+        let at = (r[0] & 0xff_ffff) as usize;
+        self.rest.get(at..at + count.checked_sub(ROW_ENTRIES)?)?.iter().map(|&e| unpack_entry(e)).find(hit)
+    }
+
+    /// The encoder's table: (start, freq) of each (context, symbol), `(0, 0)` for unused ones.
+    ///
+    /// Cost: `contexts × symbols` entries of 4 bytes (about 1.4 MB for layer 24).
+    pub(super) fn encoder(&self) -> Vec<(u16, u16)> {
+        let k = symbols(self.n);
+        let mut enc = vec![(0u16, 0u16); self.rows.len() * k];
+        for ctx in 0..self.rows.len() {
+            for (start, freq, sym) in self.entries(ctx) {
+                enc[ctx * k + sym as usize] = (start as u16, freq as u16);
+            }
+        }
+        enc
+    }
+
+    /// Normalises counts per context to rows summing to `M` (every seen symbol keeps at least 1).
+    pub(super) fn normalise(n: u32, counts: &[u64]) -> Vec<u16> {
+        let k = symbols(n);
+        let mut freq = vec![0u16; counts.len()];
+        for (row, out) in counts.chunks(k).zip(freq.chunks_mut(k)) {
+            let total: u64 = row.iter().sum();
+            if total == 0 {
+                continue;
+            }
+            let mut sum = 0i64;
+            for (c, f) in row.iter().zip(out.iter_mut()) {
+                if *c > 0 {
+                    let q = ((u128::from(*c) * u128::from(M) + u128::from(total) / 2) / u128::from(total)) as i64;
+                    *f = q.max(1) as u16;
+                    sum += i64::from(*f);
+                }
+            }
+            // Give the difference to (or take it from) the largest entries, keeping each >= 1.
+            let mut diff = i64::from(M) - sum;
+            while diff != 0 {
+                let i = (0..k).filter(|&i| out[i] > 1 || (diff > 0 && out[i] > 0)).max_by_key(|&i| out[i]).expect("a row has a symbol");
+                let step = if diff > 0 { diff } else { diff.max(1 - i64::from(out[i])) };
+                out[i] = (i64::from(out[i]) + step) as u16;
+                diff -= step;
+            }
+        }
+        freq
+    }
+}
+
+/// Codes one block (symbols `syms`, first index `start`) with the encoder table `enc` of layer
+/// `n` and appends its bytes to `out`.
+pub(super) fn encode_block(n: u32, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
+    let k = symbols(n);
+    ctx.clear();
+    let mut s = syms.to_vec();
+    walk_contexts::<()>(n, start, syms.len(), &mut s, usize::MAX, |i, c| {
+        ctx.push(c as u32);
+        Ok(syms[i])
+    })
+    .expect("the encoder's closure never fails");
+    let mut x = L;
+    let mut rev = Vec::with_capacity(syms.len() / 2 + 8);
+    for i in (0..syms.len()).rev() {
+        let (st, f) = enc[ctx[i] as usize * k + syms[i] as usize];
+        let (st, f) = (u32::from(st), u32::from(f));
+        let x_max = ((L >> M_BITS) << 8) * f;
+        while x >= x_max {
+            rev.push(x as u8);
+            x >>= 8;
+        }
+        x = ((x / f) << M_BITS) + (x % f) + st;
+    }
+    rev.extend_from_slice(&x.to_le_bytes()[..STATE_BYTES]);
+    rev.reverse();
+    out.extend_from_slice(&rev);
+}
+
+/// Why a block failed to decode (only a damaged file, or a bug, can cause it: the bytes passed
+/// their checksum).
+#[derive(Debug)]
+pub(super) struct BadBlock;
+
+/// Decodes the first `len` symbols of a coded block into `syms` at `i & mask` (see
+/// [`walk_contexts`]). With `whole`, also checks that the block ends where it must (all its
+/// bytes read, the final state the initial).
+pub(super) fn decode_block(
+    model: &Model,
+    start: u64,
+    bytes: &[u8],
+    len: usize,
+    whole: bool,
+    syms: &mut [u8],
+    mask: usize,
+) -> std::result::Result<(), BadBlock> {
+    if bytes.len() < STATE_BYTES || model.n > MAX_STONES || start.saturating_add(len as u64) > layer_size(model.n) {
+        return Err(BadBlock);
+    }
+    let mut x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
+    let mut pos = STATE_BYTES;
+    walk_contexts(model.n, start, len, syms, mask, |_, ctx| {
+        let slot = x & (M - 1);
+        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
+        x = freq * (x >> M_BITS) + slot - low;
+        let mut steps = 0;
+        while x < L {
+            let byte = *bytes.get(pos).unwrap_or(&0);
+            x = (x << 8) | u32::from(byte);
+            pos += 1;
+            steps += 1;
+            if steps > 3 {
+                return Err(BadBlock);
+            }
+        }
+        Ok(sym)
+    })?;
+    if pos > bytes.len() || (whole && (pos != bytes.len() || x != L)) {
+        return Err(BadBlock);
+    }
+    Ok(())
+}

@@ -1,0 +1,221 @@
+//! Packs: layers compressed for shipping and probed in place (`docs/FORMAT.md`, "Pack files").
+//!
+//! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 40 % of the
+//! bytes and keeps random access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
+//! layer. The coder is a static range-ANS (rANS) coder whose probabilities depend on neighbours
+//! already decoded, so it exploits what a general-purpose compressor cannot see: the value of the
+//! previous position in index order, how the values of two positions one stone away differ from
+//! it (a stone moved from pit 2 to pit 0, and from pit 3 to pit 2: both a short, computable
+//! distance back in the index), and whether pits 0 and 1 hold stones. Each layer's model (one
+//! frequency row per context, quantised to 2^12) is stored in the file.
+//!
+//! Layout: a 256-byte header (the pack fields, then the native layer header verbatim, whose
+//! payload checksum covers the decoded values, so `unpack` restores the native file byte for
+//! byte), the model (zstd-compressed), the coded blocks, and the block table (last, so a pack is
+//! written in one pass with bounded memory). Blocks come in
+//! groups of up to [`GROUP_BLOCKS`]; each group has an XXH3-64 checksum of its coded bytes, checked
+//! before any of its values is used (all groups at open when checksums are verified, else each
+//! group the first time a probe needs it): a damaged block is reported by layer and block and
+//! its values are never returned.
+//!
+//! Cost of a probe: one `unrank` (about 50 ns), then on average `BLOCK_VALUES / 2` decoding steps
+//! (a walker step, a context, a short scan of the context's 32-byte row and a renormalisation,
+//! about 40 ns each, most of it waiting for the row: see `Model`).
+//!
+//! | module | what it is |
+//! |---|---|
+//! | `codec` | the contexts, the model and the rANS coding of one block |
+//! | `write` | packing a layer ([`pack_layer`]) |
+//! | `read` | an open pack, probed in place ([`PackLayer`]) |
+
+mod codec;
+mod read;
+mod write;
+
+pub use read::PackLayer;
+pub use write::{pack_layer, PackOptions, PackedLayer};
+
+/// Magic bytes at the start of every pack file.
+pub const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
+/// The pack format version this code writes and reads.
+pub const PACK_VERSION: u32 = 1;
+/// Bytes of the pack header: 128 bytes of pack fields, then the 128-byte native header.
+pub const PACK_HEADER_LEN: usize = 256;
+/// Codec 2: static rANS (2^12 precision, states in `2^16..2^24` flushed in 3 bytes, byte
+/// renormalisation) restarted at each block, with contexts made of three neighbours already
+/// decoded and two bits of the board (see `walk_contexts`). (Codec 1, with two neighbours, was
+/// never released.)
+pub const CODEC_RANS_NEIGHBOURS: u32 = 2;
+/// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
+pub const BLOCK_VALUES: u32 = 256;
+/// Most blocks per group (the unit of checksums and of the table's 64-bit offsets; blocks within
+/// a group have 16-bit offsets, so a group is never more than 64 KiB: see [`group_blocks`]).
+pub const GROUP_BLOCKS: u32 = 64;
+
+/// Blocks per group for blocks of `block_values` values: as many as fit in 64 KiB at the
+/// coder's worst case (under 14 bits per value plus a state per block), at most
+/// [`GROUP_BLOCKS`].
+pub fn group_blocks(block_values: u32) -> u32 {
+    (65535 / (block_values * 7 / 4 + 5)).clamp(1, GROUP_BLOCKS)
+}
+
+const M_BITS: u32 = 12;
+const M: u32 = 1 << M_BITS;
+const L_BITS: u32 = 16;
+const L: u32 = 1 << L_BITS;
+/// Bytes of a block's initial state: enough for a state below `L << 8`.
+const STATE_BYTES: usize = (L_BITS as usize + 8).div_ceil(8);
+
+// Pack header field offsets.
+const OFF_VERSION: usize = 8;
+const OFF_HEADER_LEN: usize = 12;
+const OFF_CODEC: usize = 16;
+const OFF_BLOCK: usize = 20;
+const OFF_GROUP: usize = 24;
+const OFF_MODEL: usize = 32;
+const OFF_MODEL_LEN: usize = 40;
+const OFF_TABLE: usize = 48;
+const OFF_TABLE_LEN: usize = 56;
+const OFF_DATA: usize = 64;
+const OFF_DATA_LEN: usize = 72;
+const OFF_MODEL_SUM: usize = 80;
+const OFF_TABLE_SUM: usize = 88;
+const OFF_HEADER_SUM: usize = 120;
+
+fn get_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+fn get_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Whether `bytes` (a file's first bytes) start like a pack file.
+pub fn is_pack(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && bytes[..8] == PACK_MAGIC
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codec::*;
+    use super::*;
+    use std::fs::File;
+    use std::path::{Path, PathBuf};
+
+    use memmap2::Mmap;
+
+    use crate::error::{Error, Result};
+    use crate::format::{checksum, Header};
+    use crate::index::layer_size;
+    use crate::rules::Ruleset;
+
+    fn layer_values(n: u32, seed: u64) -> Vec<u8> {
+        // Values with structure (runs, a skew) in -n..=n.
+        let mut x = seed | 1;
+        (0..layer_size(n))
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = if x % 4 == 0 { (x >> 8) % (2 * u64::from(n) + 1) } else { (i / 7) % (u64::from(n) + 1) };
+                ((v as i32 - n as i32) as i8) as u8
+            })
+            .collect()
+    }
+
+    fn pack_and_open(n: u32, values: &[u8], block: u32) -> (tempfile::TempDir, PathBuf) {
+        let header = Header::new(Ruleset::Awari, n, checksum(values));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p");
+        let mut out = std::io::Cursor::new(Vec::new());
+        let r = pack_layer(&header, values, PackOptions { block_values: block }, &mut out, &path).unwrap();
+        let out = out.into_inner();
+        assert_eq!(r.bytes, out.len() as u64);
+        std::fs::write(&path, &out).unwrap();
+        (dir, path)
+    }
+
+    fn open(path: &Path, n: u32, verify: bool) -> Result<PackLayer> {
+        let file = File::open(path).unwrap();
+        let map = unsafe { Mmap::map(&file) }.unwrap();
+        PackLayer::open(path, file, map, Ruleset::Awari, n, verify)
+    }
+
+    #[test]
+    fn round_trip_every_value() {
+        for (n, block) in [(0, 64), (1, 64), (5, 64), (9, 512), (10, 100), (11, 16384)] {
+            let values = layer_values(n, 7 + u64::from(n));
+            let (_d, path) = pack_and_open(n, &values, block);
+            let p = open(&path, n, true).unwrap();
+            let mut out = vec![0u8; values.len()];
+            p.decode_into(&mut out).unwrap();
+            assert_eq!(out, values, "layer {n} block {block}");
+            // Every value of small blocks; a sample (and every block's ends) of large ones.
+            let step = if block > 1024 { 97 } else { 1 };
+            let bu = block as usize;
+            let ends = (0..values.len()).filter(|i| i % bu == 0 || i % bu == bu - 1);
+            for i in (0..values.len()).step_by(step).chain(ends) {
+                assert_eq!(p.get(i as u64).unwrap(), values[i] as i8, "layer {n} index {i}");
+            }
+            assert!(p.get(values.len() as u64).is_err());
+        }
+    }
+
+    #[test]
+    fn every_damaged_byte_is_caught_or_harmless() {
+        let n = 6;
+        let values = layer_values(n, 99);
+        let (_d, path) = pack_and_open(n, &values, 64);
+        let good = std::fs::read(&path).unwrap();
+        for at in (0..good.len()).step_by(53).chain(0..PACK_HEADER_LEN + 8) {
+            let mut bad = good.clone();
+            bad[at] ^= 0x21;
+            std::fs::write(&path, &bad).unwrap();
+            // Either the open or a read fails, or every value read is still right; never a panic.
+            let Ok(p) = open(&path, n, false) else { continue };
+            let mut wrong = false;
+            for i in (0..values.len()).step_by(5) {
+                match p.get(i as u64) {
+                    Ok(v) => wrong |= v != values[i] as i8,
+                    Err(e) => assert!(matches!(e, Error::Corrupt { .. }), "{e}"),
+                }
+            }
+            assert!(!wrong, "flip at byte {at} gave a wrong value");
+            let mut out = vec![0u8; values.len()];
+            if at >= PACK_HEADER_LEN {
+                // Anything in the model, table or data: the full decode refuses or is exact.
+                if p.decode_into(&mut out).is_ok() {
+                    assert_eq!(out, values);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decoder_survives_garbage() {
+        let n = 8;
+        let values = layer_values(n, 3);
+        let freq = {
+            let mut counts = vec![0u64; contexts(n) * symbols(n)];
+            for (i, x) in counts.iter_mut().enumerate() {
+                *x = (i as u64 * 2654435761) % 5;
+            }
+            Model::normalise(n, &counts)
+        };
+        let model = Model::new(n, &freq).unwrap();
+        let mut x = 1u64;
+        for len in [0usize, 1, 3, 4, 5, 50, 400] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (x >> 33) as u8
+                })
+                .collect();
+            let mut syms = vec![0u8; 512];
+            let _ = decode_block(&model, 0, &bytes, 512.min(values.len()), true, &mut syms, usize::MAX);
+            let mut ring = [0u8; RING];
+            let _ = decode_block(&model, 0, &bytes, 300, false, &mut ring, RING - 1);
+        }
+    }
+}

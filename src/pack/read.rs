@@ -1,0 +1,351 @@
+//! An open pack: header and table checked, blocks decoded on demand, group checksums verified
+//! before any value is used.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::Mmap;
+use rayon::prelude::*;
+
+use crate::error::{Damage, Error, Result};
+use crate::format::{checksum, Header, HEADER_LEN};
+use crate::index::MAX_STONES;
+use crate::rules::Ruleset;
+
+use super::codec::*;
+use super::*;
+
+/// A pack file opened for probing: its model built, its table checked, its coded blocks
+/// memory-mapped.
+///
+/// Invariants: the table's offsets are increasing and inside the file (checked at open), so
+/// decoding never reads outside the map; a group's values are used only after its checksum
+/// matched (`verified`).
+pub struct PackLayer {
+    header: Header,
+    path: PathBuf,
+    file: File,
+    len: u64,
+    map: Mmap,
+    model: Model,
+    block_values: u32,
+    data_off: usize,
+    groups: Vec<(u64, u64)>,
+    data_len: u64,
+    blocks: Vec<u16>,
+    group_blocks: usize,
+    verified: Vec<AtomicU64>,
+}
+
+impl std::fmt::Debug for PackLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackLayer").field("stones", &self.header.stones).field("path", &self.path).finish()
+    }
+}
+
+/// The pack header's fields, checked.
+struct PackFields {
+    block_values: u32,
+    model: (u64, u64),
+    table: (u64, u64),
+    data: (u64, u64),
+    model_sum: u64,
+    table_sum: u64,
+}
+
+fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackFields, Header)> {
+    let bad = |damage: Damage| Error::corrupt(path, damage);
+    let field = |field: &'static str, expected: u64, found: u64| bad(Damage::HeaderField { field, expected, found });
+    if bytes.len() < PACK_HEADER_LEN {
+        return Err(bad(Damage::ShortHeader { len: bytes.len() as u64 }));
+    }
+    if bytes[..8] != PACK_MAGIC {
+        let mut found = [0u8; 8];
+        found.copy_from_slice(&bytes[..8]);
+        return Err(bad(Damage::BadMagic { found }));
+    }
+    let version = get_u32(bytes, OFF_VERSION);
+    if version != PACK_VERSION {
+        return Err(field("pack version", PACK_VERSION.into(), version.into()));
+    }
+    let hl = get_u32(bytes, OFF_HEADER_LEN);
+    if hl as usize != PACK_HEADER_LEN {
+        return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
+    }
+    let codec = get_u32(bytes, OFF_CODEC);
+    if codec != CODEC_RANS_NEIGHBOURS {
+        return Err(field("pack codec", CODEC_RANS_NEIGHBOURS.into(), codec.into()));
+    }
+    let block_values = get_u32(bytes, OFF_BLOCK);
+    if !(64..=16384).contains(&block_values) {
+        return Err(field("pack block values", BLOCK_VALUES.into(), block_values.into()));
+    }
+    let group = get_u32(bytes, OFF_GROUP);
+    if group != group_blocks(block_values) {
+        return Err(field("pack group blocks", group_blocks(block_values).into(), group.into()));
+    }
+    if let Some(i) = (96..OFF_HEADER_SUM).chain(28..32).find(|&i| bytes[i] != 0) {
+        return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
+    }
+    let stored = get_u64(bytes, OFF_HEADER_SUM);
+    let computed = checksum(&bytes[..OFF_HEADER_SUM]);
+    if stored != computed {
+        return Err(bad(Damage::HeaderChecksum { stored, computed }));
+    }
+    let header = Header::decode(&bytes[128..128 + HEADER_LEN], path)?;
+    header.expect(crate::format::VALUE_EXACT_I8, path)?;
+    let f = PackFields {
+        block_values,
+        model: (get_u64(bytes, OFF_MODEL), get_u64(bytes, OFF_MODEL_LEN)),
+        table: (get_u64(bytes, OFF_TABLE), get_u64(bytes, OFF_TABLE_LEN)),
+        data: (get_u64(bytes, OFF_DATA), get_u64(bytes, OFF_DATA_LEN)),
+        model_sum: get_u64(bytes, OFF_MODEL_SUM),
+        table_sum: get_u64(bytes, OFF_TABLE_SUM),
+    };
+    // The sections follow each other (header, model, data, table) and end the file.
+    let ok = f.model.0 == PACK_HEADER_LEN as u64 && f.model.0.checked_add(f.model.1) == Some(f.data.0) && f.data.0.checked_add(f.data.1) == Some(f.table.0);
+    if !ok {
+        return Err(field("pack section offsets", PACK_HEADER_LEN as u64, f.model.0));
+    }
+    let end = f.table.0.saturating_add(f.table.1);
+    if end != file_len {
+        return Err(bad(Damage::Size { expected: end, found: file_len }));
+    }
+    Ok((f, header))
+}
+
+/// A damaged pack: `what` names the part (model, table, block).
+fn damaged(path: &Path, what: String) -> Error {
+    Error::corrupt(path, Damage::Pack { what })
+}
+
+impl PackLayer {
+    /// Opens `path` as a pack of layer `n` of `rules`: checks the header, the model's and the
+    /// table's checksums and the table's offsets, builds the decoding model and, with
+    /// `verify_blocks`, checks every group's checksum now (else each group is checked the first
+    /// time a probe needs it).
+    ///
+    /// Cost: one `mmap`, the model's decompression (at most a few MB), one pass over the table;
+    /// with `verify_blocks`, one sequential read of the file.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged part; [`Error::RulesetMismatch`] /
+    /// [`Error::LayerMismatch`] when the pack holds another ruleset or layer; [`Error::Io`].
+    pub fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<PackLayer> {
+        let len = map.len() as u64;
+        let (f, header) = decode_pack_header(&map, path, len)?;
+        if header.rules != rules {
+            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+        }
+        if header.stones != n || n > MAX_STONES {
+            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+        }
+        let section = |(off, len): (u64, u64)| &map[off as usize..(off + len) as usize];
+        let model_bytes = section(f.model);
+        if checksum(model_bytes) != f.model_sum {
+            return Err(damaged(path, "model checksum mismatch".into()));
+        }
+        let raw = zstd::bulk::decompress(model_bytes, contexts(n) * symbols(n) * 2).map_err(|_| damaged(path, "model does not decompress".into()))?;
+        let freq: Vec<u16> = raw.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
+        let model = Model::new(n, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^12".into()))?;
+        let table = section(f.table);
+        if checksum(table) != f.table_sum {
+            return Err(damaged(path, "block table checksum mismatch".into()));
+        }
+        let bu = u64::from(f.block_values);
+        let blocks = header.entries.div_ceil(bu);
+        let gb = group_blocks(f.block_values) as usize;
+        let groups = blocks.div_ceil(gb as u64);
+        if f.table.1 != groups * 16 + 8 + blocks * 2 {
+            return Err(damaged(path, format!("block table is {} bytes, expected {}", f.table.1, groups * 16 + 8 + blocks * 2)));
+        }
+        let mut gt = Vec::with_capacity(groups as usize);
+        for g in 0..groups as usize {
+            gt.push((get_u64(table, g * 16), get_u64(table, g * 16 + 8)));
+        }
+        let data_len = get_u64(table, groups as usize * 16);
+        let bt_off = groups as usize * 16 + 8;
+        let bt: Vec<u16> = (0..blocks as usize).map(|i| u16::from_le_bytes([table[bt_off + 2 * i], table[bt_off + 2 * i + 1]])).collect();
+        // Offsets: groups increasing from 0, inside the data; blocks increasing from 0 within
+        // their group, each at least the bytes of a state.
+        if data_len != f.data.1 {
+            return Err(damaged(path, "block table's data length disagrees with the header".into()));
+        }
+        for g in 0..groups as usize {
+            let start = gt[g].0;
+            let end = if g + 1 < groups as usize { gt[g + 1].0 } else { data_len };
+            let first = g * gb;
+            let last = (first + gb).min(blocks as usize);
+            let mut ok = start <= end && end - start <= 65535 && (g > 0 || start == 0) && bt[first] == 0;
+            for b in first..last {
+                let bend = if b + 1 < last { u64::from(bt[b + 1]) } else { end - start };
+                ok &= u64::from(bt[b]) + STATE_BYTES as u64 <= bend;
+            }
+            if !ok {
+                return Err(damaged(path, format!("block table entry of group {g} is out of order")));
+            }
+        }
+        let verified = (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let layer = PackLayer {
+            header,
+            path: path.into(),
+            file,
+            len,
+            map,
+            model,
+            block_values: f.block_values,
+            data_off: f.data.0 as usize,
+            groups: gt,
+            data_len,
+            blocks: bt,
+            group_blocks: gb,
+            verified,
+        };
+        if verify_blocks {
+            (0..layer.groups.len()).into_par_iter().try_for_each(|g| layer.check_group(g))?;
+        }
+        Ok(layer)
+    }
+
+    /// The native header the pack carries (its payload checksum covers the decoded values).
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The layer number.
+    pub fn stones(&self) -> u32 {
+        self.header.stones
+    }
+
+    /// The pack file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Gives back the open file (the map is dropped).
+    pub fn into_file(self) -> File {
+        self.file
+    }
+
+    /// Values per block.
+    pub fn block_values(&self) -> u32 {
+        self.block_values
+    }
+
+    /// Bytes of the pack file.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    /// Checks that the file still has the length it had when it was mapped.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub fn check_unchanged(&self) -> Result<()> {
+        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+        if now != self.len {
+            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
+        }
+        Ok(())
+    }
+
+    fn group_bytes(&self, g: usize) -> &[u8] {
+        let start = self.groups[g].0;
+        let end = self.groups.get(g + 1).map_or(self.data_len, |x| x.0);
+        &self.map[self.data_off + start as usize..self.data_off + end as usize]
+    }
+
+    /// Checks group `g`'s checksum once (remembered).
+    fn check_group(&self, g: usize) -> Result<()> {
+        let word = &self.verified[g / 64];
+        let bit = 1u64 << (g % 64);
+        if word.load(Ordering::Acquire) & bit != 0 {
+            return Ok(());
+        }
+        let computed = checksum(self.group_bytes(g));
+        if computed != self.groups[g].1 {
+            let first = g * self.group_blocks;
+            let last = (first + self.group_blocks).min(self.blocks.len()) - 1;
+            return Err(damaged(
+                &self.path,
+                format!("checksum mismatch in blocks {first}..={last} (group {g}; stored {:016x}, computed {computed:016x})", self.groups[g].1),
+            ));
+        }
+        word.fetch_or(bit, Ordering::Release);
+        Ok(())
+    }
+
+    /// The coded bytes of block `b`, after its group's checksum matched.
+    fn block_bytes(&self, b: usize) -> Result<&[u8]> {
+        let g = b / self.group_blocks;
+        self.check_group(g)?;
+        let group = self.group_bytes(g);
+        let start = self.blocks[b] as usize;
+        let last_of_group = (b + 1) % self.group_blocks == 0 || b + 1 == self.blocks.len();
+        let end = if last_of_group { group.len() } else { self.blocks[b + 1] as usize };
+        Ok(&group[start..end])
+    }
+
+    /// The value of position `index`.
+    ///
+    /// Cost: on average `block_values / 2` decoding steps (about 1-2 µs), plus the group's
+    /// checksum the first time one of its values is read (unless checked at open).
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] past the layer's end; [`Error::Corrupt`] naming the block
+    /// when its checksum does not match or it does not decode.
+    #[inline]
+    pub fn get(&self, index: u64) -> Result<i8> {
+        let n = self.header.stones;
+        if index >= self.header.entries {
+            return Err(Error::IndexOutOfRange { layer: n, index, size: self.header.entries });
+        }
+        let bu = u64::from(self.block_values);
+        let b = (index / bu) as usize;
+        let start = b as u64 * bu;
+        let bytes = self.block_bytes(b)?;
+        let mut ring = [0u8; RING];
+        let upto = (index - start) as usize + 1;
+        decode_block(&self.model, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| self.bad_block(b))?;
+        Ok((i32::from(ring[(upto - 1) & (RING - 1)]) - n as i32) as i8)
+    }
+
+    #[cold]
+    fn bad_block(&self, b: usize) -> Error {
+        damaged(&self.path, format!("block {b} does not decode"))
+    }
+
+    /// Decodes every value into `out` (one byte per position, the native payload), in parallel,
+    /// and checks it against the payload checksum of the native header.
+    ///
+    /// Cost: one parallel pass, about `entries` decoding steps in all.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged block, or the payload checksum's mismatch.
+    pub fn decode_into(&self, out: &mut [u8]) -> Result<()> {
+        let n = self.header.stones;
+        let bu = self.block_values as usize;
+        if out.len() as u64 != self.header.entries {
+            return Err(Error::Internal(format!("decode_into: {} bytes for {} values", out.len(), self.header.entries)));
+        }
+        let gb = self.group_blocks;
+        out.par_chunks_mut(bu * gb).enumerate().try_for_each(|(g, chunk)| {
+            for (i, part) in chunk.chunks_mut(bu).enumerate() {
+                let b = g * gb + i;
+                let bytes = self.block_bytes(b)?;
+                let len = part.len();
+                decode_block(&self.model, (b * bu) as u64, bytes, len, true, part, usize::MAX).map_err(|_| self.bad_block(b))?;
+                for s in part.iter_mut() {
+                    *s = ((i32::from(*s) - n as i32) as i8) as u8;
+                }
+            }
+            Ok(())
+        })?;
+        let computed = checksum(out);
+        if computed != self.header.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,351 @@
+//! [`DatabaseDir`]: the one type that knows a database directory's layout.
+
+use std::fs::{self};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Damage, Error, FileKind, Result};
+use crate::index::{layer_size, MAX_STONES};
+use crate::pack::{is_pack, PackLayer};
+use crate::rules::Ruleset;
+
+use super::layers::*;
+use super::*;
+
+/// What a layer's file looks like from its directory entry, before it is opened.
+#[derive(Debug)]
+pub enum LayerState {
+    /// No file (nor a dangling link) at the layer's path.
+    Absent,
+    /// A regular file is there (not yet checked).
+    Present,
+    /// Something is there that cannot be read as a layer: a directory, a FIFO, a link loop, an
+    /// entry without permission. The error says which.
+    Unreadable(Error),
+}
+
+/// A database directory of one format and ruleset: the one place that knows where its layers
+/// live, which are there, how to open them and what error each problem gives.
+///
+/// Cheap to clone; it holds paths only and opens nothing by itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseDir {
+    base: PathBuf,
+    format: Format,
+    rules: Ruleset,
+}
+
+impl DatabaseDir {
+    /// The database directory `base` in `format` for `rules`.
+    ///
+    /// Cost: one `stat` of `base`.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for the published format with a ruleset other than `awari` (those files
+    /// hold only `awari` values); [`Error::NotAFile`] when `base` exists but is not a directory;
+    /// [`Error::Io`] when it cannot be examined. A missing directory is accepted (opening a
+    /// layer then reports it missing).
+    pub fn new(format: Format, base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
+        let base = base.into();
+        if format == Format::Vu && rules != Ruleset::Awari {
+            return Err(Error::Usage(format!("the published 2002 format (vu) holds only 'awari' values, not '{}'", rules.name())));
+        }
+        match fs::metadata(&base) {
+            Ok(m) if !m.is_dir() => return Err(Error::NotAFile { path: base, found: FileKind::of(m.file_type()), expected: FileKind::Directory }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&base, e)),
+        }
+        Ok(DatabaseDir { base, format, rules })
+    }
+
+    /// This tool's database directory `base` for `rules` (see [`new`](Self::new)).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn native(base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
+        DatabaseDir::new(Format::Native, base, rules)
+    }
+
+    /// The directory given (for the native format, the parent of the ruleset's directory).
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// The format of its files.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The ruleset of its values.
+    pub fn rules(&self) -> Ruleset {
+        self.rules
+    }
+
+    /// The directory the layer files are in: `<base>/<ruleset>` (native) or `<base>` (vu).
+    pub fn layers_dir(&self) -> PathBuf {
+        match self.format {
+            Format::Native => ruleset_dir(&self.base, self.rules),
+            Format::Vu => self.base.clone(),
+        }
+    }
+
+    /// The path of layer `n`'s file in its uncompressed form (which may not exist): where a
+    /// build writes it.
+    pub fn layer_path(&self, n: u32) -> PathBuf {
+        match self.format {
+            Format::Native => layer_path(&self.base, self.rules, n),
+            Format::Vu => vu_path(&self.base, n),
+        }
+    }
+
+    /// The path layer `n` is read from: [`layer_path`](Self::layer_path) when anything is there,
+    /// else its compressed form when that exists (a pack `layer-NN.owpk` beside a native layer's
+    /// place, `scores.N.zst` beside a published file's), else `layer_path`.
+    ///
+    /// Cost: one or two `stat`s.
+    pub fn found_path(&self, n: u32) -> PathBuf {
+        let plain = self.layer_path(n);
+        if fs::symlink_metadata(&plain).is_ok() {
+            return plain;
+        }
+        let packed = match self.format {
+            Format::Native => pack_path(&self.base, self.rules, n),
+            Format::Vu => self.base.join(format!("scores.{n}.zst")),
+        };
+        if fs::symlink_metadata(&packed).is_ok() {
+            packed
+        } else {
+            plain
+        }
+    }
+
+    /// The path of layer `n`'s forced-capture bounds (native format).
+    pub fn bounds_path(&self, n: u32) -> PathBuf {
+        bounds_path(&self.base, self.rules, n)
+    }
+
+    /// Opens the forced-capture bounds of layer `n` and checks them: header fields, ruleset,
+    /// layer, kind, size and, with `verify_payload`, the payload checksum.
+    ///
+    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
+    ///
+    /// # Errors
+    /// [`Error::BoundsMissing`] when absent (or for the published format, which has none);
+    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
+    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
+    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of values;
+    /// [`Error::Io`] when it cannot be read.
+    pub fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        let missing = || Error::BoundsMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = self.bounds_path(n);
+        let (file, map) = map_file(&path, missing)?;
+        BoundsLayer::from_map(&path, file, map, self.rules, n, verify_payload)
+    }
+
+    /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).
+    ///
+    /// Cost: one `stat`.
+    pub fn has_bounds(&self, n: u32) -> bool {
+        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.bounds_path(n)).is_ok_and(|m| m.is_file())
+    }
+
+    /// The path of the statistics file of layer `n`'s bounds (`bounds-NN.json`).
+    pub fn bounds_stats_path(&self, n: u32) -> PathBuf {
+        ruleset_dir(&self.base, self.rules).join(format!("bounds-{n:02}.json"))
+    }
+
+    /// The path of layer `n`'s statistics file (native format).
+    pub fn stats_path(&self, n: u32) -> PathBuf {
+        stats_path(&self.base, self.rules, n)
+    }
+
+    /// The error for layer `n` being absent: [`Error::LayerMissing`] (native) or
+    /// [`Error::PublishedLayerMissing`] (vu).
+    pub fn missing(&self, n: u32) -> Error {
+        match self.format {
+            Format::Native => Error::LayerMissing { layer: n, dir: self.layers_dir(), rules: self.rules },
+            Format::Vu => Error::PublishedLayerMissing { layer: n, path: self.layer_path(n) },
+        }
+    }
+
+    /// What is at layer `n`'s path, from its directory entry only (nothing is opened). Layers
+    /// above 48 are [`LayerState::Absent`].
+    ///
+    /// Cost: one `stat`.
+    pub fn state(&self, n: u32) -> LayerState {
+        if n > MAX_STONES {
+            return LayerState::Absent;
+        }
+        let path = self.found_path(n);
+        match fs::metadata(&path) {
+            Ok(m) => match FileKind::of(m.file_type()) {
+                FileKind::File => LayerState::Present,
+                found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling link reads as absent; a link loop or a denied lookup does not.
+                LayerState::Absent
+            }
+            Err(e) => LayerState::Unreadable(Error::io(path, e)),
+        }
+    }
+
+    /// The layers whose state is not [`LayerState::Absent`] (present or unreadable), in
+    /// increasing order.
+    ///
+    /// Cost: one `stat` per possible layer (49).
+    pub fn layers_on_disk(&self) -> Vec<u32> {
+        (0..=MAX_STONES).filter(|&n| !matches!(self.state(n), LayerState::Absent)).collect()
+    }
+
+    /// The first layer, from 0 up, that is not present as a regular file, with its state
+    /// (`None` when all 49 are present).
+    ///
+    /// Cost: one `stat` per layer up to it.
+    pub fn first_not_present(&self) -> Option<(u32, LayerState)> {
+        (0..=MAX_STONES).find_map(|n| match self.state(n) {
+            LayerState::Present => None,
+            s => Some((n, s)),
+        })
+    }
+
+    /// Opens layer `n` for reading all its values and checks it: header fields, ruleset, layer
+    /// number, size and, with `verify_payload`, the payload checksum (native format); the size
+    /// (published format). A pack (see [`found_path`](Self::found_path)) is decoded whole into
+    /// memory and always checked against its payload checksum; so is a `scores.N.zst`.
+    ///
+    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read of
+    /// the layer. A pack or `.zst`: one parallel decoding pass and the layer's size in memory.
+    ///
+    /// # Errors
+    /// [`missing`](Self::missing) when absent; [`Error::NotAFile`] for a directory, FIFO or
+    /// other non-regular file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the
+    /// header names another ruleset or layer; [`Error::Corrupt`] for a bad header, size,
+    /// checksum or a damaged pack block; [`Error::Io`] when it cannot be read.
+    pub fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
+        match self.open_table(n, verify_payload)? {
+            Table::Layer(layer) => Ok(layer),
+            Table::Pack(pack) => {
+                let mut values = vec![0u8; pack.header().entries as usize];
+                pack.decode_into(&mut values)?;
+                let header = Some(pack.header().clone());
+                let (path, file, len) = (pack.path().to_path_buf(), pack.into_file(), 0);
+                let len = file.metadata().map(|m| m.len()).unwrap_or(len);
+                Ok(Layer { stones: n, path, file, len, data: Data::Owned(values), header })
+            }
+        }
+    }
+
+    /// Opens layer `n` for probing: a native or published file as by [`open`](Self::open), a
+    /// pack as a [`PackLayer`] read in place (with `verify_payload`, every block's checksum is
+    /// checked now; otherwise each group of blocks the first time it is read).
+    ///
+    /// Cost: as `open` for an uncompressed file; for a pack, one `mmap`, its model and table,
+    /// and with `verify_payload` one sequential read of the pack.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_table(&self, n: u32, verify_payload: bool) -> Result<Table> {
+        if n > MAX_STONES {
+            return Err(self.missing(n));
+        }
+        let path = self.found_path(n);
+        let (file, map) = map_file(&path, || self.missing(n))?;
+        match self.format {
+            Format::Native if is_pack(&map) => Ok(Table::Pack(PackLayer::open(&path, file, map, self.rules, n, verify_payload)?)),
+            Format::Native => Ok(Table::Layer(Layer::from_map(&path, file, map, self.rules, n, verify_payload)?)),
+            Format::Vu if path.extension().is_some_and(|e| e == "zst") => {
+                let values = decompress_vu(&path, &map, n)?;
+                let len = map.len() as u64;
+                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Owned(values), header: None }))
+            }
+            Format::Vu => {
+                if map.len() as u64 != layer_size(n) {
+                    return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: map.len() as u64 }));
+                }
+                let len = map.len() as u64;
+                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Map(map, 0), header: None }))
+            }
+        }
+    }
+
+    /// Creates the layers' directory (native format) if needed.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when it cannot be created.
+    pub fn create(&self) -> Result<()> {
+        let dir = self.layers_dir();
+        fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
+    }
+
+    /// Removes temporary files this crate left behind in the layers' directory (a killed
+    /// process leaves its `.NAME.XXXXXX.tmp`). Only regular files with this crate's temporary
+    /// names are removed; links and everything else are left alone. Call it only while holding
+    /// the directory's build lock. Returns the paths removed.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the directory cannot be listed or a file cannot be removed.
+    pub fn remove_stale_temporaries(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.layers_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&dir, e)),
+        };
+        let mut removed = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if !is_temporary_name(name) {
+                continue;
+            }
+            let path = entry.path();
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_file() => {
+                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    removed.push(path);
+                }
+                _ => {}
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// Whether `name` is a temporary this crate leaves in a layers directory: [`AtomicFile`]'s
+/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp` / `.bounds-NN.owdb.XXXXXX.tmp`, or the fixed `layer-NN.owdb.tmp` /
+/// `layer-NN.json.tmp` of earlier versions. Nothing else matches.
+pub(super) fn is_temporary_name(name: &str) -> bool {
+    let target = |t: &str| {
+        t.strip_prefix("layer-")
+            .and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json")))
+            .or_else(|| t.strip_prefix("bounds-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
+            .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
+    };
+    if let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) {
+        if let Some((t, random)) = rest.rsplit_once('.') {
+            return target(t) && random.len() == 6 && random.bytes().all(|b| b.is_ascii_alphanumeric());
+        }
+        return false;
+    }
+    name.strip_suffix(".tmp").is_some_and(target)
+}
+
+/// Decompresses a published layer distributed as `scores.N.zst` (one zstd frame of exactly
+/// `layer_size(n)` bytes).
+fn decompress_vu(path: &Path, compressed: &[u8], n: u32) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let want = layer_size(n);
+    let bad = |what: String| Error::corrupt(path, Damage::Pack { what });
+    let mut dec = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| bad(format!("not a zstd file ({e})")))?;
+    let mut out = Vec::with_capacity(want as usize);
+    let read = (&mut dec).take(want + 1).read_to_end(&mut out).map_err(|e| bad(format!("does not decompress ({e})")))?;
+    if read as u64 != want {
+        return Err(Error::corrupt(path, Damage::Size { expected: want, found: read as u64 }));
+    }
+    Ok(out)
+}

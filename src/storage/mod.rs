@@ -1,0 +1,110 @@
+//! Database directories and layer files: where layers live, how they are found and read
+//! (memory-mapped), and how files are written without ever damaging a complete one.
+//!
+//! Layout of a database directory `D` (default `databases/`):
+//!
+//! ```text
+//! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (docs/FORMAT.md)
+//! D/<ruleset>/layer-NN.json                 statistics of that layer's build
+//! D/<ruleset>/bounds-NN.owdb                its forced-capture bounds (`oware build --bounds`)
+//! D/<ruleset>/.layer-NN.owdb.XXXXXX.tmp     a file being written (unique name; removed on failure)
+//! ```
+//!
+//! Each ruleset has its own subdirectory and every header names its ruleset, so databases of
+//! different rulesets can never be mixed up. The published 2002 format (`scores.N`, headerless,
+//! one signed byte per position, `awari` only) is read too ([`Format::Vu`]).
+//!
+//! [`DatabaseDir`] is the one type that knows this layout: which layers are present, absent or
+//! unreadable, how to open them, and which error each case gives. Every file this crate writes
+//! goes through [`AtomicFile`]: a temporary created exclusively under a unique name (so a link
+//! planted in the directory is never followed), removed on every failure path, and renamed over
+//! the target only once complete and flushed.
+//!
+//! # Contract for files in use
+//!
+//! Layer files are memory-mapped. **A layer file must not be modified, truncated or overwritten in
+//! place while a program has it open**: reading a page that a truncation removed kills the process
+//! with `SIGBUS`, and no library can turn that into an error. This crate never does it: it replaces
+//! files by renaming, which leaves existing maps intact. [`Layer::check_unchanged`] tells whether an
+//! open layer's file changed size since it was opened (the `oware` CLI checks it between queries
+//! and reports [`Damage::ChangedWhileOpen`]).
+
+//!
+//! | module | what it is |
+//! |---|---|
+//! | `directory` | [`DatabaseDir`]: the layout, what is present, opening layers |
+//! | `layers` | [`Layer`] and [`BoundsLayer`]: open, checked, memory-mapped files |
+//! | `writers` | [`AtomicFile`], [`LayerWriter`], [`ShareWriter`]: writing without damaging a complete file |
+
+mod directory;
+mod layers;
+mod writers;
+
+pub use directory::{DatabaseDir, LayerState};
+pub use layers::{BoundsLayer, Layer, Table};
+pub use writers::{checksum_released, scan_released, sync_dir, write_atomic, AtomicFile, LayerWriter, PayloadPages, ShareWriter};
+
+use std::path::{Path, PathBuf};
+
+use crate::rules::Ruleset;
+
+/// The directory holding `rules`' layers under the database directory `base`.
+pub fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
+    base.join(rules.name())
+}
+
+/// Path of layer `n` of `rules` under `base` (this tool's format).
+pub fn layer_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("layer-{n:02}.owdb"))
+}
+
+/// Path of layer `n` of `rules` under `base` as a pack (compressed, probed in place; see
+/// [`crate::pack`]).
+pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("layer-{n:02}.owpk"))
+}
+
+/// Path of the forced-capture bounds of layer `n` of `rules` under `base` (see [`crate::bounds`]).
+pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("bounds-{n:02}.owdb"))
+}
+
+/// Path of the statistics file of layer `n` of `rules` under `base`.
+pub fn stats_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("layer-{n:02}.json"))
+}
+
+/// Path of layer `n` in a directory of published 2002 files.
+pub fn vu_path(dir: &Path, n: u32) -> PathBuf {
+    dir.join(format!("scores.{n}"))
+}
+
+/// The on-disk format of a database directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// This tool's files: `<dir>/<ruleset>/layer-NN.owdb` with a header and checksum.
+    Native,
+    /// The published 2002 files: `<dir>/scores.N`, one signed byte per position, `awari` only.
+    Vu,
+}
+
+impl Format {
+    /// `native` or `vu`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Vu => "vu",
+        }
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "native" | "owdb" => Ok(Format::Native),
+            "vu" | "scores" => Ok(Format::Vu),
+            _ => Err(format!("unknown format '{s}' (expected 'native' or 'vu')")),
+        }
+    }
+}
