@@ -1,24 +1,38 @@
 //! The crate's modules depend on each other in one direction only (rules, index, solver,
-//! storage, build, probe, CLI): this test reads `src/` and fails on any cycle among the modules'
-//! `crate::` paths (comments and test modules aside). `scripts/module-graph` prints the graph.
+//! storage, build, probe, CLI): this test reads `src/` (a module is a file or a folder) and fails
+//! on any cycle among the modules' `crate::` paths (comments and test modules aside). `scripts/module-graph` prints the graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(&src).unwrap().flatten() {
-        let p = entry.path();
-        if p.extension().is_some_and(|e| e == "rs") {
-            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-            if name != "lib" && name != "main" {
-                files.push((name, p));
+    // A module is a file `src/NAME.rs` or a folder `src/NAME/` (all its files); the program
+    // (`src/cli`, `src/main.rs`) and the crate root are not modules of the library's graph.
+    fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                files_under(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
             }
         }
     }
-    for entry in std::fs::read_dir(src.join("solver")).unwrap().flatten() {
-        files.push(("solver".into(), entry.path()));
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(&src).unwrap().flatten() {
+        let p = entry.path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if name == "lib" || name == "main" || name == "cli" {
+            continue;
+        }
+        if p.is_dir() {
+            let mut inside = Vec::new();
+            files_under(&p, &mut inside);
+            files.extend(inside.into_iter().map(|f| (name.clone(), f)));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            files.push((name, p));
+        }
     }
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (name, path) in files {
