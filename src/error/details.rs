@@ -1,0 +1,515 @@
+//! The data inside errors: what was wrong with a position, a file, a cluster, a memory limit.
+
+use std::fmt;
+
+use super::*;
+
+/// What went wrong between the ranks of a distributed build, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// A rank of an in-process (thread) cluster left it: it takes part in no more operations.
+    RankLeft,
+    /// Another rank stopped (interrupted or failed) and told the others at an agreement point.
+    PeerStopped,
+    /// These ranks run another `oware` binary than rank 0.
+    ForeignBinary {
+        /// The ranks that differ from rank 0.
+        ranks: Vec<usize>,
+    },
+    /// These ranks were given other options (or see other directories) than rank 0.
+    OtherOptions {
+        /// The ranks that differ from rank 0.
+        ranks: Vec<usize>,
+    },
+    /// MPI was initialised before the cluster was made.
+    AlreadyInitialised,
+    /// The MPI library does not offer `MPI_THREAD_FUNNELED`.
+    NoFunneledThreading {
+        /// The threading level it offers.
+        offered: String,
+    },
+    /// An exchange between ranks would move more than 2^31 elements (MPI's counts are `int`).
+    ExchangeTooLarge {
+        /// Which count passed the limit.
+        part: ExchangePart,
+    },
+}
+
+/// Which count of an exchange between ranks passed a limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExchangePart {
+    /// What one rank sends to one rank.
+    ToOneRank,
+    /// What one rank sends in all.
+    InAll,
+    /// What one rank receives in all.
+    Received,
+}
+
+impl fmt::Display for ExchangePart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ExchangePart::ToOneRank => "to one rank",
+            ExchangePart::InAll => "in all",
+            ExchangePart::Received => "received",
+        })
+    }
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |r: &[usize]| r.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+        match self {
+            ClusterError::RankLeft => f.write_str("a rank of the thread cluster has left"),
+            ClusterError::PeerStopped => f.write_str("another rank stopped"),
+            ClusterError::ForeignBinary { ranks } => write!(f, "ranks {} run another oware binary than rank 0", list(ranks)),
+            ClusterError::OtherOptions { ranks } => {
+                write!(f, "ranks {} were given other options (or see other directories) than rank 0", list(ranks))
+            }
+            ClusterError::AlreadyInitialised => f.write_str("MPI was already initialised"),
+            ClusterError::NoFunneledThreading { offered } => write!(f, "the MPI library offers only {offered} threading, not Funneled"),
+            ClusterError::ExchangeTooLarge { part } => write!(f, "an exchange of more than 2^31 elements {part}"),
+        }
+    }
+}
+
+/// Which part of the input a position error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Part {
+    /// The whole position (12 counts).
+    Position,
+    /// South's row (`--south`).
+    SouthRow,
+    /// North's row (`--north`).
+    NorthRow,
+    /// The top row of a drawn board.
+    TopRow,
+    /// The bottom row of a drawn board.
+    BottomRow,
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Part::Position => "position",
+            Part::SouthRow => "South's row",
+            Part::NorthRow => "North's row",
+            Part::TopRow => "top row",
+            Part::BottomRow => "bottom row",
+        })
+    }
+}
+
+/// What is wrong with a position given as text, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PositionError {
+    /// The wrong number of counts.
+    WrongCount {
+        /// Which part.
+        part: Part,
+        /// Counts expected.
+        expected: usize,
+        /// Counts found (counting stops at `expected + 1`).
+        found: usize,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is not a whole number.
+    NotANumber {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The token, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is negative.
+    Negative {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The token, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A count is above 48 (`found` is `None` when it does not even fit in 64 bits).
+    PitTooLarge {
+        /// Which part.
+        part: Part,
+        /// Index of the count in its part.
+        pit: usize,
+        /// The count.
+        found: Option<u64>,
+    },
+    /// More than 48 stones on the board.
+    TooManyStones {
+        /// Stones found.
+        total: u32,
+    },
+    /// The side to move is neither South nor North.
+    BadSide {
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// The input's structure is wrong (brackets, rows).
+    Malformed {
+        /// What is wrong.
+        reason: &'static str,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// A move is not written as a house (`A`..`F`, `a`..`f`) or a pit (`0`..`5`), or names the
+    /// other side's house.
+    BadMove {
+        /// What is wrong.
+        reason: &'static str,
+        /// The input, quoted by `position::excerpt`.
+        excerpt: String,
+    },
+    /// The position's text names one side to move and the caller another.
+    SideConflict {
+        /// The side the text names (`South` or `North`).
+        named: &'static str,
+        /// The side given besides (`--to-move`, `to_move=`).
+        given: &'static str,
+    },
+    /// A move is not legal in its position.
+    IllegalMove {
+        /// The house played (`A`..`F` for South, `a`..`f` for North).
+        house: char,
+        /// Why it is not legal.
+        reason: &'static str,
+    },
+    /// An input line is longer than any position can be (it was not read into memory).
+    LineTooLong {
+        /// Its length.
+        bytes: u64,
+        /// The longest accepted.
+        max: usize,
+    },
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PositionError::WrongCount { part, expected, found, excerpt } if found > expected => {
+                write!(f, "{part} needs {expected} pit counts, found more in {excerpt}")
+            }
+            PositionError::WrongCount { part, expected, found, excerpt } => {
+                write!(f, "{part} needs {expected} pit counts, found {found} in {excerpt}")
+            }
+            PositionError::NotANumber { part, pit, excerpt } => {
+                write!(f, "{part}: pit {pit} is {excerpt}, not a whole number")
+            }
+            PositionError::Negative { part, pit, excerpt } => write!(f, "{part}: pit {pit} has a negative count {excerpt}"),
+            PositionError::PitTooLarge { part, pit, found: Some(v) } => {
+                write!(f, "{part}: pit {pit} holds {v} stones; Oware has only {MAX}")
+            }
+            PositionError::PitTooLarge { part, pit, found: None } => {
+                write!(f, "{part}: pit {pit} holds far more than {MAX} stones; Oware has only {MAX}")
+            }
+            PositionError::TooManyStones { total } => write!(f, "{total} stones on the board; Oware has only {MAX}"),
+            PositionError::BadSide { excerpt } => write!(f, "side to move must be 'south' or 'north', not {excerpt}"),
+            PositionError::Malformed { reason, excerpt } => write!(f, "{reason} in {excerpt}"),
+            PositionError::BadMove { reason, excerpt } => write!(f, "move {excerpt}: {reason}"),
+            PositionError::SideConflict { named, given } => {
+                write!(f, "the position says {named} is to move, and {given} is given as the side to move")
+            }
+            PositionError::IllegalMove { house, reason } => write!(f, "move {house} is not legal here: {reason}"),
+            PositionError::LineTooLong { bytes, max } => {
+                write!(f, "line is {bytes} bytes long, more than the {max} bytes a position can take")
+            }
+        }
+    }
+}
+
+/// The most stones an Oware board holds (for messages).
+const MAX: u32 = crate::rules::TOTAL_STONES;
+
+/// Which memory limit a build is held to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemoryLimit {
+    /// The limit given by the caller (`--max-memory`).
+    Given,
+    /// What the system reports available (`MemAvailable`).
+    Available,
+    /// The system refused an allocation.
+    Refused,
+}
+
+impl fmt::Display for MemoryLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryLimit::Given => "the limit given",
+            MemoryLimit::Available => "the memory available",
+            MemoryLimit::Refused => "what the system granted",
+        })
+    }
+}
+
+/// What a path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A named pipe.
+    Fifo,
+    /// A character or block device.
+    Device,
+    /// A Unix socket.
+    Socket,
+    /// Anything else.
+    Other,
+}
+
+impl fmt::Display for FileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileKind::File => "a regular file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO (named pipe)",
+            FileKind::Device => "a device",
+            FileKind::Socket => "a socket",
+            FileKind::Other => "an unknown kind of file",
+        })
+    }
+}
+
+impl FileKind {
+    /// The kind of a file type (as `metadata` gives it, links followed).
+    pub fn of(t: std::fs::FileType) -> FileKind {
+        #[cfg(unix)]
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_file() {
+            return FileKind::File;
+        }
+        if t.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            if t.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if t.is_char_device() || t.is_block_device() {
+                return FileKind::Device;
+            }
+            if t.is_socket() {
+                return FileKind::Socket;
+            }
+        }
+        FileKind::Other
+    }
+}
+
+/// What is wrong with a damaged layer file: the first problem found, as data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Damage {
+    /// The file has no bytes.
+    Empty,
+    /// The file is shorter than the header.
+    ShortHeader {
+        /// Its length.
+        len: u64,
+    },
+    /// The first 8 bytes are not the format's magic.
+    BadMagic {
+        /// The bytes found.
+        found: [u8; 8],
+    },
+    /// A numeric header field holds a value this version does not accept.
+    HeaderField {
+        /// The field's name.
+        field: &'static str,
+        /// What it must hold (for `stones`: the largest accepted value).
+        expected: u64,
+        /// What it holds.
+        found: u64,
+    },
+    /// The ruleset id names no ruleset.
+    UnknownRuleset {
+        /// The id found.
+        id: u32,
+    },
+    /// The ruleset id and the ruleset name field disagree.
+    RulesetName {
+        /// The id found.
+        id: u32,
+        /// The name field's bytes up to its first NUL.
+        name: Vec<u8>,
+    },
+    /// A text field is not the one expected (e.g. an unknown checksum algorithm).
+    TextField {
+        /// The field's name.
+        field: &'static str,
+        /// Its bytes up to its first NUL.
+        found: Vec<u8>,
+    },
+    /// A byte that must be zero (after a text field's end, reserved, padding) is not.
+    NonZero {
+        /// Where the byte is, in the file.
+        at: u64,
+        /// Its value.
+        byte: u8,
+    },
+    /// The entry count and stone count fields disagree.
+    EntriesDisagree {
+        /// The entry count field.
+        entries: u64,
+        /// The stone count field.
+        stones: u32,
+        /// The number of positions of a layer of `stones` stones.
+        layer_size: u64,
+    },
+    /// The header checksum does not match the header.
+    HeaderChecksum {
+        /// Stored in the header.
+        stored: u64,
+        /// Computed from the header.
+        computed: u64,
+    },
+    /// The file's length is not what its header (or its layer) implies.
+    Size {
+        /// Bytes expected.
+        expected: u64,
+        /// Bytes found.
+        found: u64,
+    },
+    /// The payload checksum does not match the payload: values were altered.
+    PayloadChecksum {
+        /// Stored in the header.
+        stored: u64,
+        /// Computed from the payload.
+        computed: u64,
+    },
+    /// A stored value lies outside `-n..=n`.
+    ValueOutOfRange {
+        /// The position's index.
+        index: u64,
+        /// The value.
+        value: i8,
+        /// The layer's stones.
+        stones: u32,
+    },
+    /// A stored value contradicts its moves' values (the best move is worth something else).
+    Inconsistent {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// Its stored value.
+        stored: i8,
+        /// The best value of its moves.
+        best_move: i8,
+    },
+    /// A part of a pack file (model, block table, a block) is damaged; `what` names it.
+    Pack {
+        /// The part and what is wrong with it, e.g. "checksum mismatch in blocks 0..=63".
+        what: String,
+    },
+    /// The file holds values where bounds were expected, or the other way round.
+    WrongContent {
+        /// What it holds ("values", "forced-capture bounds").
+        found: &'static str,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A bounds entry holds a code that is no pair of the layer.
+    BadBoundsCode {
+        /// The position's index.
+        index: u64,
+        /// The code found.
+        code: u32,
+    },
+    /// Stored forced-capture bounds contradict the equations over the position's moves.
+    BoundsInconsistent {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// The stored bounds (mover, opponent).
+        stored: (u8, u8),
+        /// What the moves give (mover, opponent).
+        derived: (u8, u8),
+    },
+    /// Stored forced-capture bounds contradict the position's value (`2 gM - n <= v <= n - 2 gN`
+    /// and `gM + gN <= n` must hold).
+    BoundsContradictValue {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// The stored bounds (mover, opponent).
+        bounds: (u8, u8),
+        /// The position's value.
+        value: i8,
+    },
+    /// The file was changed (truncated, extended or replaced in place) while it was open.
+    ChangedWhileOpen {
+        /// Its length when it was opened.
+        opened: u64,
+        /// Its length now.
+        now: u64,
+    },
+}
+
+fn escaped(bytes: &[u8]) -> String {
+    bytes.escape_ascii().to_string()
+}
+
+impl fmt::Display for Damage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Damage::Empty => write!(f, "file is empty"),
+            Damage::ShortHeader { len } => write!(f, "file is {len} bytes, shorter than the header"),
+            Damage::BadMagic { found } => {
+                write!(f, "bad magic \"{}\": not an oware layer file", escaped(found))
+            }
+            Damage::HeaderField { field, expected, found } if *field == "stones" => {
+                write!(f, "stone count field is {found}, at most {expected}")
+            }
+            Damage::HeaderField { field, expected, found } => {
+                write!(f, "{field} field is {found}, expected {expected}")
+            }
+            Damage::UnknownRuleset { id } => write!(f, "unknown ruleset id {id}"),
+            Damage::RulesetName { id, name } => {
+                write!(f, "ruleset id {id} ({}) disagrees with ruleset name field \"{}\"", Ruleset::from_id(*id).map_or("?", |r| r.name()), escaped(name))
+            }
+            Damage::TextField { field, found } => write!(f, "unknown {field} \"{}\"", escaped(found)),
+            Damage::NonZero { at, byte } => write!(f, "byte {at} of the header is {byte:#04x}, must be zero"),
+            Damage::EntriesDisagree { entries, stones, layer_size } => {
+                write!(f, "entry count field ({entries}) and stone count field ({stones}, a layer of {layer_size} positions) disagree: one of them was altered")
+            }
+            Damage::HeaderChecksum { stored, computed } => {
+                write!(f, "header checksum mismatch (stored {stored:016x}, computed {computed:016x}): a header field was altered")
+            }
+            Damage::Size { expected, found } => {
+                write!(f, "file is {found} bytes, expected {expected} (truncated or extended)")
+            }
+            Damage::PayloadChecksum { stored, computed } => {
+                write!(f, "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): values were altered")
+            }
+            Damage::ValueOutOfRange { index, value, stones } => {
+                write!(f, "position {index} holds value {value}, outside -{stones}..={stones}")
+            }
+            Damage::Inconsistent { board, stored, best_move } => {
+                write!(f, "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other", board_text(board))
+            }
+            Damage::Pack { what } => write!(f, "damaged pack: {what}"),
+            Damage::WrongContent { found, expected } => write!(f, "the file holds {found}, not {expected}"),
+            Damage::BadBoundsCode { index, code } => write!(f, "bounds entry {index} holds code {code}, which is no pair of the layer"),
+            Damage::BoundsInconsistent { board, stored, derived } => {
+                write!(f, "position {} has stored bounds {}/{} but its moves give {}/{}", board_text(board), stored.0, stored.1, derived.0, derived.1)
+            }
+            Damage::BoundsContradictValue { board, bounds, value } => {
+                write!(f, "position {} has bounds {}/{} that contradict its value {value}", board_text(board), bounds.0, bounds.1)
+            }
+            Damage::ChangedWhileOpen { opened, now } => {
+                write!(f, "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use")
+            }
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! Typed errors of the library, each of an [`ErrorKind`]: the category a program acts on (the
+//! `oware` program maps kinds to exit codes, the Python binding to exception classes, the C
+//! library to return codes, each in one place).
+//!
+//! Error payloads are data (layer numbers, paths, expected and found values, raw bytes as
+//! numbers), not preformatted sentences, so a program can act on them; `Display` renders them
+//! for people (escaping any byte read from a file). Advice such as which command to run next
+//! belongs to the program that shows the error (the CLI adds it), not to the error.
+
+use std::path::PathBuf;
+
+use crate::rules::Ruleset;
+
+mod details;
+mod kind;
+
+pub use details::{ClusterError, Damage, ExchangePart, FileKind, MemoryLimit, Part, PositionError};
+pub use kind::ErrorKind;
+
+/// Everything that can go wrong in the library. No variant is a panic in disguise: each names the
+/// problem (and the file, position or layer involved) so a user can act on it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A position given by the user could not be understood or is not a legal Oware board.
+    #[error("invalid position: {0}")]
+    InvalidPosition(PositionError),
+
+    /// A board is not in the layer it was looked up in: it holds another number of stones, or its
+    /// opponent row (pits 6..11) has no empty pit (such boards belong to no layer).
+    #[error("board is not in layer {layer}: {}", not_in_layer_reason(*.layer, *.stones))]
+    NotInLayer {
+        /// The layer looked in.
+        layer: u32,
+        /// Stones on the board (equal to `layer` when the opponent row is full).
+        stones: u32,
+    },
+
+    /// An index past the end of a layer.
+    #[error("index {index} is out of range for layer {layer} ({size} boards)")]
+    IndexOutOfRange {
+        /// The layer.
+        layer: u32,
+        /// The index asked for.
+        index: u64,
+        /// The layer's number of boards (0 for a layer number above 48).
+        size: u64,
+    },
+
+    /// A layer a query or build step needs has not been built.
+    #[error("layer {layer} of {rules} is not built in {}", .dir.display())]
+    LayerMissing {
+        /// The layer.
+        layer: u32,
+        /// The ruleset's directory it was looked for in.
+        dir: PathBuf,
+        /// The ruleset.
+        rules: Ruleset,
+    },
+
+    /// A layer's forced-capture bounds have not been built.
+    #[error("the forced-capture bounds of layer {layer} of {rules} are not built in {}", .dir.display())]
+    BoundsMissing {
+        /// The layer.
+        layer: u32,
+        /// The ruleset's directory they were looked for in.
+        dir: PathBuf,
+        /// The ruleset.
+        rules: Ruleset,
+    },
+
+    /// A layer of a directory of published 2002 files (`scores.N`) is absent.
+    #[error("{} not found: this directory of published files has no layer {layer}", .path.display())]
+    PublishedLayerMissing {
+        /// The layer.
+        layer: u32,
+        /// The `scores.N` path looked for.
+        path: PathBuf,
+    },
+
+    /// A layer file exists but holds another ruleset's values.
+    #[error("{}: file holds ruleset '{found}', expected '{expected}'", .path.display())]
+    RulesetMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The ruleset its header names.
+        found: Ruleset,
+        /// The ruleset asked for.
+        expected: Ruleset,
+    },
+
+    /// A layer file exists, is of the right ruleset, but holds another layer.
+    #[error("{}: file holds layer {found}, expected layer {expected}", .path.display())]
+    LayerMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The layer its header names.
+        found: u32,
+        /// The layer asked for.
+        expected: u32,
+    },
+
+    /// A layer file is damaged: bad magic, wrong header field, wrong size or checksum.
+    #[error("{}: damaged layer file: {damage}", .path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// The first problem found.
+        damage: Damage,
+    },
+
+    /// A path that should be a regular file (a layer, a statistics file) is something else: a
+    /// directory, a FIFO, a device, a socket. Such files are never opened for reading (a FIFO
+    /// would block forever).
+    #[error("{} is {found}, not {expected}", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        found: FileKind,
+        /// What it should be.
+        expected: FileKind,
+    },
+
+    /// An operating-system error while reading or writing a file (disk full, permissions, ...).
+    #[error("{}: {source}", .path.display())]
+    Io {
+        /// The file or directory concerned.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+
+    /// Results could not be written to standard output or standard error.
+    #[error("cannot write to {stream}: {source}")]
+    Output {
+        /// `stdout` or `stderr`.
+        stream: &'static str,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+
+    /// Building a layer needs more memory than is available or allowed.
+    #[error("layer {layer} needs {} of memory but {limit} is {}", crate::units::human_bytes(*.needed), crate::units::human_bytes(*.available))]
+    OutOfMemory {
+        /// The layer that would not fit.
+        layer: u32,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes available or allowed.
+        available: u64,
+        /// Which limit applies.
+        limit: MemoryLimit,
+    },
+
+    /// A build needs more disk space than the file system has free.
+    #[error("{} has {} free, not enough for {what} ({})", .path.display(), crate::units::human_bytes(*.available), crate::units::human_bytes(*.needed))]
+    DiskSpace {
+        /// The directory written to.
+        path: PathBuf,
+        /// What needs the space (e.g. "layers 25..28").
+        what: String,
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free.
+        available: u64,
+    },
+
+    /// Worker threads could not be started.
+    #[error("cannot start {threads} worker threads: {reason}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What the system said.
+        reason: String,
+    },
+
+    /// The work was interrupted (Ctrl-C, SIGTERM) before it finished; nothing complete was
+    /// damaged and a rerun resumes.
+    #[error("interrupted")]
+    Interrupted,
+
+    /// A failure inside the program that no input explains.
+    #[error("internal error: {0}")]
+    Internal(String),
+
+    /// `verify` found values that do not follow from their children, or a contradicted fact.
+    #[error("verification failed: {wrong_values} values do not follow from their children, {failed_facts} facts contradicted")]
+    VerifyFailed {
+        /// Positions whose stored value is wrong.
+        wrong_values: u64,
+        /// Published facts the layers contradict.
+        failed_facts: u64,
+    },
+
+    /// A freshly built layer failed its spot check; it was not written.
+    #[error("layer {layer} position {index} ({}) is {stored} but its children give {derived}; the layer was not written", board_text(.board))]
+    SpotCheck {
+        /// The layer.
+        layer: u32,
+        /// The position's index.
+        index: u64,
+        /// The board, mover-first.
+        board: [u8; 12],
+        /// The value computed by the solver.
+        stored: i8,
+        /// The value re-derived from its children.
+        derived: i8,
+    },
+
+    /// Freshly built forced-capture bounds failed their check; they were not written.
+    #[error("the forced-capture bounds of layer {layer} failed their check: {detail}; they were not written")]
+    BoundsCheck {
+        /// The layer.
+        layer: u32,
+        /// What was wrong, at which position.
+        detail: String,
+    },
+
+    /// A request the tool cannot serve as asked (bad argument combination, unsupported format).
+    #[error("{0}")]
+    Usage(String),
+
+    /// A distributed build failed between ranks: a transport error, or ranks that disagree
+    /// (another binary, other options).
+    #[error("distributed build: {0}")]
+    Cluster(ClusterError),
+}
+
+fn not_in_layer_reason(layer: u32, stones: u32) -> String {
+    if stones == layer {
+        "the opponent's row (pits 6..11) has no empty pit".into()
+    } else {
+        format!("the board holds {stones} stones")
+    }
+}
+
+fn board_text(b: &[u8; 12]) -> String {
+    b.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+impl Error {
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidPosition(_) => ErrorKind::InvalidPosition,
+            Error::NotInLayer { .. } => ErrorKind::NotInLayer,
+            Error::IndexOutOfRange { .. } => ErrorKind::IndexOutOfRange,
+            Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => ErrorKind::LayerMissing,
+            Error::BoundsMissing { .. } => ErrorKind::BoundsMissing,
+            Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => ErrorKind::Foreign,
+            Error::Corrupt { .. } => ErrorKind::Damaged,
+            Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => ErrorKind::Io,
+            Error::Output { .. } => ErrorKind::Output,
+            Error::OutOfMemory { .. } => ErrorKind::OutOfMemory,
+            Error::Threads { .. } => ErrorKind::Threads,
+            Error::Interrupted => ErrorKind::Interrupted,
+            Error::VerifyFailed { .. } | Error::SpotCheck { .. } | Error::BoundsCheck { .. } => ErrorKind::VerificationFailed,
+            Error::Usage(_) => ErrorKind::Usage,
+            Error::Internal(_) => ErrorKind::Internal,
+            Error::Cluster(_) => ErrorKind::Cluster,
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// A damaged-file error.
+    pub fn corrupt(path: impl Into<PathBuf>, damage: Damage) -> Error {
+        Error::Corrupt { path: path.into(), damage }
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of every variant with the kind it must have (the match in [`Error::kind`] is
+    /// exhaustive; this pins each variant's kind, which the exit codes, JSON kinds, Python
+    /// exceptions and C codes are derived from).
+    fn every_variant() -> Vec<(Error, ErrorKind)> {
+        let io = || std::io::Error::other("x");
+        let p = || PathBuf::from("p");
+        vec![
+            (Error::InvalidPosition(PositionError::TooManyStones { total: 49 }), ErrorKind::InvalidPosition),
+            (Error::NotInLayer { layer: 3, stones: 4 }, ErrorKind::NotInLayer),
+            (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
+            (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
+            (Error::BoundsMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
+            (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
+            (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
+            (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
+            (Error::Corrupt { path: p(), damage: Damage::Empty }, ErrorKind::Damaged),
+            (Error::NotAFile { path: p(), found: FileKind::Fifo, expected: FileKind::File }, ErrorKind::Io),
+            (Error::Io { path: p(), source: io() }, ErrorKind::Io),
+            (Error::Output { stream: "stdout", source: io() }, ErrorKind::Output),
+            (Error::OutOfMemory { layer: 30, needed: 2, available: 1, limit: MemoryLimit::Given }, ErrorKind::OutOfMemory),
+            (Error::DiskSpace { path: p(), what: "layer 30".into(), needed: 2, available: 1 }, ErrorKind::Io),
+            (Error::Threads { threads: 4, reason: "no".into() }, ErrorKind::Threads),
+            (Error::Interrupted, ErrorKind::Interrupted),
+            (Error::Internal("x".into()), ErrorKind::Internal),
+            (Error::VerifyFailed { wrong_values: 1, failed_facts: 0 }, ErrorKind::VerificationFailed),
+            (Error::SpotCheck { layer: 3, index: 0, board: [0; 12], stored: 1, derived: 0 }, ErrorKind::VerificationFailed),
+            (Error::BoundsCheck { layer: 3, detail: "x".into() }, ErrorKind::VerificationFailed),
+            (Error::Usage("x".into()), ErrorKind::Usage),
+            (Error::Cluster(ClusterError::PeerStopped), ErrorKind::Cluster),
+        ]
+    }
+
+    #[test]
+    fn every_variant_has_its_kind() {
+        for (e, kind) in every_variant() {
+            // A new variant must be added to `every_variant` (this match fails to compile).
+            match &e {
+                Error::InvalidPosition(_)
+                | Error::NotInLayer { .. }
+                | Error::IndexOutOfRange { .. }
+                | Error::LayerMissing { .. }
+                | Error::BoundsMissing { .. }
+                | Error::PublishedLayerMissing { .. }
+                | Error::RulesetMismatch { .. }
+                | Error::LayerMismatch { .. }
+                | Error::Corrupt { .. }
+                | Error::NotAFile { .. }
+                | Error::Io { .. }
+                | Error::Output { .. }
+                | Error::OutOfMemory { .. }
+                | Error::DiskSpace { .. }
+                | Error::Threads { .. }
+                | Error::Interrupted
+                | Error::Internal(_)
+                | Error::VerifyFailed { .. }
+                | Error::SpotCheck { .. }
+                | Error::BoundsCheck { .. }
+                | Error::Usage(_)
+                | Error::Cluster(_) => {}
+            }
+            assert_eq!(e.kind(), kind, "{e:?}");
+        }
+        // Every kind is some variant's.
+        for k in ErrorKind::ALL {
+            assert!(every_variant().iter().any(|(_, kind)| *kind == k), "{k:?} is no variant's kind");
+        }
+    }
+
+    #[test]
+    fn kind_names_are_stable_and_distinct() {
+        let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "usage",
+                "invalid_position",
+                "not_in_layer",
+                "index_out_of_range",
+                "layer_missing",
+                "bounds_missing",
+                "damaged_file",
+                "foreign_file",
+                "io",
+                "output",
+                "out_of_memory",
+                "threads",
+                "verification_failed",
+                "cluster",
+                "interrupted",
+                "internal"
+            ]
+        );
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
+    }
+
+    #[test]
+    fn cluster_messages() {
+        assert_eq!(Error::Cluster(ClusterError::PeerStopped).to_string(), "distributed build: another rank stopped");
+        assert_eq!(ClusterError::OtherOptions { ranks: vec![2, 5] }.to_string(), "ranks 2, 5 were given other options (or see other directories) than rank 0");
+        assert_eq!(ClusterError::ForeignBinary { ranks: vec![1] }.to_string(), "ranks 1 run another oware binary than rank 0");
+        assert_eq!(ClusterError::ExchangeTooLarge { part: ExchangePart::ToOneRank }.to_string(), "an exchange of more than 2^31 elements to one rank");
+        assert_eq!(ClusterError::NoFunneledThreading { offered: "Single".into() }.to_string(), "the MPI library offers only Single threading, not Funneled");
+    }
+}
