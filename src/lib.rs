@@ -1,11 +1,13 @@
 //! # oware: exact-value Oware (Awari) endgame databases
 //!
-//! The library behind the `oware` command. Its modules follow the seams of the problem:
+//! The library behind the `oware` command. Its modules follow the seams of the problem, and data
+//! flows one way through them: rules, index, solver, storage, build, probe, then the interfaces
+//! (the program, Python, C). `docs/architecture.md` draws the picture.
 //!
 //! | module | what it is |
 //! |---|---|
 //! | [`rules`] | rulesets, move generation, un-moves (`docs/rules.md`) |
-//! | [`error`] | typed errors, each with its exit code |
+//! | [`error`] | typed errors, their kinds ([`ErrorKind`](error::ErrorKind)) and the one table of exit statuses |
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`position`] | positions: parsing and printing |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
@@ -13,10 +15,11 @@
 //! | [`format`](mod@format) | the layer file format: header, checksum (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory |
-//! | [`storage`] | database directories: memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`solver`] | the parallel retrograde algorithm: one layer, in memory, out of core, or one rank's share of a distributed solve (`solver::cluster` is the seam to the transport) |
+//! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format |
+//! | [`solver`] | the parallel retrograde algorithm: one driver for a layer or one rank's share of it, in memory or out of core, over the cluster seam (`solver::cluster`; one process is `Solo`) |
 //! | [`spill`] | the out-of-core builder's scratch files and checkpoints |
-//! | [`build`](mod@build) | the build pipeline: plan, resume, lock, spot check, statistics; one process or the ranks of a cluster |
+//! | [`build`](mod@build) | the build: config, plan and estimates, the one pipeline (one process or the ranks of a cluster), bounds, statistics, lock |
+//! | [`sys`] | what talks to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock` |
 //! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job |
 //! | [`probe`] | queries: value, move values |
 //! | [`line`](mod@line) | the best line (principal variation) |
