@@ -1,7 +1,7 @@
 //! What talks to the operating system: memory figures (`/proc`), free disk (`statvfs`),
 //! giving mapped pages back (`madvise`), reserving disk (`posix_fallocate`) and the exclusive
-//! lock of a directory (`flock`). Everything else in the crate reaches the system only through
-//! the standard library, memmap2 and these functions.
+//! lock of a directory (`flock`). Everything else in the crate reaches the system through the
+//! standard library and memmap2 (with `libc` flags such as `O_NOFOLLOW` given to `OpenOptions`).
 
 use std::fs::File;
 use std::io::Write;
