@@ -11,8 +11,9 @@
 // Index loops are kept on purpose: this module is written to be read against docs/rules.md.
 #![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, Once};
 
 use oware::build::{self, BuildConfig, Silent};
 use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
@@ -426,6 +427,79 @@ pub fn random_board(rng: &mut SplitMix64) -> Board {
 pub fn build(rules: Ruleset, max: u32, dir: &Path) {
     let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
     build::build(&config, &Silent).expect("build");
+}
+
+/// The shared fixtures of this test binary: (ruleset, top layer, directory holding exactly
+/// layers `0..=top` of that ruleset, as `build` leaves them).
+static FIXTURES: Mutex<Vec<(Ruleset, u32, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Removes the fixture directories when the test binary exits (the harness ends with `exit`).
+extern "C" fn remove_fixtures() {
+    if let Ok(all) = FIXTURES.try_lock() {
+        for (_, _, dir) in all.iter() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A directory holding layers `0..=max` of `rules` (and nothing else), built once per test
+/// binary and shared by every test that asks for the same layers. It is READ-ONLY: a test that
+/// changes, damages or adds files copies it first (`copy_fixture`).
+///
+/// Layers already built for another fixture of the same ruleset are copied, not built again
+/// (a layer's file does not depend on how many layers the build went on to).
+pub fn fixture(rules: Ruleset, max: u32) -> &'static Path {
+    static CLEANUP: Once = Once::new();
+    CLEANUP.call_once(|| {
+        // SAFETY: registers a plain `extern "C" fn` to run at exit.
+        unsafe { libc::atexit(remove_fixtures) };
+    });
+    let mut all = FIXTURES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, dir)) = all.iter().find(|(r, m, _)| *r == rules && *m == max) {
+        return leak_path(dir);
+    }
+    let dir = tempfile::Builder::new().prefix("oware-fixture-").tempdir().expect("temp dir").keep();
+    // Start from the fixture of this ruleset with the most layers (up to `max`) or the first
+    // one with more.
+    let donor = all.iter().filter(|(r, _, _)| *r == rules).max_by_key(|(_, m, _)| if *m <= max { (1, *m as i64) } else { (0, -(*m as i64)) });
+    if let Some((_, m, from)) = donor {
+        copy_layers(from, rules, max.min(*m), &dir);
+    }
+    build(rules, max, &dir);
+    all.push((rules, max, dir.clone()));
+    leak_path(&dir)
+}
+
+/// A `'static` copy of a fixture's path (a few bytes per call, for the life of the test binary).
+fn leak_path(p: &Path) -> &'static Path {
+    Box::leak(p.to_path_buf().into_boxed_path())
+}
+
+/// Copies the files of layers `0..=max` of `rules` (values, statistics, and bounds when there)
+/// from the database directory `from` into `to`, which becomes the same database.
+pub fn copy_layers(from: &Path, rules: Ruleset, max: u32, to: &Path) {
+    let (src, dst) = (from.join(rules.name()), to.join(rules.name()));
+    std::fs::create_dir_all(&dst).expect("create ruleset directory");
+    // The lock file a build leaves beside its layers (empty; its content is never read).
+    if src.join(".lock").exists() {
+        std::fs::copy(src.join(".lock"), dst.join(".lock")).expect("copy the lock file");
+    }
+    for n in 0..=max {
+        for name in [format!("layer-{n:02}.owdb"), format!("layer-{n:02}.json"), format!("bounds-{n:02}.owdb"), format!("bounds-{n:02}.json")] {
+            match std::fs::copy(src.join(&name), dst.join(&name)) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && name.starts_with("bounds") => {}
+                Err(e) => panic!("copy {}: {e}", src.join(&name).display()),
+            }
+        }
+    }
+}
+
+/// A private copy of `fixture(rules, max)` in `to` (the database directory; created if needed),
+/// for a test that changes or damages its layers: the same files a build of layers `0..=max`
+/// into `to` would leave, in a fraction of the time.
+pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
+    copy_layers(fixture(rules, max), rules, max, to);
 }
 
 /// Runs the `oware` binary of this package: (exit code, stdout, stderr).

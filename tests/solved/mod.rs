@@ -1,20 +1,33 @@
 //! Layers solved in memory, as the reference other ways of solving are compared with (test
 //! files use it with `mod solved;`).
 
+use std::sync::Mutex;
+
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::Ruleset;
 use oware::solver::solve_layer;
 
-/// Layers `0..=top` of `rules`, solved in memory.
-pub fn memory_layers(rules: Ruleset, top: u32) -> Vec<Vec<u8>> {
-    let mut layers: Vec<Vec<u8>> = Vec::new();
-    for n in 0..=top {
+/// Layers `0..=top` of `rules`, solved in memory: once per test binary and ruleset, shared by
+/// every test that asks (read-only; layer `n` depends on layers `0..n` only, so a shorter list
+/// is a prefix of a longer one).
+pub fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
+    static SOLVED: Mutex<Vec<(Ruleset, &'static [Vec<u8>])>> = Mutex::new(Vec::new());
+    let mut all = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
+    let known: &[Vec<u8>] = all.iter().find(|(r, _)| *r == rules).map(|(_, l)| *l).unwrap_or(&[]);
+    if known.len() > top as usize {
+        return &known[..=top as usize];
+    }
+    let mut layers: Vec<Vec<u8>> = known.to_vec();
+    for n in known.len() as u32..=top {
         let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
         let mut out = vec![0u8; layer_size(n) as usize];
         solve_layer(rules, n, &lower, &mut out, &NoProgress).unwrap();
         layers.push(out);
     }
+    let layers: &'static [Vec<u8>] = Vec::leak(layers);
+    all.retain(|(r, _)| *r != rules);
+    all.push((rules, layers));
     layers
 }
 

@@ -2,13 +2,12 @@
 //! file with a typed error and never panic, whatever the bytes (a deterministic fuzz test; the
 //! generator is seeded so failures reproduce).
 
-mod common;
+use crate::common;
 
 use common::SplitMix64;
 
 use std::path::Path;
 
-use oware::build::{build, BuildConfig, Silent};
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::Ruleset;
 use oware::storage::{layer_path, Layer};
@@ -51,8 +50,7 @@ fn header_decoder_rejects_random_damage_without_panicking() {
 #[test]
 fn layer_reader_rejects_damaged_files() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    build(&cfg, &Silent).unwrap();
+    common::copy_fixture(Ruleset::Awari, 6, dir.path());
     let path = layer_path(dir.path(), Ruleset::Awari, 6);
     let original = std::fs::read(&path).unwrap();
     let mut rng = SplitMix64(11);

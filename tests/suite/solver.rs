@@ -6,7 +6,7 @@
 //! `tests/common`, with brute-force ranking (a sorted list of the layer's boards). It shares no
 //! code with the builder beyond the plain data types.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -124,8 +124,8 @@ fn one_and_two_threads_give_identical_files() {
 fn interrupted_and_damaged_builds_resume_to_identical_files() {
     let rules = Ruleset::Awari;
     let max = 15;
-    let clean = tempfile::tempdir().unwrap();
-    build_in(clean.path(), rules, max, 2);
+    // The reference: the shared fixture, built by the library once per test binary.
+    let clean = crate::common::fixture(rules, max);
 
     // Kill a real build process while it works on a layer, then resume.
     let resumed = tempfile::tempdir().unwrap();
@@ -133,11 +133,18 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
         Command::new(env!("CARGO_BIN_EXE_oware")).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).spawn().unwrap();
     let marker = layer_path(resumed.path(), rules, 13);
     let start = std::time::Instant::now();
-    while !marker.exists() && start.elapsed().as_secs() < 120 {
+    while !marker.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be killed");
+        // A watchdog against a hanging build, not a speed requirement.
+        assert!(start.elapsed().as_secs() < 600, "layer 13 never appeared");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     child.kill().unwrap();
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "the build was not running when it was killed: {status:?}");
+    }
     assert!(!layer_path(resumed.path(), rules, max).exists(), "the build finished before it was killed");
     // What was complete is intact; the layer in progress was never published.
     for n in 0..=13 {
@@ -158,7 +165,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     assert!(stderr.contains("layer-09.owdb") && stderr.contains("checksum"), "damage not reported: {stderr}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("complete (skipped)"), "nothing was skipped: {stdout}");
-    files_equal(clean.path(), resumed.path(), rules, max);
+    files_equal(clean, resumed.path(), rules, max);
 }
 
 #[test]

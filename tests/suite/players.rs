@@ -2,13 +2,12 @@
 //! (the HTTP API, over real sockets) and `oware play` (scripted through stdin). Values are
 //! cross-checked against the library's probes and a plain replay of the moves by the rules.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{oware, s, SplitMix64};
@@ -20,14 +19,9 @@ use oware::rules::Outcome;
 use oware::Ruleset;
 use serde_json::Value;
 
-/// Awari layers 0..=12, built once for every test here.
+/// Awari layers 0..=12, built once for every test of this binary (read-only).
 fn awari12() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        common::build(Ruleset::Awari, 12, &dir);
-        dir
-    })
+    common::fixture(Ruleset::Awari, 12)
 }
 
 /// Plays `houses` from `start` (South to move) by the rules alone: the positions before each

@@ -1,7 +1,7 @@
 //! The fast move generator (`Ruleset::moves`, `Ruleset::play`) against the simple reference
 //! generator of `tests/common` on many seeded random positions, for every ruleset.
 
-mod common;
+use crate::common;
 
 use common::{from_fast, random_board, simple_moves, SplitMix64};
 use oware::rules::{Board, GrandSlam, Ruleset};

@@ -11,7 +11,7 @@
 //! that end only because a position repeated (`repetition`) depend on the game's history and are
 //! skipped, as `tests/data/README.md` says; their move must still be legal.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -6,7 +6,7 @@
 //! a change is intended (and checked by the other tests), regenerate the file with
 //!
 //! ```sh
-//! OWARE_REGENERATE_GOLDEN=1 cargo test --release --test golden -- --ignored regenerate
+//! OWARE_REGENERATE_GOLDEN=1 cargo test --release --test suite -- --ignored golden::regenerate
 //! ```
 //!
 //! and review the diff.
@@ -23,16 +23,15 @@ fn golden_path() -> PathBuf {
     [env!("CARGO_MANIFEST_DIR"), "tests", "data", "golden-checksums.json"].iter().collect()
 }
 
-/// Builds layers `0..=MAX_LAYER` of `rules` into `dir` and returns the payload checksum stored in
-/// each layer's header (the payload is checked against it on opening).
+/// The payload checksum stored in the header of each layer `0..=MAX_LAYER` of `rules` as the
+/// builder writes them (the payload is checked against it on opening). The layers are this test
+/// binary's shared fixture (`common::fixture`): built from scratch by the builder once, for
+/// every test that reads them.
 ///
 /// The only place in this file that calls the builder and the storage layer.
 fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
-    use oware::build::{build, BuildConfig, Silent};
     use oware::storage::Layer;
 
-    let config = BuildConfig { rules, max_stones: MAX_LAYER, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
-    build(&config, &Silent).unwrap_or_else(|e| panic!("{rules}: build failed: {e}"));
     (0..=MAX_LAYER)
         .map(|n| {
             let layer = Layer::open_native(dir, rules, n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
@@ -47,8 +46,7 @@ fn compute_all() -> Vec<(Ruleset, Vec<u64>)> {
         .into_iter()
         .map(|name| {
             let rules: Ruleset = name.parse().expect("a listed ruleset name parses");
-            let tmp = tempfile::tempdir().expect("temporary directory");
-            (rules, build_and_collect(rules, tmp.path()))
+            (rules, build_and_collect(rules, crate::common::fixture(rules, MAX_LAYER)))
         })
         .collect()
 }

@@ -1,9 +1,9 @@
 //! `oware export --format vu`: the published 2002 files, byte-identical to the payloads; and
 //! `verify` / `stats` reading them agree with the native files.
 
-mod common;
+use crate::common;
 
-use common::{build, oware, s};
+use common::{copy_fixture, oware, s};
 use std::path::Path;
 
 use oware::build::read_stats;
@@ -29,7 +29,7 @@ fn exported_files_are_the_payloads_and_read_like_native_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let vu = tmp.path().join("vu");
-    build(Ruleset::Awari, 10, &db);
+    copy_fixture(Ruleset::Awari, 10, &db);
 
     let (code, out, err) = oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vu)]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -115,7 +115,7 @@ fn export_refuses_other_rulesets_and_other_formats() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let out_dir = tmp.path().join("vu");
-    build(Ruleset::Abapa(GrandSlam::NoCapture), 4, &db);
+    copy_fixture(Ruleset::Abapa(GrandSlam::NoCapture), 4, &db);
     let (code, _, err) = oware(&["export", "--format", "vu", "--rules", "abapa", "--dir", s(&db), "--out", s(&out_dir)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("only 'awari'") && err.contains("'abapa'"), "{err}");
@@ -134,7 +134,7 @@ fn export_refuses_other_rulesets_and_other_formats() {
 fn compressed_export_round_trips_and_damaged_sources_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
-    build(Ruleset::Awari, 8, &db);
+    copy_fixture(Ruleset::Awari, 8, &db);
 
     let zdir = tmp.path().join("zst");
     let (code, out, err) = oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&zdir), "--compress", "--max-stones", "8"]);

@@ -2,9 +2,9 @@
 //! finds every kind of damage (a changed value behind a valid checksum, a changed payload, a
 //! changed header field), naming the layer and the position.
 
-mod common;
+use crate::common;
 
-use common::{build, oware, s};
+use common::{copy_fixture, oware, s};
 use std::path::{Path, PathBuf};
 
 use oware::facts::{check_facts, FactStatus};
@@ -45,8 +45,8 @@ fn verify_all(rules: Ruleset, max: u32, dir: &Path) -> u64 {
 fn verify_passes_on_built_databases() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 10, dir);
-    build(Ruleset::Abapa(GrandSlam::NoCapture), 8, dir);
+    copy_fixture(Ruleset::Awari, 10, dir);
+    copy_fixture(Ruleset::Abapa(GrandSlam::NoCapture), 8, dir);
     let abapa = Ruleset::Abapa(GrandSlam::NoCapture);
 
     // Library.
@@ -117,7 +117,7 @@ fn position_without_parents(n: u32) -> (u64, Board) {
 fn a_changed_value_is_found_with_its_layer_and_position() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 10, dir);
+    copy_fixture(Ruleset::Awari, 10, dir);
     let n = 9;
     let (i, board) = position_without_parents(n);
     let path = layer_path(dir, Ruleset::Awari, n);
@@ -175,7 +175,7 @@ fn any_changed_value_is_found_in_memory() {
     // mismatch is real (checked with the builder's own derivation on the altered copy).
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 8, dir);
+    copy_fixture(Ruleset::Awari, 8, dir);
     let layers: Vec<Layer> = (0..=8).map(|m| Layer::open_native(dir, Ruleset::Awari, m, true).unwrap()).collect();
     let lower: Vec<&[i8]> = layers.iter().map(|l| l.values()).collect();
     let size = layer_size(8);
@@ -212,7 +212,7 @@ fn set_u32(path: &PathBuf, at: usize, v: u32) {
 fn damaged_header_fields_are_named_and_dependent_layers_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 9, dir);
+    copy_fixture(Ruleset::Awari, 9, dir);
 
     // Ruleset field of layer 3 says abapa.
     set_u32(&layer_path(dir, Ruleset::Awari, 3), OFF_RULESET, 1);
@@ -246,7 +246,7 @@ fn damaged_header_fields_are_named_and_dependent_layers_reported() {
 fn explicit_ranges_and_missing_layers() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 8, dir);
+    copy_fixture(Ruleset::Awari, 8, dir);
     // Lower layers are checked but not re-derived.
     let (code, out, err) = oware(&["verify", "--dir", s(dir), "--layers", "7..8"]);
     assert_eq!(code, 0, "{out}\n{err}");

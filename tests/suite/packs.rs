@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use oware::build::{self, BuildConfig, Silent};
 use oware::index::{layer_size, unrank_unchecked};
 use oware::probe::Database;
 use oware::storage::{layer_path, pack_path};
@@ -19,9 +18,9 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Layers `0..=max` of `rules` in `dir`: a copy of the shared fixture the builder built once.
 fn build(dir: &Path, rules: Ruleset, max: u32) {
-    let config = BuildConfig { rules, max_stones: max, dir: dir.into(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    crate::common::copy_fixture(rules, max, dir);
 }
 
 fn s(p: &Path) -> &str {

@@ -6,16 +6,17 @@
 //! `tests/common`, with brute-force ranking. It shares no code with the builder beyond the plain
 //! data types.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::bounds::{payload_len, Bounds, Codec};
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::{Board, Ruleset};
-use oware::solver::{solve_bounds, solve_layer};
+use oware::solver::solve_bounds;
 
 type RefLayer = (HashMap<Board, usize>, Vec<(u8, u8)>);
 
@@ -78,6 +79,19 @@ fn built(rules: Ruleset, max: u32, threads: usize) -> Vec<Vec<u8>> {
     all
 }
 
+/// The builder's bounds payloads of layers `0..=14` of `rules` on two threads, built once per
+/// test binary and shared (layer `n`'s payload depends on layers `0..n` only, so the first
+/// `max + 1` are what `built(rules, max, 2)` gives).
+fn built_on_two(rules: Ruleset) -> &'static [Vec<u8>] {
+    static ALL: OnceLock<Vec<OnceLock<Vec<Vec<u8>>>>> = OnceLock::new();
+    let all = ALL.get_or_init(|| Ruleset::ALL.iter().map(|_| OnceLock::new()).collect());
+    let i = Ruleset::ALL.iter().position(|&r| r == rules).expect("a listed ruleset");
+    all[i].get_or_init(|| built(rules, SHARED_TOP, 2))
+}
+
+/// The top layer of the shared payloads.
+const SHARED_TOP: u32 = 14;
+
 fn decode(n: u32, payload: &[u8]) -> Vec<Bounds> {
     let c = Codec::new(n);
     (0..layer_size(n)).map(|i| c.get(payload, i).expect("a valid code")).collect()
@@ -86,7 +100,7 @@ fn decode(n: u32, payload: &[u8]) -> Vec<Bounds> {
 #[test]
 fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
     for rules in Ruleset::ALL {
-        let payloads = built(rules, 10, 2);
+        let payloads = &built_on_two(rules)[..=10];
         let mut reference: Vec<RefLayer> = Vec::new();
         for n in 0..=10 {
             let r = reference_layer(rules, n, &reference);
@@ -108,21 +122,19 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
 #[test]
 fn one_and_two_threads_give_identical_bounds() {
     for rules in [Ruleset::Awari, Ruleset::Abapa(oware::rules::GrandSlam::NoCapture)] {
-        assert_eq!(built(rules, 14, 1), built(rules, 14, 2), "{rules}");
+        assert!(built(rules, 14, 1) == built_on_two(rules), "{rules}");
     }
 }
 
 #[test]
 fn bounds_agree_with_values_on_layers_0_to_14_for_every_ruleset() {
     for rules in Ruleset::ALL {
-        let payloads = built(rules, 14, 2);
-        let mut values: Vec<Vec<i8>> = Vec::new();
+        let payloads = built_on_two(rules);
+        // The values, solved in memory (shared with the other files of this binary).
+        let values = crate::solved::memory_layers(rules, 14);
         let mut forced = 0u64;
         for n in 0..=14u32 {
-            let mut out = vec![0u8; layer_size(n) as usize];
-            let lower: Vec<&[i8]> = values.iter().map(|v| v.as_slice()).collect();
-            solve_layer(rules, n, &lower, &mut out, &NoProgress).unwrap();
-            let v: Vec<i8> = out.iter().map(|&b| b as i8).collect();
+            let v = crate::solved::as_i8(&values[n as usize]);
             for (i, b) in decode(n, &payloads[n as usize]).into_iter().enumerate() {
                 assert!(b.consistent_with(n, v[i]), "{rules} layer {n} index {i}: value {} bounds {b:?}", v[i]);
                 if b.forced(n) {
@@ -131,7 +143,6 @@ fn bounds_agree_with_values_on_layers_0_to_14_for_every_ruleset() {
                     assert_eq!(i32::from(v[i]), 2 * i32::from(b.mover) - n as i32);
                 }
             }
-            values.push(v);
         }
         assert!(forced > 0, "{rules}: no forced split at all");
     }
@@ -170,7 +181,7 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("bounds 14:") && out.contains("split forced"), "{out}");
     // The files hold the solver's payloads, behind a header naming the bounds encoding.
-    let payloads = built(ABAPA, max, 2);
+    let payloads = &built_on_two(ABAPA)[..=max as usize];
     for n in 0..=max {
         let file = std::fs::read(bounds_path(clean.path(), ABAPA, n)).unwrap();
         assert_eq!(&file[PAYLOAD_OFFSET as usize..], &payloads[n as usize][..], "layer {n}");
@@ -185,13 +196,24 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
         .args(["build", "--quiet", "--rules", "abapa", "--bounds", "--max-stones", &max.to_string(), "--dir", s(resumed.path())])
         .spawn()
         .unwrap();
+    // Wait for the bounds of layer 12; the build must still be running then (layers 13 and 14
+    // are left), and it must be the kill that ends it.
     let marker = bounds_path(resumed.path(), ABAPA, 12);
     let start = std::time::Instant::now();
-    while !marker.exists() && start.elapsed().as_secs() < 120 {
+    while !marker.exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be killed");
+        // A watchdog against a build that hangs, not a speed requirement.
+        assert!(start.elapsed().as_secs() < 600, "the bounds of layer 12 never appeared");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     child.kill().unwrap();
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL), "the build was not running when it was killed: {status:?}");
+    }
+    assert!(!bounds_path(resumed.path(), ABAPA, max).exists(), "the build was killed too late to test anything");
+    let unfinished: Vec<u32> = (13..=max).filter(|&n| !bounds_path(resumed.path(), ABAPA, n).exists()).collect();
     for n in 0..=12 {
         oware::storage::BoundsLayer::open_file(&bounds_path(resumed.path(), ABAPA, n), ABAPA, n, true).unwrap();
     }
@@ -209,6 +231,11 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     assert!(err.contains("bounds-09.owdb") && err.contains("checksum") && err.contains("rebuilding the bounds of layer 9"), "{err}");
     assert!(err.contains("bounds-10.owdb") && err.contains("rebuilding the bounds of layer 10"), "{err}");
     assert!(out.contains("bounds  8: complete (skipped)"), "{out}");
+    // The rerun resumed the killed build: what it had finished is kept, what it had not is built.
+    assert!(out.contains("bounds 12: complete (skipped)"), "{out}");
+    for n in unfinished {
+        assert!(out.contains(&format!("bounds {n:>2}:")) && !out.contains(&format!("bounds {n:>2}: complete (skipped)")), "bounds {n}:\n{out}");
+    }
     for n in 0..=max {
         let a = std::fs::read(bounds_path(clean.path(), ABAPA, n)).unwrap();
         let b = std::fs::read(bounds_path(resumed.path(), ABAPA, n)).unwrap();
@@ -231,8 +258,7 @@ fn query_verify_and_stats_report_the_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let d = s(dir.path());
     // Without bounds: query --bounds names what is missing (exit 4); verify --bounds too.
-    let (code, _, _) = oware(&["build", "--rules", "abapa", "--max-stones", "10", "--dir", d]);
-    assert_eq!(code, 0);
+    common::copy_fixture(ABAPA, 10, dir.path());
     let pos = "0 0 0 0 2 1 1 0 0 0 0 0";
     let (code, _, err) = oware(&["query", "--rules", "abapa", "--dir", d, "--bounds", pos]);
     assert_eq!(code, 4, "{err}");
@@ -243,7 +269,7 @@ fn query_verify_and_stats_report_the_bounds() {
     assert_eq!(code, 0, "{err}");
 
     // Every position of layer 6 answers the solver's bounds, in all three forms.
-    let payloads = built(ABAPA, 10, 2);
+    let payloads = &built_on_two(ABAPA)[..=10];
     let boards = brute_force_layer(6);
     let input: String = boards.iter().map(|b| b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ") + "\n").collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))

@@ -6,13 +6,13 @@
 //! cases below):
 //!
 //! ```text
-//! cargo test --release --test perft -- --ignored regenerate_perft_data
+//! cargo test --release --test suite -- --ignored perft::regenerate_perft_data
 //! ```
 //!
 //! The default run also recomputes the cheap part of the stored numbers with the simple
 //! generator, so a hand-edited file is caught.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 
@@ -71,7 +71,7 @@ fn simple_counts(rules: Ruleset, board: &Board, depth: u32) -> Vec<u64> {
 
 fn load() -> PerftFile {
     let path = data_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e} (regenerate it, see tests/perft.rs)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e} (regenerate it, see tests/suite/perft.rs)", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad JSON: {e}", path.display()))
 }
 
@@ -91,7 +91,7 @@ fn regenerate_perft_data() {
         about: "perft(d) for d = 1..len(counts), computed with the simple reference generator of tests/common \
                 (simple_perft); sequences of exactly d moves, ended positions and ending moves are leaves"
             .to_string(),
-        regenerate: "cargo test --release --test perft -- --ignored regenerate_perft_data".to_string(),
+        regenerate: "cargo test --release --test suite -- --ignored perft::regenerate_perft_data".to_string(),
         cases,
     };
     let json = serde_json::to_string_pretty(&file).unwrap();
@@ -126,7 +126,7 @@ fn stored_cases_are_the_listed_ones() {
         }
     }
     let stored: Vec<(String, String, usize)> = file.cases.iter().map(|c| (c.rules.clone(), c.position.clone(), c.counts.len())).collect();
-    assert_eq!(stored, expected, "regenerate the data file (see tests/perft.rs)");
+    assert_eq!(stored, expected, "regenerate the data file (see tests/suite/perft.rs)");
     let start = Position::start().to_string();
     for name in ["awari", "abapa"] {
         let c = file.cases.iter().find(|c| c.rules == name && c.position == start).unwrap();

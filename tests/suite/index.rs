@@ -3,9 +3,9 @@
 //! order of random boards, and walks in index order over random ranges of every layer.
 //!
 //! Everything here is deterministic (a small seeded PRNG, no `rand` crate) and runs in a few
-//! seconds with `cargo test --release --test index`.
+//! seconds with `cargo test --release --test suite -- index::`.
 
-mod common;
+use crate::common;
 
 use common::{all_boards, brute_force_layer, SplitMix64};
 

@@ -8,7 +8,7 @@
 //! Boards are written as those texts draw them: `diagram(top, bottom)` takes the opponent's row
 //! as seen across the table (pit 11 on the left, down to pit 6) and the mover's row (pits 0..5).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 

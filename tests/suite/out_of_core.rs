@@ -10,7 +10,8 @@ use oware::rules::Ruleset;
 use oware::solver::{solve_layer_with, OutOfCore, SolveOptions, WorkModel, CHUNK};
 use oware::spill::Checkpoint;
 
-mod solved;
+use crate::common::{copy_fixture, fixture};
+use crate::solved;
 use solved::{as_i8, memory_layers};
 
 const TOP: u32 = 14;
@@ -176,19 +177,17 @@ fn layer_bytes(dir: &Path, rules: &str, n: u32) -> Vec<u8> {
 #[test]
 fn build_with_a_tiny_memory_limit_writes_the_same_files() {
     for rules in ["awari", "abapa-capture"] {
-        let mem = tempfile::tempdir().unwrap();
+        // In memory: the shared fixture, built by the builder (in memory) once per test binary.
+        let mem = fixture(rules.parse().unwrap(), 14);
         let ooc = tempfile::tempdir().unwrap();
-        let d1 = mem.path().to_str().unwrap();
         let d2 = ooc.path().to_str().unwrap();
-        let a = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d1, "-q"]);
-        assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
         let plan = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "6M", "--dry-run"]);
         let text = String::from_utf8_lossy(&plan.stdout).to_string() + &String::from_utf8_lossy(&plan.stderr);
         assert!(text.contains("layer 14") && text.contains("out of core in 3 parts"), "{text}");
         let b = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "6M", "-q"]);
         assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
         for n in 0..=14 {
-            assert!(layer_bytes(mem.path(), rules, n) == layer_bytes(ooc.path(), rules, n), "{rules} layer {n} differs");
+            assert!(layer_bytes(mem, rules, n) == layer_bytes(ooc.path(), rules, n), "{rules} layer {n} differs");
         }
         assert!(!ooc.path().join(rules).join(".work").exists(), "the work directory is removed");
         let v = oware(&["verify", "--rules", rules, "--dir", d2, "--max-stones", "14"]);
@@ -198,10 +197,10 @@ fn build_with_a_tiny_memory_limit_writes_the_same_files() {
 
 #[test]
 fn the_memory_bound_holds_out_of_core() {
-    // Layers 0..17 in memory, then layer 18 (33 M positions; 207 MiB in memory mode) within 16 MiB.
+    // Layers 0..17 in memory (a copy of the shared fixture), then layer 18 (33 M positions; 207 MiB in memory mode) within 16 MiB.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    assert!(oware(&["build", "--max-stones", "17", "--dir", d, "-q"]).status.success());
+    copy_fixture(Ruleset::Awari, 17, dir.path());
     let out = oware(&["build", "--max-stones", "18", "--dir", d, "--max-memory", "16M", "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("awari/layer-18.json")).unwrap()).unwrap();
@@ -214,12 +213,12 @@ fn the_memory_bound_holds_out_of_core() {
 
 #[test]
 fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
-    let reference = tempfile::tempdir().unwrap();
-    let r = reference.path().to_str().unwrap();
-    assert!(oware(&["build", "--max-stones", "15", "--dir", r, "-q"]).status.success());
+    // The reference: layers 0..15 built in memory (the shared fixture); layers 0..14 as a
+    // finished earlier build left them.
+    let reference = fixture(Ruleset::Awari, 15);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    assert!(oware(&["build", "--max-stones", "14", "--dir", d, "-q"]).status.success());
+    copy_fixture(Ruleset::Awari, 14, dir.path());
     let args = ["build", "--max-stones", "15", "--dir", d, "--max-memory", "5M", "--checkpoint-every", "0", "-q"];
     let mut resumed = 0;
     for delay_ms in [300u64, 900, 1500, 2500] {
@@ -236,7 +235,7 @@ fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
     }
     let out = oware(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(layer_bytes(reference.path(), "awari", 15) == layer_bytes(dir.path(), "awari", 15));
+    assert!(layer_bytes(reference, "awari", 15) == layer_bytes(dir.path(), "awari", 15));
     assert!(resumed > 0, "no kill left a checkpoint to resume from");
 }
 
@@ -244,7 +243,7 @@ fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
 fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
-    assert!(oware(&["build", "--max-stones", "12", "--dir", d, "-q"]).status.success());
+    copy_fixture(Ruleset::Awari, 12, dir.path());
     // Layers 13 and 14 take 6.9 MB; layer 14 out of core needs 17.5 MB of scratch more.
     let out = Command::new(env!("CARGO_BIN_EXE_oware"))
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M"])

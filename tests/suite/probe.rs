@@ -4,14 +4,14 @@
 //! The awari layers 0..16 (needed by the published 16-stone example) are built once per test
 //! binary and shared; tests that damage files build their own small databases.
 
-mod common;
+use crate::common;
 
 use common::SplitMix64;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Barrier};
 
 use oware::build::{self, BuildConfig, Silent};
 use oware::format::PAYLOAD_OFFSET;
@@ -27,17 +27,17 @@ use tempfile::TempDir;
 const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
 const EXAMPLE: &str = "1 1 1 1 1 2 4 2 3 0 0 0";
 
+/// A private directory holding layers `0..=max_stones` of `rules` (a copy of the shared fixture,
+/// which the builder built once per test binary), free to change.
 fn build(rules: Ruleset, max_stones: u32) -> TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    let config = BuildConfig { rules, max_stones, dir: dir.path().to_path_buf(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).expect("build");
+    common::copy_fixture(rules, max_stones, dir.path());
     dir
 }
 
-/// Awari layers 0..16, built once for the whole test binary.
+/// Awari layers 0..16, built once for the whole test binary (read-only).
 fn awari16() -> &'static Path {
-    static DB: OnceLock<TempDir> = OnceLock::new();
-    DB.get_or_init(|| build(Ruleset::Awari, 16)).path()
+    common::fixture(Ruleset::Awari, 16)
 }
 
 fn pos(s: &str) -> Position {

@@ -1,0 +1,32 @@
+//! The integration tests of the library and the `oware` program, as one test binary: every
+//! binary links the whole library (and, in release builds, runs its link-time optimisation), so
+//! one binary instead of one per file saves most of the suite's build time, and fixtures built
+//! once (`common::fixture`) are shared by every file.
+//!
+//! A new test file goes in this directory with a `mod` line below. Run one file's tests with
+//! `cargo test --release --test suite -- FILE::` (e.g. `hardening::`). The MPI tests
+//! (`tests/mpi.rs`) and `tests/distributed.rs`, which `scripts/test` runs again with
+//! `--features mpi`, stay binaries of their own.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../solved/mod.rs"]
+mod solved;
+
+mod bounds;
+mod export;
+mod format_fuzz;
+mod golden;
+mod hardening;
+mod index;
+mod module_graph;
+mod out_of_core;
+mod packs;
+mod perft;
+mod players;
+mod probe;
+mod rules_crosscheck;
+mod rules_examples;
+mod rules_vectors;
+mod solver;
+mod verify;
