@@ -180,8 +180,8 @@ fn crosscheck_big_single_pits() {
             b[pit] = k;
             boards.push(b);
             if k <= 42 {
-                for q in 6..12 {
-                    b[q] += 1;
+                for x in &mut b[6..12] {
+                    *x += 1;
                 }
                 boards.push(b);
             }

@@ -278,7 +278,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
 
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    build(Ruleset::Awari, 8, dir);
+    common::build(Ruleset::Awari, 8, dir);
     let db = DatabaseDir::native(dir, Ruleset::Awari).unwrap();
 
     let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
