@@ -22,12 +22,12 @@ use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::query::ErrorDoc;
-use super::{database_dir, DirArg, FormatArg, RulesArg};
+use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
+use super::{database_dir, reword, DirArg, FormatArg, JsonArg, QuietArg, RulesArg};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON document on stdout instead of the table"), ("quiet", "No messages besides errors")])))]
 pub struct StatsArgs {
     #[command(flatten)]
     rules: RulesArg,
@@ -35,12 +35,10 @@ pub struct StatsArgs {
     dir: DirArg,
     #[command(flatten)]
     format: FormatArg,
-    /// Print one JSON document on stdout instead of the table.
-    #[arg(long)]
-    json: bool,
-    /// No messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    json: JsonArg,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// The counts of one layer.
@@ -173,7 +171,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
         return Err(dir.missing(0));
     }
     let prefix_end = (0..=MAX_STONES).take_while(|n| on_disk.contains(n)).count() as u32;
-    if prefix_end as usize != on_disk.len() && !a.quiet {
+    if prefix_end as usize != on_disk.len() && !a.quiet.quiet {
         note(&format!("layers on disk: {} (layer {prefix_end} is missing)", describe_layers(on_disk.iter().copied())));
     }
     let mut out = Stdout::new();
@@ -195,13 +193,13 @@ pub fn run(a: StatsArgs) -> Result<()> {
         });
         match counted {
             Ok(c) => {
-                if !a.json {
+                if !a.json.json {
                     out.write(&layer_text(&c))?;
                 }
                 counts.push(c);
             }
             Err(e) => {
-                if !a.json {
+                if !a.json.json {
                     out.line(&format!("layer {n:>2}: DAMAGED, not counted: {e}"))?;
                 }
                 damaged.push(DamagedDoc { layer: n, error: ErrorDoc::of(&e) });
@@ -214,7 +212,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let wins: u64 = counts.iter().map(|c| c.wins).sum();
     let draws: u64 = counts.iter().map(|c| c.draws).sum();
     let losses: u64 = counts.iter().map(|c| c.losses).sum();
-    if a.json {
+    if a.json.json {
         let layers = counts
             .iter()
             .map(|c| LayerDoc {
