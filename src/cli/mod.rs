@@ -136,7 +136,7 @@ impl PositionArgs {
 /// with its help line, in id order.
 const RULES_HELP: [(Ruleset, &str); 7] = [
     (
-        Ruleset::Awari,
+        Ruleset::ALL[0],
         "Computer-Olympiad rules, the 2002 solution's: eradicating moves only when every move eradicates; a player who cannot move loses the remaining stones",
     ),
     (Ruleset::ALL[1], "International rules (feeding obligation); a grand slam is legal and captures nothing"),
@@ -184,8 +184,8 @@ pub struct DirArg {
     pub dir: PathBuf,
 }
 
-/// The ruleset, directory and format of the commands that probe one database (`game`, `play`,
-/// and `serve` for its default ruleset).
+/// The ruleset, directory and format of the commands that read one database (`query`, `stats`,
+/// `verify`, `game`, `play`, and `serve` for its default ruleset).
 #[derive(Args, Debug, Clone)]
 pub struct DatabaseArgs {
     #[command(flatten)]
@@ -211,6 +211,14 @@ impl DatabaseArgs {
     /// As [`database_dir`].
     pub fn database(&self) -> Result<oware::probe::Database> {
         self.database_for(self.rules.ruleset())
+    }
+
+    /// The database directory of the ruleset chosen.
+    ///
+    /// # Errors
+    /// As [`database_dir`].
+    pub fn dir(&self) -> Result<DatabaseDir> {
+        database_dir(&self.dir, self.format.format(), self.rules.ruleset())
     }
 }
 

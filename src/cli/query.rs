@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
 use super::report::{report, text, ReportDoc, Share};
-use super::{database_dir, reword, DirArg, FormatArg, JsonArg, PositionArgs, QuietArg, RulesArg};
+use super::{reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg};
 
 /// Longest batch input line read, in bytes (a position needs at most a few dozen).
 pub const MAX_LINE: usize = 4096;
@@ -35,11 +35,7 @@ pub struct QueryArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     #[command(flatten)]
     json: JsonArg,
     /// Print only the value: one line per position, `<position><TAB><value>` (or a JSON line
@@ -87,7 +83,7 @@ fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
 /// `--format vu` with a ruleset other than awari; [`Error::Output`] when stdout cannot be
 /// written; [`Error::Io`] when stdin cannot be read.
 pub fn run(a: QueryArgs) -> Result<()> {
-    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    let dir = a.db.dir()?;
     let db = Database::from_dir(dir).verify_checksums(!a.no_verify);
     let mut out = Stdout::new();
     match a.position.placed()? {

@@ -23,18 +23,14 @@ use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
-use super::{database_dir, reword, DirArg, FormatArg, JsonArg, QuietArg, RulesArg};
+use super::{reword, DatabaseArgs, JsonArg, QuietArg};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON document on stdout instead of the table"), ("quiet", "No messages besides errors")])))]
 pub struct StatsArgs {
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     #[command(flatten)]
     json: JsonArg,
     #[command(flatten)]
@@ -164,8 +160,8 @@ struct DamagedDoc {
 /// header or checksum or a value outside `-n..=n`, 6 for another ruleset's file, 7 for an
 /// unreadable entry) after the others are printed; [`Error::Output`] when stdout fails.
 pub fn run(a: StatsArgs) -> Result<()> {
-    let rules = a.rules.ruleset();
-    let dir = database_dir(&a.dir, a.format.format(), rules)?;
+    let rules = a.db.rules.ruleset();
+    let dir = a.db.dir()?;
     let on_disk = dir.layers_on_disk();
     if on_disk.is_empty() {
         return Err(dir.missing(0));

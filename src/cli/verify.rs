@@ -35,18 +35,14 @@ use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{database_dir, progress, reword, signals, DirArg, FormatArg, JsonArg, MaxStonesArg, QuietArg, RulesArg, ThreadsArg};
+use super::{progress, reword, signals, DatabaseArgs, JsonArg, MaxStonesArg, QuietArg, ThreadsArg};
 
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("max_stones", "Re-derive layers 0..=N (all must be present)"), ("json", "Print one JSON document on stdout instead of the text report"), ("quiet", "No progress bar and no messages besides errors (the bar is never drawn when stderr is not a terminal)")])))]
 pub struct VerifyArgs {
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     /// Layers to re-derive: `A..B` (inclusive) or `N`. The layers below A that they read are
     /// opened and checked (header, checksum) but not re-derived. Default: every layer present,
     /// from 0 up to the first missing one.
@@ -231,8 +227,8 @@ impl VerifyObserver for Printer {
 /// described in the module documentation.
 pub fn run(a: VerifyArgs) -> Result<()> {
     signals::cooperative();
-    let rules = a.rules.ruleset();
-    let dir = database_dir(&a.dir, a.format.format(), rules)?;
+    let rules = a.db.rules.ruleset();
+    let dir = a.db.dir()?;
     let pool = super::thread_pool(a.threads.threads)?;
     let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds };
     let mut printer = Printer {
