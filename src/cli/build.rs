@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use clap::Args;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar};
 use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
@@ -20,10 +20,11 @@ use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{is_closed_pipe, note, Stdout, SCHEMA_VERSION};
-use super::{parse_threads, show_progress, signals, thread_pool, DirArg, RulesArg};
+use super::{progress, reword, signals, thread_pool, DirArg, JsonArg, QuietArg, RulesArg, ThreadsArg};
 
 /// Arguments of `oware build`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("quiet", "No progress bars and no messages besides errors (bars are never drawn when stderr is not a terminal)"), ("json", "JSON on stdout: the plan, then one object per layer, then a summary (one per line)")])))]
 pub struct BuildArgs {
     #[command(flatten)]
     rules: RulesArg,
@@ -32,9 +33,8 @@ pub struct BuildArgs {
     max_stones: u32,
     #[command(flatten)]
     dir: DirArg,
-    /// Worker threads, 1..=1024 (default: all cores).
-    #[arg(long, value_name = "T", value_parser = parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
     /// Memory the build may use, e.g. `3G`, `512M` (default: what the system reports available).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
@@ -55,13 +55,10 @@ pub struct BuildArgs {
     /// Print the plan and stop.
     #[arg(long)]
     dry_run: bool,
-    /// No progress bars and no messages besides errors (bars are never drawn when stderr is not
-    /// a terminal).
-    #[arg(long, short)]
-    quiet: bool,
-    /// JSON on stdout: the plan, then one object per layer, then a summary (one per line).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
@@ -153,19 +150,16 @@ struct Display {
 
 impl Display {
     fn new(draw: bool, a: &BuildArgs, threads: usize) -> Display {
-        let multi = MultiProgress::with_draw_target(if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-        let total = multi.add(ProgressBar::new(0));
-        if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {average_eta}") {
-            total.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
-        }
+        let multi = progress::multi(draw);
+        let total = progress::build_total(multi.add(ProgressBar::new(0)));
         total.set_prefix("all");
         Display {
             multi,
             total,
             layer: Mutex::new(None),
             estimates: Mutex::new(TotalScale::default()),
-            json: a.json,
-            quiet: a.quiet,
+            json: a.json.json,
+            quiet: a.quiet.quiet,
             threads,
             dry_run: a.dry_run,
             out: Mutex::new(Stdout::new()),
@@ -209,11 +203,7 @@ impl Display {
 
     /// Shows the bar of the layer (or bounds) in progress, `prefix` before it, in `colour`.
     fn start_bar(&self, prefix: String, units: u64, colour: &str) {
-        let bar = self.multi.insert_before(&self.total, ProgressBar::new(units));
-        let template = format!("{{prefix}} [{{bar:30.{colour}/white}}] {{percent:>3}}% {{msg:<18}} ETA {{average_eta}}");
-        if let Ok(style) = ProgressStyle::with_template(&template) {
-            bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
-        }
+        let bar = progress::build_layer(self.multi.insert_before(&self.total, ProgressBar::new(units)), colour);
         bar.set_prefix(prefix);
         if let Ok(mut slot) = self.layer.lock() {
             *slot = Some(bar);
@@ -379,30 +369,6 @@ struct TotalScale {
     units: u64,
 }
 
-/// The `{average_eta}` of the build's bars: the time left at the average speed since the bar
-/// started (`elapsed × left / done`), as `H:MM:SS`, or `-:--:--` before a second has passed.
-/// indicatif's own ETA follows the speed of the last seconds, which jumps between the phases of
-/// a layer (a threshold that resolves little runs many times faster than one that resolves much);
-/// the solver's work units are weighted so that the average speed holds across phases.
-fn average_eta(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
-    let elapsed = state.elapsed().as_secs_f64();
-    let (done, total) = (state.pos(), state.len().unwrap_or(0));
-    let text = match eta_seconds(elapsed, done, total) {
-        Some(s) => format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60),
-        None => "-:--:--".into(),
-    };
-    let _ = w.write_str(&text);
-}
-
-/// Seconds left at the average speed so far, `None` when too little is known.
-fn eta_seconds(elapsed: f64, done: u64, total: u64) -> Option<u64> {
-    if elapsed < 1.0 || done == 0 || total == 0 {
-        return None;
-    }
-    let left = total.saturating_sub(done) as f64;
-    Some((elapsed * left / done as f64).round().min(1e9) as u64)
-}
-
 /// The plan for people: one line per layer to build, and totals.
 fn plan_text(plan: &BuildPlan, threads: usize) -> String {
     let build: Vec<_> = plan.to_build().collect();
@@ -514,9 +480,9 @@ pub fn run(a: BuildArgs) -> Result<()> {
     } else {
         None
     };
-    let pool = thread_pool(a.threads)?;
+    let pool = thread_pool(a.threads.threads)?;
     let threads = pool.current_num_threads();
-    let display = Display::new(show_progress(a.quiet) && !a.dry_run, &a, threads);
+    let display = Display::new(progress::show(a.quiet.quiet) && !a.dry_run, &a, threads);
     if a.dry_run {
         // The plan is shown even when it cannot be carried out, then the refusal is reported.
         let plan = build::propose(&config, threads)?;
@@ -528,7 +494,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
     let result = pool.install(|| build::build(&config, &display));
     display.clear();
     let stats = result?;
-    summary(a.json, a.quiet, &display, &stats, start.elapsed().as_secs_f64(), build::peak_memory(), "", "peak memory");
+    summary(a.json.json, a.quiet.quiet, &display, &stats, start.elapsed().as_secs_f64(), build::peak_memory(), "", "peak memory");
     take_output_error(&display)
 }
 
@@ -588,9 +554,9 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
     // MPI is called from this thread only (it initialised MPI): the solver runs here, on the
     // global pool. By default the ranks of one node share its cores.
     let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"].iter().find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok()).unwrap_or(1).max(1);
-    let threads = a.threads.unwrap_or_else(|| (super::cores() / local).max(1));
+    let threads = a.threads.threads.unwrap_or_else(|| (super::cores() / local).max(1));
     rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
-    let display = Display::new(rank == 0 && show_progress(a.quiet) && !a.dry_run, a, threads);
+    let display = Display::new(rank == 0 && progress::show(a.quiet.quiet) && !a.dry_run, a, threads);
     let others = RankObserver(rank);
     let observer: &dyn BuildObserver = if rank == 0 { &display } else { &others };
     if a.dry_run {
@@ -633,8 +599,8 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(build::peak_memory());
         let secs = start.elapsed().as_secs_f64();
         summary(
-            a.json,
-            a.quiet,
+            a.json.json,
+            a.quiet.quiet,
             &display,
             &stats,
             secs,
@@ -666,15 +632,5 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1G").is_err());
         assert!(parse_size("1e30").is_err());
-    }
-
-    #[test]
-    fn eta_is_the_average_speed_so_far() {
-        assert_eq!(eta_seconds(0.5, 10, 100), None);
-        assert_eq!(eta_seconds(10.0, 0, 100), None);
-        assert_eq!(eta_seconds(10.0, 5, 0), None);
-        assert_eq!(eta_seconds(10.0, 25, 100), Some(30));
-        assert_eq!(eta_seconds(60.0, 100, 100), Some(0));
-        assert_eq!(eta_seconds(60.0, 150, 100), Some(0));
     }
 }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use oware::error::Damage;
 use oware::index::MAX_STONES;
 use oware::storage::{vu_path, AtomicFile, Format, Layer, LayerState};
@@ -34,14 +34,15 @@ use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{database_dir, show_progress, signals, DirArg, FormatName, RulesArg};
+use super::{database_dir, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("max_stones", "Export layers 0..=N (all must be built). Default: every layer present from 0 up to the first missing one"), ("json", "Print one JSON document on stdout instead of a line per file")])))]
 pub struct ExportArgs {
     /// Output format: `vu`, the headerless `scores.N` files of the 2002 solution (awari only).
     #[arg(long, value_name = "FORMAT", value_enum)]
-    format: FormatName,
+    format: Format,
     #[command(flatten)]
     rules: RulesArg,
     #[command(flatten)]
@@ -49,10 +50,8 @@ pub struct ExportArgs {
     /// Output directory (created if needed); existing `scores.N` files there are replaced.
     #[arg(long, value_name = "OUT")]
     out: PathBuf,
-    /// Export layers 0..=N (all must be built). Default: every layer present from 0 up to the
-    /// first missing one.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
-    max_stones: Option<u32>,
+    #[command(flatten)]
+    max_stones: MaxStonesArg,
     /// Write zstd-compressed `scores.N.zst` instead of `scores.N` (read directly by every `vu`
     /// reader, which decompresses each layer into memory; packs are probed in place).
     #[arg(long)]
@@ -61,12 +60,10 @@ pub struct ExportArgs {
     #[arg(long, value_name = "L", default_value_t = 3, requires = "compress",
           value_parser = clap::value_parser!(i32).range(1..=22))]
     level: i32,
-    /// No progress bar and no messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print one JSON document on stdout instead of a line per file.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// Bytes copied per write.
@@ -115,7 +112,7 @@ struct ExportDoc {
 pub fn run(a: ExportArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.rules.ruleset();
-    if a.format.format() != Format::Vu {
+    if a.format != Format::Vu {
         return Err(Error::Usage("export writes the published 2002 format only (--format vu); native layer files are already in this tool's format".into()));
     }
     if rules != Ruleset::Awari {
@@ -125,7 +122,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
         )));
     }
     let dir = database_dir(&a.dir, Format::Native, rules)?;
-    let last = match a.max_stones {
+    let last = match a.max_stones.max_stones {
         Some(m) => m,
         None => match dir.first_not_present() {
             Some((0, LayerState::Unreadable(e))) => return Err(e),
@@ -134,7 +131,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
                 if let LayerState::Unreadable(e) = state {
                     return Err(e);
                 }
-                if !a.quiet {
+                if !a.quiet.quiet {
                     note(&format!("layer {k} is not built: exporting layers 0..{}", k - 1));
                 }
                 k - 1
@@ -148,11 +145,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
-    let draw = show_progress(a.quiet);
-    let bar = ProgressBar::with_draw_target(Some(total), if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() });
-    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  ETA {eta}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = progress::bytes(progress::show(a.quiet.quiet), total);
     let mut out = Stdout::new();
     let start = Instant::now();
     let mut files = Vec::new();
@@ -165,7 +158,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
                 return Err(e);
             }
         };
-        if !a.json {
+        if !a.json.json {
             let line = if a.compress {
                 format!(
                     "layer {:>2}: {:>15} positions -> {} ({} bytes, {:.1}%), checksum ok",
@@ -189,7 +182,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     bar.finish_and_clear();
     let on_disk: u64 = files.iter().map(|f| f.bytes_on_disk).sum();
     let seconds = start.elapsed().as_secs_f64();
-    if a.json {
+    if a.json.json {
         out.json(&ExportDoc {
             schema_version: SCHEMA_VERSION,
             rules: rules.name(),

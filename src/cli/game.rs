@@ -13,10 +13,11 @@ use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
 use super::report::{side_form, signed, winner_words, PlaceDoc};
-use super::DatabaseArgs;
+use super::{reword, DatabaseArgs, JsonArg};
 
 /// Arguments of `oware game`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON document, for programs")])))]
 pub struct GameArgs {
     /// The moves, as houses (South's A..F, North's a..f; `1. F c 2. B e` and `FcBe` work too)
     /// or mover-first pit numbers 0..5. With none and no --record, the position is analysed.
@@ -29,9 +30,8 @@ pub struct GameArgs {
     start: StartArgs,
     #[command(flatten)]
     db: DatabaseArgs,
-    /// Print one JSON document, for programs.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// Where a game starts: `--from`, `--to-move`, `--captured` (shared by `game` and `play`).
@@ -43,7 +43,7 @@ pub struct StartArgs {
     from: Option<String>,
     /// Side to move at --from when its form does not name it (default south).
     #[arg(long, value_name = "SIDE")]
-    to_move: Option<String>,
+    to_move: Option<Side>,
     /// Stones captured before the start, `SOUTH:NORTH`. Default 0:0 from a full board; without
     /// it, a position with fewer stones gets no final score (nothing is guessed).
     #[arg(long, value_name = "S:N")]
@@ -58,7 +58,7 @@ impl StartArgs {
     /// [`Error::InvalidPosition`] for a bad --from or --to-move, or when the two name different
     /// sides; [`Error::Usage`] for a bad --captured or one that does not fit the board.
     pub fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
-        let named = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+        let named = self.to_move;
         let (start, side) = match &self.from {
             None => (Position::start(), named.unwrap_or(Side::South)),
             Some(text) => {
@@ -93,7 +93,7 @@ pub fn run(a: GameArgs) -> Result<()> {
     let moves = record_moves(&without_comments);
     let game = annotate(&db, start, side, captured, &moves)?;
     let mut out = Stdout::new();
-    if a.json {
+    if a.json.json {
         out.json(&doc(&db, &game))
     } else {
         out.write(&text_report(&db, &game))

@@ -10,10 +10,11 @@ use oware::{Error, Position, Result};
 use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::{PositionArgs, RulesArg};
+use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
 
 /// Arguments of `oware index`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON object (`schema_version`, `layer`, `index`, `layer_size`, `board`)"), ("quiet", "No messages besides errors (this command prints none)")])))]
 pub struct IndexArgs {
     /// The position to look up (12 mover-first counts, or --south/--north/--to-move).
     #[command(flatten)]
@@ -28,12 +29,10 @@ pub struct IndexArgs {
     /// under every ruleset.
     #[command(flatten)]
     rules: RulesArg,
-    /// Print one JSON object (`schema_version`, `layer`, `index`, `layer_size`, `board`).
-    #[arg(long)]
-    json: bool,
-    /// No messages besides errors (this command prints none).
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    json: JsonArg,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// What `oware index` reports: a board, its layer and its index there.
@@ -64,7 +63,7 @@ pub fn run(a: IndexArgs) -> Result<()> {
     };
     let _ = a.rules.ruleset();
     let mut out = Stdout::new();
-    if a.json {
+    if a.json.json {
         out.json(&json_report(&found))
     } else {
         out.write(&text_report(&found))

@@ -1,10 +1,10 @@
 //! Command-line interface: argument parsing and dispatch. Results go to stdout, messages and
 //! progress to stderr; every failure maps to the exit code of its kind ([`exit_code`]).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use oware::error::{ClusterError, ErrorKind};
 use oware::position::Side;
 use oware::storage::{DatabaseDir, Format};
@@ -19,6 +19,7 @@ pub mod output;
 mod pack;
 mod perft;
 mod play;
+pub mod progress;
 mod query;
 mod report;
 mod serve;
@@ -87,7 +88,7 @@ pub struct PositionArgs {
     /// Side to move, `south` or `north`: with --south/--north; with a drawn board (North on
     /// top); or with mover-first counts, to name the mover's side in the output.
     #[arg(long, value_name = "SIDE")]
-    pub to_move: Option<String>,
+    pub to_move: Option<Side>,
 }
 
 impl PositionArgs {
@@ -106,7 +107,7 @@ impl PositionArgs {
     /// # Errors
     /// As [`position`](Self::position), also when --to-move contradicts the side form's side.
     pub fn placed(&self) -> Result<Option<(Position, Option<Side>)>> {
-        let side = self.to_move.as_deref().map(str::parse::<Side>).transpose()?;
+        let side = self.to_move;
         match (&self.south, &self.north, side) {
             (Some(s), Some(n), Some(side)) => {
                 if !self.counts.is_empty() {
@@ -131,33 +132,27 @@ impl PositionArgs {
     }
 }
 
-/// The rulesets, as the command line names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum RulesName {
-    /// Computer-Olympiad rules, the 2002 solution's: eradicating moves only when every move
-    /// eradicates; a player who cannot move loses the remaining stones.
-    Awari,
-    /// International rules (feeding obligation); a grand slam is legal and captures nothing.
-    Abapa,
-    /// Abapa; a grand slam is not a legal move.
-    AbapaForbidden,
-    /// Abapa; a grand slam captures normally.
-    AbapaCapture,
-    /// Abapa; a grand slam captures and the stones left go to the opponent, ending the game.
-    AbapaRemainderToOpponent,
-    /// Abapa; a grand slam captures the chain except the pit where the last stone fell.
-    AbapaSpareLast,
-    /// Abapa; a grand slam captures the chain except the pit where the chain ends.
-    AbapaSpareFirst,
-}
+/// The rulesets as the command line offers them: each name (as [`Ruleset::name`] spells it)
+/// with its help line, in id order.
+const RULES_HELP: [(Ruleset, &str); 7] = [
+    (
+        Ruleset::ALL[0],
+        "Computer-Olympiad rules, the 2002 solution's: eradicating moves only when every move eradicates; a player who cannot move loses the remaining stones",
+    ),
+    (Ruleset::ALL[1], "International rules (feeding obligation); a grand slam is legal and captures nothing"),
+    (Ruleset::ALL[2], "Abapa; a grand slam is not a legal move"),
+    (Ruleset::ALL[3], "Abapa; a grand slam captures normally"),
+    (Ruleset::ALL[4], "Abapa; a grand slam captures and the stones left go to the opponent, ending the game"),
+    (Ruleset::ALL[5], "Abapa; a grand slam captures the chain except the pit where the last stone fell"),
+    (Ruleset::ALL[6], "Abapa; a grand slam captures the chain except the pit where the chain ends"),
+];
 
-impl RulesName {
-    /// The library's ruleset.
-    pub fn ruleset(self) -> Ruleset {
-        let name = self.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default();
-        // Every value's name is a ruleset name (checked by a test).
-        name.parse().unwrap_or(Ruleset::Awari)
-    }
+/// Parses `--rules` into the library's ruleset: exactly the names of [`Ruleset::ALL`] (no
+/// aliases), offered with their help lines in `--help` and completions.
+pub fn parse_rules() -> impl TypedValueParser<Value = Ruleset> {
+    PossibleValuesParser::new(RULES_HELP.map(|(r, help)| PossibleValue::new(r.name()).help(help)))
+        // Every value offered is a ruleset's name (checked by a test).
+        .map(|name| name.parse().unwrap_or(Ruleset::Awari))
 }
 
 /// A position drawn for people, with its South/North labels and house names: mover-first counts
@@ -170,14 +165,14 @@ pub fn draw(pos: &Position, side: Option<Side>) -> String {
 #[derive(Args, Debug, Clone)]
 pub struct RulesArg {
     /// Ruleset (docs/rules.md).
-    #[arg(id = "rules", long = "rules", value_name = "RULES", value_enum, default_value_t = RulesName::Awari)]
-    pub name: RulesName,
+    #[arg(id = "rules", long = "rules", value_name = "RULES", value_parser = parse_rules(), default_value = "awari")]
+    pub name: Ruleset,
 }
 
 impl RulesArg {
     /// The ruleset chosen.
     pub fn ruleset(&self) -> Ruleset {
-        self.name.ruleset()
+        self.name
     }
 }
 
@@ -189,27 +184,8 @@ pub struct DirArg {
     pub dir: PathBuf,
 }
 
-/// Directory formats, as the command line names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FormatName {
-    /// This tool's files: `<dir>/<rules>/layer-NN.owdb`, with header and checksum.
-    Native,
-    /// The published headerless `<dir>/scores.N` files of the 2002 solution (awari only).
-    Vu,
-}
-
-impl FormatName {
-    /// The library's format.
-    pub fn format(self) -> Format {
-        match self {
-            FormatName::Native => Format::Native,
-            FormatName::Vu => Format::Vu,
-        }
-    }
-}
-
-/// The ruleset, directory and format of the commands that probe one database (`game`, `play`,
-/// and `serve` for its default ruleset).
+/// The ruleset, directory and format of the commands that read one database (`query`, `stats`,
+/// `verify`, `game`, `play`, and `serve` for its default ruleset).
 #[derive(Args, Debug, Clone)]
 pub struct DatabaseArgs {
     #[command(flatten)]
@@ -236,21 +212,64 @@ impl DatabaseArgs {
     pub fn database(&self) -> Result<oware::probe::Database> {
         self.database_for(self.rules.ruleset())
     }
+
+    /// The database directory of the ruleset chosen.
+    ///
+    /// # Errors
+    /// As [`database_dir`].
+    pub fn dir(&self) -> Result<DatabaseDir> {
+        database_dir(&self.dir, self.format.format(), self.rules.ruleset())
+    }
 }
 
 /// The database directory format option of the commands that read layers.
 #[derive(Args, Debug, Clone)]
 pub struct FormatArg {
     /// Directory format.
-    #[arg(id = "format", long = "format", value_name = "FORMAT", value_enum, default_value_t = FormatName::Native)]
-    pub name: FormatName,
+    #[arg(id = "format", long = "format", value_name = "FORMAT", value_enum, default_value_t = Format::Native)]
+    pub name: Format,
 }
 
 impl FormatArg {
     /// The format chosen.
     pub fn format(&self) -> Format {
-        self.name.format()
+        self.name
     }
+}
+
+/// The `--json` option: results as JSON on stdout, for programs. Each command words its help
+/// after what it prints ([`reword`]).
+#[derive(Args, Debug, Clone)]
+pub struct JsonArg {
+    /// Print one JSON document on stdout instead of a line per layer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `--quiet` option: no progress bars and no messages besides errors. Each command words
+/// its help after what it would say ([`reword`]).
+#[derive(Args, Debug, Clone)]
+pub struct QuietArg {
+    /// No progress bar and no messages besides errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The `--threads` option of the commands that work in parallel.
+#[derive(Args, Debug, Clone)]
+pub struct ThreadsArg {
+    /// Worker threads, 1..=1024 (default: all cores).
+    #[arg(long, value_name = "T", value_parser = parse_threads)]
+    pub threads: Option<usize>,
+}
+
+/// The `--max-stones N` option of the commands that go through layers 0..=N (default: every
+/// layer from 0 up to the first missing one). Each command words its help ([`reword`]).
+#[derive(Args, Debug, Clone)]
+pub struct MaxStonesArg {
+    /// Layers 0..=N. Default: every layer from 0 up to the first missing.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=oware::index::MAX_STONES as i64))]
+    pub max_stones: Option<u32>,
 }
 
 /// The database directory a command reads: `--dir`, `--format` and `--rules` together.
@@ -261,9 +280,14 @@ pub fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<Data
     DatabaseDir::new(format, &dir.dir, rules)
 }
 
-/// Whether to draw progress bars: only on a terminal, and never with --quiet.
-pub fn show_progress(quiet: bool) -> bool {
-    !quiet && std::io::stderr().is_terminal()
+/// Rewords the help of shared options ([`JsonArg`], [`QuietArg`], [`MaxStonesArg`]) for one
+/// command: `#[command(mut_args(reword(&[("json", "...")])))]` on its arguments struct. The
+/// options keep their place (in help and completion scripts), that of their fields.
+pub fn reword(words: &'static [(&'static str, &'static str)]) -> impl FnMut(clap::Arg) -> clap::Arg {
+    move |a| match words.iter().find(|(id, _)| a.get_id().as_str() == *id) {
+        Some((_, help)) => a.help(*help),
+        None => a,
+    }
 }
 
 /// The most worker threads `--threads` accepts.
@@ -385,6 +409,11 @@ pub fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
+            // A value the library's parser refused (`--to-move`: an invalid position) is
+            // reported as that error, with its own message and exit code.
+            if let Some(lib) = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<Error>()) {
+                return report(lib);
+            }
             let code = if e.use_stderr() { 2 } else { 0 };
             // Help and version go to stdout: a failure to write them is an output error.
             return match e.print() {
@@ -455,18 +484,15 @@ mod tests {
 
     #[test]
     fn every_ruleset_has_a_command_line_name() {
-        let mut names: Vec<&str> = RulesName::value_variants()
-            .iter()
-            .map(|v| {
-                let r = v.ruleset();
-                assert_eq!(Some(r.name()), v.to_possible_value().as_ref().map(|p| p.get_name()));
-                r.name()
-            })
-            .collect();
-        let mut all = Ruleset::names();
-        names.sort_unstable();
-        all.sort_unstable();
-        assert_eq!(names, all);
+        let offered: Vec<Ruleset> = RULES_HELP.iter().map(|&(r, _)| r).collect();
+        assert_eq!(offered, Ruleset::ALL);
+        let parser = parse_rules();
+        let names: Vec<String> = parser.possible_values().into_iter().flatten().map(|v| v.get_name().to_string()).collect();
+        assert_eq!(names, Ruleset::names());
+        let cmd = Cli::command();
+        for r in Ruleset::ALL {
+            assert_eq!(parser.parse_ref(&cmd, None, std::ffi::OsStr::new(r.name())).ok(), Some(r));
+        }
     }
 
     #[test]

@@ -7,21 +7,20 @@ use oware::{Position, Result, Ruleset};
 use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::{PositionArgs, RulesArg};
+use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
 
 /// Arguments of `oware moves`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON object (and nothing else) on stdout, for programs"), ("quiet", "No messages besides errors (this command prints none)")])))]
 pub struct MovesArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
     rules: RulesArg,
-    /// Print one JSON object (and nothing else) on stdout, for programs.
-    #[arg(long)]
-    json: bool,
-    /// No messages besides errors (this command prints none).
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    json: JsonArg,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// How `value` (mover's stones minus the opponent's, over `n` stones) splits the stones:
@@ -41,7 +40,7 @@ pub fn run(a: MovesArgs) -> Result<()> {
     let (pos, side) = a.position.required_placed()?;
     let rules = a.rules.ruleset();
     let mut out = Stdout::new();
-    if a.json {
+    if a.json.json {
         out.json(&json_report(rules, &pos, side.unwrap_or(Side::South)))
     } else {
         out.write(&text_report(rules, &pos, side))

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::{layer_size, MAX_STONES};
@@ -29,10 +29,11 @@ use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{show_progress, signals, DirArg, FormatName, RulesArg};
+use super::{progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
 
 /// Arguments of `oware pack`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("max_stones", "Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing")])))]
 pub struct PackArgs {
     #[command(flatten)]
     rules: RulesArg,
@@ -41,23 +42,21 @@ pub struct PackArgs {
     /// Pack directory to write (created if needed): `OUT/RULES/layer-NN.owpk` and `OUT/SHA256SUMS`.
     #[arg(long, value_name = "OUT")]
     out: PathBuf,
-    /// Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
-    max_stones: Option<u32>,
+    #[command(flatten)]
+    max_stones: MaxStonesArg,
     /// Values per block, 64..=16384: a probe decodes half a block on average; larger blocks are
     /// slightly smaller files and slower probes.
     #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
     block_values: u32,
-    /// No progress bar and no messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print one JSON document on stdout instead of a line per layer.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// Arguments of `oware unpack`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("max_stones", "Unpack layers 0..=N. Default: every pack from 0 up to the first missing")])))]
 pub struct UnpackArgs {
     #[command(flatten)]
     rules: RulesArg,
@@ -67,37 +66,32 @@ pub struct UnpackArgs {
     /// Database directory to write native layers into (created if needed).
     #[arg(long, value_name = "OUT")]
     out: PathBuf,
-    /// Unpack layers 0..=N. Default: every pack from 0 up to the first missing.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
-    max_stones: Option<u32>,
-    /// No progress bar and no messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print one JSON document on stdout instead of a line per layer.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    max_stones: MaxStonesArg,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// Arguments of `oware import`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("max_stones", "Import layers 0..=N. Default: every file from 0 up to the first missing")])))]
 pub struct ImportArgs {
     /// Source format: `vu`, the published 2002 files `scores.N` (or `scores.N.zst`), awari.
     #[arg(long, value_name = "FORMAT", value_enum)]
-    format: FormatName,
+    format: Format,
     /// Directory holding the published files.
     #[arg(long, value_name = "SRC")]
     from: PathBuf,
     #[command(flatten)]
     dir: DirArg,
-    /// Import layers 0..=N. Default: every file from 0 up to the first missing.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
-    max_stones: Option<u32>,
-    /// No progress bar and no messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
-    /// Print one JSON document on stdout instead of a line per layer.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    max_stones: MaxStonesArg,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// One layer written, in the `--json` documents.
@@ -144,12 +138,7 @@ fn last_layer(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<u32> {
 }
 
 fn bar(quiet: bool, total: u64) -> ProgressBar {
-    let target = if show_progress(quiet) { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
-    let bar = ProgressBar::with_draw_target(Some(total), target);
-    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
+    progress::count(progress::show(quiet), total, "cyan/blue")
 }
 
 /// Prints the per-layer lines as they come, and the summary or JSON at the end.
@@ -239,11 +228,11 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let last = last_layer(&src, a.max_stones, a.quiet)?;
+    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
     dst.create()?;
     let total: u64 = (0..=last).map(layer_size).sum();
-    let bar = bar(a.quiet, total);
-    let mut report = Report::new("packed", rules, a.json);
+    let bar = bar(a.quiet.quiet, total);
+    let mut report = Report::new("packed", rules, a.json.json);
     let mut entries = Vec::new();
     for n in 0..=last {
         if signals::interrupted() {
@@ -287,8 +276,8 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let last = last_layer(&src, a.max_stones, a.quiet)?;
-    write_native_layers(&dst, last, Report::new("unpacked", rules, a.json), a.quiet, |n| {
+    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    write_native_layers(&dst, last, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
             Table::Layer(l) => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", l.path().display()))),
@@ -333,14 +322,14 @@ fn write_native_layers(dst: &DatabaseDir, last: u32, mut report: Report, quiet: 
 /// [`Error::Interrupted`].
 pub fn run_import(a: ImportArgs) -> Result<()> {
     signals::cooperative();
-    if a.format != FormatName::Vu {
+    if a.format != Format::Vu {
         return Err(Error::Usage("import reads the published 2002 format only (--format vu)".into()));
     }
     let rules = Ruleset::Awari;
     let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
-    let last = last_layer(&src, a.max_stones, a.quiet)?;
-    write_native_layers(&dst, last, Report::new("imported", rules, a.json), a.quiet, |n| {
+    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    write_native_layers(&dst, last, Report::new("imported", rules, a.json.json), a.quiet.quiet, |n| {
         let layer = src.open(n, false)?;
         if let Some((index, value)) = layer.first_out_of_range() {
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));

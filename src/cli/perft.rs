@@ -10,10 +10,11 @@ use oware::{Position, Result};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{PositionArgs, RulesArg};
+use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
 
 /// Arguments of `oware perft`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON object (and nothing else) on stdout, for programs"), ("quiet", "No messages besides errors (no estimate, no timing line)")])))]
 #[command(after_help = "Without a position, counts from the start position (4 stones in every pit).\n\
 Sequences end early at a position without legal move or at a move that ends the game; such\n\
 sequences are counted only at their own length.")]
@@ -25,12 +26,10 @@ pub struct PerftArgs {
     depth: u32,
     #[command(flatten)]
     rules: RulesArg,
-    /// Print one JSON object (and nothing else) on stdout, for programs.
-    #[arg(long)]
-    json: bool,
-    /// No messages besides errors (no estimate, no timing line).
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    json: JsonArg,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// `oware perft --json`.
@@ -59,7 +58,7 @@ const ESTIMATE_RATE: f64 = 30e6;
 pub fn run(a: PerftArgs) -> Result<()> {
     let pos = a.position.position()?.unwrap_or_else(Position::start);
     let rules = a.rules.ruleset();
-    if !a.quiet {
+    if !a.quiet.quiet {
         if let Some((moves, secs)) = estimate(rules, &pos, a.depth) {
             if secs > 5.0 {
                 note(&format!(
@@ -78,7 +77,7 @@ pub fn run(a: PerftArgs) -> Result<()> {
     // perft(0) = 1: the empty sequence.
     let total = counts.last().copied().unwrap_or(1);
     let mut out = Stdout::new();
-    if a.json {
+    if a.json.json {
         out.json(&PerftDoc {
             schema_version: SCHEMA_VERSION,
             rules: rules.name(),
@@ -96,7 +95,7 @@ pub fn run(a: PerftArgs) -> Result<()> {
         s.push_str(&format!("perft({}) = {total}\n", a.depth));
         out.write(&s)?;
     }
-    if !a.quiet {
+    if !a.quiet.quiet {
         let nodes: u64 = counts.iter().sum();
         let rate = if elapsed > 0.0 { nodes as f64 / elapsed } else { 0.0 };
         note(&format!("perft: depth {} in {elapsed:.3} s ({nodes} moves generated, {:.1} M/s)", a.depth, rate / 1e6));

@@ -21,27 +21,23 @@ use oware::probe::Database;
 use oware::{Error, Position, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
 use super::report::{report, text, ReportDoc, Share};
-use super::{database_dir, DirArg, FormatArg, PositionArgs, RulesArg};
+use super::{reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg};
 
 /// Longest batch input line read, in bytes (a position needs at most a few dozen).
 pub const MAX_LINE: usize = 4096;
 
 /// Arguments of `oware query`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print JSON: one object per position (one line each), for programs"), ("quiet", "No messages besides errors (no batch summary)")])))]
 pub struct QueryArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
-    rules: RulesArg,
+    db: DatabaseArgs,
     #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
-    /// Print JSON: one object per position (one line each), for programs.
-    #[arg(long)]
-    json: bool,
+    json: JsonArg,
     /// Print only the value: one line per position, `<position><TAB><value>` (or a JSON line
     /// `{"schema_version", "position", "value"}` with --json).
     #[arg(long)]
@@ -64,9 +60,8 @@ pub struct QueryArgs {
     /// sequential read of every layer used; headers and sizes are still checked).
     #[arg(long)]
     no_verify: bool,
-    /// No messages besides errors (no batch summary).
-    #[arg(long, short)]
-    quiet: bool,
+    #[command(flatten)]
+    quiet: QuietArg,
 }
 
 /// Parses `M:O` (stones captured by the player to move and by the opponent).
@@ -88,7 +83,7 @@ fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
 /// `--format vu` with a ruleset other than awari; [`Error::Output`] when stdout cannot be
 /// written; [`Error::Io`] when stdin cannot be read.
 pub fn run(a: QueryArgs) -> Result<()> {
-    let dir = database_dir(&a.dir, a.format.format(), a.rules.ruleset())?;
+    let dir = a.db.dir()?;
     let db = Database::from_dir(dir).verify_checksums(!a.no_verify);
     let mut out = Stdout::new();
     match a.position.placed()? {
@@ -158,24 +153,6 @@ struct ErrorRecord<'a> {
     error: ErrorDoc<'a>,
 }
 
-/// An error, for programs.
-#[derive(Serialize)]
-pub struct ErrorDoc<'a> {
-    /// The exit code the error would give.
-    pub code: i32,
-    /// A stable name of the kind of error.
-    pub kind: &'a str,
-    /// The message, as on stderr.
-    pub message: String,
-}
-
-impl ErrorDoc<'_> {
-    /// The document of `e`.
-    pub fn of(e: &Error) -> ErrorDoc<'static> {
-        ErrorDoc { code: super::exit_code(e.kind()), kind: e.kind().as_str(), message: e.to_string() }
-    }
-}
-
 /// Reads positions from stdin and answers each with exactly one record.
 fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     let stdin = std::io::stdin();
@@ -204,7 +181,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
                 answered += 1;
             }
             Err(e) => {
-                if a.json {
+                if a.json.json {
                     out.json(&ErrorRecord { schema_version: SCHEMA_VERSION, line: line_no, error: ErrorDoc::of(&e) })?;
                 } else {
                     let msg = e.to_string().replace(['\t', '\n', '\r'], " ");
@@ -220,7 +197,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     match first_error {
         None => Ok(()),
         Some((line, e)) => {
-            if !a.quiet {
+            if !a.quiet.quiet {
                 note(&format!("{failed} of {} positions failed; the exit code is that of the first error (line {line})", failed + answered));
             }
             Err(e)
@@ -242,7 +219,7 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
     let bounds = if a.bounds { Some(db.bounds(pos)?) } else { None };
     if a.values_only {
         let value = db.value(pos)?;
-        return Ok(if a.json {
+        return Ok(if a.json.json {
             let (forced_mover, forced_opponent) = (bounds.map(|b| b.mover), bounds.map(|b| b.opponent));
             let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value, forced_mover, forced_opponent };
             serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
@@ -260,7 +237,7 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
         Side::South => Captured { south: m, north: o },
         Side::North => Captured { south: o, north: m },
     });
-    Ok(if a.json {
+    Ok(if a.json.json {
         let doc = QueryDoc { report: report(db, pos, side, &analysis, captured), forced };
         serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
     } else {

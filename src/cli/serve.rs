@@ -34,10 +34,9 @@ use oware::{Error, Result, Ruleset};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::output::{note, SCHEMA_VERSION};
-use super::query::ErrorDoc;
+use super::output::{note, ErrorDoc, SCHEMA_VERSION};
 use super::report::{report, ReportDoc};
-use super::DatabaseArgs;
+use super::{DatabaseArgs, ThreadsArg};
 
 /// The web page (HTML, CSS and script in one file).
 const PAGE: &str = include_str!("../../web/index.html");
@@ -51,6 +50,10 @@ const DEFAULT_PLIES: usize = 60;
 
 /// Arguments of `oware serve`.
 #[derive(Args, Debug)]
+#[command(mut_args(|a| match a.get_id().as_str() {
+    "threads" => a.value_name("THREADS").help("Worker threads for probing (default: one per core, at least 4)"),
+    _ => a,
+}))]
 pub struct ServeArgs {
     /// The directory, its format, and the ruleset of requests that do not name one.
     #[command(flatten)]
@@ -61,9 +64,8 @@ pub struct ServeArgs {
     /// Address to listen on. The default serves this machine only.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
-    /// Worker threads for probing (default: one per core, at least 4).
-    #[arg(long, value_parser = super::parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
 }
 
 /// What every request sees: the options and the databases opened so far (one per ruleset).
@@ -89,46 +91,36 @@ impl Shared {
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
-    code: i32,
-    kind: &'static str,
-    message: String,
+    error: ErrorDoc<'static>,
 }
 
 impl ApiError {
     fn bad(message: impl Into<String>) -> ApiError {
-        ApiError { status: StatusCode::BAD_REQUEST, code: super::exit_code(ErrorKind::Usage), kind: "bad_request", message: message.into() }
+        let error = ErrorDoc { code: super::exit_code(ErrorKind::Usage), kind: "bad_request", message: message.into() };
+        ApiError { status: StatusCode::BAD_REQUEST, error }
     }
 }
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
-        let doc = ErrorDoc::of(&e);
         let status = match e.kind() {
             ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange | ErrorKind::Usage => StatusCode::BAD_REQUEST,
             ErrorKind::LayerMissing | ErrorKind::BoundsMissing => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError { status, code: doc.code, kind: doc.kind, message: doc.message }
+        ApiError { status, error: ErrorDoc::of(&e) }
     }
 }
 
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     schema_version: u32,
-    error: ErrorFields<'a>,
-}
-
-#[derive(Serialize)]
-struct ErrorFields<'a> {
-    /// The exit code the CLI would give.
-    code: i32,
-    kind: &'a str,
-    message: &'a str,
+    error: &'a ErrorDoc<'static>,
 }
 
 impl ApiError {
     fn body(&self) -> ErrorBody<'_> {
-        ErrorBody { schema_version: SCHEMA_VERSION, error: ErrorFields { code: self.code, kind: self.kind, message: &self.message } }
+        ErrorBody { schema_version: SCHEMA_VERSION, error: &self.error }
     }
 }
 
@@ -224,9 +216,11 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> std::result::Result<T, 
         Ok(r) => r,
         Err(e) => Err(ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
-            code: super::exit_code(ErrorKind::Internal),
-            kind: ErrorKind::Internal.as_str(),
-            message: format!("internal error while answering: {e}"),
+            error: ErrorDoc {
+                code: super::exit_code(ErrorKind::Internal),
+                kind: ErrorKind::Internal.as_str(),
+                message: format!("internal error while answering: {e}"),
+            },
         }),
     }
 }
@@ -271,7 +265,7 @@ struct ValueItem {
 enum BatchItem<'a> {
     Report(Box<ReportDoc>),
     Value(ValueItem),
-    Error { error: ErrorFields<'a> },
+    Error { error: &'a ErrorDoc<'static> },
 }
 
 fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, ApiError> {
@@ -427,9 +421,7 @@ async fn page() -> Response {
 async fn not_found() -> Response {
     ApiError {
         status: StatusCode::NOT_FOUND,
-        code: 2,
-        kind: "not_found",
-        message: "no such page: see GET /api/v1/info, /api/v1/position, POST /api/v1/positions".into(),
+        error: ErrorDoc { code: 2, kind: "not_found", message: "no such page: see GET /api/v1/info, /api/v1/position, POST /api/v1/positions".into() },
     }
     .into_response()
 }
@@ -457,7 +449,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     a.db.database()?;
     let default_rules = a.db.rules.ruleset();
     let shared = Arc::new(Shared { db: a.db, default_rules, open: Mutex::new(HashMap::new()) });
-    let threads = a.threads.unwrap_or_else(|| super::cores().max(4));
+    let threads = a.threads.threads.unwrap_or_else(|| super::cores().max(4));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(threads)

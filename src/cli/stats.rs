@@ -22,25 +22,19 @@ use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::query::ErrorDoc;
-use super::{database_dir, DirArg, FormatArg, RulesArg};
+use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
+use super::{reword, DatabaseArgs, JsonArg, QuietArg};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("json", "Print one JSON document on stdout instead of the table"), ("quiet", "No messages besides errors")])))]
 pub struct StatsArgs {
     #[command(flatten)]
-    rules: RulesArg,
+    db: DatabaseArgs,
     #[command(flatten)]
-    dir: DirArg,
+    json: JsonArg,
     #[command(flatten)]
-    format: FormatArg,
-    /// Print one JSON document on stdout instead of the table.
-    #[arg(long)]
-    json: bool,
-    /// No messages besides errors.
-    #[arg(long, short)]
-    quiet: bool,
+    quiet: QuietArg,
 }
 
 /// The counts of one layer.
@@ -166,14 +160,14 @@ struct DamagedDoc {
 /// header or checksum or a value outside `-n..=n`, 6 for another ruleset's file, 7 for an
 /// unreadable entry) after the others are printed; [`Error::Output`] when stdout fails.
 pub fn run(a: StatsArgs) -> Result<()> {
-    let rules = a.rules.ruleset();
-    let dir = database_dir(&a.dir, a.format.format(), rules)?;
+    let rules = a.db.rules.ruleset();
+    let dir = a.db.dir()?;
     let on_disk = dir.layers_on_disk();
     if on_disk.is_empty() {
         return Err(dir.missing(0));
     }
     let prefix_end = (0..=MAX_STONES).take_while(|n| on_disk.contains(n)).count() as u32;
-    if prefix_end as usize != on_disk.len() && !a.quiet {
+    if prefix_end as usize != on_disk.len() && !a.quiet.quiet {
         note(&format!("layers on disk: {} (layer {prefix_end} is missing)", describe_layers(on_disk.iter().copied())));
     }
     let mut out = Stdout::new();
@@ -195,13 +189,13 @@ pub fn run(a: StatsArgs) -> Result<()> {
         });
         match counted {
             Ok(c) => {
-                if !a.json {
+                if !a.json.json {
                     out.write(&layer_text(&c))?;
                 }
                 counts.push(c);
             }
             Err(e) => {
-                if !a.json {
+                if !a.json.json {
                     out.line(&format!("layer {n:>2}: DAMAGED, not counted: {e}"))?;
                 }
                 damaged.push(DamagedDoc { layer: n, error: ErrorDoc::of(&e) });
@@ -214,7 +208,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let wins: u64 = counts.iter().map(|c| c.wins).sum();
     let draws: u64 = counts.iter().map(|c| c.draws).sum();
     let losses: u64 = counts.iter().map(|c| c.losses).sum();
-    if a.json {
+    if a.json.json {
         let layers = counts
             .iter()
             .map(|c| LayerDoc {

@@ -22,7 +22,7 @@
 use std::ops::RangeInclusive;
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use oware::index::{layer_size, MAX_STONES};
 use oware::progress::Progress;
 use oware::storage::Format;
@@ -35,35 +35,27 @@ use oware::{Error, Result};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{database_dir, parse_threads, show_progress, signals, DirArg, FormatArg, RulesArg};
+use super::{progress, reword, signals, DatabaseArgs, JsonArg, MaxStonesArg, QuietArg, ThreadsArg};
 
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
+#[command(mut_args(reword(&[("max_stones", "Re-derive layers 0..=N (all must be present)"), ("json", "Print one JSON document on stdout instead of the text report"), ("quiet", "No progress bar and no messages besides errors (the bar is never drawn when stderr is not a terminal)")])))]
 pub struct VerifyArgs {
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    #[command(flatten)]
-    format: FormatArg,
+    db: DatabaseArgs,
     /// Layers to re-derive: `A..B` (inclusive) or `N`. The layers below A that they read are
     /// opened and checked (header, checksum) but not re-derived. Default: every layer present,
     /// from 0 up to the first missing one.
     #[arg(long, value_name = "A..B", value_parser = parse_layers, conflicts_with = "max_stones")]
     layers: Option<RangeInclusive<u32>>,
-    /// Re-derive layers 0..=N (all must be present).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
-    max_stones: Option<u32>,
-    /// Print one JSON document on stdout instead of the text report.
-    #[arg(long)]
-    json: bool,
-    /// No progress bar and no messages besides errors (the bar is never drawn when stderr is not
-    /// a terminal).
-    #[arg(long, short)]
-    quiet: bool,
-    /// Worker threads, 1..=1024 (default: all cores).
-    #[arg(long, value_name = "T", value_parser = parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    max_stones: MaxStonesArg,
+    #[command(flatten)]
+    json: JsonArg,
+    #[command(flatten)]
+    quiet: QuietArg,
+    #[command(flatten)]
+    threads: ThreadsArg,
     /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are errors.
     /// Without it, the bounds present are checked and absent ones skipped.
     #[arg(long)]
@@ -144,11 +136,7 @@ impl Drop for Bar {
 }
 
 fn bar(draw: bool, n: u32) -> ProgressBar {
-    let target = if draw { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
-    let bar = ProgressBar::with_draw_target(Some(layer_size(n)), target);
-    if let Ok(style) = ProgressStyle::with_template("{prefix:>9} [{bar:30.green/white}] {percent:>3}%  {human_pos}/{human_len}  ETA {eta}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = progress::count(draw, layer_size(n), "green/white");
     bar.set_prefix(format!("layer {n}"));
     bar
 }
@@ -239,15 +227,15 @@ impl VerifyObserver for Printer {
 /// described in the module documentation.
 pub fn run(a: VerifyArgs) -> Result<()> {
     signals::cooperative();
-    let rules = a.rules.ruleset();
-    let dir = database_dir(&a.dir, a.format.format(), rules)?;
-    let pool = super::thread_pool(a.threads)?;
-    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.map(|m| 0..=m)), require_bounds: a.bounds };
+    let rules = a.db.rules.ruleset();
+    let dir = a.db.dir()?;
+    let pool = super::thread_pool(a.threads.threads)?;
+    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds };
     let mut printer = Printer {
         out: Stdout::new(),
-        json: a.json,
-        quiet: a.quiet,
-        draw: show_progress(a.quiet),
+        json: a.json.json,
+        quiet: a.quiet.quiet,
+        draw: progress::show(a.quiet.quiet),
         format: dir.format(),
         threads: pool.current_num_threads(),
         started: None,
@@ -257,7 +245,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let report = match pool.install(|| verify_directory(&dir, &options, &mut printer)) {
         Ok(r) => r,
         Err(e) => {
-            if printer.started.is_none() && matches!(e, Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) && !a.quiet {
+            if printer.started.is_none() && matches!(e, Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) && !a.quiet.quiet {
                 note(&format!("no layers to verify: {} does not exist", dir.layer_path(0).display()));
             }
             return Err(e);
@@ -265,7 +253,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     };
     let mut out = printer.out;
 
-    if a.json {
+    if a.json.json {
         out.json(&VerifyDoc { schema_version: SCHEMA_VERSION, report: &report })?;
     } else {
         let mut s = String::from("published facts (docs/facts.md):\n");
@@ -292,7 +280,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         Outcome::DamagedBounds => report.bounds_in("damaged").len() > 1,
         _ => false,
     };
-    if several && !a.quiet {
+    if several && !a.quiet.quiet {
         note(&report.summary);
     }
     match report.into_error() {

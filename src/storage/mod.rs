@@ -79,12 +79,16 @@ pub fn vu_path(dir: &Path, n: u32) -> PathBuf {
     dir.join(format!("scores.{n}"))
 }
 
-/// The on-disk format of a database directory.
+/// The on-disk format of a database directory. With the `cli` feature, the program's `--format`
+/// option parses it (same names as [`Format::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Format {
     /// This tool's files: `<dir>/<ruleset>/layer-NN.owdb` with a header and checksum.
+    #[cfg_attr(feature = "cli", value(name = "native", help = "This tool's files: `<dir>/<rules>/layer-NN.owdb`, with header and checksum"))]
     Native,
     /// The published 2002 files: `<dir>/scores.N`, one signed byte per position, `awari` only.
+    #[cfg_attr(feature = "cli", value(name = "vu", help = "The published headerless `<dir>/scores.N` files of the 2002 solution (awari only)"))]
     Vu,
 }
 
