@@ -108,7 +108,7 @@ fn distributed_solves_are_byte_identical_on_every_ruleset() {
         let work = tempfile::tempdir().unwrap();
         for n in 0..=top {
             for (ranks, mode) in [(2, Mode::Tiny), (3, Mode::OutOfCore), (4, Mode::Tiny)] {
-                let (got, bytes) = solve_distributed(rules, n, &layers, ranks, mode, work.path());
+                let (got, bytes) = solve_distributed(rules, n, layers, ranks, mode, work.path());
                 assert!(got == layers[n as usize], "{} layer {n}, {ranks} ranks {mode:?}: differs from in memory", rules.name());
                 if n >= 10 {
                     assert!(bytes > 0, "{} layer {n}: {ranks} ranks exchanged nothing", rules.name());
@@ -187,7 +187,7 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
     let ranks = 3;
     for stop_at in [1u32, 4, 8] {
         let work = tempfile::tempdir().unwrap();
-        let (_, results, _) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), Some(stop_at));
+        let (_, results, _) = run_with_checkpoints(rules, n, layers, ranks, work.path(), Some(stop_at));
         // Every rank stops (none waits forever): rank 0 interrupted, the others told.
         assert!(matches!(results[0], Err(oware::Error::Interrupted)), "{results:?}");
         for r in &results[1..] {
@@ -195,7 +195,7 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
         }
         let saved = (0..ranks).filter(|r| work.path().join(format!("rank-{r}/checkpoint.bin")).exists()).count();
         assert!(saved == 0 || saved == ranks, "stop at {stop_at}: {saved} of {ranks} ranks saved");
-        let (got, results, notes) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), None);
+        let (got, results, notes) = run_with_checkpoints(rules, n, layers, ranks, work.path(), None);
         assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
         assert!(got == layers[n as usize], "stop at {stop_at}: resumed distributed solve differs");
         let resumed = notes.iter().any(|s| s.contains("every rank resumes"));
@@ -206,9 +206,9 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
     }
     // A rank whose checkpoint is gone: every rank starts the layer afresh, with the same result.
     let work = tempfile::tempdir().unwrap();
-    run_with_checkpoints(rules, n, &layers, ranks, work.path(), Some(8));
+    run_with_checkpoints(rules, n, layers, ranks, work.path(), Some(8));
     std::fs::remove_file(work.path().join("rank-1/checkpoint.bin")).unwrap();
-    let (got, results, notes) = run_with_checkpoints(rules, n, &layers, ranks, work.path(), None);
+    let (got, results, notes) = run_with_checkpoints(rules, n, layers, ranks, work.path(), None);
     assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
     assert!(got == layers[n as usize]);
     assert!(notes.iter().any(|s| s.contains("not of one phase")), "{notes:?}");

@@ -164,7 +164,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
     while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
         line_no += 1;
         let result = match line {
-            Line::TooLong { first, .. } if matches!(first, None | Some(b'#')) => continue,
+            Line::TooLong { first: None | Some(b'#'), .. } => continue,
             Line::TooLong { bytes, .. } => Err(Error::InvalidPosition(PositionError::LineTooLong { bytes, max: MAX_LINE })),
             Line::Text(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);

@@ -8,11 +8,14 @@ use oware::progress::NoProgress;
 use oware::rules::Ruleset;
 use oware::solver::solve_layer;
 
+/// The layers solved so far, per ruleset.
+type Solved = Vec<(Ruleset, &'static [Vec<u8>])>;
+
 /// Layers `0..=top` of `rules`, solved in memory: once per test binary and ruleset, shared by
 /// every test that asks (read-only; layer `n` depends on layers `0..n` only, so a shorter list
 /// is a prefix of a longer one).
 pub fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
-    static SOLVED: Mutex<Vec<(Ruleset, &'static [Vec<u8>])>> = Mutex::new(Vec::new());
+    static SOLVED: Mutex<Solved> = Mutex::new(Vec::new());
     let mut all = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
     let known: &[Vec<u8>] = all.iter().find(|(r, _)| *r == rules).map(|(_, l)| *l).unwrap_or(&[]);
     if known.len() > top as usize {
