@@ -18,7 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oware_core::error::ErrorKind;
 use oware_core::probe::Database;
-use oware_core::storage::{DatabaseDir, Format};
+use oware_core::storage::DatabaseDir;
 use oware_core::{Error, Position, Ruleset};
 
 /// An open database: a directory and a ruleset. Opaque to C.
@@ -110,6 +110,22 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, c_int> {
     unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad_argument(&format!("{what} is not valid UTF-8")))
 }
 
+/// The directory `dir` and the ruleset `rules` (`awari` when NULL) of a call, read.
+///
+/// # Safety
+/// `dir` and `rules` (when not NULL) must be NUL-terminated strings.
+unsafe fn dir_and_rules<'a>(dir: *const c_char, rules: *const c_char) -> Result<(&'a str, Ruleset), c_int> {
+    // SAFETY: as documented for the caller.
+    let dir = unsafe { text(dir, "dir") }?;
+    let ruleset: Ruleset = if rules.is_null() {
+        Ruleset::Awari
+    } else {
+        // SAFETY: as documented for the caller.
+        unsafe { text(rules, "rules") }?.parse().map_err(|e: String| bad_argument(&e))?
+    };
+    Ok((dir, ruleset))
+}
+
 unsafe fn position(pits: *const u8) -> Result<Position, c_int> {
     if pits.is_null() {
         return Err(bad_argument("pits is NULL"));
@@ -138,26 +154,12 @@ pub unsafe extern "C" fn oware_open(dir: *const c_char, rules: *const c_char, er
     let mut handle: *mut oware_db = std::ptr::null_mut();
     let code = guard(|| {
         // SAFETY: as documented for the caller.
-        let dir = match unsafe { text(dir, "dir") } {
-            Ok(d) => d,
+        let (dir, ruleset) = match unsafe { dir_and_rules(dir, rules) } {
+            Ok(x) => x,
             Err(c) => return c,
         };
-        let ruleset: Ruleset = if rules.is_null() {
-            Ruleset::Awari
-        } else {
-            // SAFETY: as documented for the caller.
-            match unsafe { text(rules, "rules") }.map(str::parse::<Ruleset>) {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => return bad_argument(&e),
-                Err(c) => return c,
-            }
-        };
         // A directory of published files (scores.N) is detected; otherwise this tool's layout.
-        let published = ruleset == Ruleset::Awari
-            && !std::path::Path::new(dir).join(ruleset.name()).exists()
-            && (std::path::Path::new(dir).join("scores.0").exists() || std::path::Path::new(dir).join("scores.0.zst").exists());
-        let format = if published { Format::Vu } else { Format::Native };
-        match DatabaseDir::new(format, dir, ruleset) {
+        match DatabaseDir::detect(dir, ruleset) {
             Ok(d) => {
                 handle = Box::into_raw(Box::new(oware_db { db: Database::from_dir(d) }));
                 OWARE_OK
@@ -298,19 +300,9 @@ pub unsafe extern "C" fn oware_verify(
     let mut json = String::new();
     let code = guard(|| {
         // SAFETY: as documented for the caller.
-        let dir = match unsafe { text(dir, "dir") } {
-            Ok(d) => std::path::Path::new(d),
+        let (dir, ruleset) = match unsafe { dir_and_rules(dir, rules) } {
+            Ok(x) => x,
             Err(c) => return c,
-        };
-        let ruleset: Ruleset = if rules.is_null() {
-            Ruleset::Awari
-        } else {
-            // SAFETY: as documented for the caller.
-            match unsafe { text(rules, "rules") }.map(str::parse::<Ruleset>) {
-                Ok(Ok(r)) => r,
-                Ok(Err(e)) => return bad_argument(&e),
-                Err(c) => return c,
-            }
         };
         let top = oware_core::index::MAX_STONES as c_int;
         let layers = match (first_layer, last_layer) {
@@ -319,9 +311,7 @@ pub unsafe extern "C" fn oware_verify(
             (a, b) => return bad_argument(&format!("layers {a}..{b}: give both negative, or 0 <= first <= last <= {top}")),
         };
         let options = VerifyOptions { layers, require_bounds: require_bounds != 0 };
-        let published = ruleset == Ruleset::Awari && !dir.join(ruleset.name()).exists() && (dir.join("scores.0").exists() || dir.join("scores.0.zst").exists());
-        let format = if published { Format::Vu } else { Format::Native };
-        let report = match DatabaseDir::new(format, dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
+        let report = match DatabaseDir::detect(dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
             Ok(r) => r,
             Err(e) => return fail(&e),
         };

@@ -8,7 +8,7 @@ use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use oware_core::error::ErrorKind;
 use oware_core::line::PvEnd;
 use oware_core::probe::Database as Probe;
-use oware_core::storage::{DatabaseDir, Format};
+use oware_core::storage::DatabaseDir;
 use oware_core::{Error as OwareError, Position, Ruleset};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -73,10 +73,7 @@ impl Database {
     #[pyo3(signature = (path, rules = "awari", verify_checksums = true))]
     fn new(path: PathBuf, rules: &str, verify_checksums: bool) -> PyResult<Database> {
         let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-        let published =
-            ruleset == Ruleset::Awari && !path.join(ruleset.name()).exists() && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
-        let format = if published { Format::Vu } else { Format::Native };
-        let dir = DatabaseDir::new(format, &path, ruleset).map_err(|e| py_err(&e))?;
+        let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
         Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums), path: path.display().to_string() })
     }
 
@@ -275,9 +272,7 @@ fn verify<'py>(
     use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
     let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds };
-    let published = ruleset == Ruleset::Awari && !path.join(ruleset.name()).exists() && (path.join("scores.0").exists() || path.join("scores.0.zst").exists());
-    let format = if published { Format::Vu } else { Format::Native };
-    let dir = DatabaseDir::new(format, &path, ruleset).map_err(|e| py_err(&e))?;
+    let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
     let json = py.allow_threads(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json())).map_err(|e| py_err(&e))?;
     py.import("json")?.call_method1("loads", (json,))
 }

@@ -66,6 +66,21 @@ impl DatabaseDir {
         DatabaseDir::new(Format::Native, base, rules)
     }
 
+    /// The directory `base` for `rules` in the format it holds: the published 2002 files when
+    /// `rules` is `awari`, `base` has no `awari/` subdirectory and holds `scores.0` (or
+    /// `scores.0.zst`); otherwise this tool's layout (see [`new`](Self::new)). For programs that
+    /// are given a directory without its format (the Python and C libraries).
+    ///
+    /// Cost: up to three `stat`s besides [`new`](Self::new)'s.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn detect(base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
+        let base = base.into();
+        let published = rules == Ruleset::Awari && !base.join(rules.name()).exists() && (base.join("scores.0").exists() || base.join("scores.0.zst").exists());
+        DatabaseDir::new(if published { Format::Vu } else { Format::Native }, base, rules)
+    }
+
     /// The directory given (for the native format, the parent of the ruleset's directory).
     pub fn base(&self) -> &Path {
         &self.base
