@@ -65,21 +65,5 @@ pub fn is_closed_pipe(e: &Error) -> bool {
     matches!(e, Error::Output { stream: "stdout", source } if source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
-/// An error, for programs: the `{"code", "kind", "message"}` object of the JSON documents that
-/// report errors (`query --json` batch records, `stats --json` damaged layers, `serve` answers).
-#[derive(Serialize, Debug)]
-pub struct ErrorDoc<'a> {
-    /// The exit code the error would give.
-    pub code: i32,
-    /// A stable name of the kind of error.
-    pub kind: &'a str,
-    /// The message, as on stderr.
-    pub message: String,
-}
-
-impl ErrorDoc<'_> {
-    /// The document of `e`.
-    pub fn of(e: &Error) -> ErrorDoc<'static> {
-        ErrorDoc { code: super::exit_code(e.kind()), kind: e.kind().as_str(), message: e.to_string() }
-    }
-}
+/// An error, for programs: the library's `{"code", "kind", "message"}` object.
+pub use oware::error::ErrorDoc;

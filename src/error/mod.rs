@@ -273,6 +273,26 @@ impl Error {
     }
 }
 
+/// An error, for programs: the `{"code", "kind", "message"}` object of the JSON documents that
+/// report errors (`query --json` batch records, `stats --json` damaged layers, `verify --json`,
+/// the HTTP API).
+#[derive(serde::Serialize, Debug)]
+pub struct ErrorDoc<'a> {
+    /// The exit code the error would give ([`ErrorKind::exit_status`]).
+    pub code: i32,
+    /// A stable name of the kind of error ([`ErrorKind::as_str`]).
+    pub kind: &'a str,
+    /// The message, as on stderr.
+    pub message: String,
+}
+
+impl ErrorDoc<'_> {
+    /// The document of `e`.
+    pub fn of(e: &Error) -> ErrorDoc<'static> {
+        ErrorDoc { code: e.kind().exit_status(), kind: e.kind().as_str(), message: e.to_string() }
+    }
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorDoc, ErrorKind, Result};
 use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
 use crate::storage::DatabaseDir;
@@ -416,23 +416,6 @@ impl DirectoryReport {
 // ---------------------------------------------------------------------------------------------
 // The JSON document (the fields and their order are those of `oware verify --json`).
 
-/// An error in the JSON document.
-#[derive(Serialize)]
-struct ErrorDoc {
-    /// The exit code the error would give.
-    code: i32,
-    /// A stable name of the kind of error (as in the other commands' documents).
-    kind: &'static str,
-    /// The message, as on stderr.
-    message: String,
-}
-
-impl ErrorDoc {
-    fn of(e: &Error) -> ErrorDoc {
-        ErrorDoc { code: e.kind().exit_status(), kind: e.kind().as_str(), message: e.to_string() }
-    }
-}
-
 /// One layer in the JSON document.
 #[derive(Serialize)]
 struct LayerDoc<'a> {
@@ -451,7 +434,7 @@ struct LayerDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     needs: Option<&'a [u32]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc>,
+    error: Option<ErrorDoc<'static>>,
 }
 
 impl Serialize for LayerEntry {
@@ -495,7 +478,7 @@ struct BoundsDoc<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     first_mismatches: Option<&'a [BoundsMismatch]>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc>,
+    error: Option<ErrorDoc<'static>>,
 }
 
 impl Serialize for BoundsEntry {
@@ -519,7 +502,7 @@ impl Serialize for BoundsEntry {
 struct ManifestDoc {
     path: String,
     files_matched: usize,
-    error: Option<ErrorDoc>,
+    error: Option<ErrorDoc<'static>>,
 }
 
 impl Serialize for DirectoryReport {
