@@ -211,7 +211,7 @@ impl Codec {
 
     /// The address of the byte holding the start of entry `i` (for prefetching).
     #[inline]
-    pub fn byte_of(&self, i: u64) -> usize {
+    pub(crate) fn byte_of(&self, i: u64) -> usize {
         (i * u64::from(self.width) / 8) as usize
     }
 }
@@ -224,7 +224,7 @@ impl Codec {
 ///
 /// # Panics
 /// When `first` is not a multiple of 8 or `out` has the wrong length.
-pub fn pack_into(n: u32, first: u64, entries: impl ExactSizeIterator<Item = Bounds>, out: &mut [u8]) {
+pub(crate) fn pack_into(n: u32, first: u64, entries: impl ExactSizeIterator<Item = Bounds>, out: &mut [u8]) {
     assert_eq!(first % 8, 0, "bounds ranges start at multiples of 8");
     let w = width(n);
     let count = entries.len() as u64;
@@ -247,12 +247,12 @@ pub fn pack_into(n: u32, first: u64, entries: impl ExactSizeIterator<Item = Boun
 
 /// The payload byte range of entries `range` (`range.start` a multiple of 8, or the range
 /// reaching the layer's end).
-pub fn byte_range(n: u32, range: std::ops::Range<u64>) -> std::ops::Range<usize> {
+pub(crate) fn byte_range(n: u32, range: std::ops::Range<u64>) -> std::ops::Range<usize> {
     let w = u64::from(width(n));
     ((range.start * w / 8) as usize)..((range.end * w).div_ceil(8) as usize)
 }
 
-/// What a layer's bounds say beside its values ([`tally`]).
+/// What a layer's bounds say beside its values (`tally`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Positions whose final split is forced (`gM + gN = n`).
@@ -274,7 +274,7 @@ pub struct Tally {
 ///
 /// # Panics
 /// When `values` does not hold `layer_size(n)` values or `payload` is too short.
-pub fn tally(n: u32, values: &[i8], payload: &[u8]) -> Tally {
+pub(crate) fn tally(n: u32, values: &[i8], payload: &[u8]) -> Tally {
     use rayon::prelude::*;
     assert_eq!(values.len() as u64, layer_size(n), "values of layer {n} have the wrong length");
     let codec = Codec::new(n);

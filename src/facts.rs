@@ -14,7 +14,7 @@ use crate::units::{describe_layers, group_digits, layers_phrase};
 
 /// The published layer-size table (`docs/facts.md`): `(n, boards in layer n, boards in layers 0..=n)`, copied
 /// from the document (not computed), for every layer of the 48-stone game (no layer 47).
-pub const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
+pub(crate) const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
     (0, 1, 1),
     (1, 12, 13),
     (2, 78, 91),
@@ -66,14 +66,14 @@ pub const PUBLISHED_LAYER_SIZES: [(u32, u64, u64); 48] = [
 ];
 
 /// Positions in the full published solution: every layer of the table plus the start position.
-pub const PUBLISHED_TOTAL_POSITIONS: u64 = 889_063_398_406;
+pub(crate) const PUBLISHED_TOTAL_POSITIONS: u64 = 889_063_398_406;
 
 /// The published example position (mover-first), its value and its move values.
-pub const PUBLISHED_POSITION: Board = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
+pub(crate) const PUBLISHED_POSITION: Board = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0];
 /// Value of [`PUBLISHED_POSITION`] under `awari`.
-pub const PUBLISHED_POSITION_VALUE: i8 = 0;
+pub(crate) const PUBLISHED_POSITION_VALUE: i8 = 0;
 /// Values of the moves from pits 0..5 of [`PUBLISHED_POSITION`] under `awari`.
-pub const PUBLISHED_MOVE_VALUES: [i8; 6] = [-1, -1, -2, -2, -2, 0];
+pub(crate) const PUBLISHED_MOVE_VALUES: [i8; 6] = [-1, -1, -2, -2, -2, 0];
 
 /// Outcome of checking one fact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -11,18 +11,18 @@ use crate::rules::Ruleset;
 use std::path::Path;
 
 /// Magic bytes at the start of every layer file.
-pub const MAGIC: [u8; 8] = *b"OWAREDB\x1a";
+pub(crate) const MAGIC: [u8; 8] = *b"OWAREDB\x1a";
 /// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 /// Bytes of the header that carry data; the rest up to [`PAYLOAD_OFFSET`] is zero.
 pub const HEADER_LEN: usize = 128;
 /// Where the payload starts: one page, so the payload can be memory-mapped page-aligned.
 pub const PAYLOAD_OFFSET: u64 = 4096;
 /// Index scheme 1: rank in ascending lexicographic order of `(b[11], ..., b[0])` among the boards
 /// with an empty opponent pit (the order of the published 2002 files).
-pub const INDEX_LEXICOGRAPHIC_2002: u32 = 1;
+pub(crate) const INDEX_LEXICOGRAPHIC_2002: u32 = 1;
 /// Value encoding 1: one signed byte per position, the exact value `-n..=n` for the mover.
-pub const VALUE_EXACT_I8: u32 = 1;
+pub(crate) const VALUE_EXACT_I8: u32 = 1;
 /// Value encoding 2: forced-capture bounds (`crate::bounds`), one code of `bounds::width(n)` bits
 /// per position, bit-packed.
 pub const BOUNDS_TRIANGULAR: u32 = 2;
@@ -38,7 +38,7 @@ pub struct Header {
     pub stones: u32,
     /// Number of positions; always `layer_size(stones)`.
     pub entries: u64,
-    /// What the payload holds: values ([`VALUE_EXACT_I8`]) or bounds ([`BOUNDS_TRIANGULAR`]).
+    /// What the payload holds: values (`VALUE_EXACT_I8`) or bounds ([`BOUNDS_TRIANGULAR`]).
     pub encoding: u32,
     /// XXH3-64 of the payload bytes.
     pub payload_checksum: u64,

@@ -41,7 +41,7 @@ impl Outcome {
     }
 
     /// The same outcome seen by the other player.
-    pub fn reversed(self) -> Outcome {
+    pub(crate) fn reversed(self) -> Outcome {
         match self {
             Outcome::Win => Outcome::Loss,
             Outcome::Draw => Outcome::Draw,

@@ -21,7 +21,7 @@ pub const MAX_STONES: u32 = 48;
 const R: usize = MAX_STONES as usize + 2;
 
 /// Binomial coefficient C(n, k) in exact 64-bit arithmetic (enough for every count used here).
-pub const fn binomial(n: u64, k: u64) -> u64 {
+pub(crate) const fn binomial(n: u64, k: u64) -> u64 {
     if k > n {
         return 0;
     }

@@ -1,33 +1,57 @@
 //! # oware: exact-value Oware (Awari) endgame databases
 //!
-//! The library behind the `oware` command. Its modules follow the seams of the problem, and data
-//! flows one way through them: rules, index, solver, storage, build, probe, then the interfaces
-//! (the program, Python, C). `docs/architecture.md` draws the picture.
+//! The library behind the `oware` program (its own crate, `cli/`, which uses only this public
+//! API, as do the Python package and the C library). Data flows one way through its modules:
+//! rules, index, solver, storage, build, probe, then the interfaces. `docs/architecture.md` draws
+//! the picture.
+//!
+//! ## Start here
+//!
+//! The crate root re-exports what most programs need: open a database and probe it
+//! ([`Database`]), build one ([`build()`], [`BuildConfig`]), positions and rulesets ([`Position`],
+//! [`Side`], [`Ruleset`], [`Board`]), errors ([`Error`] and its [`ErrorKind`]), and the check of a
+//! whole directory ([`verify_directory`]).
+//!
+//! ```no_run
+//! use oware::{Database, Position, Ruleset};
+//!
+//! let db = Database::open("databases", Ruleset::Awari)?; // layers open lazily; Send + Sync
+//! let pos: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse()?;
+//! println!("worth {} for the player to move", db.value(&pos)?);
+//! for m in db.best_moves(&pos)? {
+//!     println!("best: pit {}", m.pit);
+//! }
+//! # Ok::<(), oware::Error>(())
+//! ```
+//!
+//! ## Public modules
 //!
 //! | module | what it is |
 //! |---|---|
 //! | [`rules`] | rulesets, move generation, un-moves (`docs/rules.md`) |
-//! | [`error`] | typed errors, their kinds ([`ErrorKind`](error::ErrorKind)) and the one table of exit statuses |
-//! | [`progress`] | progress reporting and cancellation of long work |
-//! | [`position`] | positions: parsing and printing |
+//! | [`position`] | positions: parsing and printing, sides and houses |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
-//! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
+//! | [`probe`] | queries: value, move values, best moves, bounds ([`Database`]) |
+//! | [`line`](mod@line) | the best line (principal variation) |
+//! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
+//! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics; one layer in memory ([`build::solve_layer`]) |
+//! | [`verify`] | the independent verifier, and a whole directory verified ([`verify_directory`]) |
+//! | [`facts`] | the published facts checked against the layers |
+//! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory |
-//! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`solver`] | the parallel retrograde algorithm: one driver for a layer or one rank's share of it, in memory or out of core, over the cluster seam (`solver::cluster`; one process is `Solo`) |
-//! | [`spill`] | the out-of-core builder's scratch files and checkpoints |
-//! | [`build`](mod@build) | the build: config, plan and estimates, the one pipeline (one process or the ranks of a cluster), bounds, statistics, lock |
-//! | [`sys`] | what talks to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock` |
-//! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job |
-//! | [`probe`] | queries: value, move values |
-//! | [`line`](mod@line) | the best line (principal variation) |
-//! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
-//! | [`verify`] | the independent verifier, and a whole directory verified ([`verify::verify_directory`]: layers, bounds, facts, manifest, outcome) |
-//! | [`facts`] | the published facts checked against the layers |
+//! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
+//! | [`error`] | typed errors, their kinds ([`ErrorKind`]) and the one table of exit statuses |
+//! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
-//! | [`units`] | formatting of counts and sizes |
+//! | [`units`] | formatting of counts, sizes and durations for people |
+//! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job, and a build over its ranks |
+//!
+//! Inside the crate only: `solver` (the parallel retrograde algorithm: one driver for a layer or
+//! one rank's share of it, in memory or out of core, over the cluster seam; one process is
+//! `Solo`), `spill` (the out-of-core builder's scratch files and checkpoints) and `sys` (what talks
+//! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`).
 //!
 //! Values are from the point of view of the player to move: stones he will still capture minus
 //! stones the opponent will still capture, over the stones on the board, with endless play
@@ -52,13 +76,17 @@ pub mod position;
 pub mod probe;
 pub mod progress;
 pub mod rules;
-pub mod solver;
-pub mod spill;
+pub(crate) mod solver;
+pub(crate) mod spill;
 pub mod storage;
-pub mod sys;
+pub(crate) mod sys;
 pub mod units;
 pub mod verify;
 
-pub use error::{Error, Result};
-pub use position::Position;
+// The facade: what most programs need, at the crate root.
+pub use build::{build, BuildConfig};
+pub use error::{Error, ErrorKind, Result};
+pub use position::{Position, Side};
+pub use probe::{Database, MoveValue};
 pub use rules::{Board, Ruleset};
+pub use verify::verify_directory;

@@ -1,6 +1,6 @@
 //! Best lines: the principal variation of a position, found in a value-only database.
 //!
-//! The search works through a small interface, [`MoveOracle`] (a ruleset and the values of a
+//! The search works through a small interface, `MoveOracle` (a ruleset and the values of a
 //! position's moves), so it is tested on hand-made value tables without building databases;
 //! [`Database`] implements it, and [`Database::principal_variation`] and [`Database::analyse`]
 //! are the entry points most programs use.
@@ -15,7 +15,7 @@ use crate::rules::Ruleset;
 
 /// Most positions the search of [`Database::principal_variation`] (its rule 2) looks at before
 /// giving up.
-pub const PV_SEARCH_NODES: usize = 20_000;
+pub(crate) const PV_SEARCH_NODES: usize = 20_000;
 
 /// Why a principal variation stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,7 +99,7 @@ pub struct Analysis {
 
 /// What the best-line search needs to know of a database: the ruleset and the exact values of a
 /// position's moves.
-pub trait MoveOracle {
+pub(crate) trait MoveOracle {
     /// The ruleset of the values.
     fn rules(&self) -> Ruleset;
     /// Every legal move of `position` with its exact value, in increasing pit order (empty when
@@ -243,7 +243,7 @@ impl Database {
 }
 
 /// The best-line search over any [`MoveOracle`].
-pub struct LineSearch<'a, O: MoveOracle> {
+pub(crate) struct LineSearch<'a, O: MoveOracle> {
     oracle: &'a O,
 }
 

@@ -15,7 +15,7 @@ use crate::rules::Ruleset;
 use crate::storage::write_atomic;
 
 /// The manifest's file name, in the pack directory.
-pub const MANIFEST: &str = "SHA256SUMS";
+pub(crate) const MANIFEST: &str = "SHA256SUMS";
 
 /// One manifest line: a digest and a path relative to the pack directory.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The [`Cluster`] of an MPI job (feature `mpi`): the ranks `mpirun` started, talking through
+//! The cluster of an MPI job (feature `mpi`): the ranks `mpirun` started, talking through
 //! `MPI_COMM_WORLD` with the collectives `MPI_Alltoall(v)`, `MPI_Allgather`, `MPI_Allreduce`
 //! and `MPI_Bcast`. MPI is initialised for `MPI_THREAD_FUNNELED`: only the thread that
 //! initialised it calls MPI (the solver calls the cluster from its driving thread, never from
@@ -46,6 +46,34 @@ impl MpiCluster {
         let world = universe.world();
         let (rank, size) = (world.rank() as usize, world.size() as usize);
         Ok(MpiCluster { world, rank, size, _universe: universe })
+    }
+
+    /// This process's rank, `0..size()`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks in the job.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Builds with the ranks of this job: every rank calls it with the same `config`, builds its
+    /// share of every layer, and the files come out byte-identical to [`crate::build::build`]'s.
+    /// Rank 0 takes the directory's lock, plans, checks and publishes; its observer sees the
+    /// build, the others' see their shares' progress. Every rank needs `config.dir` at the same
+    /// place in one shared file system; `config.max_memory` is per rank.
+    ///
+    /// Cost: as [`crate::build::build`] divided among the ranks, plus the exchange of the updates
+    /// that cross ranks (counted in each layer's statistics).
+    ///
+    /// # Errors
+    /// Those of [`crate::build::build`], on the rank where they happen ([`Error::Cluster`] or
+    /// [`Error::Interrupted`] on the others when they learn of it at an agreement point). A rank
+    /// that fails elsewhere leaves the others waiting in a collective operation, so the caller
+    /// must end the whole job ([`MpiCluster::abort`]) on any error.
+    pub fn build(&self, config: &crate::build::BuildConfig, observer: &dyn crate::build::BuildObserver) -> Result<Vec<crate::build::LayerStats>> {
+        crate::build::build_with(config, observer, self)
     }
 
     /// Ends the whole job with `code` (`MPI_Abort`): what a rank does on an error, since the

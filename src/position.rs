@@ -19,7 +19,7 @@
 //! ([`house`], [`parse_move`]); pit numbers 0..5 (mover-first) stay for programs.
 //!
 //! Parsing never holds more than a few tokens of the input: counting stops one token past what is
-//! expected, and an error quotes at most [`EXCERPT_CHARS`] characters of the input, escaped.
+//! expected, and an error quotes at most `EXCERPT_CHARS` characters of the input, escaped.
 
 use std::fmt;
 use std::str::FromStr;
@@ -51,7 +51,7 @@ fn invalid(e: PositionError) -> Error {
 }
 
 /// At most this many characters of user input are quoted in a message.
-pub const EXCERPT_CHARS: usize = 40;
+pub(crate) const EXCERPT_CHARS: usize = 40;
 
 /// A short, escaped quotation of user input for messages: at most [`EXCERPT_CHARS`]
 /// characters in quotes, control and other non-printing characters escaped (`\u{1b}`, `\n`),
@@ -64,7 +64,7 @@ pub const EXCERPT_CHARS: usize = 40;
 /// assert_eq!(excerpt("1 2\u{1b}"), "'1 2\\u{1b}'");
 /// assert!(excerpt(&"7".repeat(1000)).ends_with("…' (1000 bytes)"));
 /// ```
-pub fn excerpt(s: &str) -> String {
+pub(crate) fn excerpt(s: &str) -> String {
     let mut out = String::new();
     let mut cut = false;
     for (n, c) in s.chars().enumerate() {
@@ -197,7 +197,7 @@ impl Position {
     }
 
     /// A position from South's and North's rows (each in **sowing order**, house A or a first)
-    /// and the side to move. To type a board as drawn instead, see [`from_drawn`](Self::from_drawn).
+    /// and the side to move. To type a board as drawn instead, see `from_drawn`.
     ///
     /// # Errors
     /// [`Error::InvalidPosition`] when a row is malformed or the board holds more than 48 stones.
@@ -237,7 +237,7 @@ impl Position {
     /// # Errors
     /// [`Error::InvalidPosition`] when the text is not two rows of six counts around one `/`, or
     /// the board holds more than 48 stones.
-    pub fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
+    pub(crate) fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
         let malformed = |reason| invalid(PositionError::Malformed { reason, excerpt: excerpt(text) });
         let (top, bottom) = text.split_once('/').ok_or_else(|| malformed("a drawn board needs its two rows separated by '/'"))?;
         if bottom.contains('/') {
@@ -283,7 +283,7 @@ impl Position {
 
     /// A position typed by a person, with the side to move given besides when it was
     /// (`--to-move`, `to_move=`): the drawn form is read with North's row on top when `to_move`
-    /// is given ([`from_drawn`](Self::from_drawn)); any other form as
+    /// is given (`from_drawn`); any other form as
     /// [`parse_with_side`](Self::parse_with_side). The side is the one named, or `None`.
     ///
     /// ```
@@ -338,7 +338,7 @@ impl Position {
 
     /// A two-row drawing as the board looks across a table: the opponent's row on top, read right
     /// to left (pit 11 first), the mover's row below (pit 0 first), with pit numbers. The two
-    /// rows of counts can be typed back as `TOP / BOTTOM` ([`from_drawn`](Self::from_drawn)).
+    /// rows of counts can be typed back as `TOP / BOTTOM` (`from_drawn`).
     pub fn drawing(&self) -> String {
         let b = &self.board;
         let top = row((ROW..PITS).rev().map(|p| b[p]));
@@ -351,7 +351,7 @@ impl Position {
     /// The absolute drawing, labelled by side: North's row on top, right to left (houses f..a),
     /// South's row below, left to right (houses A..F), `(to move)` beside the mover's row. The
     /// two rows of counts can be typed back as `TOP / BOTTOM` with the side to move
-    /// ([`from_drawn`](Self::from_drawn) with `Some(side)`, or `--to-move` on the command line).
+    /// (`from_drawn` with `Some(side)`, or `--to-move` on the command line).
     ///
     /// ```
     /// use oware::position::{Position, Side};

@@ -642,7 +642,7 @@ impl Database {
     /// none); [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or
     /// layer's file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file
     /// holds values; [`Error::Io`] for other failures to read it.
-    pub fn bounds_layer(&self, n: u32) -> Result<&BoundsLayer> {
+    pub(crate) fn bounds_layer(&self, n: u32) -> Result<&BoundsLayer> {
         match self.bounds.get(n as usize).and_then(OnceLock::get) {
             Some(b) => Ok(b),
             None => {
@@ -666,7 +666,7 @@ impl Database {
     ///
     /// # Errors
     /// [`Error::BoundsMissing`] when a layer's bounds are not built (`oware build --bounds`), and
-    /// as [`bounds_layer`](Self::bounds_layer).
+    /// as `bounds_layer`.
     ///
     /// # Examples
     /// ```

@@ -14,7 +14,7 @@ use std::str::FromStr;
 /// Number of pits on the board.
 pub const PITS: usize = 12;
 /// Number of pits in one player's row.
-pub const ROW: usize = 6;
+pub(crate) const ROW: usize = 6;
 /// Stones in the game (4 in each of the 12 pits at the start).
 pub const TOTAL_STONES: u32 = 48;
 
@@ -118,7 +118,7 @@ impl Ruleset {
     }
 
     /// The ruleset with the given header id, if any.
-    pub fn from_id(id: u32) -> Option<Ruleset> {
+    pub(crate) fn from_id(id: u32) -> Option<Ruleset> {
         Ruleset::ALL.into_iter().find(|r| r.id() == id)
     }
 
@@ -316,8 +316,8 @@ const SOW: SowTables = {
 ///
 /// # Panics
 /// When `pit` is not one of the mover's pits (0..5) or holds no stone.
-#[inline]
-pub fn sow(board: &Board, pit: usize) -> (Board, usize) {
+#[cfg(test)]
+fn sow(board: &Board, pit: usize) -> (Board, usize) {
     assert!(pit < ROW && board[pit] > 0, "sowing needs a non-empty pit of the mover");
     let (x, last) = sow_packed(pack(board), pit);
     (unpack(x), last)

@@ -18,7 +18,7 @@ pub struct BuildConfig {
     pub max_memory: Option<u64>,
     /// Where scratch files and checkpoints go (`None`: `.work` inside the ruleset's directory).
     pub work_dir: Option<PathBuf>,
-    /// Least time between two checkpoints inside a layer (`None`: [`CHECKPOINT_EVERY`]).
+    /// Least time between two checkpoints inside a layer (`None`: `CHECKPOINT_EVERY`).
     pub checkpoint_every: Option<std::time::Duration>,
     /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
     pub bounds: bool,
@@ -42,11 +42,11 @@ impl Default for BuildConfig {
 
 /// Default least time between two checkpoints inside a layer: a crash loses at most this much
 /// work (plus the phase in progress). Layers expected to take less are not checkpointed.
-pub const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(180);
+pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// Memory an out-of-core layer needs at least (below it, parts would be smaller than a chunk).
-pub const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
+pub(crate) const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
 
 /// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
 /// which the out-of-core builder keeps apart from `--max-memory`.
-pub const FIXED_OVERHEAD: u64 = 64 << 20;
+pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;

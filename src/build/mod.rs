@@ -13,14 +13,14 @@
 //! most the layer in progress. With [`BuildConfig::bounds`], each layer's forced-capture bounds
 //! ([`crate::bounds`]) follow its values the same way: planned, checked or built in memory,
 //! checked against the values and spot-checked, written atomically, resumed. The algorithm itself
-//! lives in [`crate::solver`].
+//! lives in `crate::solver`.
 
 //!
 //! | module | what it is |
 //! |---|---|
 //! | `config` | what to build ([`BuildConfig`]) and the defaults |
 //! | `plan` | the plan of a build and its estimates: modes, memory, disk, time ([`plan`]) |
-//! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`], [`build_with`]) |
+//! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`], `build_with`) |
 //! | `bounds` | the forced-capture bounds of each layer, checked or built after its values |
 //! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
@@ -34,22 +34,69 @@ mod stats;
 
 pub use crate::sys::{memory_available, peak_memory};
 pub use bounds::bounds_stats;
-pub use config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
+pub use config::BuildConfig;
 pub use lock::BuildLock;
-pub use pipeline::{build, build_with, check_identity};
-pub use plan::{
-    bounds_memory_needed, check_plan, disk_needed, memory_needed, memory_needed_per_rank, out_of_core_scratch, plan, propose, propose_ranks, BoundsPlan,
-    BuildPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput, OUT_OF_CORE_SLOWDOWN, POSITIONS_PER_SECOND_PER_THREAD, RATE_DECAY,
-};
+pub use pipeline::build;
+#[cfg(any(test, feature = "mpi"))]
+pub(crate) use pipeline::build_with;
+pub use plan::{check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
 pub use stats::{histogram, read_stats, BoundsStats, LayerOutcome, LayerStats, RankFigures};
 
+use crate::error::Result;
 use crate::progress::Progress;
+use crate::rules::Ruleset;
+
+/// Computes the exact value of every position of layer `n` under `rules`, in memory, from the
+/// finished smaller layers: the algorithm of [`build`] without files.
+///
+/// - `lower[m]` must hold the values of layer `m` for every `m < n`, in index order
+///   ([`crate::index`]);
+/// - `out` receives one value per position of layer `n`, in index order (the byte of a value
+///   `v` is `v as u8`, as in a layer file's payload); its length must be
+///   [`layer_size`](crate::index::layer_size)`(n)`. Its previous contents are ignored.
+///
+/// Runs on the current rayon thread pool; the result does not depend on the number of threads.
+/// Cost: one forward pass (every move of every position), one predecessor pass over the positions
+/// that get a non-zero value and `n` sequential scans; memory: `out` plus about two bytes per
+/// position of working state (the whole is [`memory_needed`]).
+///
+/// # Errors
+/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) when the working memory cannot be
+/// allocated; [`Error::Interrupted`](crate::Error::Interrupted) when `progress` reports
+/// cancellation (`out` is then incomplete).
+///
+/// # Panics
+/// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length.
+pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+    crate::solver::solve_layer(rules, n, lower, out, progress)
+}
+
+/// Computes the forced-capture bounds ([`crate::bounds`]) of every position of layer `n` under
+/// `rules`, in memory, from the bounds of the smaller layers: what [`BuildConfig::bounds`] adds
+/// to a build, without files.
+///
+/// - `lower[m]` must hold the bounds payload of layer `m` for every `m < n`
+///   ([`payload_len`](crate::bounds::payload_len) bytes each);
+/// - `out` receives layer `n`'s payload; its length must be
+///   [`payload_len`](crate::bounds::payload_len)`(n)`. Its previous contents are ignored.
+///
+/// Runs on the current rayon thread pool; the result does not depend on the number of threads.
+/// Cost: as [`solve_layer`], with four bytes of state per position.
+///
+/// # Errors
+/// As [`solve_layer`].
+///
+/// # Panics
+/// As [`solve_layer`].
+pub fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+    crate::solver::solve_bounds(rules, n, lower, out, progress)
+}
 
 /// Receives what a build does, for display; its [`Progress::cancelled`] stops the build.
 pub trait BuildObserver: Progress {
     /// The plan of the whole build, before any work.
     fn planned(&self, _plan: &BuildPlan) {}
-    /// Layer `n` is about to be solved; it is worth `units` work units ([`WorkModel::total`]).
+    /// Layer `n` is about to be solved; it is worth `units` work units (what its progress will advance by).
     fn layer_started(&self, _n: u32, _units: u64) {}
     /// Layer `n` is complete (built or skipped).
     fn layer_done(&self, _stats: &LayerStats, _outcome: &LayerOutcome) {}

@@ -27,13 +27,13 @@ use crate::verify::derive_value;
 pub(super) const SPOT_CHECKS: u64 = 20_000;
 
 /// Builds (or completes) layers `0..=config.max_stones`, skipping intact layers, after
-/// [`plan`]ning the whole request (the plan is given to [`BuildObserver::planned`]).
+/// `plan`ning the whole request (the plan is given to [`BuildObserver::planned`]).
 ///
 /// Runs on the current rayon thread pool. Returns the statistics of every layer. A missing or
 /// unreadable `layer-NN.json` beside an intact layer is written again.
 ///
 /// # Errors
-/// Those of [`plan`], before anything is written; [`Error::Io`] when files cannot be written (a
+/// Those of `plan`, before anything is written; [`Error::Io`] when files cannot be written (a
 /// full disk included) or another build holds the directory's lock; [`Error::SpotCheck`] when a
 /// freshly built layer fails its spot check (it is then not renamed into place);
 /// [`Error::OutOfMemory`] when the system refuses the working memory; [`Error::Interrupted`]
@@ -65,7 +65,7 @@ fn identity(config: &BuildConfig) -> (u64, u64) {
 ///
 /// # Errors
 /// [`Error::Cluster`] naming the ranks that differ from rank 0, on every rank.
-pub fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()> {
+pub(crate) fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()> {
     let (binary, options) = identity(config);
     let binaries = cluster.all_gather(binary)?;
     let optionses = cluster.all_gather(options)?;
@@ -99,7 +99,7 @@ pub fn check_identity(config: &BuildConfig, cluster: &dyn Cluster) -> Result<()>
 /// [`Error::Interrupted`] on the others when they learn of it at an agreement point); a rank
 /// that fails elsewhere leaves the others waiting in a collective operation, so the caller must
 /// end the whole job (`MPI_Abort`) on any error.
-pub fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &dyn Cluster) -> Result<Vec<LayerStats>> {
+pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, cluster: &dyn Cluster) -> Result<Vec<LayerStats>> {
     let (ranks, me) = (cluster.size(), cluster.rank());
     if ranks > 1 {
         check_identity(config, cluster)?;

@@ -17,7 +17,7 @@ use crate::storage::{DatabaseDir, LayerState};
 use crate::sys::{disk_free, memory_available, same_file_system};
 
 /// Bytes of memory building layer `n` in memory needs: its payload and working state, plus every
-/// smaller layer mapped for reading (the process's fixed overhead, [`FIXED_OVERHEAD`], aside).
+/// smaller layer mapped for reading (the process's fixed overhead, `FIXED_OVERHEAD`, aside).
 /// Saturates instead of overflowing.
 pub fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
@@ -27,7 +27,7 @@ pub fn memory_needed(n: u32) -> u64 {
 
 /// Bytes of memory building layer `n`'s forced-capture bounds needs: their payload, four bytes
 /// of working state per position, and every smaller layer's bounds mapped for reading.
-pub fn bounds_memory_needed(n: u32) -> u64 {
+pub(crate) fn bounds_memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     let lower: u64 = (0..n).map(crate::bounds::payload_len).fold(0u64, u64::saturating_add);
     crate::bounds::payload_len(n).saturating_add(bounds_working_memory(n)).saturating_add(lower)
@@ -61,14 +61,14 @@ pub struct OutOfCoreLimits {
 }
 
 impl OutOfCoreLimits {
-    /// The limits of layer `n` within `m` bytes (at least [`MIN_OUT_OF_CORE_MEMORY`]).
+    /// The limits of layer `n` within `m` bytes (at least `MIN_OUT_OF_CORE_MEMORY`).
     pub fn new(n: u32, m: u64) -> OutOfCoreLimits {
         OutOfCoreLimits::for_positions(layer_size(n.min(MAX_STONES)), m)
     }
 
     /// The limits of solving `positions` positions (a layer, or a rank's share) within `m`
     /// bytes.
-    pub fn for_positions(positions: u64, m: u64) -> OutOfCoreLimits {
+    pub(crate) fn for_positions(positions: u64, m: u64) -> OutOfCoreLimits {
         let m = m.max(MIN_OUT_OF_CORE_MEMORY);
         let message_bytes = m / 32;
         let state = m / 2 - message_bytes;
@@ -81,7 +81,7 @@ impl OutOfCoreLimits {
 impl OutOfCoreLimits {
     /// The solver's limits: these, with scratch files in `work_dir` and the page releases of
     /// the lower layers and of the output.
-    pub fn solve_within<'a>(
+    pub(crate) fn solve_within<'a>(
         &self,
         work_dir: &'a Path,
         release_lower: &'a (dyn Fn(u32, std::ops::Range<u64>) + Sync),
@@ -99,33 +99,21 @@ impl OutOfCoreLimits {
     }
 }
 
-/// Disk an out-of-core layer `n` in `parts` parts needs besides its file and a checkpoint: none
-/// in one part (the state is resident); else the scratch state (two bytes per position) and the
-/// message buckets, estimated at two bytes per position (twice what was measured: awari layer 24
-/// in 5 parts peaked at 1.0 byte per position of buckets beside its 2-byte state).
-pub fn out_of_core_scratch(n: u32, parts: u64) -> u64 {
-    if parts <= 1 {
-        0
-    } else {
-        4 * layer_size(n.min(MAX_STONES))
-    }
-}
-
 /// Bytes of disk layer `n`'s file takes (header and payload; the statistics file is a few
 /// hundred bytes more).
-pub fn disk_needed(n: u32) -> u64 {
+pub(crate) fn disk_needed(n: u32) -> u64 {
     crate::format::PAYLOAD_OFFSET + layer_size(n.min(MAX_STONES)) + 4096
 }
 
 /// Positions per second and thread the in-memory builder sustains on layer 24 (382 M
 /// positions; measured on the project's machine: 5.5 M positions/s on 2 threads), for
 /// estimates when no layer of the directory has a measured speed.
-pub const POSITIONS_PER_SECOND_PER_THREAD: f64 = 2.75e6;
+pub(crate) const POSITIONS_PER_SECOND_PER_THREAD: f64 = 2.75e6;
 
 /// How the in-memory builder's speed falls with the layer's size: `rate ∝ size^-RATE_DECAY`
 /// (random access to a larger state misses the caches more often; measured on the project's
 /// machine from layer 20, 80 M positions at 7.2 M/s, to layer 26, 770 M at 4.3 M/s).
-pub const RATE_DECAY: f64 = 0.25;
+pub(crate) const RATE_DECAY: f64 = 0.25;
 
 /// A measured speed to extrapolate estimates from: `rate` in-memory positions per second on a
 /// layer of `positions` positions with `threads` threads.
@@ -134,14 +122,14 @@ pub struct Throughput {
     /// Positions of the layer measured.
     pub positions: u64,
     /// In-memory positions per second measured on it (an out-of-core build's speed is
-    /// multiplied by [`OUT_OF_CORE_SLOWDOWN`]).
+    /// multiplied by `OUT_OF_CORE_SLOWDOWN`).
     pub rate: f64,
     /// Threads it was built with.
     pub threads: usize,
 }
 
 impl Throughput {
-    /// The reference when nothing was measured: [`POSITIONS_PER_SECOND_PER_THREAD`] on layer 24.
+    /// The reference when nothing was measured: `POSITIONS_PER_SECOND_PER_THREAD` on layer 24.
     pub fn reference(threads: usize) -> Throughput {
         let threads = threads.max(1);
         Throughput { positions: layer_size(24), rate: POSITIONS_PER_SECOND_PER_THREAD * threads as f64, threads }
@@ -149,7 +137,7 @@ impl Throughput {
 
     /// The largest layer of `dir` (`rules`) below `below` whose statistics file records an
     /// in-memory build that took at least a second, or else the largest such out-of-core build
-    /// (its speed multiplied by [`OUT_OF_CORE_SLOWDOWN`]), if any.
+    /// (its speed multiplied by `OUT_OF_CORE_SLOWDOWN`), if any.
     ///
     /// Cost: one small file read per layer below `below`.
     pub fn measured(dir: &Path, rules: Ruleset, below: u32) -> Option<Throughput> {
@@ -170,8 +158,8 @@ impl Throughput {
     }
 
     /// Estimated seconds to build a layer of `positions` positions in `mode` with `threads`
-    /// threads: the measured rate, scaled by the thread count and by [`RATE_DECAY`] for the
-    /// size, and slowed down by [`OUT_OF_CORE_SLOWDOWN`] out of core.
+    /// threads: the measured rate, scaled by the thread count and by `RATE_DECAY` for the
+    /// size, and slowed down by `OUT_OF_CORE_SLOWDOWN` out of core.
     pub fn seconds(&self, positions: u64, mode: Mode, threads: usize) -> f64 {
         let scale = threads.max(1) as f64 / self.threads.max(1) as f64;
         let size = (positions.max(1) as f64 / self.positions.max(1) as f64).powf(-RATE_DECAY);
@@ -212,7 +200,7 @@ pub struct LayerPlan {
     /// Out of core: the limits it is solved within.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub out_of_core: Option<OutOfCoreLimits>,
-    /// Bytes of disk its file takes ([`disk_needed`]).
+    /// Bytes of disk its file takes (`disk_needed`).
     pub disk_bytes: u64,
     /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets).
     pub scratch_bytes: u64,
@@ -229,7 +217,7 @@ pub struct BoundsPlan {
     /// What will be done.
     #[serde(flatten)]
     pub action: LayerAction,
-    /// Bytes of memory building them needs ([`bounds_memory_needed`]); always in memory.
+    /// Bytes of memory building them needs (`bounds_memory_needed`); always in memory.
     pub memory_bytes: u64,
     /// Bytes of disk their file takes.
     pub disk_bytes: u64,
@@ -307,7 +295,7 @@ pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
 /// the state (two bytes per position) and of the output, its slice of every lower layer (the
 /// only part of them it reads), and its exchange buffers ([`share_buffers`]). With one rank,
 /// [`memory_needed`].
-pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
+pub(crate) fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
     if ranks <= 1 {
         return memory_needed(n);
     }
@@ -317,7 +305,7 @@ pub fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
     3 * share + lower + share_buffers(share).2
 }
 
-/// [`propose`] for a build by `ranks` ranks ([`build_with`]): memory and scratch disk are per
+/// [`propose`] for a build by `ranks` ranks (`build_with`): memory and scratch disk are per
 /// rank, out-of-core limits apply to a rank's share, and the time estimate counts every rank's
 /// threads.
 ///
@@ -466,7 +454,7 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
 }
 
 /// How much slower than in memory the out-of-core builder is expected to be, for estimates.
-pub const OUT_OF_CORE_SLOWDOWN: f64 = 2.0;
+pub(crate) const OUT_OF_CORE_SLOWDOWN: f64 = 2.0;
 
 /// The work directory of a build: `--work-dir`/RULES, or `.work` in the ruleset's directory.
 fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// The category of an [`Error`]: what a program acts on. Stable: [`ErrorKind::as_str`] names
+/// The category of an `Error`: what a program acts on. Stable: [`ErrorKind::as_str`] names
 /// it in JSON documents, and the `oware` program, the Python binding and the C library each map
 /// it (once) to an exit code, an exception class, a return code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

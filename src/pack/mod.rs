@@ -13,7 +13,7 @@
 //! payload checksum covers the decoded values, so `unpack` restores the native file byte for
 //! byte), the model (zstd-compressed), the coded blocks, and the block table (last, so a pack is
 //! written in one pass with bounded memory). Blocks come in
-//! groups of up to [`GROUP_BLOCKS`]; each group has an XXH3-64 checksum of its coded bytes, checked
+//! groups of up to `GROUP_BLOCKS`; each group has an XXH3-64 checksum of its coded bytes, checked
 //! before any of its values is used (all groups at open when checksums are verified, else each
 //! group the first time a probe needs it): a damaged block is reported by layer and block and
 //! its values are never returned.
@@ -36,26 +36,26 @@ pub use read::PackLayer;
 pub use write::{pack_layer, PackOptions, PackedLayer};
 
 /// Magic bytes at the start of every pack file.
-pub const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
+pub(crate) const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
 /// The pack format version this code writes and reads.
-pub const PACK_VERSION: u32 = 1;
+pub(crate) const PACK_VERSION: u32 = 1;
 /// Bytes of the pack header: 128 bytes of pack fields, then the 128-byte native header.
-pub const PACK_HEADER_LEN: usize = 256;
+pub(crate) const PACK_HEADER_LEN: usize = 256;
 /// Codec 2: static rANS (2^12 precision, states in `2^16..2^24` flushed in 3 bytes, byte
 /// renormalisation) restarted at each block, with contexts made of three neighbours already
 /// decoded and two bits of the board (see `walk_contexts`). (Codec 1, with two neighbours, was
 /// never released.)
-pub const CODEC_RANS_NEIGHBOURS: u32 = 2;
+pub(crate) const CODEC_RANS_NEIGHBOURS: u32 = 2;
 /// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
 pub const BLOCK_VALUES: u32 = 256;
 /// Most blocks per group (the unit of checksums and of the table's 64-bit offsets; blocks within
 /// a group have 16-bit offsets, so a group is never more than 64 KiB: see [`group_blocks`]).
-pub const GROUP_BLOCKS: u32 = 64;
+pub(crate) const GROUP_BLOCKS: u32 = 64;
 
 /// Blocks per group for blocks of `block_values` values: as many as fit in 64 KiB at the
 /// coder's worst case (under 14 bits per value plus a state per block), at most
 /// [`GROUP_BLOCKS`].
-pub fn group_blocks(block_values: u32) -> u32 {
+pub(crate) fn group_blocks(block_values: u32) -> u32 {
     (65535 / (block_values * 7 / 4 + 5)).clamp(1, GROUP_BLOCKS)
 }
 
@@ -92,7 +92,7 @@ fn get_u64(b: &[u8], at: usize) -> u64 {
 }
 
 /// Whether `bytes` (a file's first bytes) start like a pack file.
-pub fn is_pack(bytes: &[u8]) -> bool {
+pub(crate) fn is_pack(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && bytes[..8] == PACK_MAGIC
 }
 

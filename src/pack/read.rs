@@ -224,7 +224,7 @@ impl PackLayer {
     }
 
     /// Gives back the open file (the map is dropped).
-    pub fn into_file(self) -> File {
+    pub(crate) fn into_file(self) -> File {
         self.file
     }
 
@@ -233,16 +233,11 @@ impl PackLayer {
         self.block_values
     }
 
-    /// Bytes of the pack file.
-    pub fn file_len(&self) -> u64 {
-        self.len
-    }
-
     /// Checks that the file still has the length it had when it was mapped.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
-    pub fn check_unchanged(&self) -> Result<()> {
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
         let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
         if now != self.len {
             return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));

@@ -12,10 +12,13 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+#[cfg(test)]
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+#[cfg(test)]
+use crate::error::Error;
+use crate::error::Result;
 
 /// What each rank received in an exchange: the concatenation of what every source sent it, in
 /// rank order, and how many elements came from each source.
@@ -29,6 +32,7 @@ pub struct Received<T> {
 
 impl<T> Received<T> {
     /// The elements received from rank `source`.
+    #[cfg(test)]
     pub fn from(&self, source: usize) -> &[T] {
         let start: usize = self.counts[..source].iter().sum();
         &self.data[start..start + self.counts[source]]
@@ -219,6 +223,7 @@ impl Cluster for Solo {
     }
 }
 
+#[cfg(test)]
 /// Mailboxes shared by the ranks of a [`ThreadCluster`].
 struct Shared {
     barrier: Barrier,
@@ -230,6 +235,7 @@ struct Shared {
     broken: std::sync::atomic::AtomicBool,
 }
 
+#[cfg(test)]
 /// One rank of a cluster of threads in this process ([`ThreadCluster::new`]): the distributed
 /// algorithm with the transport replaced by shared memory, for tests. Each rank must run on its
 /// own thread (outside any rayon pool, since the operations block).
@@ -239,6 +245,7 @@ pub struct ThreadCluster {
     shared: Arc<Shared>,
 }
 
+#[cfg(test)]
 impl ThreadCluster {
     /// The `ranks` ranks of a new cluster, in rank order.
     pub fn new(ranks: usize) -> Vec<ThreadCluster> {
@@ -288,6 +295,7 @@ impl ThreadCluster {
     }
 }
 
+#[cfg(test)]
 impl Drop for ThreadCluster {
     fn drop(&mut self) {
         if std::thread::panicking() {
@@ -296,6 +304,7 @@ impl Drop for ThreadCluster {
     }
 }
 
+#[cfg(test)]
 impl Cluster for ThreadCluster {
     fn rank(&self) -> usize {
         self.rank

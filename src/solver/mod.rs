@@ -20,7 +20,10 @@ mod exits;
 mod state;
 mod work;
 
+#[cfg(test)]
+mod tests;
+
 pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
-pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions, CHECKPOINT_COST_RATIO};
+pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions};
 pub use state::CHUNK;
-pub use work::{work_units, working_memory, WorkModel};
+pub use work::{working_memory, WorkModel};

@@ -118,7 +118,7 @@ impl DatabaseDir {
     /// place, `scores.N.zst` beside a published file's), else `layer_path`.
     ///
     /// Cost: one or two `stat`s.
-    pub fn found_path(&self, n: u32) -> PathBuf {
+    pub(crate) fn found_path(&self, n: u32) -> PathBuf {
         let plain = self.layer_path(n);
         if fs::symlink_metadata(&plain).is_ok() {
             return plain;
@@ -168,12 +168,12 @@ impl DatabaseDir {
     }
 
     /// The path of the statistics file of layer `n`'s bounds (`bounds-NN.json`).
-    pub fn bounds_stats_path(&self, n: u32) -> PathBuf {
+    pub(crate) fn bounds_stats_path(&self, n: u32) -> PathBuf {
         ruleset_dir(&self.base, self.rules).join(format!("bounds-{n:02}.json"))
     }
 
     /// The path of layer `n`'s statistics file (native format).
-    pub fn stats_path(&self, n: u32) -> PathBuf {
+    pub(crate) fn stats_path(&self, n: u32) -> PathBuf {
         stats_path(&self.base, self.rules, n)
     }
 
@@ -229,7 +229,7 @@ impl DatabaseDir {
 
     /// Opens layer `n` for reading all its values and checks it: header fields, ruleset, layer
     /// number, size and, with `verify_payload`, the payload checksum (native format); the size
-    /// (published format). A pack (see [`found_path`](Self::found_path)) is decoded whole into
+    /// (published format). A pack (see `found_path`) is decoded whole into
     /// memory and always checked against its payload checksum; so is a `scores.N.zst`.
     ///
     /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read of
@@ -303,7 +303,7 @@ impl DatabaseDir {
     ///
     /// # Errors
     /// [`Error::Io`] when the directory cannot be listed or a file cannot be removed.
-    pub fn remove_stale_temporaries(&self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn remove_stale_temporaries(&self) -> Result<Vec<PathBuf>> {
         let dir = self.layers_dir();
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,

@@ -104,7 +104,7 @@ impl Table {
     ///
     /// # Errors
     /// As [`Layer::check_unchanged`].
-    pub fn check_unchanged(&self) -> Result<()> {
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
         match self {
             Table::Layer(l) => l.check_unchanged(),
             Table::Pack(p) => p.check_unchanged(),
@@ -234,7 +234,7 @@ impl Layer {
     ///
     /// # Errors
     /// [`Error::Corrupt`] on a mismatch. Always `Ok` for headerless (published-format) layers.
-    pub fn check_payload(&self) -> Result<()> {
+    pub(crate) fn check_payload(&self) -> Result<()> {
         let Some(h) = &self.header else { return Ok(()) };
         let computed = checksum_released(self.bytes(), &|r| self.release(r));
         if computed != h.payload_checksum {
@@ -250,7 +250,7 @@ impl Layer {
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
-    pub fn check_unchanged(&self) -> Result<()> {
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
         check_length(&self.file, &self.path, self.len)
     }
 
@@ -364,7 +364,7 @@ impl BoundsLayer {
     ///
     /// # Errors
     /// [`Error::Corrupt`] on a mismatch.
-    pub fn check_payload(&self) -> Result<()> {
+    pub(crate) fn check_payload(&self) -> Result<()> {
         let computed = checksum_released(self.payload(), &|r| self.release(r));
         if computed != self.header.payload_checksum {
             return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
@@ -427,7 +427,7 @@ impl BoundsLayer {
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
-    pub fn check_unchanged(&self) -> Result<()> {
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
         check_length(&self.file, &self.path, self.len)
     }
 }

@@ -25,16 +25,16 @@
 //! Layer files are memory-mapped. **A layer file must not be modified, truncated or overwritten in
 //! place while a program has it open**: reading a page that a truncation removed kills the process
 //! with `SIGBUS`, and no library can turn that into an error. This crate never does it: it replaces
-//! files by renaming, which leaves existing maps intact. [`Layer::check_unchanged`] tells whether an
+//! files by renaming, which leaves existing maps intact. `Layer::check_unchanged` tells whether an
 //! open layer's file changed size since it was opened (the `oware` CLI checks it between queries
-//! and reports [`Damage::ChangedWhileOpen`]).
+//! and reports `Damage::ChangedWhileOpen`).
 
 //!
 //! | module | what it is |
 //! |---|---|
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening layers |
 //! | `layers` | [`Layer`] and [`BoundsLayer`]: open, checked, memory-mapped files |
-//! | `writers` | [`AtomicFile`], [`LayerWriter`], [`ShareWriter`]: writing without damaging a complete file |
+//! | `writers` | [`AtomicFile`], [`LayerWriter`], `ShareWriter`: writing without damaging a complete file |
 
 mod directory;
 mod layers;
@@ -42,14 +42,15 @@ mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
 pub use layers::{BoundsLayer, Layer, Table};
-pub use writers::{checksum_released, scan_released, sync_dir, write_atomic, AtomicFile, LayerWriter, PayloadPages, ShareWriter};
+pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
+pub use writers::{AtomicFile, LayerWriter};
 
 use std::path::{Path, PathBuf};
 
 use crate::rules::Ruleset;
 
 /// The directory holding `rules`' layers under the database directory `base`.
-pub fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
+pub(crate) fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
     base.join(rules.name())
 }
 
@@ -70,7 +71,7 @@ pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
 }
 
 /// Path of the statistics file of layer `n` of `rules` under `base`.
-pub fn stats_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+pub(crate) fn stats_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.json"))
 }
 
@@ -82,13 +83,13 @@ pub fn vu_path(dir: &Path, n: u32) -> PathBuf {
 /// The on-disk format of a database directory. With the `cli` feature, the program's `--format`
 /// option parses it (same names as [`Format::name`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
     /// This tool's files: `<dir>/<ruleset>/layer-NN.owdb` with a header and checksum.
-    #[cfg_attr(feature = "cli", value(name = "native", help = "This tool's files: `<dir>/<rules>/layer-NN.owdb`, with header and checksum"))]
+    #[cfg_attr(feature = "clap", value(name = "native", help = "This tool's files: `<dir>/<rules>/layer-NN.owdb`, with header and checksum"))]
     Native,
     /// The published 2002 files: `<dir>/scores.N`, one signed byte per position, `awari` only.
-    #[cfg_attr(feature = "cli", value(name = "vu", help = "The published headerless `<dir>/scores.N` files of the 2002 solution (awari only)"))]
+    #[cfg_attr(feature = "clap", value(name = "vu", help = "The published headerless `<dir>/scores.N` files of the 2002 solution (awari only)"))]
     Vu,
 }
 

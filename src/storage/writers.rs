@@ -21,7 +21,7 @@ use super::*;
 ///
 /// Invariants: until `commit` succeeds the target is untouched; dropping an `AtomicFile` (any
 /// error path, a panic) removes the temporary; a killed process leaves at most a temporary
-/// named `.TARGET.XXXXXX.tmp`, which [`DatabaseDir::remove_stale_temporaries`] cleans up.
+/// named `.TARGET.XXXXXX.tmp`, which `DatabaseDir::remove_stale_temporaries` cleans up.
 pub struct AtomicFile {
     tmp: tempfile::NamedTempFile,
     path: PathBuf,
@@ -109,7 +109,7 @@ impl LayerWriter {
     ///
     /// # Errors
     /// As [`create`](Self::create).
-    pub fn create_bounds(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
+    pub(crate) fn create_bounds(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
         LayerWriter::create_kind(dir, n, BOUNDS_TRIANGULAR)
     }
 
@@ -130,7 +130,7 @@ impl LayerWriter {
     }
 
     /// The temporary file's path (where the other ranks of a distributed build write their
-    /// shares: [`ShareWriter`]).
+    /// shares: `ShareWriter`).
     pub fn tmp_path(&self) -> &Path {
         self.file.tmp_path()
     }
@@ -142,7 +142,7 @@ impl LayerWriter {
 
     /// The payload, and a handle that gives its pages back to the system while it is written
     /// (out-of-core builds keep only a window of the output resident).
-    pub fn payload_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
+    pub(crate) fn payload_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
         let payload = &mut self.map[PAYLOAD_OFFSET as usize..];
         let pages = PayloadPages { ptr: payload.as_ptr() as usize, len: payload.len(), _borrow: std::marker::PhantomData };
         (payload, pages)
@@ -187,7 +187,7 @@ impl LayerWriter {
 /// writable mapping of payload bytes `range` of the temporary file another rank (rank 0)
 /// created with [`LayerWriter::create`]. Ranks write disjoint shares whose ends are multiples of
 /// the page size, so no two ranks ever write one page.
-pub struct ShareWriter {
+pub(crate) struct ShareWriter {
     map: Option<MmapMut>,
     path: PathBuf,
 }
@@ -219,13 +219,8 @@ impl ShareWriter {
         Ok(ShareWriter { map, path: path.into() })
     }
 
-    /// The share's bytes.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.map.as_deref_mut().unwrap_or(&mut [])
-    }
-
     /// The share's bytes, and a handle giving their pages back while they are written.
-    pub fn bytes_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
+    pub(crate) fn bytes_and_pages(&mut self) -> (&mut [u8], PayloadPages<'_>) {
         let bytes = self.map.as_deref_mut().unwrap_or(&mut []);
         let pages = PayloadPages { ptr: bytes.as_ptr() as usize, len: bytes.len(), _borrow: std::marker::PhantomData };
         (bytes, pages)
@@ -245,7 +240,7 @@ impl ShareWriter {
 
 /// Gives back the pages of a [`LayerWriter`]'s payload while the payload is borrowed for
 /// writing (see [`LayerWriter::payload_and_pages`]).
-pub struct PayloadPages<'a> {
+pub(crate) struct PayloadPages<'a> {
     ptr: usize,
     len: usize,
     _borrow: std::marker::PhantomData<&'a ()>,
@@ -264,7 +259,7 @@ const WINDOW: usize = 64 << 20;
 
 /// Calls `f` on `values` (a file mapping) window by window, giving each window's pages back with
 /// `release` once it is read, so the whole file is never resident at once.
-pub fn scan_released<T>(values: &[T], release: &dyn Fn(std::ops::Range<u64>), mut f: impl FnMut(&[T])) {
+pub(crate) fn scan_released<T>(values: &[T], release: &dyn Fn(std::ops::Range<u64>), mut f: impl FnMut(&[T])) {
     let window = WINDOW / std::mem::size_of::<T>().max(1);
     for (k, w) in values.chunks(window).enumerate() {
         f(w);
@@ -275,14 +270,14 @@ pub fn scan_released<T>(values: &[T], release: &dyn Fn(std::ops::Range<u64>), mu
 
 /// [`checksum`](crate::format::checksum) of `bytes` (a file mapping), read with
 /// [`scan_released`].
-pub fn checksum_released(bytes: &[u8], release: &dyn Fn(std::ops::Range<u64>)) -> u64 {
+pub(crate) fn checksum_released(bytes: &[u8], release: &dyn Fn(std::ops::Range<u64>)) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     scan_released(bytes, release, |w| h.update(w));
     h.digest()
 }
 
 /// Best-effort fsync of the directory holding `path`, so a rename survives a power cut.
-pub fn sync_dir(path: &Path) {
+pub(crate) fn sync_dir(path: &Path) {
     if let Some(dir) = path.parent() {
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
@@ -294,7 +289,7 @@ pub fn sync_dir(path: &Path) {
 ///
 /// # Errors
 /// [`Error::Io`] on any failure; `path` is then untouched and no temporary is left.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let f = AtomicFile::create(path)?;
     let mut w = f.file();
     w.write_all(bytes).map_err(|e| Error::io(f.tmp_path(), e))?;

@@ -84,7 +84,7 @@ impl VerifyObserver for NoObserver {}
 /// highest on disk; `None` when no range is given and nothing is on disk.
 ///
 /// Cost: up to 49 `stat`s.
-pub fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Option<RangeInclusive<u32>> {
+pub(crate) fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Option<RangeInclusive<u32>> {
     match &options.layers {
         Some(r) => Some(r.clone()),
         None => dir.layers_on_disk().last().map(|&last| 0..=last),

@@ -21,7 +21,7 @@
 mod directory;
 mod report;
 
-pub use directory::{layers_to_verify, verify_directory, NoObserver, VerifyObserver, VerifyOptions};
+pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
 pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome};
 
 use std::ops::Range;
@@ -78,7 +78,11 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
 /// # Errors
 /// The first error `get` returns.
 #[inline]
-pub fn derive_bounds<E>(rules: Ruleset, board: &Board, mut get: impl FnMut(u32, &Board) -> std::result::Result<Bounds, E>) -> std::result::Result<Bounds, E> {
+pub(crate) fn derive_bounds<E>(
+    rules: Ruleset,
+    board: &Board,
+    mut get: impl FnMut(u32, &Board) -> std::result::Result<Bounds, E>,
+) -> std::result::Result<Bounds, E> {
     let n = crate::rules::stones(board) as i32;
     let share = |value: i8| ((n + i32::from(value)) / 2) as u8;
     let moves = rules.moves(board);
@@ -157,7 +161,7 @@ impl BoundsReport {
 /// # Errors
 /// [`Error::Usage`] when `n > 48` or a payload or the values have the wrong length, or a needed
 /// lower layer is not given; [`Error::Interrupted`].
-pub fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: &[&[u8]], progress: &dyn Progress) -> Result<BoundsReport> {
+pub(crate) fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], lower: &[&[u8]], progress: &dyn Progress) -> Result<BoundsReport> {
     if n > MAX_STONES {
         return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
     }
@@ -291,7 +295,7 @@ impl LayerReport {
 /// a move captures either nothing or at least 2 stones under every ruleset: layer `n - 1` is never
 /// reached from layer `n`. A damaged or missing layer `n - 1` therefore does not prevent
 /// verifying layer `n`.
-pub fn layers_needed(n: u32) -> Range<u32> {
+pub(crate) fn layers_needed(n: u32) -> Range<u32> {
     0..n.saturating_sub(1)
 }
 
@@ -312,7 +316,7 @@ pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progr
 /// - `rules`: the ruleset the values were computed under;
 /// - `n`: the layer (stones on the board), at most 48;
 /// - `this`: layer `n`'s values in index order (`layer_size(n)` of them);
-/// - `lower`: `lower[m]` holds layer `m`'s values for every `m` in [`layers_needed`]`(n)`, i.e.
+/// - `lower`: `lower[m]` holds layer `m`'s values for every `m` in `layers_needed``(n)`, i.e.
 ///   `0..=n-2` (entries at `n - 1` and above are ignored and may be absent or empty);
 /// - `progress`: told of every position checked, in positions ([`Progress::advance`]).
 ///

@@ -105,7 +105,7 @@ pub struct ManifestCheck {
     pub error: Option<Error>,
 }
 
-/// Which class of problem dominates a verification (see [`super::directory`] for the
+/// Which class of problem dominates a verification (see `super::directory` for the
 /// precedence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -192,7 +192,7 @@ fn plural(n: u64) -> &'static str {
 
 impl DirectoryReport {
     /// The layers whose values were re-derived: their reports.
-    pub fn layer_reports(&self) -> impl Iterator<Item = &LayerReport> {
+    pub(crate) fn layer_reports(&self) -> impl Iterator<Item = &LayerReport> {
         self.layers.iter().filter_map(|e| match &e.status {
             LayerStatus::Checked(r) => Some(r),
             _ => None,
@@ -200,7 +200,7 @@ impl DirectoryReport {
     }
 
     /// The bounds checked: their reports.
-    pub fn bounds_reports(&self) -> impl Iterator<Item = &BoundsReport> {
+    pub(crate) fn bounds_reports(&self) -> impl Iterator<Item = &BoundsReport> {
         self.bounds.iter().filter_map(|e| match &e.status {
             BoundsStatus::Checked(r) => Some(r),
             _ => None,
@@ -218,7 +218,7 @@ impl DirectoryReport {
     }
 
     /// The published facts the layers contradict.
-    pub fn failed_facts(&self) -> impl Iterator<Item = &FactReport> {
+    pub(crate) fn failed_facts(&self) -> impl Iterator<Item = &FactReport> {
         self.facts.iter().filter(|f| f.status == FactStatus::Failed)
     }
 

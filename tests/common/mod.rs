@@ -502,9 +502,22 @@ pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
     copy_layers(fixture(rules, max), rules, max, to);
 }
 
-/// Runs the `oware` binary of this package: (exit code, stdout, stderr).
+/// The `oware` program, which lives in its own crate (`cli/`).
+///
+/// Cargo builds it before running any test of `cargo test --workspace` (the program's crate has
+/// integration tests of its own, so its binary is built with them); it sits beside this test binary's
+/// `deps/` folder. Panics with the command to run when it is missing.
+pub fn oware_exe() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+    let bin = profile_dir.join(format!("oware{}", std::env::consts::EXE_SUFFIX));
+    assert!(bin.is_file(), "{} is missing: run the tests with `cargo test --workspace` (or build it first: `cargo build -p oware-cli`)", bin.display());
+    bin
+}
+
+/// Runs the `oware` program: (exit code, stdout, stderr).
 pub fn oware(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().expect("run oware");
+    let out = Command::new(oware_exe()).args(args).output().expect("run oware");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

@@ -3,10 +3,10 @@
 
 use std::sync::Mutex;
 
+use oware::build::solve_layer;
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::Ruleset;
-use oware::solver::solve_layer;
 
 /// The layers solved so far, per ruleset.
 type Solved = Vec<(Ruleset, &'static [Vec<u8>])>;

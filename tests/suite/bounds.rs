@@ -13,10 +13,10 @@ use std::sync::OnceLock;
 
 use common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::bounds::{payload_len, Bounds, Codec};
+use oware::build::solve_bounds;
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::{Board, Ruleset};
-use oware::solver::solve_bounds;
 
 type RefLayer = (HashMap<Board, usize>, Vec<(u8, u8)>);
 
@@ -192,7 +192,7 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     // Kill a build while it works, then damage, truncate and remove finished bounds: the next
     // build rebuilds exactly those and the files come out identical.
     let resumed = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+    let mut child = Command::new(crate::common::oware_exe())
         .args(["build", "--quiet", "--rules", "abapa", "--bounds", "--max-stones", &max.to_string(), "--dir", s(resumed.path())])
         .spawn()
         .unwrap();
@@ -272,7 +272,7 @@ fn query_verify_and_stats_report_the_bounds() {
     let payloads = &built_on_two(ABAPA)[..=10];
     let boards = brute_force_layer(6);
     let input: String = boards.iter().map(|b| b.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ") + "\n").collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+    let mut child = Command::new(crate::common::oware_exe())
         .args(["query", "--rules", "abapa", "--dir", d, "--bounds", "--values-only"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

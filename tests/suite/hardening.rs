@@ -18,7 +18,7 @@ use oware::Ruleset;
 const AWARI: Ruleset = Ruleset::Awari;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_oware"))
+    Command::new(crate::common::oware_exe())
 }
 
 /// Runs the program with stdout (or stderr) sent to /dev/full.

@@ -1,17 +1,24 @@
 //! The crate's modules depend on each other in one direction only (rules, index, solver,
-//! storage, build, probe, CLI): this test reads `src/` (a module is a file or a folder) and fails
-//! on any cycle among the modules' `crate::` paths (comments and test modules aside). `scripts/module-graph` prints the graph.
+//! storage, build, probe, then the interfaces): this test reads `src/` (a module is a file or a
+//! folder) and fails on any cycle among the modules' `crate::` paths (comments and test modules
+//! aside). `scripts/module-graph` prints the graph. It also checks the public API's seam: the
+//! program (`cli/`), the C library (`capi/`) and the Python package (`python/`) are crates of their
+//! own over the library, so the compiler holds them to its public API; the internal modules stay
+//! internal and the public ones are the documented ones.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // A module is a file `src/NAME.rs` or a folder `src/NAME/` (all its files); the program
-    // (`src/cli`, `src/main.rs`) and the crate root are not modules of the library's graph.
+    // A module is a file `src/NAME.rs` or a folder `src/NAME/` (all its files but its test
+    // folders, `src/NAME/tests/`); the crate root is not a module of the graph.
     fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let p = entry.path();
+            if p.is_dir() && p.file_name().is_some_and(|n| n == "tests") {
+                continue;
+            }
             if p.is_dir() {
                 files_under(&p, out);
             } else if p.extension().is_some_and(|e| e == "rs") {
@@ -23,7 +30,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     for entry in std::fs::read_dir(&src).unwrap().flatten() {
         let p = entry.path();
         let name = p.file_stem().unwrap().to_string_lossy().into_owned();
-        if name == "lib" || name == "main" || name == "cli" {
+        if name == "lib" {
             continue;
         }
         if p.is_dir() {
@@ -72,4 +79,84 @@ fn modules_have_no_cycle() {
     assert!(!g["verify"].contains("solver") && !g["verify"].contains("build"), "the verifier must not use the builder");
     assert!(!g["solver"].contains("storage") && !g["solver"].contains("build"), "the solver is the algorithm only");
     assert!(g["progress"].is_empty(), "progress is a leaf");
+}
+
+/// The root's module declarations: (name, public).
+fn declared_modules() -> Vec<(String, bool)> {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let (public, rest) = if let Some(r) = l.strip_prefix("pub mod ") {
+                (true, r)
+            } else if let Some(r) = l.strip_prefix("pub(crate) mod ").or_else(|| l.strip_prefix("mod ")) {
+                (false, r)
+            } else {
+                return None;
+            };
+            Some((rest.trim_end_matches(';').to_string(), public))
+        })
+        .collect()
+}
+
+#[test]
+fn the_public_modules_are_the_documented_ones_and_the_internals_stay_inside() {
+    let modules = declared_modules();
+    let public: BTreeSet<&str> = modules.iter().filter(|(_, p)| *p).map(|(m, _)| m.as_str()).collect();
+    for internal in ["solver", "spill", "sys"] {
+        assert!(modules.iter().any(|(m, p)| m == internal && !p), "`{internal}` must be declared `pub(crate) mod` in src/lib.rs");
+    }
+    // The crate documentation's table of public modules (`//! | [`name`] | ...` rows) names
+    // exactly the public modules.
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let table_start = lib.find("## Public modules").expect("src/lib.rs documents its public modules");
+    let documented: BTreeSet<&str> = lib[table_start..]
+        .lines()
+        .take_while(|l| l.starts_with("//!"))
+        .filter_map(|l| l.strip_prefix("//! | ")?.split(" |").next())
+        .filter_map(|cell| cell.trim_start_matches('[').split('`').nth(1))
+        .filter(|name| *name != "module")
+        .collect();
+    assert_eq!(public, documented, "public modules (src/lib.rs) and the documented table differ");
+}
+
+#[test]
+fn the_program_and_the_bindings_are_crates_over_the_public_api() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The library offers no switch that would open its internals to another crate.
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let features = manifest.split("[features]").nth(1).unwrap().split("\n[").next().unwrap();
+    let names: BTreeSet<&str> =
+        features.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.split('=').next()).map(str::trim).filter(|n| !n.is_empty()).collect();
+    assert_eq!(names, BTreeSet::from(["clap", "mpi"]), "the library's features");
+    for (dir, package) in [("cli", "oware-cli"), ("capi", "oware-capi"), ("python", "oware-python")] {
+        let toml = std::fs::read_to_string(root.join(dir).join("Cargo.toml")).unwrap();
+        assert!(toml.contains(&format!("name = \"{package}\"")), "{dir}/ is the package {package}");
+        assert!(
+            toml.lines().any(|l| l.contains("package = \"oware\"") || l.trim_start().starts_with("oware = ")) && toml.contains("path = \"..\""),
+            "{dir}/ uses the library as a dependency"
+        );
+        // No source file of the library compiled into another crate.
+        let mut files = Vec::new();
+        fn rs_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = entry.path();
+                if p.is_dir() {
+                    rs_files(&p, out);
+                } else if p.extension().is_some_and(|e| e == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        rs_files(&root.join(dir).join("src"), &mut files);
+        assert!(!files.is_empty(), "{dir}/src has sources");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for needle in ["#[path", "include!("] {
+                assert!(!text.contains(needle), "{} uses {needle}: the library's files must not be compiled into another crate", f.display());
+            }
+        }
+    }
+    // The program is not a target of the library's package.
+    assert!(!manifest.contains("[[bin]]"), "the program is its own crate (cli/)");
 }

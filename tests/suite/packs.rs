@@ -10,7 +10,7 @@ use oware::storage::{layer_path, pack_path};
 use oware::{Error, Position, Ruleset};
 
 fn oware(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap()
+    Command::new(crate::common::oware_exe()).args(args).output().unwrap()
 }
 
 fn ok(out: &Output) -> String {

@@ -193,7 +193,7 @@ impl Server {
     fn start(dir: &Path) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child =
-            Command::new(env!("CARGO_BIN_EXE_oware")).args(["serve", "--dir", s(dir), "--port", &port.to_string()]).stderr(Stdio::null()).spawn().unwrap();
+            Command::new(crate::common::oware_exe()).args(["serve", "--dir", s(dir), "--port", &port.to_string()]).stderr(Stdio::null()).spawn().unwrap();
         let server = Server { child, port };
         for _ in 0..200 {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -373,7 +373,7 @@ fn the_server_answers_the_api() {
 fn terminal_play_against_perfect_play() {
     let dir = awari12();
     let run = |input: &str, extra: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+        let mut child = Command::new(crate::common::oware_exe())
             .args([&["play", "--dir", s(dir)][..], extra].concat())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -78,7 +78,7 @@ fn manual_value(db: &Database, rules: Ruleset, board: &Board) -> i8 {
 }
 
 fn oware(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oware"));
+    let mut cmd = Command::new(crate::common::oware_exe());
     cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("run oware");
     let mut input = child.stdin.take().expect("stdin");

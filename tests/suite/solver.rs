@@ -13,11 +13,11 @@ use std::path::Path;
 use std::process::Command;
 
 use common::{brute_force_layer, simple_moves, SimpleOutcome};
+use oware::build::solve_layer;
 use oware::build::{build, BuildConfig, Silent};
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::{Board, Ruleset};
-use oware::solver::solve_layer;
 use oware::storage::layer_path;
 
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.
@@ -130,7 +130,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     // Kill a real build process while it works on a layer, then resume.
     let resumed = tempfile::tempdir().unwrap();
     let mut child =
-        Command::new(env!("CARGO_BIN_EXE_oware")).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).spawn().unwrap();
+        Command::new(crate::common::oware_exe()).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).spawn().unwrap();
     let marker = layer_path(resumed.path(), rules, 13);
     let start = std::time::Instant::now();
     while !marker.exists() {
@@ -159,7 +159,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     std::fs::remove_file(layer_path(resumed.path(), rules, 11)).unwrap();
 
     let out =
-        Command::new(env!("CARGO_BIN_EXE_oware")).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).output().unwrap();
+        Command::new(crate::common::oware_exe()).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).output().unwrap();
     assert!(out.status.success(), "resume failed: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("layer-09.owdb") && stderr.contains("checksum"), "damage not reported: {stderr}");
@@ -171,7 +171,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
 #[test]
 fn memory_limit_stops_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_oware"))
+    let out = Command::new(crate::common::oware_exe())
         .args(["build", "--quiet", "--max-stones", "12", "--max-memory", "2M", "--dir"])
         .arg(dir.path())
         .output()

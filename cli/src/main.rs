@@ -1,5 +1,6 @@
-//! Command-line interface: argument parsing and dispatch. Results go to stdout, messages and
-//! progress to stderr; every failure maps to the exit code of its kind ([`exit_code`]).
+//! The `oware` program: argument parsing and dispatch, one file per command. It is its own crate
+//! over the `oware` library and uses only the library's public API. Results go to stdout, messages
+//! and progress to stderr; every failure maps to the exit code of its kind ([`exit_code`]).
 
 use std::path::{Path, PathBuf};
 
@@ -15,15 +16,15 @@ mod export;
 mod game;
 mod index;
 mod moves;
-pub mod output;
+mod output;
 mod pack;
 mod perft;
 mod play;
-pub mod progress;
+mod progress;
 mod query;
 mod report;
 mod serve;
-pub mod signals;
+mod signals;
 mod stats;
 mod verify;
 
@@ -403,8 +404,12 @@ pub fn hint(e: &Error) -> Option<String> {
     }
 }
 
+fn main() {
+    std::process::exit(run());
+}
+
 /// Parses the command line, runs the command and returns the process exit code.
-pub fn run() -> i32 {
+fn run() -> i32 {
     signals::install();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -2,21 +2,19 @@
 //! ([`ThreadCluster`]): the layers of every ruleset come out byte-identical with 2, 3 and 4
 //! ranks, with tiny batches and outboxes that spill to files, and with each rank out of core;
 //! an interrupted distributed solve stops on every rank and resumes from the ranks'
-//! checkpoints. (The same code runs over MPI in `tests/mpi.rs`, feature `mpi`.)
+//! checkpoints. (The same code runs over MPI in the program's `cli/tests/mpi.rs`, feature `mpi`.)
 
 use std::path::Path;
 use std::time::Duration;
 
-use oware::error::{ClusterError, ErrorKind};
-use oware::index::layer_size;
-use oware::progress::Progress;
-use oware::rules::Ruleset;
-use oware::solver::cluster::{Metered, Ownership, ThreadCluster};
-use oware::solver::{solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
-use oware::spill::Checkpoint;
-
-mod solved;
-use solved::{as_i8, memory_layers};
+use super::{as_i8, memory_layers, Counting};
+use crate::error::{ClusterError, ErrorKind};
+use crate::index::layer_size;
+use crate::progress::Progress;
+use crate::rules::Ruleset;
+use crate::solver::cluster::{Metered, Ownership, ThreadCluster};
+use crate::solver::{solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
+use crate::spill::Checkpoint;
 
 const TOP: u32 = 14;
 
@@ -31,14 +29,6 @@ fn shares(whole: &mut [u8], ranks: usize) -> Vec<&mut [u8]> {
         rest = b;
     }
     shares
-}
-
-#[derive(Default)]
-struct Counting(std::sync::atomic::AtomicU64);
-impl Progress for Counting {
-    fn advance(&self, units: u64) {
-        self.0.fetch_add(units, std::sync::atomic::Ordering::Relaxed);
-    }
 }
 
 /// How each rank solves its share.
@@ -143,7 +133,7 @@ fn run_with_checkpoints(
     ranks: usize,
     work: &Path,
     stop_at: Option<u32>,
-) -> (Vec<u8>, Vec<Result<(), oware::Error>>, Vec<String>) {
+) -> (Vec<u8>, Vec<Result<(), crate::Error>>, Vec<String>) {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
     let cluster = ThreadCluster::new(ranks);
     let mut whole = vec![0u8; layer_size(n) as usize];
@@ -189,9 +179,9 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
         let work = tempfile::tempdir().unwrap();
         let (_, results, _) = run_with_checkpoints(rules, n, layers, ranks, work.path(), Some(stop_at));
         // Every rank stops (none waits forever): rank 0 interrupted, the others told.
-        assert!(matches!(results[0], Err(oware::Error::Interrupted)), "{results:?}");
+        assert!(matches!(results[0], Err(crate::Error::Interrupted)), "{results:?}");
         for r in &results[1..] {
-            assert!(matches!(r, Err(oware::Error::Cluster(ClusterError::PeerStopped))), "{results:?}");
+            assert!(matches!(r, Err(crate::Error::Cluster(ClusterError::PeerStopped))), "{results:?}");
         }
         let saved = (0..ranks).filter(|r| work.path().join(format!("rank-{r}/checkpoint.bin")).exists()).count();
         assert!(saved == 0 || saved == ranks, "stop at {stop_at}: {saved} of {ranks} ranks saved");
@@ -216,14 +206,14 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
 
 // ---- The build pipeline over thread ranks ----
 
-use oware::build::{build, build_with, BuildConfig, Silent};
+use crate::build::{build, build_with, BuildConfig, Silent};
 
 fn config(dir: &Path, rules: Ruleset, top: u32) -> BuildConfig {
     BuildConfig { rules, max_stones: top, dir: dir.to_path_buf(), ..BuildConfig::default() }
 }
 
 /// Runs `build_with` on `ranks` thread ranks, rank `r` with `configs(r)`.
-fn build_on_threads(ranks: usize, configs: impl Fn(usize) -> BuildConfig + Sync) -> Vec<oware::Result<Vec<oware::build::LayerStats>>> {
+fn build_on_threads(ranks: usize, configs: impl Fn(usize) -> BuildConfig + Sync) -> Vec<crate::Result<Vec<crate::build::LayerStats>>> {
     let cluster = ThreadCluster::new(ranks);
     std::thread::scope(|s| {
         let handles: Vec<_> = cluster
@@ -288,7 +278,7 @@ fn ranks_with_other_options_are_refused_at_start() {
     let results = build_on_threads(3, |r| config(dir.path(), Ruleset::Awari, if r == 2 { 9 } else { 8 }));
     for r in &results {
         match r {
-            Err(e @ oware::Error::Cluster(ClusterError::OtherOptions { ranks })) => {
+            Err(e @ crate::Error::Cluster(ClusterError::OtherOptions { ranks })) => {
                 assert_eq!(ranks, &[2], "{e}");
                 assert!(e.to_string().contains("ranks 2 were given other options"), "{e}");
                 assert_eq!(e.kind(), ErrorKind::Cluster);

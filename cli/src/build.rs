@@ -472,7 +472,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
     #[cfg(feature = "mpi")]
     let _mpi = if oware::mpi_cluster::launched_by_mpirun() {
         let cluster = oware::mpi_cluster::MpiCluster::init()?;
-        if oware::solver::cluster::Cluster::size(&cluster) > 1 {
+        if cluster.size() > 1 {
             return run_ranks(&a, &config, cluster);
         }
         // One rank: the ordinary build (MPI is finalised when this returns).
@@ -549,7 +549,6 @@ impl BuildObserver for RankObserver {
 /// agree on ends the whole job (`MPI_Abort`) after it is reported, so no rank waits forever.
 #[cfg(feature = "mpi")]
 fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::MpiCluster) -> Result<()> {
-    use oware::solver::cluster::Cluster;
     let (rank, ranks) = (cluster.rank(), cluster.size());
     // MPI is called from this thread only (it initialised MPI): the solver runs here, on the
     // global pool. By default the ranks of one node share its cores.
@@ -575,7 +574,7 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         cluster.abort(super::exit_code(oware::error::ErrorKind::Usage));
     }
     let start = std::time::Instant::now();
-    let result = build::build_with(config, observer, &cluster);
+    let result = cluster.build(config, observer);
     display.clear();
     let stats = match result {
         Ok(s) => s,
