@@ -64,7 +64,7 @@ pub(crate) const EXCERPT_CHARS: usize = 40;
 /// assert_eq!(excerpt("1 2\u{1b}"), "'1 2\\u{1b}'");
 /// assert!(excerpt(&"7".repeat(1000)).ends_with("…' (1000 bytes)"));
 /// ```
-pub(crate) fn excerpt(s: &str) -> String {
+pub fn excerpt(s: &str) -> String {
     let mut out = String::new();
     let mut cut = false;
     for (n, c) in s.chars().enumerate() {
@@ -237,7 +237,7 @@ impl Position {
     /// # Errors
     /// [`Error::InvalidPosition`] when the text is not two rows of six counts around one `/`, or
     /// the board holds more than 48 stones.
-    pub(crate) fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
+    pub fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
         let malformed = |reason| invalid(PositionError::Malformed { reason, excerpt: excerpt(text) });
         let (top, bottom) = text.split_once('/').ok_or_else(|| malformed("a drawn board needs its two rows separated by '/'"))?;
         if bottom.contains('/') {
