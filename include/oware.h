@@ -14,7 +14,7 @@
 // An internal error (a bug; the message says what).
 #define OWARE_INTERNAL 1
 
-// A bad argument: a NULL pointer, a path or ruleset that is not UTF-8, an unknown ruleset.
+// A bad argument: a NULL pointer, a ruleset name that is not UTF-8 or unknown.
 #define OWARE_BAD_ARGUMENT 2
 
 // An invalid position (more than 48 stones).
@@ -48,10 +48,13 @@ extern "C" {
 // (`dir/RULES/layer-NN.owpk`) or, for `awari`, the published 2002 files (`dir/scores.N`, plain
 // or `.zst`). Nothing is read yet: each layer is opened, and its checksums verified, on first use.
 //
-// Returns NULL on error, with the message in `err` (`err_len` bytes, NUL-terminated; `err` may
-// be NULL) and in `oware_last_error`.
+// `dir` is taken as the bytes it is (a path need not be UTF-8).
 //
-// Cost: one `stat` of `dir`.
+// Returns NULL on error, with the message in `err` (`err_len` bytes, NUL-terminated; `err` may
+// be NULL) and in `oware_last_error`: among others when `dir` does not exist, is empty or is not
+// a directory (`OWARE_IO`).
+//
+// Cost: up to five `stat`s of `dir` and its entries.
 //
 // # Safety
 // `dir` and `rules` are NULL or NUL-terminated strings; `err` is NULL or points to `err_len`
@@ -72,6 +75,18 @@ struct oware_db *oware_open(const char *dir, const char *rules, char *err, size_
 // `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `value` to
 // one writable byte.
 int oware_value(const struct oware_db *db, const uint8_t *pits, int8_t *value);
+
+// Checks that no layer file the handle has opened changed size since it was opened (truncated
+// or grown in place under the program): `OWARE_DAMAGED` naming the first such file, or 0. A
+// long-running program calls it before each batch of probes, since reading a page a truncation
+// removed would end the process (`SIGBUS`); files the tool writes are replaced by renaming, so
+// a handle opened again reads the new ones.
+//
+// Cost: one `fstat` per open layer (at most 49).
+//
+// # Safety
+// `db` is a handle from `oware_open` not yet closed.
+int oware_check_open_files(const struct oware_db *db);
 
 // Every move's value: for each pit `i` in 0..6 (the mover's houses), `legal[i]` is 1 when the
 // move is legal and `values[i]` its exact value for the mover (`captured - value(child)`, or
@@ -113,9 +128,9 @@ int oware_move_values(const struct oware_db *db,
 // dominant problem is kept for `oware_last_error`.
 //
 // When no report could be made the code is that of the error and `*json_len` is 0:
-// `OWARE_BAD_ARGUMENT` (NULL `dir`, bad UTF-8, unknown ruleset, a bad layer range),
-// `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir` is not
-// a directory).
+// `OWARE_BAD_ARGUMENT` (NULL `dir`, a ruleset that is not UTF-8 or unknown, a bad layer
+// range), `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir`
+// does not exist or is not a directory).
 //
 // Cost: reads and checksums every layer up to `last_layer` and re-derives every position of
 // the range, in parallel on every core (time grows with the positions re-derived: a long job

@@ -30,7 +30,7 @@ pub struct oware_db {
 pub const OWARE_OK: c_int = 0;
 /// An internal error (a bug; the message says what).
 pub const OWARE_INTERNAL: c_int = 1;
-/// A bad argument: a NULL pointer, a path or ruleset that is not UTF-8, an unknown ruleset.
+/// A bad argument: a NULL pointer, a ruleset name that is not UTF-8 or unknown.
 pub const OWARE_BAD_ARGUMENT: c_int = 2;
 /// An invalid position (more than 48 stones).
 pub const OWARE_INVALID_POSITION: c_int = 3;
@@ -110,13 +110,18 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, c_int> {
     unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| bad_argument(&format!("{what} is not valid UTF-8")))
 }
 
-/// The directory `dir` and the ruleset `rules` (`awari` when NULL) of a call, read.
+/// The directory `dir` and the ruleset `rules` (`awari` when NULL) of a call, read. The
+/// directory is taken as the bytes it is (a Unix path need not be UTF-8).
 ///
 /// # Safety
 /// `dir` and `rules` (when not NULL) must be NUL-terminated strings.
-unsafe fn dir_and_rules<'a>(dir: *const c_char, rules: *const c_char) -> Result<(&'a str, Ruleset), c_int> {
+unsafe fn dir_and_rules<'a>(dir: *const c_char, rules: *const c_char) -> Result<(&'a std::path::Path, Ruleset), c_int> {
+    if dir.is_null() {
+        return Err(bad_argument("dir is NULL"));
+    }
     // SAFETY: as documented for the caller.
-    let dir = unsafe { text(dir, "dir") }?;
+    let bytes = unsafe { CStr::from_ptr(dir) }.to_bytes();
+    let dir = std::path::Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
     let ruleset: Ruleset = if rules.is_null() {
         Ruleset::Awari
     } else {
@@ -141,10 +146,13 @@ unsafe fn position(pits: *const u8) -> Result<Position, c_int> {
 /// (`dir/RULES/layer-NN.owpk`) or, for `awari`, the published 2002 files (`dir/scores.N`, plain
 /// or `.zst`). Nothing is read yet: each layer is opened, and its checksums verified, on first use.
 ///
-/// Returns NULL on error, with the message in `err` (`err_len` bytes, NUL-terminated; `err` may
-/// be NULL) and in `oware_last_error`.
+/// `dir` is taken as the bytes it is (a path need not be UTF-8).
 ///
-/// Cost: one `stat` of `dir`.
+/// Returns NULL on error, with the message in `err` (`err_len` bytes, NUL-terminated; `err` may
+/// be NULL) and in `oware_last_error`: among others when `dir` does not exist, is empty or is not
+/// a directory (`OWARE_IO`).
+///
+/// Cost: up to five `stat`s of `dir` and its entries.
 ///
 /// # Safety
 /// `dir` and `rules` are NULL or NUL-terminated strings; `err` is NULL or points to `err_len`
@@ -203,6 +211,31 @@ pub unsafe extern "C" fn oware_value(db: *const oware_db, pits: *const u8, value
                 unsafe { *value = v };
                 OWARE_OK
             }
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// Checks that no layer file the handle has opened changed size since it was opened (truncated
+/// or grown in place under the program): `OWARE_DAMAGED` naming the first such file, or 0. A
+/// long-running program calls it before each batch of probes, since reading a page a truncation
+/// removed would end the process (`SIGBUS`); files the tool writes are replaced by renaming, so
+/// a handle opened again reads the new ones.
+///
+/// Cost: one `fstat` per open layer (at most 49).
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn oware_check_open_files(db: *const oware_db) -> c_int {
+    guard(|| {
+        if db.is_null() {
+            return bad_argument("db is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let db = unsafe { &*db };
+        match db.db.check_open_files() {
+            Ok(()) => OWARE_OK,
             Err(e) => fail(&e),
         }
     })
@@ -273,9 +306,9 @@ pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8,
 /// dominant problem is kept for `oware_last_error`.
 ///
 /// When no report could be made the code is that of the error and `*json_len` is 0:
-/// `OWARE_BAD_ARGUMENT` (NULL `dir`, bad UTF-8, unknown ruleset, a bad layer range),
-/// `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir` is not
-/// a directory).
+/// `OWARE_BAD_ARGUMENT` (NULL `dir`, a ruleset that is not UTF-8 or unknown, a bad layer
+/// range), `OWARE_MISSING_LAYER` (no layer range given and no layer on disk), `OWARE_IO` (`dir`
+/// does not exist or is not a directory).
 ///
 /// Cost: reads and checksums every layer up to `last_layer` and re-derives every position of
 /// the range, in parallel on every core (time grows with the positions re-derived: a long job

@@ -61,6 +61,19 @@ fn compile(source: &Path, out: &Path) {
     assert!(status.success(), "compiling {}", source.display());
 }
 
+/// Copies the directory `from` to `to`, recursively.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 fn run(exe: &Path, args: &[&str]) -> std::process::Output {
     Command::new(exe).args(args).env("LD_LIBRARY_PATH", lib_dir()).output().unwrap()
 }
@@ -79,8 +92,14 @@ fn the_c_example_probes_the_published_position() {
     // The published facts: value 0, moves worth -1 -1 -2 -2 -2 0.
     assert!(text.contains("value 0\nmoves 0:-1 1:-1 2:-2 3:-2 4:-2 5:+0\n"), "{text}");
     assert!(text.contains("49 stones: error 3: "), "{text}");
-    // A missing layer, an unknown ruleset, a file for a directory: error codes and messages.
-    let out = run(&exe, &[tmp.path().join("nothing").to_str().unwrap()]);
+    // A missing directory (refused at open), a missing layer, an unknown ruleset, a file for a
+    // directory: error codes and messages.
+    let nothing = tmp.path().join("nothing");
+    let out = run(&exe, &[nothing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("oware_open: {}: No such file or directory", nothing.display())));
+    std::fs::create_dir(&nothing).unwrap();
+    let out = run(&exe, &[nothing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("layer 16 of awari is not built"));
     let out = run(&exe, &[db.to_str().unwrap(), "chess"]);
@@ -100,9 +119,11 @@ fn null_pointers_bad_utf8_and_threads() {
     std::fs::write(
         &source,
         r#"
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "oware.h"
 static oware_db *db;
 static void *worker(void *arg) {
@@ -133,6 +154,18 @@ int main(int argc, char **argv) {
     if (oware_move_values(db, pits, NULL, NULL) != 2) return 15;
     char msg[256];
     if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "NULL") == NULL) return 16;
+    /* A directory that does not exist, or no path at all, is refused at open with its message;
+       a directory whose name is not UTF-8 opens (paths are bytes). */
+    if (oware_open("/nonexistent/oware", NULL, msg, sizeof msg) != NULL || strstr(msg, "/nonexistent/oware") == NULL) return 17;
+    if (oware_open("", NULL, msg, sizeof msg) != NULL || strlen(msg) == 0) return 18;
+    oware_db *raw = oware_open(argv[2], NULL, msg, sizeof msg);
+    if (raw == NULL || oware_value(raw, pits, &v) != 0) return 19;
+    /* A layer truncated under the handle (not read after): named by oware_check_open_files. */
+    if (oware_check_open_files(raw) != 0 || oware_check_open_files(NULL) != 2) return 30;
+    if (truncate(argv[3], 100) != 0) return 31;
+    if (oware_check_open_files(raw) != 5) return 32;
+    if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "layer-01.owdb") == NULL) return 33;
+    oware_close(raw);
     pthread_t t[4];
     for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, NULL);
     for (int i = 0; i < 4; i++) { void *r; pthread_join(t[i], &r); if (r != NULL) return 20 + (int)(long)r; }
@@ -147,7 +180,11 @@ int main(int argc, char **argv) {
     .unwrap();
     let exe = tmp.path().join("t");
     compile(&source, &exe);
-    let out = run(&exe, &[db.to_str().unwrap()]);
+    // The same layers under a name that is not UTF-8.
+    let raw = tmp.path().join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"db-\xff\xfe"));
+    copy_tree(&db, &raw);
+    // pits {1, 0...} is in layer 1: the file the program truncates after probing it.
+    let out = Command::new(&exe).arg(&db).arg(&raw).arg(raw.join("awari/layer-01.owdb")).env("LD_LIBRARY_PATH", lib_dir()).output().unwrap();
     assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }
@@ -202,7 +239,8 @@ int main(int argc, char **argv) {
     if (oware_verify(argv[1], "chess", -1, -1, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 31;
     if (oware_verify(argv[1], NULL, 5, 3, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 32;
     if (oware_verify(argv[1], NULL, 0, 49, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 33;
-    if (oware_verify(argv[3], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_MISSING_LAYER || n != 0) return 34;
+    if (oware_verify(argv[3], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_IO || n != 0) return 34;
+    if (oware_verify(argv[4], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_MISSING_LAYER || n != 0) return 36;
     /* Bounds required but never built: missing. */
     rc = oware_verify(argv[1], NULL, -1, -1, 1, report, sizeof report, &n);
     if (rc != OWARE_MISSING_LAYER || strstr(report, "\"outcome\":\"missing_bounds\"") == NULL) return 35;
@@ -214,7 +252,9 @@ int main(int argc, char **argv) {
     .unwrap();
     let exe = tmp.path().join("v");
     compile(&source, &exe);
-    let out = run(&exe, &[good.to_str().unwrap(), bad.to_str().unwrap(), tmp.path().join("nothing").to_str().unwrap()]);
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = run(&exe, &[good.to_str().unwrap(), bad.to_str().unwrap(), tmp.path().join("nothing").to_str().unwrap(), empty.to_str().unwrap()]);
     assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
 }

@@ -2,6 +2,7 @@
 //! one position at a time or a NumPy batch in parallel without the GIL.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use numpy::ndarray::ArrayView2;
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
@@ -13,8 +14,9 @@ use oware_core::{Error as OwareError, Position, Ruleset};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use rayon::prelude::*;
+use rayon::ThreadPool;
 
 create_exception!(oware, Error, PyException, "Every error of the package (the CLI's message).");
 create_exception!(oware, InvalidPosition, Error, "A board that is not 12 counts of 0..48 stones with at most 48 in all.");
@@ -37,6 +39,40 @@ fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
         ErrorKind::Foreign => RulesetMismatch::new_err(msg),
         _ => Error::new_err(msg),
     }
+}
+
+/// The worker threads of batches and verification, one pool per process.
+///
+/// After `fork` (`multiprocessing`'s default start method on Linux before Python 3.14) the child
+/// has the parent's memory but none of its threads: a pool made before the fork would wait
+/// forever for workers that are not there. So the pool remembers the process that made it, and a
+/// child makes its own on first use (the parent's is left alone: its threads are not the
+/// child's to stop).
+fn pool() -> PyResult<Arc<ThreadPool>> {
+    static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    match slot.as_ref() {
+        Some((owner, pool)) if *owner == pid => Ok(Arc::clone(pool)),
+        _ => {
+            if let Some(inherited) = slot.take() {
+                std::mem::forget(inherited);
+            }
+            let pool = Arc::new(rayon::ThreadPoolBuilder::new().build().map_err(|e| Error::new_err(format!("cannot start worker threads: {e}")))?);
+            *slot = Some((pid, Arc::clone(&pool)));
+            Ok(pool)
+        }
+    }
+}
+
+/// A path argument: `str`, `bytes` or any `os.PathLike` (whose `__fspath__` may give either).
+/// Bytes are taken as they are, so a path that is not valid UTF-8 opens too.
+fn path_arg(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let fspath = obj.py().import("os")?.call_method1("fspath", (obj,)).map_err(|_| PyTypeError::new_err("path must be a str, bytes or os.PathLike"))?;
+    if let Ok(bytes) = fspath.downcast::<PyBytes>() {
+        return Ok(PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes.as_bytes())));
+    }
+    fspath.extract()
 }
 
 /// A board from any sequence of 12 integers.
@@ -68,10 +104,13 @@ struct Database {
 
 #[pymethods]
 impl Database {
-    /// Opens `path` for ruleset `rules` (one of `oware.RULESETS`). Nothing is read yet.
+    /// Opens `path` (a str, bytes or os.PathLike) for ruleset `rules` (one of
+    /// `oware.RULESETS`). Nothing is read yet but the directory's existence: a path that does not
+    /// exist or is not a directory raises `oware.Error` here, not on every probe after.
     #[new]
     #[pyo3(signature = (path, rules = "awari", verify_checksums = true))]
-    fn new(path: PathBuf, rules: &str, verify_checksums: bool) -> PyResult<Database> {
+    fn new(path: &Bound<'_, PyAny>, rules: &str, verify_checksums: bool) -> PyResult<Database> {
+        let path = path_arg(path)?;
         let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
         let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
         Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums), path: path.display().to_string() })
@@ -96,6 +135,13 @@ impl Database {
     /// The layers present (files there, not yet checked).
     fn layers_present(&self) -> Vec<u32> {
         self.db.layers_present()
+    }
+
+    /// Checks that no layer file opened so far changed size since it was opened: raises
+    /// `oware.DamagedFile` naming the first one truncated or grown in place. A long-running program calls it before a batch;
+    /// reopen the Database to read files replaced on purpose. Cost: one `stat` per open layer.
+    fn check_open_files(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.db.check_open_files()).map_err(|e| py_err(&e))
     }
 
     /// The exact value of `board` (12 mover-first counts) for its player to move.
@@ -126,9 +172,9 @@ impl Database {
 
     /// A best line from `board`: `{"steps": [{"board", "value", "pit", "captured"}...], "end":
     /// ...}` where each step's board is mover-first for the player making the move, `captured`
-    /// is None for a move that ends the game, and `end` is "game over", "endless play" (value 0
-    /// and no capture can come any more), "repetition" (endless play, value 0), "cycle" or "ply
-    /// limit".
+    /// is None for a move that ends the game, and `end` is "game_over", "endless_play" (value 0
+    /// and no capture can come any more), "repetition" (endless play, value 0), "cycle" or
+    /// "ply_limit" (the names of `oware query --json`).
     #[pyo3(signature = (board, max_plies = 40))]
     fn principal_variation<'py>(&self, py: Python<'py>, board: &Bound<'py, PyAny>, max_plies: usize) -> PyResult<Bound<'py, PyDict>> {
         let pos = self::board(board)?;
@@ -145,11 +191,11 @@ impl Database {
         let out = PyDict::new(py);
         out.set_item("steps", steps)?;
         let end = match pv.end {
-            PvEnd::GameOver => "game over",
+            PvEnd::GameOver => "game_over",
             PvEnd::Repetition { .. } => "repetition",
             PvEnd::Cycle { .. } => "cycle",
-            PvEnd::EndlessPlay => "endless play",
-            PvEnd::PlyLimit => "ply limit",
+            PvEnd::EndlessPlay => "endless_play",
+            PvEnd::PlyLimit => "ply_limit",
         };
         out.set_item("end", end)?;
         Ok(out)
@@ -157,11 +203,20 @@ impl Database {
 
     /// The values of a batch: `boards` is a C-contiguous NumPy array of shape (N, 12) of any
     /// integer type, one mover-first board per row; returns an int8 array of N values. Runs in
-    /// parallel on every core with the GIL released.
+    /// parallel on every core with the GIL released. An array in the other byte order, or not
+    /// aligned in memory, is first copied into a native, aligned one (one pass over it).
     ///
     /// Raises TypeError for a non-integer or non-contiguous array, ValueError for a wrong shape,
     /// InvalidPosition naming the first bad row (a count outside 0..48, more than 48 stones).
     fn values<'py>(&self, py: Python<'py>, boards: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        let converted;
+        let boards = match native_and_aligned(boards)? {
+            Some(copy) => {
+                converted = copy;
+                &converted
+            }
+            None => boards,
+        };
         macro_rules! try_dtype {
             ($($t:ty),*) => {$(
                 if let Ok(a) = boards.downcast::<PyArrayDyn<$t>>() {
@@ -187,30 +242,51 @@ impl Database {
     fn batch<T: Copy + Into<i128> + Send + Sync>(&self, py: Python<'_>, view: ArrayView2<'_, T>) -> PyResult<Vec<i8>> {
         let rows = view.as_slice().ok_or_else(|| PyTypeError::new_err("boards must be C-contiguous"))?;
         let n = view.nrows();
+        let pool = pool()?;
         let result: Result<Vec<i8>, (usize, PyErrKind)> = py.allow_threads(|| {
-            (0..n)
-                .into_par_iter()
-                .with_min_len(4096)
-                .map(|r| {
-                    let row = &rows[r * 12..r * 12 + 12];
-                    let mut b = [0u8; 12];
-                    for (i, &c) in row.iter().enumerate() {
-                        let c: i128 = c.into();
-                        if !(0..=48).contains(&c) {
-                            return Err((r, PyErrKind::Invalid(format!("pit {i} holds {c} stones: a pit holds 0..48"))));
+            pool.install(|| {
+                (0..n)
+                    .into_par_iter()
+                    .with_min_len(4096)
+                    .map(|r| {
+                        let row = &rows[r * 12..r * 12 + 12];
+                        let mut b = [0u8; 12];
+                        for (i, &c) in row.iter().enumerate() {
+                            let c: i128 = c.into();
+                            if !(0..=48).contains(&c) {
+                                return Err((r, PyErrKind::Invalid(format!("pit {i} holds {c} stones: a pit holds 0..48"))));
+                            }
+                            b[i] = c as u8;
                         }
-                        b[i] = c as u8;
-                    }
-                    let pos = Position::new(b).map_err(|e| (r, PyErrKind::Oware(e)))?;
-                    self.db.value(&pos).map_err(|e| (r, PyErrKind::Oware(e)))
-                })
-                .collect()
+                        let pos = Position::new(b).map_err(|e| (r, PyErrKind::Oware(e)))?;
+                        self.db.value(&pos).map_err(|e| (r, PyErrKind::Oware(e)))
+                    })
+                    .collect()
+            })
         });
         result.map_err(|(row, kind)| match kind {
             PyErrKind::Invalid(m) => InvalidPosition::new_err(format!("row {row}: {m}")),
             PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {e}")),
         })
     }
+}
+
+/// `boards` copied into native byte order and aligned memory when it is a NumPy array that is
+/// neither (NumPy keeps both flags; reading such memory as Rust slices would be wrong, or
+/// undefined behaviour); `None` when it can be read as it is (or is not an array at all: the
+/// caller's checks name the problem).
+fn native_and_aligned<'py>(boards: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let (Ok(dtype), Ok(flags)) = (boards.getattr("dtype"), boards.getattr("flags")) else {
+        return Ok(None);
+    };
+    let swapped = !dtype.getattr("isnative")?.extract::<bool>()?;
+    let aligned = flags.getattr("aligned")?.extract::<bool>()?;
+    if !swapped && aligned {
+        return Ok(None);
+    }
+    let native = if swapped { dtype.call_method1("newbyteorder", ("=",))? } else { dtype };
+    // `astype` with copy: a new array, aligned, C-ordered, in the native byte order.
+    Ok(Some(boards.call_method1("astype", (native, "C"))?))
 }
 
 /// Why a row of a batch failed (built without the GIL, turned into an exception after).
@@ -249,7 +325,7 @@ fn verify_range(layers: Option<&Bound<'_, PyAny>>, max_stones: Option<u32>) -> P
 /// (`ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `manifest_mismatch`,
 /// `missing_layer` or `missing_bounds`) and `exit_code` (that of `oware verify`).
 ///
-/// Parameters: `path`, the directory (native layers, packs, or awari's published `scores.N`);
+/// Parameters: `path`, the directory as a str, bytes or os.PathLike (native layers, packs, or awari's published `scores.N`);
 /// `rules`, a ruleset of `oware.RULESETS`; `layers`, an int N or a pair (A, B) of layers to
 /// re-derive, or `max_stones` N for 0..N; by default every layer on disk; `bounds`, require
 /// every layer's forced-capture bounds. Problems in the files are in the report, not raised.
@@ -263,17 +339,19 @@ fn verify_range(layers: Option<&Bound<'_, PyAny>>, max_stones: Option<u32>) -> P
 #[pyo3(signature = (path, rules = "awari", layers = None, max_stones = None, bounds = false))]
 fn verify<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     rules: &str,
     layers: Option<&Bound<'py, PyAny>>,
     max_stones: Option<u32>,
     bounds: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
+    let path = path_arg(path)?;
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
     let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds };
     let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
-    let json = py.allow_threads(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json())).map_err(|e| py_err(&e))?;
+    let pool = pool()?;
+    let json = py.allow_threads(|| pool.install(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json()))).map_err(|e| py_err(&e))?;
     py.import("json")?.call_method1("loads", (json,))
 }
 

@@ -60,7 +60,10 @@ def test_any_sequence_and_illegal_moves(db):
 
 def test_principal_variation(db):
     line = db.principal_variation(PUBLISHED, max_plies=6)
-    assert line["end"] in ("game over", "endless play", "repetition", "cycle", "ply limit")
+    # The names of `oware query --json`'s pv_end.reason.
+    assert line["end"] in ("game_over", "endless_play", "repetition", "cycle", "ply_limit")
+    assert db.principal_variation(PUBLISHED, max_plies=1)["end"] == "ply_limit"
+    assert db.principal_variation([0] * 11 + [1])["end"] == "game_over"
     assert line["steps"][0]["board"] == PUBLISHED
     assert line["steps"][0]["pit"] == 5 and line["steps"][0]["captured"] == 3
     assert len(line["steps"]) <= 6
@@ -227,8 +230,11 @@ def test_verify_reports_good_damaged_and_wrong_directories(tmp_path):
     assert r["outcome"] == "wrong_values" and r["exit_code"] == 8 and r["mismatches"] >= 1
     assert r["layers"][-1]["status"] == "mismatch" and r["layers"][-1]["first_mismatches"]
 
-    # Nothing to verify, bad arguments.
+    # Nothing to verify (an empty directory; one that does not exist), bad arguments.
+    (tmp_path / "empty").mkdir()
     with pytest.raises(oware.MissingLayer):
+        oware.verify(tmp_path / "empty")
+    with pytest.raises(oware.Error, match="No such file or directory"):
         oware.verify(tmp_path / "nothing")
     with pytest.raises(ValueError):
         oware.verify(good, layers=(5, 3))
@@ -236,3 +242,81 @@ def test_verify_reports_good_damaged_and_wrong_directories(tmp_path):
         oware.verify(good, layers=2, max_stones=4)
     with pytest.raises(oware.Error, match="chess"):
         oware.verify(good, rules="chess")
+
+
+def test_a_missing_directory_fails_at_open_and_any_path_type_opens(db_dir, tmp_path):
+    for bad in (tmp_path / "nonexistent", "", str(tmp_path / "nonexistent")):
+        with pytest.raises(oware.Error, match="No such file or directory"):
+            oware.Database(bad)
+        with pytest.raises(oware.Error, match="No such file or directory"):
+            oware.verify(bad)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(oware.Error, match="not a directory"):
+        oware.Database(afile)
+    with pytest.raises(TypeError, match="os.PathLike"):
+        oware.Database(42)
+    # A directory whose name is not UTF-8: as bytes, and as the str os.fsdecode gives.
+    raw = os.path.join(os.fsencode(tmp_path), b"db-\xff\xfe")
+    shutil.copytree(os.fsencode(db_dir), raw)
+    assert oware.Database(raw).value(PUBLISHED) == 0
+    assert oware.Database(os.fsdecode(raw)).value(PUBLISHED) == 0
+    assert oware.Database(Path(os.fsdecode(raw))).move_values(PUBLISHED) == [-1, -1, -2, -2, -2, 0]
+    assert oware.verify(raw, max_stones=6)["ok"]
+
+
+def test_other_byte_order_and_unaligned_arrays_give_the_same_values(db):
+    rng = np.random.default_rng(7)
+    boards = np.zeros((5000, 12), dtype=np.uint16)
+    for row in boards:
+        for _ in range(rng.integers(0, 17)):
+            row[rng.integers(0, 12)] += 1
+    expected = db.values(boards)
+    assert list(expected[:50]) == [db.value(b) for b in boards[:50]]
+    swapped = boards.astype(boards.dtype.newbyteorder(">" if np.little_endian else "<"))
+    assert not swapped.dtype.isnative
+    assert (db.values(swapped) == expected).all()
+    # Unaligned: the rows of a buffer that starts one byte into an aligned one.
+    buf = np.zeros(boards.nbytes + 1, dtype=np.uint8)
+    unaligned = np.frombuffer(buf.data, dtype=np.uint16, count=boards.size, offset=1).reshape(boards.shape)
+    unaligned[...] = boards
+    assert not unaligned.flags.aligned and unaligned.flags.c_contiguous
+    assert (db.values(unaligned) == expected).all()
+
+
+def test_values_work_in_a_forked_child_after_the_parent_used_them(db):
+    boards = np.zeros((20000, 12), dtype=np.uint8)
+    boards[:, 0] = np.arange(20000) % 9
+    boards[:, 7] = np.arange(20000) % 5
+    expected = db.values(boards)  # the parent's worker threads exist now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no worker threads of the parent's pool
+        try:
+            ok = (db.values(boards) == expected).all() and oware.verify(db.path, max_stones=4)["ok"]
+            os.write(write, b"ok" if ok else b"wrong")
+        finally:
+            os._exit(0)
+    os.close(write)
+    import select
+
+    ready, _, _ = select.select([read], [], [], 120)
+    if not ready:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("db.values() hung in a forked child")
+    answer = os.read(read, 16)
+    os.waitpid(pid, 0)
+    assert answer == b"ok"
+
+
+def test_check_open_files_names_a_layer_changed_under_the_reader(db_dir, tmp_path):
+    copy = tmp_path / "db"
+    shutil.copytree(db_dir, copy)
+    db = oware.Database(copy)
+    assert db.value([3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]) == db.value([3] + [0] * 11)
+    db.check_open_files()
+    layer = copy / "awari" / "layer-03.owdb"
+    os.truncate(layer, 100)  # truncated in place under the reader (not read after: no SIGBUS)
+    with pytest.raises(oware.DamagedFile, match="layer-03"):
+        db.check_open_files()

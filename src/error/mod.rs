@@ -110,8 +110,8 @@ pub enum Error {
     },
 
     /// A path that should be a regular file (a layer, a statistics file) is something else: a
-    /// directory, a FIFO, a device, a socket. Such files are never opened for reading (a FIFO
-    /// would block forever).
+    /// directory, a FIFO, a device, a socket (such files are never opened for reading: a FIFO
+    /// would block forever); or a path that should be a directory is not one.
     #[error("{} is {found}, not {expected}", .path.display())]
     NotAFile {
         /// The path.

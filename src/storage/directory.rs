@@ -69,14 +69,21 @@ impl DatabaseDir {
     /// The directory `base` for `rules` in the format it holds: the published 2002 files when
     /// `rules` is `awari`, `base` has no `awari/` subdirectory and holds `scores.0` (or
     /// `scores.0.zst`); otherwise this tool's layout (see [`new`](Self::new)). For programs that
-    /// are given a directory without its format (the Python and C libraries).
+    /// are given a directory without its format (the Python and C libraries), so unlike
+    /// [`new`](Self::new) it insists that `base` exists and is a directory: a program given a
+    /// wrong path learns it when it opens the database, not on every probe after.
     ///
-    /// Cost: up to three `stat`s besides [`new`](Self::new)'s.
+    /// Cost: up to four `stat`s besides [`new`](Self::new)'s.
     ///
     /// # Errors
-    /// As [`new`](Self::new).
+    /// [`Error::Io`] when `base` cannot be read (it does not exist, the path is empty, no
+    /// permission), [`Error::NotAFile`] when it is not a directory, or as [`new`](Self::new).
     pub fn detect(base: impl Into<PathBuf>, rules: Ruleset) -> Result<DatabaseDir> {
         let base = base.into();
+        let meta = fs::metadata(&base).map_err(|source| Error::Io { path: base.clone(), source })?;
+        if !meta.is_dir() {
+            return Err(Error::NotAFile { path: base, found: FileKind::of(meta.file_type()), expected: FileKind::Directory });
+        }
         let published = rules == Ruleset::Awari && !base.join(rules.name()).exists() && (base.join("scores.0").exists() || base.join("scores.0.zst").exists());
         DatabaseDir::new(if published { Format::Vu } else { Format::Native }, base, rules)
     }
