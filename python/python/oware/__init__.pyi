@@ -38,7 +38,7 @@ class Database:
     """A database directory opened for one ruleset (native layers, packs, or the published 2002
     ``scores.N`` files); layers are opened lazily, each checked on first use."""
 
-    def __init__(self, path: Union[str, "PathLike[str]"], rules: str = "awari", verify_checksums: bool = True) -> None: ...
+    def __init__(self, path: Union[str, bytes, "PathLike[str]", "PathLike[bytes]"], rules: str = "awari", verify_checksums: bool = True) -> None: ...
     @property
     def rules(self) -> str: ...
     @property
@@ -49,6 +49,7 @@ class Database:
     def principal_variation(self, board: Board, max_plies: int = 40) -> Line: ...
     def values(self, boards: npt.NDArray[np.integer]) -> npt.NDArray[np.int8]: ...
     def layers_present(self) -> List[int]: ...
+    def check_open_files(self) -> None: ...
 
 class VerifyReport(TypedDict):
     """The report of ``verify``: the document of ``oware verify --json`` (without
@@ -74,7 +75,7 @@ class VerifyReport(TypedDict):
     exit_code: int
 
 def verify(
-    path: Union[str, "PathLike[str]"],
+    path: Union[str, bytes, "PathLike[str]", "PathLike[bytes]"],
     rules: str = "awari",
     layers: Union[None, int, Tuple[int, int]] = None,
     max_stones: Optional[int] = None,
