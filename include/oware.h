@@ -104,6 +104,39 @@ int oware_move_values(const struct oware_db *db,
                       int8_t *values,
                       uint8_t *legal);
 
+// The root probe, what an engine asks at the root of its search: the position's value, every
+// move's value and a best move in one call. `values` and `legal` are filled as by
+// `oware_move_values`; `*value` receives the position's value (as `oware_value`); `*best_pit` the
+// pit (0..5) of the best move, the lowest pit among those of the largest value, or -1 when no
+// move is legal (the game is over: `*value` is then the ruleset's ending). The value equals the
+// best move's value whenever a move is legal.
+//
+// Returns 0, or an error code with nothing written.
+//
+// Cost: one move generation and one probe per legal move (the value is their maximum; a
+// position without a legal move costs one probe).
+//
+// # Safety
+// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `value` to one
+// writable byte; `values` and `legal` to 6 writable bytes each; `best_pit` to one writable `int`.
+int oware_probe_root(const struct oware_db *db,
+                     const uint8_t *pits,
+                     int8_t *value,
+                     int8_t *values,
+                     uint8_t *legal,
+                     int *best_pit);
+
+// The largest layer `N` such that the files of every layer 0..=N are present in the handle's
+// directory: every position of at most `N` stones can be probed (as Fathom's `TB_LARGEST`). -1
+// when layer 0 is absent (nothing can be probed), or on a NULL handle. Files are found, not yet
+// checked: a damaged one is reported by the probe that reads it.
+//
+// Cost: one `stat` per possible layer (49).
+//
+// # Safety
+// `db` is NULL or a handle from `oware_open` not yet closed.
+int oware_largest(const struct oware_db *db);
+
 // Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
 // verify --json` does: each layer's header and payload checksum, every value of the layers asked
 // for re-derived from its children, the forced-capture bounds present (all of them with

@@ -282,6 +282,100 @@ pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8,
     })
 }
 
+/// The root probe, what an engine asks at the root of its search: the position's value, every
+/// move's value and a best move in one call. `values` and `legal` are filled as by
+/// `oware_move_values`; `*value` receives the position's value (as `oware_value`); `*best_pit` the
+/// pit (0..5) of the best move, the lowest pit among those of the largest value, or -1 when no
+/// move is legal (the game is over: `*value` is then the ruleset's ending). The value equals the
+/// best move's value whenever a move is legal.
+///
+/// Returns 0, or an error code with nothing written.
+///
+/// Cost: one move generation and one probe per legal move (the value is their maximum; a
+/// position without a legal move costs one probe).
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `value` to one
+/// writable byte; `values` and `legal` to 6 writable bytes each; `best_pit` to one writable `int`.
+#[no_mangle]
+pub unsafe extern "C" fn oware_probe_root(
+    db: *const oware_db,
+    pits: *const u8,
+    value: *mut i8,
+    values: *mut i8,
+    legal: *mut u8,
+    best_pit: *mut c_int,
+) -> c_int {
+    guard(|| {
+        if db.is_null() || value.is_null() || values.is_null() || legal.is_null() || best_pit.is_null() {
+            return bad_argument("db, value, values, legal or best_pit is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        let moves = match db.db.move_values(&pos) {
+            Ok(m) => m,
+            Err(e) => return fail(&e),
+        };
+        let (mut v, mut l) = ([0i8; 6], [0u8; 6]);
+        let mut best: Option<(i8, u8)> = None;
+        for m in &moves {
+            v[m.pit as usize] = m.value;
+            l[m.pit as usize] = 1;
+            if best.map_or(true, |(b, _)| m.value > b) {
+                best = Some((m.value, m.pit));
+            }
+        }
+        let root = match best {
+            Some((b, _)) => b,
+            // No legal move: the ending, from the table's own answer.
+            None => match db.db.value(&pos) {
+                Ok(x) => x,
+                Err(e) => return fail(&e),
+            },
+        };
+        // SAFETY: as documented for the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(v.as_ptr(), values, 6);
+            std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
+            *value = root;
+            *best_pit = best.map_or(-1, |(_, pit)| c_int::from(pit));
+        }
+        OWARE_OK
+    })
+}
+
+/// The largest layer `N` such that the files of every layer 0..=N are present in the handle's
+/// directory: every position of at most `N` stones can be probed (as Fathom's `TB_LARGEST`). -1
+/// when layer 0 is absent (nothing can be probed), or on a NULL handle. Files are found, not yet
+/// checked: a damaged one is reported by the probe that reads it.
+///
+/// Cost: one `stat` per possible layer (49).
+///
+/// # Safety
+/// `db` is NULL or a handle from `oware_open` not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn oware_largest(db: *const oware_db) -> c_int {
+    if db.is_null() {
+        return -1;
+    }
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: as documented for the caller.
+        let present = unsafe { &*db }.db.layers_present();
+        let mut largest = -1;
+        for (expected, n) in present.iter().enumerate() {
+            if *n as usize != expected {
+                break;
+            }
+            largest = *n as c_int;
+        }
+        largest
+    }))
+    .unwrap_or(-1)
+}
+
 /// Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
 /// verify --json` does: each layer's header and payload checksum, every value of the layers asked
 /// for re-derived from its children, the forced-capture bounds present (all of them with

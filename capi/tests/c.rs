@@ -14,7 +14,8 @@ fn root() -> PathBuf {
 }
 
 /// `target/<profile>` of this test run, with `liboware.so` built there (cargo does not build a
-/// cdylib for integration tests, so the first call runs `cargo build -p oware-capi`).
+/// cdylib for integration tests, so the first call runs `cargo build -p oware-capi`) and the link
+/// of its SONAME beside it.
 fn lib_dir() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -28,6 +29,18 @@ fn lib_dir() -> PathBuf {
             }
             assert!(cargo.status().unwrap().success(), "cargo build -p oware-capi");
             assert!(dir.join("liboware.so").is_file(), "liboware.so not built in {}", dir.display());
+            // Programs linked against it need its SONAME (capi/build.rs) at run time, as an
+            // installed library has it (scripts/install-c): the link beside it.
+            let abi = if env!("CARGO_PKG_VERSION_MAJOR") == "0" {
+                format!("0.{}", env!("CARGO_PKG_VERSION_MINOR"))
+            } else {
+                env!("CARGO_PKG_VERSION_MAJOR").to_string()
+            };
+            let link = dir.join(format!("liboware.so.{abi}"));
+            if std::fs::read_link(&link).is_err() {
+                let _ = std::fs::remove_file(&link);
+                std::os::unix::fs::symlink("liboware.so", &link).unwrap();
+            }
             dir
         })
         .clone()
@@ -257,4 +270,151 @@ int main(int argc, char **argv) {
     let out = run(&exe, &[good.to_str().unwrap(), bad.to_str().unwrap(), tmp.path().join("nothing").to_str().unwrap(), empty.to_str().unwrap()]);
     assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+}
+
+/// `scripts/install-c PREFIX` installs the header, the shared library (SONAME and versioned
+/// links) and the static one with `oware.pc`; `examples/c/probe.c` compiles with `cc $(pkg-config
+/// --cflags --libs oware)` against the prefix and needs `liboware.so.0.MINOR`, and links
+/// statically with `pkg-config --static` too; both probe the published position.
+#[test]
+fn the_c_library_installs_and_links_through_pkg_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 16, dir: db.clone(), max_memory: None, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    let prefix = tmp.path().join("prefix");
+    let status =
+        Command::new("bash").arg(root().join("scripts/install-c")).arg(&prefix).env("OWARE_NO_BUILD", "1").env("OWARE_LIB_DIR", lib_dir()).status().unwrap();
+    assert!(status.success(), "scripts/install-c");
+    let version = env!("CARGO_PKG_VERSION");
+    let abi =
+        if env!("CARGO_PKG_VERSION_MAJOR") == "0" { format!("0.{}", env!("CARGO_PKG_VERSION_MINOR")) } else { env!("CARGO_PKG_VERSION_MAJOR").to_string() };
+    let lib = prefix.join("lib");
+    assert_eq!(std::fs::read_link(lib.join("liboware.so")).unwrap(), Path::new(&format!("liboware.so.{abi}")));
+    assert_eq!(std::fs::read_link(lib.join(format!("liboware.so.{abi}"))).unwrap(), Path::new(&format!("liboware.so.{version}")));
+    assert!(lib.join("liboware.a").is_file() && prefix.join("include/oware.h").is_file());
+    let pkg_config = |args: &[&str]| -> Vec<String> {
+        let out = Command::new("pkg-config")
+            .args(args)
+            .arg("oware")
+            .env("PKG_CONFIG_PATH", lib.join("pkgconfig"))
+            .output()
+            .expect("pkg-config (apt-get install pkg-config)");
+        assert!(out.status.success(), "pkg-config {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().split_whitespace().map(str::to_string).collect()
+    };
+    assert_eq!(pkg_config(&["--modversion"]), [version]);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let example = root().join("examples/c/probe.c");
+    // Shared: the program needs the SONAME, found through the prefix.
+    let shared = tmp.path().join("probe-shared");
+    let status = Command::new(&cc)
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O2"])
+        .arg(&example)
+        .args(pkg_config(&["--cflags", "--libs"]))
+        .arg("-o")
+        .arg(&shared)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cc $(pkg-config --cflags --libs oware)");
+    let needed = Command::new("readelf").arg("-d").arg(&shared).output().expect("readelf");
+    assert!(String::from_utf8_lossy(&needed.stdout).contains(&format!("[liboware.so.{abi}]")), "{}", String::from_utf8_lossy(&needed.stdout));
+    // Static: liboware.a and the system libraries of Libs.private.
+    let fixed = tmp.path().join("probe-static");
+    let private: Vec<String> = pkg_config(&["--static", "--libs"]).into_iter().filter(|f| f != "-loware").collect();
+    let status = Command::new(&cc)
+        .args(["-std=c99", "-O2"])
+        .arg(&example)
+        .args(pkg_config(&["--cflags"]))
+        .arg("-o")
+        .arg(&fixed)
+        .args(["-Wl,-Bstatic", "-loware", "-Wl,-Bdynamic"])
+        .args(private)
+        .status()
+        .unwrap();
+    assert!(status.success(), "static link with pkg-config --static");
+    for (exe, env) in [(&shared, Some(lib.as_path())), (&fixed, None)] {
+        let mut cmd = Command::new(exe);
+        cmd.arg(&db).arg("awari").env_remove("LD_LIBRARY_PATH");
+        if let Some(dir) = env {
+            cmd.env("LD_LIBRARY_PATH", dir);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("value 0\nmoves 0:-1 1:-1 2:-2 3:-2 4:-2 5:+0\n"),
+            "{}: {text}{}",
+            exe.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// The root probe and the largest layer, as an engine uses them: on every position of layers
+/// 0..8 the root probe's value and moves equal `oware_value` and `oware_move_values`, and its best
+/// pit is the lowest of the largest value; `oware_largest` follows the layers present.
+#[test]
+fn root_probe_and_largest_layer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    let source = tmp.path().join("r.c");
+    std::fs::write(
+        &source,
+        r#"
+#include <stdio.h>
+#include "oware.h"
+int main(int argc, char **argv) {
+    (void)argc;
+    oware_db *db = oware_open(argv[1], NULL, NULL, 0);
+    if (db == NULL) return 10;
+    if (oware_largest(db) != 8 || oware_largest(NULL) != -1) return 11;
+    long checked = 0;
+    for (unsigned long code = 0; code < 2000000UL; code += 7) {
+        /* A spread of boards of at most 8 stones. */
+        uint8_t pits[12] = {0};
+        unsigned long c = code;
+        int stones = 0;
+        for (int i = 0; i < 12 && stones < 8; i++) { int k = (int)(c % 3); c /= 3; if (stones + k > 8) k = 8 - stones; pits[i] = (uint8_t)k; stones += k; }
+        int8_t value, root, vals[6], rvals[6];
+        uint8_t legal[6], rlegal[6];
+        int best;
+        if (oware_value(db, pits, &value) != 0 || oware_move_values(db, pits, vals, legal) != 0) return 12;
+        if (oware_probe_root(db, pits, &root, rvals, rlegal, &best) != 0) return 13;
+        if (root != value) return 14;
+        int any = 0, want = -1; int8_t top = -100;
+        for (int k = 0; k < 6; k++) {
+            if (rvals[k] != vals[k] || rlegal[k] != legal[k]) return 15;
+            if (legal[k]) { any = 1; if (vals[k] > top) { top = vals[k]; want = k; } }
+        }
+        if (best != want || (any && top != root)) return 16;
+        checked++;
+    }
+    int8_t v, vs[6]; uint8_t l[6]; int b;
+    uint8_t pits[12] = {0};
+    if (oware_probe_root(NULL, pits, &v, vs, l, &b) != 2 || oware_probe_root(db, pits, &v, vs, l, NULL) != 2) return 17;
+    oware_close(db);
+    printf("%ld\n", checked);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = tmp.path().join("r");
+    compile(&source, &exe);
+    let out = run(&exe, &[db.to_str().unwrap()]);
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap() > 200_000);
+    // A gap: layer 5 removed, the largest probe-able layer is 4.
+    std::fs::remove_file(db.join("awari/layer-05.owdb")).unwrap();
+    let source2 = tmp.path().join("l.c");
+    std::fs::write(
+        &source2,
+        "#include \"oware.h\"\nint main(int c, char **v) { (void)c; oware_db *db = oware_open(v[1], NULL, NULL, 0); return db ? oware_largest(db) : 100; }\n",
+    )
+    .unwrap();
+    let exe2 = tmp.path().join("l");
+    compile(&source2, &exe2);
+    assert_eq!(run(&exe2, &[db.to_str().unwrap()]).status.code(), Some(4));
 }
