@@ -11,6 +11,7 @@ use crate::format::{Header, BOUNDS_TRIANGULAR, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
 use crate::pack::PackLayer;
 use crate::rules::Ruleset;
+use crate::sys::FileStamp;
 
 use super::*;
 
@@ -21,6 +22,23 @@ pub(super) enum Data {
     Owned(Vec<u8>),
 }
 
+/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`],
+/// [`crate::probe::Database::read_mode`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadMode {
+    /// The file is memory-mapped and each value is one memory read (the default; the fastest).
+    /// A file truncated in place by another program while mapped kills the process with
+    /// `SIGBUS` when a removed page is read.
+    #[default]
+    Map,
+    /// Each value is read from the file with one `pread` system call (about a microsecond when
+    /// the file is cached, against tens of nanoseconds for a mapped read): a file truncated or
+    /// rewritten under the reader gives an error or a value the identity check catches, never a
+    /// crash. For long-running programs whose files another program may change (a server).
+    /// Packs are still read through a map.
+    Pread,
+}
+
 /// One layer's values, memory-mapped read-only (or, from a compressed file, decoded into memory).
 ///
 /// Invariant: `values().len() == layer_size(stones())`. The file must not be modified while it
@@ -29,7 +47,7 @@ pub struct Layer {
     pub(super) stones: u32,
     pub(super) path: PathBuf,
     pub(super) file: File,
-    pub(super) len: u64,
+    pub(super) stamp: FileStamp,
     pub(super) data: Data,
     pub(super) header: Option<Header>,
 }
@@ -42,6 +60,8 @@ pub enum Table {
     Layer(Layer),
     /// A pack: each probe decodes part of one block.
     Pack(PackLayer),
+    /// Values read from the file one by one ([`ReadMode::Pread`]).
+    File(FileLayer),
 }
 
 impl Table {
@@ -64,6 +84,7 @@ impl Table {
                 }
             },
             Table::Pack(p) => p.get(index)?,
+            Table::File(f) => f.get(index)?,
         };
         if u32::from(value.unsigned_abs()) > n {
             return Err(Error::corrupt(self.path(), Damage::ValueOutOfRange { index, value, stones: n }));
@@ -76,6 +97,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.stones(),
             Table::Pack(p) => p.stones(),
+            Table::File(f) => f.stones,
         }
     }
 
@@ -84,6 +106,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.values().len() as u64,
             Table::Pack(p) => p.header().entries,
+            Table::File(f) => f.entries,
         }
     }
 
@@ -97,6 +120,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.path(),
             Table::Pack(p) => p.path(),
+            Table::File(f) => &f.path,
         }
     }
 
@@ -108,7 +132,169 @@ impl Table {
         match self {
             Table::Layer(l) => l.check_unchanged(),
             Table::Pack(p) => p.check_unchanged(),
+            Table::File(f) => f.stamp.check(&f.file, &f.path),
         }
+    }
+
+    /// Whether its path no longer names the file that was opened (replaced by rename, or
+    /// removed): the values read are those of the old file.
+    ///
+    /// Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        match self {
+            Table::Layer(l) => l.stamp.replaced(&l.path),
+            Table::Pack(p) => p.replaced(),
+            Table::File(f) => f.stamp.replaced(&f.path),
+        }
+    }
+}
+
+/// A layer whose values are read from its file one at a time with `pread` ([`ReadMode::Pread`]):
+/// nothing is mapped, so a file truncated or rewritten under the reader gives errors (or values
+/// that [`Table::check_unchanged`] then rejects), never `SIGBUS`.
+pub struct FileLayer {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    stamp: FileStamp,
+    /// Where the payload starts in the file.
+    offset: u64,
+    entries: u64,
+    header: Option<Header>,
+}
+
+impl std::fmt::Debug for FileLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileLayer").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+/// Reads exactly `buf.len()` bytes of `file` at `at`: a short file is [`Damage::Size`]
+/// (`expected` the file's length when opened).
+fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], at: u64, expected: u64) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], at + done as u64) {
+                Ok(0) => {
+                    let found = file.metadata().map(|m| m.len()).unwrap_or(at + done as u64);
+                    return Err(Error::corrupt(path, Damage::Size { expected, found }));
+                }
+                Ok(k) => done += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf, at, expected);
+        Err(Error::Usage(format!("{}: reading with pread needs a Unix system", path.display())))
+    }
+}
+
+/// Reads the first bytes of `file` into `buf` (as many as there are): the count read.
+pub(super) fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buf, 0).unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf);
+        0
+    }
+}
+
+impl FileLayer {
+    /// Opens `file` (at `path`, already checked to be a regular file of `len` bytes) as layer `n`
+    /// of `rules`: this tool's format when `native` (header checked as [`Layer::open_file`] does,
+    /// the payload checksum with `verify_payload`), else a published `scores.N` (its size).
+    pub(super) fn open(path: &Path, file: File, rules: Ruleset, n: u32, native: bool, verify_payload: bool) -> Result<FileLayer> {
+        let stamp = FileStamp::of(&file, path)?;
+        let len = stamp.len;
+        let (offset, entries, header) = if native {
+            let mut head = vec![0u8; (PAYLOAD_OFFSET.min(len)) as usize];
+            read_exact_at(&file, path, &mut head, 0, len)?;
+            let header = Header::decode(&head, path)?;
+            header.expect(VALUE_EXACT_I8, path)?;
+            if header.rules != rules {
+                return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+            }
+            if header.stones != n {
+                return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+            }
+            let want = PAYLOAD_OFFSET + header.entries;
+            if len != want {
+                return Err(Error::corrupt(path, Damage::Size { expected: want, found: len }));
+            }
+            (PAYLOAD_OFFSET, header.entries, Some(header))
+        } else {
+            if len != layer_size(n) {
+                return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: len }));
+            }
+            (0, len, None)
+        };
+        let layer = FileLayer { stones: n, path: path.into(), file, stamp, offset, entries, header };
+        if verify_payload {
+            layer.check_payload()?;
+        }
+        Ok(layer)
+    }
+
+    /// Recomputes the payload checksum (reading the file in 1 MiB pieces) and compares it with
+    /// the header's. Always `Ok` for headerless (published-format) layers.
+    fn check_payload(&self) -> Result<()> {
+        let Some(h) = &self.header else { return Ok(()) };
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < self.entries {
+            let k = (self.entries - at).min(buf.len() as u64) as usize;
+            read_exact_at(&self.file, &self.path, &mut buf[..k], self.offset + at, self.stamp.len)?;
+            hasher.update(&buf[..k]);
+            at += k as u64;
+        }
+        let computed = hasher.digest();
+        if computed != h.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+
+    /// The layer number (stones on the board).
+    pub fn stones(&self) -> u32 {
+        self.stones
+    }
+
+    /// The file the values are read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header, for this tool's files (`None` for the published format).
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The stored value of position `index` (not range-checked: see [`Table::get`]).
+    ///
+    /// Cost: one `pread`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] ([`Damage::Size`]) when `index` is past the layer's end or the file
+    /// is now shorter; [`Error::Io`] when the read fails.
+    fn get(&self, index: u64) -> Result<i8> {
+        if index >= self.entries {
+            return Err(Error::corrupt(&self.path, Damage::Size { expected: layer_size(self.stones), found: self.entries }));
+        }
+        let mut b = [0u8; 1];
+        read_exact_at(&self.file, &self.path, &mut b, self.offset + index, self.stamp.len)?;
+        Ok(b[0] as i8)
     }
 }
 
@@ -150,15 +336,6 @@ pub(super) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Resu
         return Err(Error::NotAFile { path: path.into(), found, expected: FileKind::File });
     }
     Ok(file)
-}
-
-/// Checks that `file` (at `path`) still has the length `opened` it had when it was mapped.
-pub(super) fn check_length(file: &File, path: &Path, opened: u64) -> Result<()> {
-    let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    if now != opened {
-        return Err(Error::corrupt(path, Damage::ChangedWhileOpen { opened, now }));
-    }
-    Ok(())
 }
 
 /// Opens and maps `path` read-only (see [`open_regular`]).
@@ -219,9 +396,9 @@ impl Layer {
         if map.len() as u64 != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
-        let len = map.len() as u64;
+        let stamp = FileStamp::of(&file, path)?;
         let data = Data::Map(map, PAYLOAD_OFFSET as usize);
-        let layer = Layer { stones: n, path: path.into(), file, len, data, header: Some(header) };
+        let layer = Layer { stones: n, path: path.into(), file, stamp, data, header: Some(header) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -243,15 +420,16 @@ impl Layer {
         Ok(())
     }
 
-    /// Checks that the open file still has the length it had when it was mapped: a file
-    /// truncated in place would make reading its mapped pages crash the process.
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was mapped: a file truncated in place would make reading its mapped pages crash the
+    /// process, and one rewritten in place gives other values.
     ///
     /// Cost: one `fstat`.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        check_length(&self.file, &self.path, self.len)
+        self.stamp.check(&self.file, &self.path)
     }
 
     /// The layer number (stones on the board).
@@ -313,7 +491,7 @@ pub struct BoundsLayer {
     pub(super) stones: u32,
     pub(super) path: PathBuf,
     pub(super) file: File,
-    pub(super) len: u64,
+    pub(super) stamp: FileStamp,
     pub(super) map: Mmap,
     pub(super) header: Header,
     pub(super) codec: Codec,
@@ -350,8 +528,8 @@ impl BoundsLayer {
         if map.len() as u64 != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
-        let len = map.len() as u64;
-        let layer = BoundsLayer { stones: n, path: path.into(), file, len, map, header, codec: Codec::new(n) };
+        let stamp = FileStamp::of(&file, path)?;
+        let layer = BoundsLayer { stones: n, path: path.into(), file, stamp, map, header, codec: Codec::new(n) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -421,13 +599,19 @@ impl BoundsLayer {
         unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }
 
-    /// Checks that the open file still has the length it had when it was mapped.
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was mapped.
     ///
     /// Cost: one `fstat`.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        check_length(&self.file, &self.path, self.len)
+        self.stamp.check(&self.file, &self.path)
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.stamp.replaced(&self.path)
     }
 }
