@@ -627,7 +627,7 @@ async fn method_not_allowed(method: Method) -> Response {
 async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     if let Some(allowed) = &shared.hosts {
         if let Some(host) = request.headers().get(header::HOST) {
-            let ok = host.to_str().ok().map(host_name).is_some_and(|h| allowed.iter().any(|a| *a == h));
+            let ok = host.to_str().ok().map(host_name).is_some_and(|h| allowed.contains(&h));
             if !ok {
                 let shown = String::from_utf8_lossy(host.as_bytes()).escape_debug().to_string();
                 return ApiError::status(
@@ -716,7 +716,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     let dir = &a.db.dir.dir;
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
-        Ok(_) => return Err(Error::io(dir, io::Error::new(io::ErrorKind::NotADirectory, "the database directory is not a directory"))),
+        Ok(_) => return Err(Error::io(dir, io::Error::other("the database directory is not a directory"))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(Error::io(dir, io::Error::new(io::ErrorKind::NotFound, "the database directory does not exist")));
         }
