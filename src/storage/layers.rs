@@ -35,7 +35,9 @@ pub enum ReadMode {
     /// the file is cached, against tens of nanoseconds for a mapped read): a file truncated or
     /// rewritten under the reader gives an error or a value the identity check catches, never a
     /// crash. For long-running programs whose files another program may change (a server).
-    /// Packs are still read through a map.
+    /// A layer of at most [`ReadMode::COPY_LIMIT`] values is instead read whole into memory when
+    /// it is opened (as safe: the copy is private; probes as fast as mapped ones; the memory is
+    /// the layer's size). Packs are still read through a map.
     Pread,
 }
 
@@ -210,6 +212,12 @@ pub(super) fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
     }
 }
 
+impl ReadMode {
+    /// The largest layer (in values, one byte each: 16 MiB, layers 0..16) that
+    /// [`ReadMode::Pread`] reads whole into memory rather than value by value.
+    pub const COPY_LIMIT: u64 = 16 << 20;
+}
+
 impl FileLayer {
     /// Opens `file` (at `path`, already checked to be a regular file of `len` bytes) as layer `n`
     /// of `rules`: this tool's format when `native` (header checked as [`Layer::open_file`] does,
@@ -264,6 +272,31 @@ impl FileLayer {
             return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
         }
         Ok(())
+    }
+
+    /// Reads the whole payload into memory (checking its checksum there with `verify_payload`)
+    /// and gives the layer as a [`Layer`] holding the copy: probes are then memory reads, and
+    /// the copy is private, so no later change of the file can reach it (or crash the reader).
+    ///
+    /// Cost: one sequential read of the payload, and its size in memory.
+    pub(super) fn into_memory(self, verify_payload: bool) -> Result<Layer> {
+        let mut values = vec![0u8; self.entries as usize];
+        read_exact_at(&self.file, &self.path, &mut values, self.offset, self.stamp.len)?;
+        if verify_payload {
+            if let Some(h) = &self.header {
+                let computed = xxhash_rust::xxh3::xxh3_64(&values);
+                if computed != h.payload_checksum {
+                    return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
+                }
+            }
+        }
+        let FileLayer { stones, path, file, stamp, header, .. } = self;
+        Ok(Layer { stones, path, file, stamp, data: Data::Owned(values), header })
+    }
+
+    /// The number of values.
+    pub(super) fn entries(&self) -> u64 {
+        self.entries
     }
 
     /// The layer number (stones on the board).
@@ -613,5 +646,52 @@ impl BoundsLayer {
     /// Whether its path no longer names the file that was opened. Cost: one `stat`.
     pub(crate) fn replaced(&self) -> bool {
         self.stamp.replaced(&self.path)
+    }
+}
+
+#[cfg(test)]
+mod pread_tests {
+    use super::*;
+    use crate::build::{self, BuildConfig, Silent};
+
+    /// A layer read with `pread` gives the mapped values, and errors (never a crash) once its
+    /// file is rewritten in place or truncated under it.
+    #[test]
+    fn a_layer_read_with_pread_survives_changes_of_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().into(), max_memory: None, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let d = DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap();
+        let path = d.layer_path(8);
+        let expected = d.open(8, true).unwrap().values().to_vec();
+        let file = open_regular(&path, || Error::Internal("missing".into())).unwrap();
+        let table = Table::File(FileLayer::open(&path, file, Ruleset::Awari, 8, true, true).unwrap());
+        assert_eq!(table.len(), expected.len() as u64);
+        for (i, &v) in expected.iter().enumerate() {
+            assert_eq!(table.get(i as u64).unwrap(), v);
+        }
+        table.check_unchanged().unwrap();
+        assert!(!table.replaced());
+        // Rewritten in place at the same size: the identity check sees it.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        {
+            use std::os::unix::fs::FileExt;
+            let f = OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all_at(&[0], PAYLOAD_OFFSET).unwrap();
+        }
+        assert!(matches!(table.check_unchanged(), Err(Error::Corrupt { damage: Damage::ChangedWhileOpen { .. }, .. })));
+        // Truncated in place: reads past the new end are errors.
+        OpenOptions::new().write(true).open(&path).unwrap().set_len(5000).unwrap();
+        let last = table.len() - 1;
+        assert!(matches!(table.get(last), Err(Error::Corrupt { damage: Damage::Size { .. }, .. })));
+        // The small layers of ReadMode::Pread are private copies, checked the same way.
+        let copy = d.open_table_with(7, true, ReadMode::Pread).unwrap();
+        assert!(matches!(copy, Table::Layer(_)));
+        // Replaced by rename: noticed.
+        let tmp = dir.path().join("awari/replacement");
+        std::fs::copy(d.layer_path(7), &tmp).unwrap();
+        std::fs::rename(&tmp, d.layer_path(7)).unwrap();
+        assert!(copy.replaced());
+        copy.check_unchanged().unwrap();
     }
 }
