@@ -735,7 +735,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         db: a.db,
         default_rules,
         open: Mutex::new(HashMap::new()),
-        heavy: Semaphore::new((threads / 2).max(1)),
+        heavy: Semaphore::new(threads.saturating_sub(1).max(1)),
         client_timeout,
         hosts: allowed_hosts(a.host),
     });
