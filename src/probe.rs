@@ -50,7 +50,7 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, LayerState, Table};
+use crate::storage::{BoundsLayer, DatabaseDir, Format, LayerState, ReadMode, Table};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -71,10 +71,12 @@ const LAYERS: usize = MAX_STONES as usize + 1;
 /// process with `SIGBUS` (see [`crate::storage`]). This crate never does it (it replaces files
 /// by renaming, which leaves existing maps intact). A long-running program can call
 /// [`check_open_files`](Self::check_open_files) between requests to detect a file changed under
-/// it.
+/// it, or read the layers with [`ReadMode::Pread`] ([`read_mode`](Self::read_mode)), which never
+/// maps them: a file truncated under it then gives errors, never a crash.
 pub struct Database {
     dir: DatabaseDir,
     verify: bool,
+    read: ReadMode,
     layers: [OnceLock<Table>; LAYERS],
     /// Serialises the opening of each layer, so that threads racing for the same unopened layer
     /// open (and verify) it once.
@@ -315,6 +317,7 @@ impl Database {
         Database {
             dir,
             verify: true,
+            read: ReadMode::Map,
             layers: std::array::from_fn(|_| OnceLock::new()),
             opening: std::array::from_fn(|_| Mutex::new(())),
             bounds: std::array::from_fn(|_| OnceLock::new()),
@@ -346,6 +349,35 @@ impl Database {
         self.verify
     }
 
+    /// Sets how the values of layers opened from now on are read (default [`ReadMode::Map`]).
+    ///
+    /// [`ReadMode::Map`] maps each layer file: a probe is one memory read, but a file truncated
+    /// in place by another program kills the process with `SIGBUS` when a removed page is read.
+    /// [`ReadMode::Pread`] maps nothing: a layer of at most [`ReadMode::COPY_LIMIT`] values
+    /// (16 MiB: layers 0..16) is read whole into memory when opened (probes as fast as mapped
+    /// ones; memory the layer's size), a larger one is read value by value with one `pread`
+    /// system call each (about a microsecond with the file in the page cache, against tens of
+    /// nanoseconds mapped: a best line of 60 plies costs some 0.5 ms more). A file truncated or
+    /// rewritten under it gives [`Error::Corrupt`] or values that
+    /// [`check_open_files`](Self::check_open_files) then rejects, never a crash. Packs are
+    /// still mapped, and so are forced-capture bounds files.
+    ///
+    /// ```
+    /// # use oware::{probe::Database, storage::ReadMode, Ruleset};
+    /// let db = Database::open("databases", Ruleset::Awari)?.read_mode(ReadMode::Pread);
+    /// assert_eq!(db.reads_with(), ReadMode::Pread);
+    /// # Ok::<(), oware::Error>(())
+    /// ```
+    pub fn read_mode(mut self, mode: ReadMode) -> Database {
+        self.read = mode;
+        self
+    }
+
+    /// How the layers' values are read ([`read_mode`](Self::read_mode)).
+    pub fn reads_with(&self) -> ReadMode {
+        self.read
+    }
+
     /// The ruleset of the database's values (`awari` for published-format files).
     pub fn rules(&self) -> Ruleset {
         self.dir.rules()
@@ -366,11 +398,13 @@ impl Database {
         self.dir.layer_path(n)
     }
 
-    /// Checks that no open layer's file changed size since it was opened (see "Files in use"
-    /// above): a program answering requests calls it before each one, so a file truncated under
-    /// it gives an error instead of a crash.
+    /// Checks that no open layer's (or bounds) file changed size or modification time since it
+    /// was opened (see "Files in use" above): a program answering requests calls it before each
+    /// one, so a file truncated under it gives an error instead of a crash, and after each one
+    /// (with [`ReadMode::Pread`]), so that values read while a file was rewritten in place are
+    /// not trusted.
     ///
-    /// Cost: one `fstat` per open layer (at most 49).
+    /// Cost: one `fstat` per open file (at most 98).
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]
@@ -387,6 +421,17 @@ impl Database {
             }
         }
         Ok(())
+    }
+
+    /// The open files (layers and bounds) whose path now names another file or nothing: they
+    /// were replaced by rename (as a rebuild does) or removed. The values still read are the old
+    /// file's; a long-running program opens a new `Database` to read the new files.
+    ///
+    /// Cost: one `stat` per open file (at most 98).
+    pub fn replaced_files(&self) -> Vec<PathBuf> {
+        let layers = self.layers.iter().filter_map(OnceLock::get).filter(|t| t.replaced()).map(|t| t.path().to_path_buf());
+        let bounds = self.bounds.iter().filter_map(OnceLock::get).filter(|b| b.replaced()).map(|b| b.path().to_path_buf());
+        layers.chain(bounds).collect()
     }
 
     /// The layers whose files exist, in increasing order. Nothing is opened or checked.
@@ -441,7 +486,7 @@ impl Database {
             self.opening.get(n as usize),
             || self.missing(n),
             || {
-                let layer = self.dir.open_table(n, self.verify)?;
+                let layer = self.dir.open_table_with(n, self.verify, self.read)?;
                 if layer.len() != layer_size(n) {
                     let expected = layer_size(n);
                     return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));

@@ -7,6 +7,9 @@ use std::fs::File;
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::error::{Damage, Error, Result};
 
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
 pub fn memory_available() -> Option<u64> {
@@ -166,4 +169,60 @@ pub fn lock_exclusive(file: &File) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let _ = file;
     Ok(())
+}
+
+/// What a file was when it was opened: its length, modification time and identity (device and
+/// inode). A file truncated, extended or rewritten in place changes length or modification
+/// time; a file replaced by rename leaves the open one as it was but its path names another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    pub(crate) len: u64,
+    modified: Option<SystemTime>,
+    id: (u64, u64),
+}
+
+impl FileStamp {
+    fn from_meta(m: &std::fs::Metadata) -> FileStamp {
+        #[cfg(unix)]
+        let id = {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        };
+        #[cfg(not(unix))]
+        let id = (0, 0);
+        FileStamp { len: m.len(), modified: m.modified().ok(), id }
+    }
+
+    /// The stamp of the open `file` (at `path`, for the error).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when `fstat` fails.
+    pub(crate) fn of(file: &File, path: &Path) -> Result<FileStamp> {
+        Ok(FileStamp::from_meta(&file.metadata().map_err(|e| Error::io(path, e))?))
+    }
+
+    /// Checks that the open `file` still has this stamp's length and modification time.
+    ///
+    /// Cost: one `fstat`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub(crate) fn check(&self, file: &File, path: &Path) -> Result<()> {
+        let now = FileStamp::of(file, path)?;
+        if now.len != self.len || now.modified != self.modified {
+            return Err(Error::corrupt(path, Damage::ChangedWhileOpen { opened: self.len, now: now.len }));
+        }
+        Ok(())
+    }
+
+    /// Whether `path` no longer names the file this stamp was taken of (it was replaced by
+    /// rename, or removed).
+    ///
+    /// Cost: one `stat`.
+    pub(crate) fn replaced(&self, path: &Path) -> bool {
+        match std::fs::metadata(path) {
+            Ok(m) => FileStamp::from_meta(&m).id != self.id,
+            Err(_) => true,
+        }
+    }
 }

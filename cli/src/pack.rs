@@ -280,7 +280,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     write_native_layers(&dst, last, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
-            Table::Layer(l) => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", l.path().display()))),
+            other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
         };
         let mut w = LayerWriter::create(&dst, n)?;
         pack.decode_into(w.payload_mut())?;

@@ -12,31 +12,52 @@
 //! - `GET /api/v1/info`: version, rulesets and their built layers.
 //!
 //! Bad requests get 400, positions whose layers are not built 404, damaged files 500, each
-//! with `{"error": {"code", "kind", "message"}}`. Probing runs on tokio's blocking threads; a
+//! with `{"error": {"code", "kind", "message"}}`; so do the errors hyper answers itself (a
+//! request line or head too long, a malformed request: see [`Guarded`]). Probing runs on tokio's
+//! blocking threads (batches under a semaphore that leaves threads for single positions); a
 //! request that fails (even by a panic) fails alone.
+//!
+//! Hostile clients: connections are capped, a request head (or body) must arrive within the
+//! client timeout and an idle keep-alive connection is closed after it, a response the client
+//! does not read is dropped after it; layers are read with `pread`, never mapped, so a file
+//! truncated or rewritten under the server fails the requests that need it, and the database is
+//! reopened when a file changed or was replaced. On a loopback address only `Host` values naming
+//! this machine are served (no DNS rebinding), and POST bodies must be `application/json` (no
+//! cross-site form posts).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::{Query, State};
-use axum::http::{header, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use clap::Args;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use oware::error::ErrorKind;
 use oware::game::Captured;
 use oware::position::{Position, Side};
 use oware::probe::Database;
+use oware::storage::ReadMode;
 use oware::{Error, Result, Ruleset};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{watch, Semaphore};
 
 use super::output::{note, ErrorDoc, SCHEMA_VERSION};
 use super::report::{report, ReportDoc};
-use super::{DatabaseArgs, ThreadsArg};
+use super::{signals, DatabaseArgs, ThreadsArg};
 
 /// The web page (HTML, CSS and script in one file).
 const PAGE: &str = include_str!("../../web/index.html");
@@ -47,6 +68,13 @@ pub const MAX_BATCH: usize = 10_000;
 pub const MAX_PLIES: usize = 500;
 /// Best-line length of a single-position request when not given.
 const DEFAULT_PLIES: usize = 60;
+/// Most work in one batch: positions × (1 + `max_plies`) (reports; `values_only` batches count
+/// one per position). 10,000 reports without a line, or 200 with lines of 499 plies.
+pub const MAX_BATCH_WORK: usize = 100_000;
+/// Largest request body (a batch of 10,000 positions in the side form is about 0.5 MB).
+pub const MAX_BODY: usize = 2 << 20;
+/// Largest request line (URI included) and request head answered; longer ones get 414 / 431.
+const MAX_URI: usize = 8 << 10;
 
 /// Arguments of `oware serve`.
 #[derive(Args, Debug)]
@@ -66,24 +94,98 @@ pub struct ServeArgs {
     host: std::net::IpAddr,
     #[command(flatten)]
     threads: ThreadsArg,
+    /// Most connections open at once (default: 512, or less under a low limit of open files);
+    /// further clients wait in the listen queue.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: Option<u32>,
+    /// Seconds a client has to send a request's head, or its body, and that an idle keep-alive
+    /// connection (or a response the client does not read) is kept.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    client_timeout: f64,
+    /// Seconds given to requests in progress to finish after Ctrl-C or SIGTERM.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
+    shutdown_timeout: f64,
+}
+
+fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!("'{text}' is not a number of seconds in 0..86400")),
+    }
+}
+
+/// One ruleset's open database and when to look next for files replaced under it.
+struct Opened {
+    db: Arc<Database>,
+    next_replaced_check: Instant,
 }
 
 /// What every request sees: the options and the databases opened so far (one per ruleset).
 struct Shared {
     db: DatabaseArgs,
     default_rules: Ruleset,
-    open: Mutex<HashMap<Ruleset, Arc<Database>>>,
+    open: Mutex<HashMap<Ruleset, Opened>>,
+    /// Batches running at once (the other blocking threads stay free for single positions).
+    heavy: Semaphore,
+    /// Seconds a request body may take to arrive.
+    client_timeout: Duration,
+    /// On a loopback address: the `Host` values served (lowercase, without the port).
+    hosts: Option<Vec<String>>,
 }
 
+/// How often (at most) the server looks for layer files replaced by rename.
+const REPLACED_CHECK: Duration = Duration::from_millis(500);
+
 impl Shared {
-    fn database(&self, rules: Ruleset) -> std::result::Result<Arc<Database>, ApiError> {
+    /// The database of `rules` (opened on first use, layers read with `pread`), and whether to
+    /// look now for files replaced under it.
+    fn database(&self, rules: Ruleset) -> std::result::Result<(Arc<Database>, bool), ApiError> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(db) = open.get(&rules) {
-            return Ok(db.clone());
+        let now = Instant::now();
+        if let Some(o) = open.get_mut(&rules) {
+            let due = now >= o.next_replaced_check;
+            if due {
+                o.next_replaced_check = now + REPLACED_CHECK;
+            }
+            return Ok((o.db.clone(), due));
         }
-        let db = Arc::new(self.db.database_for(rules).map_err(ApiError::from)?);
-        open.insert(rules, db.clone());
-        Ok(db)
+        let db = Arc::new(self.db.database_for(rules).map_err(ApiError::from)?.read_mode(ReadMode::Pread));
+        open.insert(rules, Opened { db: db.clone(), next_replaced_check: now + REPLACED_CHECK });
+        Ok((db, false))
+    }
+
+    /// Drops `db` (when it is still the one open for `rules`): the next request opens the
+    /// directory again, so a file changed or replaced is read anew.
+    fn forget(&self, rules: Ruleset, db: &Arc<Database>) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.get(&rules).is_some_and(|o| Arc::ptr_eq(&o.db, db)) {
+            open.remove(&rules);
+        }
+    }
+
+    /// Runs `f` on the database of `rules`, then checks that no open file changed while it ran
+    /// (or before): if one did, the database is reopened and `f` runs again, once, so that only
+    /// the answers needing a damaged layer fail (naming it) and a file replaced by rename is
+    /// read anew. A file still changing gives its error.
+    fn with_database<T>(&self, rules: Ruleset, f: impl Fn(&Database) -> std::result::Result<T, ApiError>) -> std::result::Result<T, ApiError> {
+        let mut attempt = 0;
+        loop {
+            let (db, look_for_replaced) = self.database(rules)?;
+            let result = f(&db);
+            let changed = db.check_open_files().err();
+            let replaced = look_for_replaced && !db.replaced_files().is_empty();
+            if changed.is_none() && !replaced {
+                return result;
+            }
+            self.forget(rules, &db);
+            attempt += 1;
+            if attempt == 2 {
+                return match changed {
+                    Some(e) => Err(ApiError::from(e)),
+                    None => result,
+                };
+            }
+        }
     }
 }
 
@@ -96,8 +198,12 @@ pub struct ApiError {
 
 impl ApiError {
     fn bad(message: impl Into<String>) -> ApiError {
-        let error = ErrorDoc { code: super::exit_code(ErrorKind::Usage), kind: "bad_request", message: message.into() };
-        ApiError { status: StatusCode::BAD_REQUEST, error }
+        ApiError::status(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// An error of the HTTP exchange itself (the exit code of a usage error).
+    fn status(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError { status, error: ErrorDoc { code: super::exit_code(ErrorKind::Usage), kind, message: message.into() } }
     }
 }
 
@@ -166,6 +272,22 @@ fn place(text: &str, side: Option<Side>) -> std::result::Result<(Position, Side)
     Ok((p, side.unwrap_or(Side::South)))
 }
 
+/// The query parameters, each given once (a duplicate is refused rather than one of them
+/// silently chosen).
+fn params(
+    query: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> std::result::Result<HashMap<String, String>, ApiError> {
+    let Query(pairs) = query.map_err(|e| ApiError::bad(format!("query string: {}", e.body_text())))?;
+    let mut q = HashMap::with_capacity(pairs.len());
+    for (k, v) in pairs {
+        if q.contains_key(&k) {
+            return Err(ApiError::bad(format!("parameter '{}' given more than once", k.escape_debug())));
+        }
+        q.insert(k, v);
+    }
+    Ok(q)
+}
+
 fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::Result<Ask, ApiError> {
     for key in q.keys() {
         if !matches!(key.as_str(), "pits" | "position" | "south" | "north" | "to_move" | "rules" | "captured" | "max_plies") {
@@ -188,24 +310,21 @@ fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::
         (None, None, None, None) => return Err(ApiError::bad("give the position: pits=, position=, or south=, north= and to_move=")),
         _ => return Err(ApiError::bad("give the position one way only: pits=, position=, or south= and north=")),
     };
-    let captured = get("captured").map(Captured::parse).transpose().map_err(ApiError::from)?;
+    let captured = get("captured").map(Captured::parse).transpose().map_err(|e| ApiError::bad(format!("captured: {e}")))?;
+    if let Some(c) = captured {
+        c.check(position.stones()).map_err(|e| ApiError::bad(format!("captured: {e}")))?;
+    }
     let max_plies = parse_plies(get("max_plies"), DEFAULT_PLIES)?;
     Ok(Ask { rules, position, side, captured, max_plies })
 }
 
-/// Answers one position (blocking: probes the files). The files already open are checked for
-/// changes first (as `query` does before each line), so a layer replaced or truncated under the
-/// server gives errors, not a crash.
+/// Answers one position (blocking: probes the files), checking the files for changes as
+/// [`Shared::with_database`] does.
 fn answer(shared: &Shared, ask: &Ask) -> std::result::Result<ReportDoc, ApiError> {
-    let db = shared.database(ask.rules)?;
-    db.check_open_files().map_err(ApiError::from)?;
-    answer_with(&db, ask)
+    shared.with_database(ask.rules, |db| answer_with(db, ask))
 }
 
 fn answer_with(db: &Database, ask: &Ask) -> std::result::Result<ReportDoc, ApiError> {
-    if let Some(c) = ask.captured {
-        c.check(ask.position.stones()).map_err(ApiError::from)?;
-    }
     let analysis = db.analyse(&ask.position, ask.max_plies).map_err(ApiError::from)?;
     Ok(report(db, &ask.position, ask.side, &analysis, ask.captured))
 }
@@ -225,7 +344,14 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> std::result::Result<T, 
     }
 }
 
-async fn position(State(shared): State<Arc<Shared>>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn position(
+    State(shared): State<Arc<Shared>>,
+    q: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let q = match params(q) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
     let result = blocking(move || {
         let ask = ask_from_query(&shared, &q)?;
         answer(&shared, &ask)
@@ -280,8 +406,24 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
         return Err(ApiError::bad(format!("max_plies must be 0..{MAX_PLIES}")));
     }
     let values_only = req.values_only.unwrap_or(false);
-    let db = shared.database(rules)?;
-    db.check_open_files().map_err(ApiError::from)?;
+    let work = if values_only { req.positions.len() } else { req.positions.len() * (1 + max_plies) };
+    if work > MAX_BATCH_WORK {
+        return Err(ApiError::bad(format!(
+            "{} positions with max_plies {max_plies} is too much for one request: positions × (1 + max_plies) must be at most {MAX_BATCH_WORK} (split the batch, or ask for shorter lines)",
+            req.positions.len()
+        )));
+    }
+    shared.with_database(rules, |db| batch_results(db, &req, rules, side, max_plies, values_only))
+}
+
+fn batch_results(
+    db: &Database,
+    req: &BatchRequest,
+    rules: Ruleset,
+    side: Option<Side>,
+    max_plies: usize,
+    values_only: bool,
+) -> std::result::Result<String, ApiError> {
     let mut errors: Vec<ApiError> = Vec::new();
     let mut answers: Vec<std::result::Result<BatchItem, usize>> = Vec::with_capacity(req.positions.len());
     for item in &req.positions {
@@ -298,7 +440,7 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
                 let value = db.value(&position).map_err(ApiError::from)?;
                 return Ok(BatchItem::Value(ValueItem { position: *position.board(), to_move: side.name(), value }));
             }
-            Ok(BatchItem::Report(Box::new(answer_with(&db, &Ask { rules, position, side, captured: None, max_plies })?)))
+            Ok(BatchItem::Report(Box::new(answer_with(db, &Ask { rules, position, side, captured: None, max_plies })?)))
         })();
         answers.push(one.map_err(|e| {
             errors.push(e);
@@ -320,8 +462,48 @@ fn batch_answer(shared: &Shared, body: &[u8]) -> std::result::Result<String, Api
     serde_json::to_string(&BatchBody { schema_version: SCHEMA_VERSION, results }).map_err(|e| ApiError::from(Error::Internal(e.to_string())))
 }
 
-async fn positions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    match blocking(move || batch_answer(&shared, &body)).await {
+/// The request body, read within the client timeout and at most [`MAX_BODY`] bytes: 408, 413
+/// or 400 (a malformed chunked body) otherwise, as JSON.
+async fn read_body(shared: &Shared, body: Body) -> std::result::Result<Bytes, ApiError> {
+    match tokio::time::timeout(shared.client_timeout, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(e)) => {
+            let inner = e.into_inner();
+            if inner.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                Err(ApiError::status(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", format!("the request body is larger than {MAX_BODY} bytes")))
+            } else {
+                Err(ApiError::bad(format!("the request body could not be read: {inner}")))
+            }
+        }
+        Err(_) => Err(ApiError::status(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!("the request body did not arrive within {} s", shared.client_timeout.as_secs_f64()),
+        )),
+    }
+}
+
+async fn positions(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    if let Some(n) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
+        if n > MAX_BODY as u64 {
+            return ApiError::status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!("the request body ({n} bytes) is larger than {MAX_BODY} bytes"),
+            )
+            .into_response();
+        }
+    }
+    let body = match read_body(&shared, body).await {
+        Ok(b) => b,
+        Err(e) => return e.into_response(),
+    };
+    // Batches wait for a permit here, holding no blocking thread while they wait.
+    let Ok(_permit) = shared.heavy.acquire().await else {
+        return ApiError::from(Error::Internal("the batch semaphore was closed".into())).into_response();
+    };
+    let worker = shared.clone();
+    match blocking(move || batch_answer(&worker, &body)).await {
         Ok(text) => ([(header::CONTENT_TYPE, "application/json")], text).into_response(),
         Err(e) => e.into_response(),
     }
@@ -347,7 +529,7 @@ async fn info(State(shared): State<Arc<Shared>>) -> Response {
         let mut rules = Vec::new();
         for r in Ruleset::ALL {
             // A format that holds only some rulesets (the 2002 files: awari) lists those.
-            if let Ok(db) = shared.database(r) {
+            if let Ok((db, _)) = shared.database(r) {
                 rules.push(RulesInfo { name: r.name(), layers: db.layers_present() });
             }
         }
@@ -407,7 +589,11 @@ fn moves_answer(shared: &Shared, q: &HashMap<String, String>) -> std::result::Re
     })
 }
 
-async fn moves(State(shared): State<Arc<Shared>>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn moves(State(shared): State<Arc<Shared>>, q: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>) -> Response {
+    let q = match params(q) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
     match moves_answer(&shared, &q) {
         Ok(doc) => Json(doc).into_response(),
         Err(e) => e.into_response(),
@@ -426,6 +612,84 @@ async fn not_found() -> Response {
     .into_response()
 }
 
+async fn method_not_allowed(method: Method) -> Response {
+    ApiError::status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed here: GET /api/v1/position, /api/v1/moves, /api/v1/info; POST /api/v1/positions"),
+    )
+    .into_response()
+}
+
+/// Refuses, before any route: on a loopback address, a `Host` that does not name this machine
+/// (a page elsewhere reaching the server through DNS rebinding); POST bodies that are not
+/// `application/json` (a cross-site form post); request lines longer than [`MAX_URI`].
+async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    if let Some(allowed) = &shared.hosts {
+        if let Some(host) = request.headers().get(header::HOST) {
+            let ok = host.to_str().ok().map(host_name).is_some_and(|h| allowed.contains(&h));
+            if !ok {
+                let shown = String::from_utf8_lossy(host.as_bytes()).escape_debug().to_string();
+                return ApiError::status(
+                    StatusCode::FORBIDDEN,
+                    "forbidden_host",
+                    format!("Host '{shown}' is not this server: on a loopback address only localhost, 127.0.0.1, [::1] and the address served are answered"),
+                )
+                .into_response();
+            }
+        }
+    }
+    let uri_len = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if uri_len > MAX_URI {
+        return ApiError::status(StatusCode::URI_TOO_LONG, "uri_too_long", format!("the request target is {uri_len} bytes: at most {MAX_URI}")).into_response();
+    }
+    if request.method() == Method::POST {
+        let json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return ApiError::status(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "POST bodies must be JSON, sent with Content-Type: application/json",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// A `Host` header's name, lowercase, without the port: `localhost`, `127.0.0.1`, `[::1]`.
+fn host_name(host: &str) -> String {
+    let host = host.trim().to_ascii_lowercase();
+    if host.starts_with('[') {
+        return match host.find(']') {
+            Some(end) => host[..=end].to_string(),
+            None => host,
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name.to_string(),
+        _ => host,
+    }
+}
+
+/// The `Host` names served on `addr` when it is a loopback address (`None` otherwise: every
+/// name).
+fn allowed_hosts(addr: IpAddr) -> Option<Vec<String>> {
+    if !addr.is_loopback() {
+        return None;
+    }
+    let bound = match addr {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format!("[{a}]"),
+    };
+    Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into(), bound])
+}
+
 /// The application: routes and shared state (also used by the tests).
 fn app(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -436,20 +700,45 @@ fn app(shared: Arc<Shared>) -> Router {
         .route("/api/v1/moves", get(moves))
         .route("/api/v1/info", get(info))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
         .with_state(shared)
 }
 
-/// Serves until interrupted (Ctrl-C or SIGTERM).
+/// Serves until interrupted (Ctrl-C or SIGTERM), then lets the requests in progress finish
+/// (at most `--shutdown-timeout` seconds) and ends with [`Error::Interrupted`].
 ///
 /// # Errors
-/// [`Error::Io`] when the address cannot be bound; [`Error::Threads`] when the runtime cannot
-/// start.
+/// [`Error::Io`] when the directory does not exist or the address cannot be bound;
+/// [`Error::Threads`] when the runtime cannot start.
 pub fn run(a: ServeArgs) -> Result<()> {
+    // The directory must exist: a typo would otherwise serve nothing but 404s.
+    let dir = &a.db.dir.dir;
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(Error::io(dir, io::Error::other("the database directory is not a directory"))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(Error::io(dir, io::Error::new(io::ErrorKind::NotFound, "the database directory does not exist")));
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
     // Open the default ruleset's directory now, so a bad --dir fails at once.
     a.db.database()?;
+    // Ctrl-C and SIGTERM set a flag (a second one ends the process at once).
+    signals::cooperative();
     let default_rules = a.db.rules.ruleset();
-    let shared = Arc::new(Shared { db: a.db, default_rules, open: Mutex::new(HashMap::new()) });
     let threads = a.threads.threads.unwrap_or_else(|| super::cores().max(4));
+    let max_connections = a.max_connections.map_or_else(default_max_connections, |n| n as usize);
+    let client_timeout = Duration::from_secs_f64(a.client_timeout);
+    let shutdown_timeout = Duration::from_secs_f64(a.shutdown_timeout);
+    let shared = Arc::new(Shared {
+        db: a.db,
+        default_rules,
+        open: Mutex::new(HashMap::new()),
+        heavy: Semaphore::new(threads.saturating_sub(1).max(1)),
+        client_timeout,
+        hosts: allowed_hosts(a.host),
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .max_blocking_threads(threads)
@@ -457,32 +746,224 @@ pub fn run(a: ServeArgs) -> Result<()> {
         .build()
         .map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
     let addr = SocketAddr::new(a.host, a.port);
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| Error::io(format!("listening on {addr}"), e))?;
         let local = listener.local_addr().map_err(|e| Error::io("listening socket", e))?;
         note(&format!("serving {default_rules} on http://{local}/ (API: http://{local}/api/v1/info); Ctrl-C stops"));
-        axum::serve(listener, app(shared)).with_graceful_shutdown(shutdown()).await.map_err(|e| Error::io("serving", e))
-    })
+        serve(listener, app(shared), max_connections, client_timeout, shutdown_timeout).await;
+        Ok::<(), Error>(())
+    });
+    // Blocking work still running (a batch past the grace period) is not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    served?;
+    Err(Error::Interrupted)
 }
 
-async fn shutdown() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// 512 connections, or fewer when the limit of open files is low (a quarter of it is kept for
+/// layer files and the rest of the process).
+fn default_max_connections() -> usize {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes the struct it is given.
+    let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 { limit.rlim_cur as usize } else { 1024 };
+    (files.saturating_mul(3) / 4).saturating_sub(16).clamp(8, 512)
+}
+
+/// Accepts connections (at most `max_connections` open at once) until Ctrl-C or SIGTERM, then
+/// closes the idle ones and gives the others `grace` to finish their requests.
+async fn serve(listener: tokio::net::TcpListener, app: Router, max_connections: usize, client_timeout: Duration, grace: Duration) {
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stop = stopped();
+    tokio::pin!(stop);
+    loop {
+        let permit = tokio::select! {
+            () = &mut stop => break,
+            p = slots.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+        };
+        let stream = tokio::select! {
+            () = &mut stop => break,
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    // Out of file descriptors, a connection reset before it was accepted: wait
+                    // a little and go on.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let mut stop_rx = stop_rx.clone();
+        tokio::spawn(async move {
+            let io = TokioIo::new(Guarded::new(stream, client_timeout));
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            // The head must arrive within the timeout, and the timer runs while a keep-alive
+            // connection waits for its next request too: idle connections are closed.
+            builder.timer(TokioTimer::new()).header_read_timeout(client_timeout).keep_alive(true);
+            let conn = builder.serve_connection(io, service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stop_rx.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.as_mut().await;
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+            drop(permit);
+        });
     }
-    note("stopping");
+    note("stopping: finishing the requests in progress");
+    drop(listener);
+    let _ = stop_tx.send(true);
+    let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(grace, slots.acquire_many(all)).await.is_err() {
+        note(&format!("stopping: requests still running after {} s are dropped", grace.as_secs_f64()));
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM (the flag [`signals`] sets; the process's handlers are the
+/// CLI's, not tokio's).
+async fn stopped() {
+    while !signals::interrupted() {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A connection's socket as the HTTP layer sees it, with two guards:
+/// - a write that makes no progress for the client timeout fails (a client that does not read
+///   its responses no longer holds them in memory);
+/// - hyper's own error answers (a request line or head too long: 414, 431; a malformed request:
+///   400), which it sends with no body, are given the JSON error document every other error
+///   has. They are recognised as a head written alone with an error status and
+///   `content-length: 0`, which no answer of the application has.
+struct Guarded<S> {
+    inner: S,
+    timeout: Duration,
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// A replacement being written, and how much of it is out.
+    pending: Vec<u8>,
+    sent: usize,
+}
+
+impl<S> Guarded<S> {
+    fn new(inner: S, timeout: Duration) -> Guarded<S> {
+        Guarded { inner, timeout, stalled: None, pending: Vec::new(), sent: 0 }
+    }
+}
+
+/// The JSON version of hyper's body-less error answer `head`, if it is one.
+fn json_error_answer(head: &[u8]) -> Option<Vec<u8>> {
+    if !(head.starts_with(b"HTTP/1.1 4") || head.starts_with(b"HTTP/1.1 5") || head.starts_with(b"HTTP/1.0 4")) || !head.ends_with(b"\r\n\r\n") {
+        return None;
+    }
+    let text = std::str::from_utf8(head).ok()?;
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find("\r\ncontent-length: 0\r\n")?;
+    let code: u16 = text.get(9..12)?.parse().ok()?;
+    let (kind, message) = match code {
+        414 => ("uri_too_long", "the request line is too long".to_string()),
+        431 => ("headers_too_large", "the request head is too large (too many or too long header fields)".to_string()),
+        408 => ("timeout", "the request did not arrive in time".to_string()),
+        400 => ("bad_request", "malformed HTTP request".to_string()),
+        _ => ("bad_request", format!("HTTP error {code}")),
+    };
+    let doc = serde_json::json!({
+        "schema_version": SCHEMA_VERSION,
+        "error": {"code": super::exit_code(ErrorKind::Usage), "kind": kind, "message": message},
+    })
+    .to_string();
+    let mut out = Vec::with_capacity(head.len() + doc.len() + 64);
+    out.extend_from_slice(&head[..at]);
+    out.extend_from_slice(format!("\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", doc.len()).as_bytes());
+    out.extend_from_slice(&head[at + "\r\ncontent-length: 0\r\n".len()..]);
+    out.extend_from_slice(doc.as_bytes());
+    Some(out)
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> Guarded<S> {
+    /// Fails the write when it has made no progress for the timeout.
+    fn stall(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let timeout = self.timeout;
+        let sleep = self.stalled.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, "the client does not read its answer"))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn write_inner(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Ready(r) => {
+                self.stalled = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => self.stall(cx),
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        if this.pending.is_empty() {
+            match json_error_answer(buf) {
+                Some(answer) => {
+                    this.pending = answer;
+                    this.sent = 0;
+                }
+                None => return this.write_inner(cx, buf),
+            }
+        }
+        // Write the replacement; the caller retries with the same buffer until it is out.
+        while this.sent < this.pending.len() {
+            let pending = std::mem::take(&mut this.pending);
+            let r = this.write_inner(cx, &pending[this.sent..]);
+            this.pending = pending;
+            match ready!(r) {
+                Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Ok(k) => this.sent += k,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+        this.pending.clear();
+        this.sent = 0;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        // An error head comes alone; anything else goes out as it is, in one system call.
+        let mut parts = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(first), None) = (parts.next(), parts.next()) {
+            if !self.pending.is_empty() || json_error_answer(first).is_some() {
+                return self.poll_write(cx, first);
+            }
+        }
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
+            Poll::Ready(r) => {
+                this.stalled = None;
+                Poll::Ready(r)
+            }
+            Poll::Pending => this.stall(cx),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
 }

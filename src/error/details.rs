@@ -447,11 +447,12 @@ pub enum Damage {
         /// The position's value.
         value: i8,
     },
-    /// The file was changed (truncated, extended or replaced in place) while it was open.
+    /// The file was changed (truncated, extended or rewritten in place: its length or its
+    /// modification time changed) while it was open.
     ChangedWhileOpen {
         /// Its length when it was opened.
         opened: u64,
-        /// Its length now.
+        /// Its length now (the same when it was rewritten at the same size).
         now: u64,
     },
 }
@@ -506,6 +507,9 @@ impl fmt::Display for Damage {
             }
             Damage::BoundsContradictValue { board, bounds, value } => {
                 write!(f, "position {} has bounds {}/{} that contradict its value {value}", board_text(board), bounds.0, bounds.1)
+            }
+            Damage::ChangedWhileOpen { opened, now } if opened == now => {
+                write!(f, "the file was rewritten in place while it was open (same size, {now} bytes, new modification time): layer files must not be modified while in use")
             }
             Damage::ChangedWhileOpen { opened, now } => {
                 write!(f, "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use")

@@ -12,6 +12,7 @@ use crate::error::{Damage, Error, Result};
 use crate::format::{checksum, Header, HEADER_LEN};
 use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
+use crate::sys::FileStamp;
 
 use super::codec::*;
 use super::*;
@@ -26,7 +27,7 @@ pub struct PackLayer {
     header: Header,
     path: PathBuf,
     file: File,
-    len: u64,
+    stamp: FileStamp,
     map: Mmap,
     model: Model,
     block_values: u32,
@@ -187,11 +188,12 @@ impl PackLayer {
             }
         }
         let verified = (0..groups.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let stamp = FileStamp::of(&file, path)?;
         let layer = PackLayer {
             header,
             path: path.into(),
             file,
-            len,
+            stamp,
             map,
             model,
             block_values: f.block_values,
@@ -233,16 +235,18 @@ impl PackLayer {
         self.block_values
     }
 
-    /// Checks that the file still has the length it had when it was mapped.
+    /// Checks that the file still has the length and modification time it had when it was
+    /// mapped.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        let now = self.file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
-        if now != self.len {
-            return Err(Error::corrupt(&self.path, Damage::ChangedWhileOpen { opened: self.len, now }));
-        }
-        Ok(())
+        self.stamp.check(&self.file, &self.path)
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.stamp.replaced(&self.path)
     }
 
     fn group_bytes(&self, g: usize) -> &[u8] {

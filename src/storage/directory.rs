@@ -7,6 +7,7 @@ use crate::error::{Damage, Error, FileKind, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::pack::{is_pack, PackLayer};
 use crate::rules::Ruleset;
+use crate::sys::FileStamp;
 
 use super::layers::*;
 use super::*;
@@ -254,10 +255,11 @@ impl DatabaseDir {
                 let mut values = vec![0u8; pack.header().entries as usize];
                 pack.decode_into(&mut values)?;
                 let header = Some(pack.header().clone());
-                let (path, file, len) = (pack.path().to_path_buf(), pack.into_file(), 0);
-                let len = file.metadata().map(|m| m.len()).unwrap_or(len);
-                Ok(Layer { stones: n, path, file, len, data: Data::Owned(values), header })
+                let (path, file) = (pack.path().to_path_buf(), pack.into_file());
+                let stamp = FileStamp::of(&file, &path)?;
+                Ok(Layer { stones: n, path, file, stamp, data: Data::Owned(values), header })
             }
+            Table::File(f) => Err(Error::Internal(format!("{}: opened for pread by open_table", f.path().display()))),
         }
     }
 
@@ -281,17 +283,61 @@ impl DatabaseDir {
             Format::Native => Ok(Table::Layer(Layer::from_map(&path, file, map, self.rules, n, verify_payload)?)),
             Format::Vu if path.extension().is_some_and(|e| e == "zst") => {
                 let values = decompress_vu(&path, &map, n)?;
-                let len = map.len() as u64;
-                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Owned(values), header: None }))
+                let stamp = FileStamp::of(&file, &path)?;
+                Ok(Table::Layer(Layer { stones: n, path, file, stamp, data: Data::Owned(values), header: None }))
             }
             Format::Vu => {
                 if map.len() as u64 != layer_size(n) {
                     return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: map.len() as u64 }));
                 }
-                let len = map.len() as u64;
-                Ok(Table::Layer(Layer { stones: n, path, file, len, data: Data::Map(map, 0), header: None }))
+                let stamp = FileStamp::of(&file, &path)?;
+                Ok(Table::Layer(Layer { stones: n, path, file, stamp, data: Data::Map(map, 0), header: None }))
             }
         }
+    }
+
+    /// Opens layer `n` for probing as [`open_table`](Self::open_table) does, its values read as
+    /// `mode` says: with [`ReadMode::Pread`] a native or published uncompressed file is not
+    /// mapped but read value by value ([`Table::File`]; its header, size and, with
+    /// `verify_payload`, checksum checked the same way), or, up to [`ReadMode::COPY_LIMIT`]
+    /// values, read whole into memory ([`Table::Layer`] holding a copy), so that a file
+    /// truncated under the reader cannot crash it. Packs and `scores.N.zst` files are opened as by `open_table`
+    /// (a pack stays mapped; a `.zst` is decoded into memory).
+    ///
+    /// Cost: as `open_table`; with `ReadMode::Pread` the header and size checks take two `pread`
+    /// calls and the checksum one sequential read of the file in 1 MiB pieces.
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_table_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<Table> {
+        if mode == ReadMode::Map || n > MAX_STONES {
+            return self.open_table(n, verify_payload);
+        }
+        let path = self.found_path(n);
+        if path.extension().is_some_and(|e| e == "zst") {
+            return self.open_table(n, verify_payload);
+        }
+        let file = open_regular(&path, || self.missing(n))?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        if len == 0 {
+            return Err(Error::corrupt(&path, Damage::Empty));
+        }
+        let native = self.format == Format::Native;
+        if native {
+            let mut magic = [0u8; 8];
+            if read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
+                return self.open_table(n, verify_payload);
+            }
+        }
+        if layer_size(n) <= ReadMode::COPY_LIMIT {
+            // Checked (size and header) first, then read whole: the checksum is computed on the copy.
+            let layer = FileLayer::open(&path, file, self.rules, n, native, false)?;
+            if layer.entries() <= ReadMode::COPY_LIMIT {
+                return Ok(Table::Layer(layer.into_memory(verify_payload)?));
+            }
+            return Ok(Table::File(layer));
+        }
+        Ok(Table::File(FileLayer::open(&path, file, self.rules, n, native, verify_payload)?))
     }
 
     /// Creates the layers' directory (native format) if needed.

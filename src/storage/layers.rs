@@ -11,6 +11,7 @@ use crate::format::{Header, BOUNDS_TRIANGULAR, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
 use crate::pack::PackLayer;
 use crate::rules::Ruleset;
+use crate::sys::FileStamp;
 
 use super::*;
 
@@ -21,6 +22,25 @@ pub(super) enum Data {
     Owned(Vec<u8>),
 }
 
+/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`],
+/// [`crate::probe::Database::read_mode`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ReadMode {
+    /// The file is memory-mapped and each value is one memory read (the default; the fastest).
+    /// A file truncated in place by another program while mapped kills the process with
+    /// `SIGBUS` when a removed page is read.
+    #[default]
+    Map,
+    /// Each value is read from the file with one `pread` system call (about a microsecond when
+    /// the file is cached, against tens of nanoseconds for a mapped read): a file truncated or
+    /// rewritten under the reader gives an error or a value the identity check catches, never a
+    /// crash. For long-running programs whose files another program may change (a server).
+    /// A layer of at most [`ReadMode::COPY_LIMIT`] values is instead read whole into memory when
+    /// it is opened (as safe: the copy is private; probes as fast as mapped ones; the memory is
+    /// the layer's size). Packs are still read through a map.
+    Pread,
+}
+
 /// One layer's values, memory-mapped read-only (or, from a compressed file, decoded into memory).
 ///
 /// Invariant: `values().len() == layer_size(stones())`. The file must not be modified while it
@@ -29,7 +49,7 @@ pub struct Layer {
     pub(super) stones: u32,
     pub(super) path: PathBuf,
     pub(super) file: File,
-    pub(super) len: u64,
+    pub(super) stamp: FileStamp,
     pub(super) data: Data,
     pub(super) header: Option<Header>,
 }
@@ -42,6 +62,8 @@ pub enum Table {
     Layer(Layer),
     /// A pack: each probe decodes part of one block.
     Pack(PackLayer),
+    /// Values read from the file one by one ([`ReadMode::Pread`]).
+    File(FileLayer),
 }
 
 impl Table {
@@ -64,6 +86,7 @@ impl Table {
                 }
             },
             Table::Pack(p) => p.get(index)?,
+            Table::File(f) => f.get(index)?,
         };
         if u32::from(value.unsigned_abs()) > n {
             return Err(Error::corrupt(self.path(), Damage::ValueOutOfRange { index, value, stones: n }));
@@ -76,6 +99,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.stones(),
             Table::Pack(p) => p.stones(),
+            Table::File(f) => f.stones,
         }
     }
 
@@ -84,6 +108,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.values().len() as u64,
             Table::Pack(p) => p.header().entries,
+            Table::File(f) => f.entries,
         }
     }
 
@@ -97,6 +122,7 @@ impl Table {
         match self {
             Table::Layer(l) => l.path(),
             Table::Pack(p) => p.path(),
+            Table::File(f) => &f.path,
         }
     }
 
@@ -108,7 +134,200 @@ impl Table {
         match self {
             Table::Layer(l) => l.check_unchanged(),
             Table::Pack(p) => p.check_unchanged(),
+            Table::File(f) => f.stamp.check(&f.file, &f.path),
         }
+    }
+
+    /// Whether its path no longer names the file that was opened (replaced by rename, or
+    /// removed): the values read are those of the old file.
+    ///
+    /// Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        match self {
+            Table::Layer(l) => l.stamp.replaced(&l.path),
+            Table::Pack(p) => p.replaced(),
+            Table::File(f) => f.stamp.replaced(&f.path),
+        }
+    }
+}
+
+/// A layer whose values are read from its file one at a time with `pread` ([`ReadMode::Pread`]):
+/// nothing is mapped, so a file truncated or rewritten under the reader gives errors (or values
+/// that [`Table::check_unchanged`] then rejects), never `SIGBUS`.
+pub struct FileLayer {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    stamp: FileStamp,
+    /// Where the payload starts in the file.
+    offset: u64,
+    entries: u64,
+    header: Option<Header>,
+}
+
+impl std::fmt::Debug for FileLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileLayer").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+/// Reads exactly `buf.len()` bytes of `file` at `at`: a short file is [`Damage::Size`]
+/// (`expected` the file's length when opened).
+fn read_exact_at(file: &File, path: &Path, buf: &mut [u8], at: u64, expected: u64) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let mut done = 0;
+        while done < buf.len() {
+            match file.read_at(&mut buf[done..], at + done as u64) {
+                Ok(0) => {
+                    let found = file.metadata().map(|m| m.len()).unwrap_or(at + done as u64);
+                    return Err(Error::corrupt(path, Damage::Size { expected, found }));
+                }
+                Ok(k) => done += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf, at, expected);
+        Err(Error::Usage(format!("{}: reading with pread needs a Unix system", path.display())))
+    }
+}
+
+/// Reads the first bytes of `file` into `buf` (as many as there are): the count read.
+pub(super) fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buf, 0).unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf);
+        0
+    }
+}
+
+impl ReadMode {
+    /// The largest layer (in values, one byte each: 16 MiB, layers 0..16) that
+    /// [`ReadMode::Pread`] reads whole into memory rather than value by value.
+    pub const COPY_LIMIT: u64 = 16 << 20;
+}
+
+impl FileLayer {
+    /// Opens `file` (at `path`, already checked to be a regular file of `len` bytes) as layer `n`
+    /// of `rules`: this tool's format when `native` (header checked as [`Layer::open_file`] does,
+    /// the payload checksum with `verify_payload`), else a published `scores.N` (its size).
+    pub(super) fn open(path: &Path, file: File, rules: Ruleset, n: u32, native: bool, verify_payload: bool) -> Result<FileLayer> {
+        let stamp = FileStamp::of(&file, path)?;
+        let len = stamp.len;
+        let (offset, entries, header) = if native {
+            let mut head = vec![0u8; (PAYLOAD_OFFSET.min(len)) as usize];
+            read_exact_at(&file, path, &mut head, 0, len)?;
+            let header = Header::decode(&head, path)?;
+            header.expect(VALUE_EXACT_I8, path)?;
+            if header.rules != rules {
+                return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+            }
+            if header.stones != n {
+                return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+            }
+            let want = PAYLOAD_OFFSET + header.entries;
+            if len != want {
+                return Err(Error::corrupt(path, Damage::Size { expected: want, found: len }));
+            }
+            (PAYLOAD_OFFSET, header.entries, Some(header))
+        } else {
+            if len != layer_size(n) {
+                return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: len }));
+            }
+            (0, len, None)
+        };
+        let layer = FileLayer { stones: n, path: path.into(), file, stamp, offset, entries, header };
+        if verify_payload {
+            layer.check_payload()?;
+        }
+        Ok(layer)
+    }
+
+    /// Recomputes the payload checksum (reading the file in 1 MiB pieces) and compares it with
+    /// the header's. Always `Ok` for headerless (published-format) layers.
+    fn check_payload(&self) -> Result<()> {
+        let Some(h) = &self.header else { return Ok(()) };
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < self.entries {
+            let k = (self.entries - at).min(buf.len() as u64) as usize;
+            read_exact_at(&self.file, &self.path, &mut buf[..k], self.offset + at, self.stamp.len)?;
+            hasher.update(&buf[..k]);
+            at += k as u64;
+        }
+        let computed = hasher.digest();
+        if computed != h.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+
+    /// Reads the whole payload into memory (checking its checksum there with `verify_payload`)
+    /// and gives the layer as a [`Layer`] holding the copy: probes are then memory reads, and
+    /// the copy is private, so no later change of the file can reach it (or crash the reader).
+    ///
+    /// Cost: one sequential read of the payload, and its size in memory.
+    pub(super) fn into_memory(self, verify_payload: bool) -> Result<Layer> {
+        let mut values = vec![0u8; self.entries as usize];
+        read_exact_at(&self.file, &self.path, &mut values, self.offset, self.stamp.len)?;
+        if verify_payload {
+            if let Some(h) = &self.header {
+                let computed = xxhash_rust::xxh3::xxh3_64(&values);
+                if computed != h.payload_checksum {
+                    return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: h.payload_checksum, computed }));
+                }
+            }
+        }
+        let FileLayer { stones, path, file, stamp, header, .. } = self;
+        Ok(Layer { stones, path, file, stamp, data: Data::Owned(values), header })
+    }
+
+    /// The number of values.
+    pub(super) fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// The layer number (stones on the board).
+    pub fn stones(&self) -> u32 {
+        self.stones
+    }
+
+    /// The file the values are read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header, for this tool's files (`None` for the published format).
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The stored value of position `index` (not range-checked: see [`Table::get`]).
+    ///
+    /// Cost: one `pread`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] ([`Damage::Size`]) when `index` is past the layer's end or the file
+    /// is now shorter; [`Error::Io`] when the read fails.
+    fn get(&self, index: u64) -> Result<i8> {
+        if index >= self.entries {
+            return Err(Error::corrupt(&self.path, Damage::Size { expected: layer_size(self.stones), found: self.entries }));
+        }
+        let mut b = [0u8; 1];
+        read_exact_at(&self.file, &self.path, &mut b, self.offset + index, self.stamp.len)?;
+        Ok(b[0] as i8)
     }
 }
 
@@ -150,15 +369,6 @@ pub(super) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Resu
         return Err(Error::NotAFile { path: path.into(), found, expected: FileKind::File });
     }
     Ok(file)
-}
-
-/// Checks that `file` (at `path`) still has the length `opened` it had when it was mapped.
-pub(super) fn check_length(file: &File, path: &Path, opened: u64) -> Result<()> {
-    let now = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    if now != opened {
-        return Err(Error::corrupt(path, Damage::ChangedWhileOpen { opened, now }));
-    }
-    Ok(())
 }
 
 /// Opens and maps `path` read-only (see [`open_regular`]).
@@ -219,9 +429,9 @@ impl Layer {
         if map.len() as u64 != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
-        let len = map.len() as u64;
+        let stamp = FileStamp::of(&file, path)?;
         let data = Data::Map(map, PAYLOAD_OFFSET as usize);
-        let layer = Layer { stones: n, path: path.into(), file, len, data, header: Some(header) };
+        let layer = Layer { stones: n, path: path.into(), file, stamp, data, header: Some(header) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -243,15 +453,16 @@ impl Layer {
         Ok(())
     }
 
-    /// Checks that the open file still has the length it had when it was mapped: a file
-    /// truncated in place would make reading its mapped pages crash the process.
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was mapped: a file truncated in place would make reading its mapped pages crash the
+    /// process, and one rewritten in place gives other values.
     ///
     /// Cost: one `fstat`.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        check_length(&self.file, &self.path, self.len)
+        self.stamp.check(&self.file, &self.path)
     }
 
     /// The layer number (stones on the board).
@@ -313,7 +524,7 @@ pub struct BoundsLayer {
     pub(super) stones: u32,
     pub(super) path: PathBuf,
     pub(super) file: File,
-    pub(super) len: u64,
+    pub(super) stamp: FileStamp,
     pub(super) map: Mmap,
     pub(super) header: Header,
     pub(super) codec: Codec,
@@ -350,8 +561,8 @@ impl BoundsLayer {
         if map.len() as u64 != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
         }
-        let len = map.len() as u64;
-        let layer = BoundsLayer { stones: n, path: path.into(), file, len, map, header, codec: Codec::new(n) };
+        let stamp = FileStamp::of(&file, path)?;
+        let layer = BoundsLayer { stones: n, path: path.into(), file, stamp, map, header, codec: Codec::new(n) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -421,13 +632,66 @@ impl BoundsLayer {
         unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }
 
-    /// Checks that the open file still has the length it had when it was mapped.
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was mapped.
     ///
     /// Cost: one `fstat`.
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        check_length(&self.file, &self.path, self.len)
+        self.stamp.check(&self.file, &self.path)
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.stamp.replaced(&self.path)
+    }
+}
+
+#[cfg(test)]
+mod pread_tests {
+    use super::*;
+    use crate::build::{self, BuildConfig, Silent};
+
+    /// A layer read with `pread` gives the mapped values, and errors (never a crash) once its
+    /// file is rewritten in place or truncated under it.
+    #[test]
+    fn a_layer_read_with_pread_survives_changes_of_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().into(), max_memory: None, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let d = DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap();
+        let path = d.layer_path(8);
+        let expected = d.open(8, true).unwrap().values().to_vec();
+        let file = open_regular(&path, || Error::Internal("missing".into())).unwrap();
+        let table = Table::File(FileLayer::open(&path, file, Ruleset::Awari, 8, true, true).unwrap());
+        assert_eq!(table.len(), expected.len() as u64);
+        for (i, &v) in expected.iter().enumerate() {
+            assert_eq!(table.get(i as u64).unwrap(), v);
+        }
+        table.check_unchanged().unwrap();
+        assert!(!table.replaced());
+        // Rewritten in place at the same size: the identity check sees it.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        {
+            use std::os::unix::fs::FileExt;
+            let f = OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all_at(&[0], PAYLOAD_OFFSET).unwrap();
+        }
+        assert!(matches!(table.check_unchanged(), Err(Error::Corrupt { damage: Damage::ChangedWhileOpen { .. }, .. })));
+        // Truncated in place: reads past the new end are errors.
+        OpenOptions::new().write(true).open(&path).unwrap().set_len(5000).unwrap();
+        let last = table.len() - 1;
+        assert!(matches!(table.get(last), Err(Error::Corrupt { damage: Damage::Size { .. }, .. })));
+        // The small layers of ReadMode::Pread are private copies, checked the same way.
+        let copy = d.open_table_with(7, true, ReadMode::Pread).unwrap();
+        assert!(matches!(copy, Table::Layer(_)));
+        // Replaced by rename: noticed.
+        let tmp = dir.path().join("awari/replacement");
+        std::fs::copy(d.layer_path(7), &tmp).unwrap();
+        std::fs::rename(&tmp, d.layer_path(7)).unwrap();
+        assert!(copy.replaced());
+        copy.check_unchanged().unwrap();
     }
 }

@@ -26,8 +26,10 @@
 //! place while a program has it open**: reading a page that a truncation removed kills the process
 //! with `SIGBUS`, and no library can turn that into an error. This crate never does it: it replaces
 //! files by renaming, which leaves existing maps intact. `Layer::check_unchanged` tells whether an
-//! open layer's file changed size since it was opened (the `oware` CLI checks it between queries
-//! and reports `Damage::ChangedWhileOpen`).
+//! open layer's file changed size or modification time since it was opened (the `oware` CLI
+//! checks it between queries and reports `Damage::ChangedWhileOpen`). A program whose files
+//! another program may change (a server) reads them with [`ReadMode::Pread`] instead: no map, so
+//! no `SIGBUS`, at the cost of one system call per value.
 
 //!
 //! | module | what it is |
@@ -41,7 +43,7 @@ mod layers;
 mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
-pub use layers::{BoundsLayer, Layer, Table};
+pub use layers::{BoundsLayer, FileLayer, Layer, ReadMode, Table};
 pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
 pub use writers::{AtomicFile, LayerWriter};
 

@@ -28,5 +28,6 @@ mod probe;
 mod rules_crosscheck;
 mod rules_examples;
 mod rules_vectors;
+mod serve;
 mod solver;
 mod verify;

@@ -1,0 +1,467 @@
+//! `oware serve` under hostile use (issue 24, items 1 to 8): files changed under it, half-open
+//! and slow connections, heavy requests, SIGTERM, a missing directory, duplicate parameters,
+//! foreign `Host` values and form posts, and errors hyper answers itself. Each test failed
+//! before the server was hardened.
+
+use crate::common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{s, SplitMix64};
+use oware::index::{layer_size, unrank_unchecked};
+use oware::position::Position;
+use oware::probe::Database;
+use oware::Ruleset;
+use serde_json::Value;
+
+/// A running `oware serve` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(common::oware_exe())
+            .args([&["serve", "--dir", s(dir), "--port", &port.to_string()][..], extra].concat())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = Server { child, port };
+        for _ in 0..400 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            if let Ok(Some(st)) = server.child.try_wait() {
+                panic!("oware serve {extra:?} ended at start: {st}");
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("oware serve did not start");
+    }
+
+    fn connect(&self) -> TcpStream {
+        let c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        c
+    }
+
+    /// Sends `raw` and reads the answer to the end: status, lowercase head, body.
+    fn raw(&self, raw: &[u8]) -> (u16, String, String) {
+        let mut c = self.connect();
+        // The server may answer (and close) before it has read everything.
+        let _ = c.write_all(raw);
+        read_answer(&mut c)
+    }
+
+    fn request(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
+        let raw = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        json_of(self.raw(raw.as_bytes()))
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        self.request("GET", path, "")
+    }
+
+    /// Whether the process is still running.
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_answer(c: &mut TcpStream) -> (u16, String, String) {
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status: u16 = text.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no status line in {text:?}"));
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let head = head.to_ascii_lowercase();
+    let body = if head.contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
+    (status, head, body)
+}
+
+/// The answer's status and JSON body; panics unless the body is JSON and says so.
+fn json_of((status, head, body): (u16, String, String)) -> (u16, Value) {
+    assert!(head.contains("content-type: application/json"), "{status}: not JSON: {head}\n{body}");
+    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: {e}: {body:?}")))
+}
+
+fn dechunk(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || tail.len() < n + 2 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+fn pits(p: &Position) -> String {
+    p.board().iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn kind(v: &Value) -> &str {
+    v["error"]["kind"].as_str().unwrap_or_else(|| panic!("no error kind in {:.300}", v.to_string()))
+}
+
+/// Positions of layer `n`, from a seed.
+fn layer_positions(n: u32, count: usize, seed: u64) -> Vec<Position> {
+    let mut rng = SplitMix64(seed);
+    (0..count).map(|_| Position::new(unrank_unchecked(n, rng.below(layer_size(n)))).unwrap()).collect()
+}
+
+/// Item 1. Old: truncating a layer in place killed the server (SIGBUS, exit 5) or made every
+/// later request of the ruleset fail, even after the file was replaced; rewriting it in place at
+/// the same size gave wrong values with status 200. New: only the requests that need the layer
+/// fail, with a 500 naming it; the file is read anew once replaced; no wrong value is served.
+#[test]
+fn serve_survives_layers_truncated_rewritten_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::copy_fixture(Ruleset::Awari, 12, tmp.path());
+    let db = Database::open(common::fixture(Ruleset::Awari, 12), Ruleset::Awari).unwrap();
+    let layer = tmp.path().join("awari/layer-12.owdb");
+    let good = std::fs::read(&layer).unwrap();
+    let mut server = Server::start(tmp.path(), &[]);
+    let twelve = layer_positions(12, 200, 5);
+    let small: Position = "0 0 1 0 0 0 0 1 0 0 1 0".parse().unwrap();
+    let value_of = |server: &Server, p: &Position| server.get(&format!("/api/v1/position?pits={}&max_plies=0", pits(p)));
+    let (st, v) = value_of(&server, &twelve[0]);
+    assert_eq!((st, v["value"].clone()), (200, Value::from(db.value(&twelve[0]).unwrap())), "{v}");
+
+    // Truncated in place while batches of layer 12 run.
+    let body = serde_json::json!({"positions": twelve.iter().map(|p| p.board().to_vec()).collect::<Vec<_>>(), "values_only": true}).to_string();
+    let load: Vec<_> = (0..3)
+        .map(|_| {
+            let (port, body) = (server.port, body.clone());
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) else { return };
+                    let _ = write!(
+                        c,
+                        "POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let mut sink = Vec::new();
+                    let _ = c.read_to_end(&mut sink);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::OpenOptions::new().write(true).open(&layer).unwrap().set_len(5096).unwrap();
+    for t in load {
+        t.join().unwrap();
+    }
+    assert!(server.alive(), "the server died when a layer was truncated under it");
+    let (st, e) = value_of(&server, &twelve[1]);
+    assert_eq!(st, 500, "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("layer-12.owdb"), "{e}");
+    // Other layers are answered.
+    let (st, v) = value_of(&server, &small);
+    assert_eq!((st, v["value"].clone()), (200, Value::from(db.value(&small).unwrap())), "{v}");
+
+    // Replaced by rename: read anew.
+    let fresh = tmp.path().join("awari/fresh.tmp");
+    std::fs::write(&fresh, &good).unwrap();
+    std::fs::rename(&fresh, &layer).unwrap();
+    let (st, v) = value_of(&server, &twelve[1]);
+    assert_eq!((st, v["value"].clone()), (200, Value::from(db.value(&twelve[1]).unwrap())), "{v}");
+
+    // Rewritten in place at the same size (every payload byte changed): no wrong value, only
+    // errors naming the file.
+    let mut bad = good.clone();
+    let header = bad.len() - layer_size(12) as usize;
+    for b in &mut bad[header..] {
+        *b = b.wrapping_add(1) % 5;
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new().write(true).open(&layer).unwrap();
+        f.write_all_at(&bad, 0).unwrap();
+    }
+    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!(st, 200, "{text}");
+    for (p, r) in twelve.iter().zip(text["results"].as_array().unwrap()) {
+        match r.get("value") {
+            Some(v) => assert_eq!(v, &Value::from(db.value(p).unwrap()), "a wrong value served for {p}"),
+            None => assert!(r["error"]["message"].as_str().unwrap().contains("layer-12.owdb"), "{r}"),
+        }
+    }
+    let (st, v) = value_of(&server, &small);
+    assert_eq!(st, 200, "{v}");
+
+    // A file renamed over an open, intact one is noticed (here a damaged one: its checksum
+    // fails when it is opened), where the old file's values were served for ever.
+    std::fs::write(&fresh, &good).unwrap();
+    std::fs::rename(&fresh, &layer).unwrap();
+    let (st, v) = value_of(&server, &twelve[2]);
+    assert_eq!((st, v["value"].clone()), (200, Value::from(db.value(&twelve[2]).unwrap())), "{v}");
+    std::fs::write(&fresh, &bad).unwrap();
+    std::fs::rename(&fresh, &layer).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (st, v) = value_of(&server, &twelve[3]);
+        if st == 500 {
+            assert!(v["error"]["message"].as_str().unwrap().contains("layer-12.owdb"), "{v}");
+            break;
+        }
+        assert_eq!(v["value"], Value::from(db.value(&twelve[3]).unwrap()));
+        assert!(Instant::now() < deadline, "a layer replaced by rename was never read anew");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(server.alive());
+}
+
+/// Item 2. Old: sockets that sent part of a request head (or trickled it) stayed open for ever
+/// and, past the file limit, locked every client out. New: `--client-timeout` closes them,
+/// `--max-connections` caps them, and a normal client is answered meanwhile.
+#[test]
+fn serve_times_out_half_open_connections() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let server = Server::start(dir, &["--max-connections", "8", "--client-timeout", "1"]);
+    let mut slow: Vec<TcpStream> = (0..24)
+        .map(|_| {
+            let mut c = server.connect();
+            c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let _ = c.write_all(b"GET / HTTP/1.1\r\n");
+            c
+        })
+        .collect();
+    // One that trickles a header line every 200 ms.
+    let port = server.port;
+    let trickle = std::thread::spawn(move || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _ = c.write_all(b"GET / HTTP/1.1\r\n");
+        for k in 0..150 {
+            std::thread::sleep(Duration::from_millis(200));
+            if c.write_all(format!("X-Slow-{k}: 1\r\n").as_bytes()).is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    let (st, v) = server.get("/api/v1/info");
+    assert_eq!(st, 200, "{v}");
+    // Each half-open socket is closed by the server (EOF or reset, not the read timeout).
+    for c in &mut slow {
+        let mut buf = [0u8; 512];
+        loop {
+            match c.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    assert!(!matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut), "a half-open socket stayed open: {e}");
+                    break;
+                }
+            }
+        }
+    }
+    assert!(trickle.join().unwrap(), "a trickling client was never cut off");
+    // An idle keep-alive connection is closed too.
+    let mut idle = server.connect();
+    idle.write_all(b"GET /api/v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut total = 0;
+    loop {
+        match idle.read(&mut buf) {
+            Ok(0) => break,
+            Ok(k) => total += k,
+            Err(e) => panic!("an idle keep-alive connection stayed open: {e}"),
+        }
+    }
+    assert!(total > 0);
+}
+
+/// Item 3. Old: 10,000 positions with `max_plies` 500 were answered (172 MB). New: 400 with a
+/// JSON error naming the limit; a batch within it is answered.
+#[test]
+fn serve_bounds_the_work_of_one_request() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    let one = "1 1 1 1 1 2 4 1 0 0 0 0";
+    let body = serde_json::json!({"positions": vec![one; 10_000], "max_plies": 500}).to_string();
+    let (st, e) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("at most 100000"), "{e}");
+    let body = serde_json::json!({"positions": vec![one; 100], "max_plies": 60}).to_string();
+    let (st, r) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["results"].as_array().unwrap().len(), 100);
+    // values_only counts one per position.
+    let body = serde_json::json!({"positions": vec![one; 10_000], "max_plies": 500, "values_only": true}).to_string();
+    let (st, r) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!(st, 200, "{r}");
+}
+
+/// Item 4. Old: SIGTERM ended the process at once, dropping the request in progress. New: the
+/// request is answered, then the server exits (130, interrupted).
+#[test]
+fn serve_finishes_requests_in_progress_on_sigterm() {
+    let mut server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    let body = serde_json::json!({"positions": ["1 1 1 1 1 2 4 1 0 0 0 0", "0 0 1 0 0 0 0 1 0 0 1 0"], "values_only": true}).to_string();
+    let mut c = server.connect();
+    write!(c, "POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
+    c.write_all(&body.as_bytes()[..10]).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    std::thread::sleep(Duration::from_millis(300));
+    c.write_all(&body.as_bytes()[10..]).unwrap();
+    let (st, v) = json_of(read_answer(&mut c));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = server.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "the server did not stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+}
+
+/// Item 5. Old: `serve --dir` of a missing directory served 404s. New: it fails at once, exit 7,
+/// saying so.
+#[test]
+fn serve_of_a_missing_directory_fails_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-dir");
+    let mut child =
+        Command::new(common::oware_exe()).args(["serve", "--dir", s(&missing), "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve of a missing directory kept running");
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(7), "{err}");
+    assert!(err.contains("does not exist") && err.contains("no-such-dir"), "{err}");
+}
+
+/// Item 6. Old: `?pits=A&pits=B` answered for B. New: 400.
+#[test]
+fn serve_refuses_duplicate_parameters() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    for path in [
+        "/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&pits=0,0,1,0,0,0,0,1,0,0,1,0",
+        "/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&rules=awari&rules=awari",
+        "/api/v1/moves?pits=1,1,1,1,1,2,4,1,0,0,0,0&to_move=north&to_move=south",
+    ] {
+        let (st, e) = server.get(path);
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{path}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("more than once"), "{e}");
+    }
+}
+
+/// Item 7. Old: any `Host` and `text/plain` POSTs were served. New: on a loopback address a
+/// foreign `Host` gets 403, a POST that is not JSON 415.
+#[test]
+fn serve_refuses_foreign_hosts_and_form_posts() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    let get = |host: &str| json_of(server.raw(format!("GET /api/v1/info HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes()));
+    for host in ["localhost", "localhost:8080", "127.0.0.1", &format!("127.0.0.1:{}", server.port), "[::1]:80", "LOCALHOST"] {
+        let (st, v) = get(host);
+        assert_eq!(st, 200, "{host}: {v}");
+    }
+    for host in ["evil.example", "evil.example:80", "localhost.evil.example", "127.0.0.1.nip.io", "[::2]"] {
+        let (st, e) = get(host);
+        assert_eq!((st, kind(&e)), (403, "forbidden_host"), "{host}: {e}");
+    }
+    let body = r#"{"positions": ["1 1 1 1 1 2 4 1 0 0 0 0"]}"#;
+    for ct in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+        let raw = format!(
+            "POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {ct}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (st, e) = json_of(server.raw(raw.as_bytes()));
+        assert_eq!((st, kind(&e)), (415, "unsupported_media_type"), "{ct}: {e}");
+    }
+    let raw = format!("POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    assert_eq!(json_of(server.raw(raw.as_bytes())).0, 415);
+    let raw = format!(
+        "POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    assert_eq!(json_of(server.raw(raw.as_bytes())).0, 200);
+}
+
+/// Item 8. Old: 414 and 431 had empty bodies, 413 and bad chunked bodies were text/plain, errors
+/// on `captured` had kind `usage`. New: every error is a JSON document; `captured` errors are
+/// `bad_request`.
+#[test]
+fn serve_answers_every_error_in_json() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    // A request line too long for the server, and one too long for HTTP parsing itself.
+    for len in [20_000, 100_000] {
+        let raw = format!("GET /api/v1/info?x={} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", "a".repeat(len));
+        let (st, e) = json_of(server.raw(raw.as_bytes()));
+        assert_eq!((st, kind(&e)), (414, "uri_too_long"), "{len}: {e}");
+    }
+    // Too many header fields, and a head larger than the parser's buffer.
+    let many: String = (0..150).map(|k| format!("X-H{k}: 1\r\n")).collect();
+    let big = format!("X-Big: {}\r\n", "b".repeat(600_000));
+    for extra in [many, big] {
+        let raw = format!("GET /api/v1/info HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{extra}\r\n");
+        let (st, e) = json_of(server.raw(raw.as_bytes()));
+        assert_eq!((st, kind(&e)), (431, "headers_too_large"), "{e}");
+    }
+    // A body over the limit, announced or chunked.
+    let raw = "POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{";
+    let (st, e) = json_of(server.raw(raw.as_bytes()));
+    assert_eq!((st, kind(&e)), (413, "payload_too_large"), "{e}");
+    let mut raw =
+        b"POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
+    for _ in 0..3 {
+        raw.extend_from_slice(format!("{:x}\r\n{}\r\n", 1 << 20, " ".repeat(1 << 20)).as_bytes());
+    }
+    raw.extend_from_slice(b"0\r\n\r\n");
+    let (st, e) = json_of(server.raw(&raw));
+    assert_eq!((st, kind(&e)), (413, "payload_too_large"), "{e}");
+    // A malformed chunked body.
+    let raw = b"POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n";
+    let (st, e) = json_of(server.raw(raw));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    // A malformed request line.
+    let (st, e) = json_of(server.raw(b"GET /\x01 nonsense\r\n\r\n"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    // A method a route does not take.
+    let (st, e) = server.get("/api/v1/positions");
+    assert_eq!((st, kind(&e)), (405, "method_not_allowed"), "{e}");
+    // Bad captured stones.
+    for captured in ["x", "40:40", "20"] {
+        let (st, e) = server.get(&format!("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&captured={captured}"));
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{captured}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("captured"), "{e}");
+    }
+    // A query string that does not decode.
+    let (st, e) = server.get("/api/v1/position?pits=%ZZ");
+    assert_eq!(st, 400, "{e}");
+}
