@@ -36,6 +36,13 @@
 // fact is contradicted.
 #define OWARE_VERIFY_FAILED 8
 
+// `oware_open_with` flag: read each value with `pread` instead of mapping the layer files (layers
+// of at most 16 Mi positions are read whole into memory when opened). A value then costs about a
+// microsecond instead of tens of nanoseconds, but a layer file truncated or rewritten in place by
+// another program gives an error (`OWARE_DAMAGED`) instead of ending the process with `SIGBUS`:
+// for long-running programs whose files may change. Packs and bounds files are still mapped.
+#define OWARE_OPEN_PREAD 1
+
 // An open database: a directory and a ruleset. Opaque to C.
 typedef struct oware_db oware_db;
 
@@ -60,6 +67,19 @@ extern "C" {
 // `dir` and `rules` are NULL or NUL-terminated strings; `err` is NULL or points to `err_len`
 // writable bytes.
 struct oware_db *oware_open(const char *dir, const char *rules, char *err, size_t err_len);
+
+// As `oware_open`, with `flags`: 0, or `OWARE_OPEN_PREAD`. Unknown flags are refused
+// (`OWARE_BAD_ARGUMENT`, NULL returned), so a program written for a later version fails clearly.
+//
+// Cost: as `oware_open`.
+//
+// # Safety
+// As `oware_open`.
+struct oware_db *oware_open_with(const char *dir,
+                                 const char *rules,
+                                 int flags,
+                                 char *err,
+                                 size_t err_len);
 
 // The exact value of a position for its player to move: stones he will still capture minus
 // those the opponent will, with best play (endless play counts 0). `pits` is the board in

@@ -173,10 +173,21 @@ int main(int argc, char **argv) {
     if (oware_open("", NULL, msg, sizeof msg) != NULL || strlen(msg) == 0) return 18;
     oware_db *raw = oware_open(argv[2], NULL, msg, sizeof msg);
     if (raw == NULL || oware_value(raw, pits, &v) != 0) return 19;
-    /* A layer truncated under the handle (not read after): named by oware_check_open_files. */
+    /* Read with pread: unknown flags refused; a truncated layer never ends the process. */
+    if (oware_open_with(argv[1], NULL, 0x80, msg, sizeof msg) != NULL || strstr(msg, "unknown flags") == NULL) return 40;
+    oware_db *safe = oware_open_with(argv[2], NULL, OWARE_OPEN_PREAD, msg, sizeof msg);
+    int8_t before;
+    if (safe == NULL || oware_value(safe, pits, &before) != 0) return 41;
+    /* A layer truncated under the handles (the mapped one not read after): named by
+       oware_check_open_files. */
     if (oware_check_open_files(raw) != 0 || oware_check_open_files(NULL) != 2) return 30;
     if (truncate(argv[3], 100) != 0) return 31;
     if (oware_check_open_files(raw) != 5) return 32;
+    int8_t after;
+    int rc_after = oware_value(safe, pits, &after);
+    if ((rc_after != 0 && rc_after != 5) || (rc_after == 0 && after != before)) return 42;
+    if (oware_check_open_files(safe) != 5) return 43;
+    oware_close(safe);
     if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "layer-01.owdb") == NULL) return 33;
     oware_close(raw);
     pthread_t t[4];

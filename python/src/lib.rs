@@ -9,7 +9,7 @@ use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use oware_core::error::ErrorKind;
 use oware_core::line::PvEnd;
 use oware_core::probe::Database as Probe;
-use oware_core::storage::DatabaseDir;
+use oware_core::storage::{DatabaseDir, ReadMode};
 use oware_core::{Error as OwareError, Position, Ruleset};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
@@ -107,13 +107,25 @@ impl Database {
     /// Opens `path` (a str, bytes or os.PathLike) for ruleset `rules` (one of
     /// `oware.RULESETS`). Nothing is read yet but the directory's existence: a path that does not
     /// exist or is not a directory raises `oware.Error` here, not on every probe after.
+    ///
+    /// `reads`: "map" (the default) maps the layer files, one memory read per value, the
+    /// fastest; but a file truncated in place by another program while mapped ends the process
+    /// (SIGBUS) when a removed page is read. "pread" reads each value with a system call (about a
+    /// microsecond; layers of at most 16 Mi positions are read whole into memory when opened), so
+    /// a file truncated or rewritten under the program raises `DamagedFile` instead: for
+    /// long-running programs whose files may change (packs and bounds files are still mapped).
     #[new]
-    #[pyo3(signature = (path, rules = "awari", verify_checksums = true))]
-    fn new(path: &Bound<'_, PyAny>, rules: &str, verify_checksums: bool) -> PyResult<Database> {
+    #[pyo3(signature = (path, rules = "awari", verify_checksums = true, reads = "map"))]
+    fn new(path: &Bound<'_, PyAny>, rules: &str, verify_checksums: bool, reads: &str) -> PyResult<Database> {
         let path = path_arg(path)?;
         let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
+        let mode = match reads {
+            "map" => ReadMode::Map,
+            "pread" => ReadMode::Pread,
+            other => return Err(PyValueError::new_err(format!("reads is \"map\" or \"pread\", not {other:?}"))),
+        };
         let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
-        Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums), path: path.display().to_string() })
+        Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums).read_mode(mode), path: path.display().to_string() })
     }
 
     /// The ruleset's name.
@@ -137,8 +149,9 @@ impl Database {
         self.db.layers_present()
     }
 
-    /// Checks that no layer file opened so far changed size since it was opened: raises
-    /// `oware.DamagedFile` naming the first one truncated or grown in place. A long-running program calls it before a batch;
+    /// Checks that no layer file opened so far changed since it was opened (its size or its
+    /// modification time): raises `oware.DamagedFile` naming the first one truncated, grown or
+    /// rewritten in place. A long-running program calls it before a batch;
     /// reopen the Database to read files replaced on purpose. Cost: one `stat` per open layer.
     fn check_open_files(&self, py: Python<'_>) -> PyResult<()> {
         py.allow_threads(|| self.db.check_open_files()).map_err(|e| py_err(&e))

@@ -25,6 +25,7 @@ pub(super) enum Data {
 /// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`],
 /// [`crate::probe::Database::read_mode`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReadMode {
     /// The file is memory-mapped and each value is one memory read (the default; the fastest).
     /// A file truncated in place by another program while mapped kills the process with
@@ -57,6 +58,7 @@ pub struct Layer {
 /// A layer opened for probing ([`DatabaseDir::open_table`]): values in a file or memory, or a
 /// pack read in place.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Table {
     /// Every value at hand (a native or published file, or a decoded one).
     Layer(Layer),
