@@ -60,7 +60,7 @@ use super::report::{report, ReportDoc};
 use super::{signals, DatabaseArgs, ThreadsArg};
 
 /// The web page (HTML, CSS and script in one file).
-const PAGE: &str = include_str!("../../web/index.html");
+const PAGE: &str = include_str!("../web/index.html");
 
 /// Most positions in one batch request.
 pub const MAX_BATCH: usize = 10_000;
