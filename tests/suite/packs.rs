@@ -276,7 +276,13 @@ fn concurrent_packs_into_one_directory_keep_every_manifest_line() {
         let packs = tmp.path().join(format!("packs{trial}"));
         let children: Vec<_> = names
             .iter()
-            .map(|name| Command::new(crate::common::oware_exe()).args(["pack", "--rules", name, "--dir", s(&db), "--out", s(&packs), "-q"]).stdout(std::process::Stdio::null()).spawn().unwrap())
+            .map(|name| {
+                Command::new(crate::common::oware_exe())
+                    .args(["pack", "--rules", name, "--dir", s(&db), "--out", s(&packs), "-q"])
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
             .collect();
         for mut c in children {
             assert!(c.wait().unwrap().success());
