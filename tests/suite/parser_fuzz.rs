@@ -140,8 +140,10 @@ fn manifest_case(rng: &mut SplitMix64, t: &mut Tally) {
     t.check(parsed.as_ref() == Ok(&entries), || format!("manifest: valid text not read back: {text:?} -> {parsed:?}"));
     let bad = mutate(rng, &text);
     t.cases += 1;
+    // The input as (lossy, escaped) text in findings.
+    let shown = String::from_utf8_lossy(&bad).into_owned();
     let got = match std::panic::catch_unwind(|| manifest::parse(&bad)) {
-        Err(_) => return t.check(false, || format!("manifest: panic on {bad:?}")),
+        Err(_) => return t.check(false, || format!("manifest: panic on {shown:?}")),
         Ok(Err(_)) => return,
         Ok(Ok(got)) => got,
     };
@@ -155,10 +157,10 @@ fn manifest_case(rng: &mut SplitMix64, t: &mut Tally) {
             && !e.path.contains("..")
             && e.sha256.len() == 64
             && e.sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        t.check(sound, || format!("manifest: accepted an unsound line {e:?} from {bad:?}"));
+        t.check(sound, || format!("manifest: accepted an unsound line {e:?} from {shown:?}"));
     }
     let again = manifest::parse(manifest::render(&got).as_bytes());
-    t.check(again.as_ref() == Ok(&got), || format!("manifest: accepted text does not round-trip: {bad:?}"));
+    t.check(again.as_ref() == Ok(&got), || format!("manifest: accepted text does not round-trip: {shown:?}"));
 }
 
 /// Every notation of a random position, and mutations of each.
