@@ -238,7 +238,7 @@ def test_board_fits_a_narrow_screen(server, browser):
         right = browser.execute_script("return document.getElementById('board').getBoundingClientRect().right")
         scroll = browser.execute_script("return document.documentElement.scrollWidth")
         assert inner == 400, inner
-        # The board overflowed: 556 px of page in 400.
+        # The board overflowed: the page was 512 px wide in 400.
         assert right <= inner and scroll <= inner, (right, scroll, inner)
         for h in "Aa":
             r = browser.execute_script(f"return document.getElementById('house-{h}').getBoundingClientRect().right")
