@@ -226,3 +226,24 @@ impl FileStamp {
         }
     }
 }
+
+/// Takes an exclusive lock on `file` (`flock`), waiting while another process holds it: it tries
+/// without blocking every 20 ms, so that `cancelled` (checked between tries) can stop the wait.
+/// Returns `Ok(false)` when `cancelled` said to stop before the lock was taken.
+///
+/// # Errors
+/// The I/O errors of `flock` other than the lock being held.
+pub fn lock_exclusive_waiting(file: &File, cancelled: &dyn Fn() -> bool) -> std::io::Result<bool> {
+    loop {
+        match lock_exclusive(file) {
+            Ok(()) => return Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if cancelled() {
+                    return Ok(false);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -375,19 +375,7 @@ pub fn hint(e: &Error) -> Option<String> {
             Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --bounds`", dir_option(dir)))
         }
         Error::PublishedLayerMissing { .. } => Some("a directory of published files needs every scores.N the positions reach".into()),
-        Error::Corrupt { path, .. } => {
-            let dir = path.parent().unwrap_or(Path::new("."));
-            // A native layer lives in `<base>/<ruleset>/`; anything else is a published directory.
-            let rules = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<Ruleset>().ok());
-            let (verify, build) = match rules {
-                Some(r) => {
-                    let opts = format!(" --rules {r}{}", dir_option(dir));
-                    (format!("oware verify{opts}"), format!("; `oware build{opts} --max-stones N` replaces damaged layers"))
-                }
-                None => (format!("oware verify --format vu --dir {}", shell_quote(&dir.display().to_string())), String::new()),
-            };
-            Some(format!("check the files with `{verify}`{build}"))
-        }
+        Error::Corrupt { path, damage } => Some(corrupt_hint(path, damage)),
         Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => {
             Some("this file belongs elsewhere: move it away, or give the right --rules or another --dir".into())
         }
@@ -403,6 +391,39 @@ pub fn hint(e: &Error) -> Option<String> {
         Error::Cluster(ClusterError::ExchangeTooLarge { .. }) => Some("use more ranks or a smaller --max-memory".into()),
         Error::Interrupted => Some("rerun the same command (a build resumes from its finished layers)".into()),
         _ => None,
+    }
+}
+
+/// What to run after `path` was found damaged: the verify command of its kind of directory, and
+/// the command that rewrites it there (never one that would write another kind of file into it:
+/// `build` writes native layers, so it is named for native layers only).
+fn corrupt_hint(path: &Path, damage: &oware::error::Damage) -> String {
+    use oware::error::Damage;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let quoted = |p: &Path| shell_quote(&p.display().to_string());
+    if name == "SHA256SUMS" {
+        // The manifest of a pack directory: which ruleset's lines failed is not known here.
+        return format!("check the packs with `oware verify --rules RULES --dir {}`; `oware pack` rewrites the manifest", quoted(dir));
+    }
+    // A native layer or pack lives in `<base>/<ruleset>/`.
+    let rules = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<Ruleset>().ok());
+    let base = dir.parent().unwrap_or(Path::new("."));
+    match rules {
+        Some(r) if name.ends_with(".owpk") => {
+            let listed = if matches!(damage, Damage::Manifest { .. }) { "its SHA-256 disagrees with the manifest: " } else { "" };
+            format!(
+                "{listed}check the packs with `oware verify --rules {r} --dir {}`; `oware pack --rules {r} --dir DB --out {}` re-creates them from the built layers in DB",
+                quoted(base),
+                quoted(base)
+            )
+        }
+        Some(r) => {
+            let opts = format!(" --rules {r}{}", dir_option(dir));
+            format!("check the files with `oware verify{opts}`; `oware build{opts} --max-stones N` replaces damaged layers")
+        }
+        None if name.starts_with("scores.") => format!("check the published files with `oware verify --format vu --dir {}`", quoted(dir)),
+        None => "check the directory with `oware verify`".to_string(),
     }
 }
 
@@ -645,5 +666,25 @@ mod tests {
         let e = Error::corrupt("/tmp/db/abapa/layer-05.owdb", oware::error::Damage::Empty);
         let h = hint(&e).unwrap();
         assert!(h.contains("oware verify --rules abapa --dir /tmp/db`") && !h.contains("  "), "{h}");
+    }
+
+    #[test]
+    fn hints_after_pack_and_manifest_errors_name_pack_commands() {
+        use oware::error::Damage;
+        // A damaged pack: verify the pack directory, re-pack; never `build` (native layers) or `--format vu`.
+        let e = Error::corrupt("/tmp/packs/awari/layer-05.owpk", Damage::Pack { what: "block 3".into() });
+        let h = hint(&e).unwrap();
+        assert!(h.contains("oware verify --rules awari --dir /tmp/packs`") && h.contains("oware pack --rules awari --dir DB --out /tmp/packs"), "{h}");
+        assert!(!h.contains("build") && !h.contains("vu"), "{h}");
+        let e = Error::corrupt("/tmp/packs/SHA256SUMS", Damage::Manifest { what: "line 2: x".into() });
+        let h = hint(&e).unwrap();
+        assert!(h.contains("--dir /tmp/packs`") && !h.contains("vu") && !h.contains("build"), "{h}");
+        let e = Error::corrupt("/tmp/packs/abapa/layer-02.owpk", Damage::Manifest { what: "SHA-256 differs".into() });
+        let h = hint(&e).unwrap();
+        assert!(h.contains("manifest") && h.contains("--rules abapa") && !h.contains("build"), "{h}");
+        // Published files keep the vu hint.
+        let e = Error::corrupt("/data/vu/scores.7.zst", Damage::Compressed { what: "not a zstd file".into() });
+        assert!(e.to_string().contains("zstd") && !e.to_string().contains("pack"), "{e}");
+        assert!(hint(&e).unwrap().contains("--format vu --dir /data/vu"));
     }
 }

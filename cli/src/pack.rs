@@ -137,6 +137,15 @@ fn last_layer(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<u32> {
     }
 }
 
+/// Ctrl-C or SIGTERM cancels hashing and waiting for the manifest's lock.
+struct Cancel;
+
+impl oware::progress::Progress for Cancel {
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
+    }
+}
+
 fn bar(quiet: bool, total: u64) -> ProgressBar {
     progress::count(progress::show(quiet), total, "cyan/blue")
 }
@@ -254,15 +263,23 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
             file.commit()?;
         }
         let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
-        entries.push(Entry { sha256: manifest::sha256_file(&target)?, path: format!("{}/layer-{n:02}.owpk", rules.name()) });
+        entries.push(Entry {
+            sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
+            path: format!("{}/layer-{n:02}.owpk", rules.name()),
+        });
         bar.inc(layer_size(n));
         let doc =
             LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64() };
         report.layer(&bar, doc)?;
     }
     bar.finish_and_clear();
-    let m = manifest::update(&a.out, rules, &entries)?;
-    report.finish(Some(m))
+    let m = manifest::update(&a.out, &entries, &Cancel)?;
+    if !a.quiet.quiet {
+        for d in &m.dropped {
+            note(&format!("{}: dropped the line of {} ({})", m.path.display(), d.path, d.why));
+        }
+    }
+    report.finish(Some(m.path))
 }
 
 /// `oware unpack`.
@@ -337,5 +354,13 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
         let mut w = LayerWriter::create(&dst, n)?;
         w.payload_mut().copy_from_slice(layer.bytes());
         Ok(w)
-    })
+    })?;
+    if !a.quiet.quiet {
+        // The published files have no checksum: a value within range but wrong is copied as is.
+        note(&format!(
+            "the imported values were checked for range only, not re-derived: `oware verify --rules awari{} --max-stones {last}` re-derives them",
+            super::dir_option(&dst.layers_dir())
+        ));
+    }
+    Ok(())
 }

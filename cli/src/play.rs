@@ -2,16 +2,15 @@
 //! advice. Keyboard-driven, one line per command, fitting 80 columns; it reads standard input,
 //! so a game can also be scripted.
 
-use std::io::BufRead;
-
 use clap::Args;
 use oware::game::{analyse, Analysed, Captured, Verdict};
 use oware::position::{house, parse_move, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
-use oware::{Error, Result};
+use oware::{Error, Result, Ruleset};
 
 use super::game::StartArgs;
 use super::output::Stdout;
+use super::query::{read_bounded, Line, MAX_LINE};
 use super::report::{signed, winner_words};
 use super::DatabaseArgs;
 
@@ -44,13 +43,19 @@ struct Turn {
     position: Position,
     side: Side,
     captured: Option<Captured>,
+    /// The pit of the move that ended the game (a grand slam whose remainder goes to the
+    /// opponent), played by the other side; `None` while the game goes on, or when it ended
+    /// because the player to move has no legal move.
+    ended_by: Option<u8>,
 }
 
 const HELP: &str = "commands: a house (A-F for South, a-f for North) plays it; h shows every
 move's value; b plays a best move; u takes back your last move; n starts a new
 game; q quits\n";
 
-/// Plays until the game ends and the player quits, or standard input ends.
+/// Plays until the game ends (then says why, with the final score), the player quits, or
+/// standard input ends. Input lines longer than [`MAX_LINE`] bytes, or not UTF-8, are refused
+/// with a message and the game goes on.
 ///
 /// # Errors
 /// [`Error::Usage`] or [`Error::InvalidPosition`] for bad options; the probing errors of
@@ -59,7 +64,7 @@ game; q quits\n";
 pub fn run(a: PlayArgs) -> Result<()> {
     let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
-    let first = Turn { position: start, side, captured };
+    let first = Turn { position: start, side, captured, ended_by: None };
     let computer = match a.computer {
         Computer::Nobody => None,
         Computer::South => Some(Side::South),
@@ -77,7 +82,7 @@ pub fn run(a: PlayArgs) -> Result<()> {
     let mut input = stdin.lock();
     let mut history: Vec<Turn> = Vec::new();
     let mut now = first;
-    let mut line = String::new();
+    let mut buf = Vec::with_capacity(MAX_LINE + 1);
     // Whether the position changed since it was last shown.
     let mut fresh = true;
     loop {
@@ -87,7 +92,8 @@ pub fn run(a: PlayArgs) -> Result<()> {
         }
         fresh = true;
         if here.game_over() {
-            out.write("the game is over: n starts a new game, q quits\n")?;
+            out.write(&game_end(db.rules(), &now))?;
+            return Ok(());
         } else if computer == Some(now.side) {
             match best_pit(&db, &now, &here) {
                 Some(pit) => {
@@ -102,15 +108,29 @@ pub fn run(a: PlayArgs) -> Result<()> {
             out.write(&advice(&now, &here))?;
         }
         out.write(&format!("{} to move> ", now.side))?;
-        line.clear();
-        if input.read_line(&mut line).map_err(|e| Error::io("<stdin>", e))? == 0 {
-            out.write("\n")?;
-            return Ok(());
-        }
+        let line = match read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
+            None => {
+                out.write("\n")?;
+                return Ok(());
+            }
+            Some(Line::TooLong { bytes, .. }) => {
+                out.write(&format!("\nthe line of {bytes} bytes is longer than {MAX_LINE}: ignored\n"))?;
+                fresh = false;
+                continue;
+            }
+            Some(Line::Text(bytes)) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => {
+                    out.write("\nthe line is not UTF-8 text: ignored\n")?;
+                    fresh = false;
+                    continue;
+                }
+            },
+        };
         let cmd = line.trim();
         if !interactive {
             // A scripted game: show what was read, as a terminal would.
-            out.write(&format!("{cmd}\n"))?;
+            out.write(&format!("{}\n", cmd.escape_debug()))?;
         }
         match cmd {
             "" => fresh = false,
@@ -152,10 +172,6 @@ pub fn run(a: PlayArgs) -> Result<()> {
                     fresh = false;
                 }
             },
-            _ if here.game_over() => {
-                out.write("the game is over: n starts a new game, q quits\n")?;
-                fresh = false;
-            }
             _ => {
                 // A house of the mover in either case, or a pit number.
                 let text = match cmd.chars().next() {
@@ -193,7 +209,7 @@ fn after(now: &Turn, here: &Analysed, pit: u8) -> Turn {
             if let Some(c) = c.as_mut() {
                 c.add(now.side, u32::from(captured));
             }
-            Turn { position: child, side: now.side.other(), captured: c }
+            Turn { position: child, side: now.side.other(), captured: c, ended_by: None }
         }
         // The game ends: every stone is shared out; show the empty board.
         MoveResult::EndsGame => {
@@ -202,9 +218,44 @@ fn after(now: &Turn, here: &Analysed, pit: u8) -> Turn {
                 let vd = Verdict::new(*c, now.position.stones(), v, now.side);
                 *c = Captured { south: vd.south as u32, north: vd.north as u32 };
             }
-            Turn { position: Position::new([0; 12]).unwrap_or(now.position), side: now.side.other(), captured: c }
+            Turn { position: Position::new([0; 12]).unwrap_or(now.position), side: now.side.other(), captured: c, ended_by: Some(pit) }
         }
     }
+}
+
+/// Why the game ended and its final score: the last lines of a session.
+fn game_end(rules: Ruleset, now: &Turn) -> String {
+    let mover = now.side;
+    let board = now.position.board();
+    let n = now.position.stones();
+    let reason = match now.ended_by {
+        Some(pit) => format!("{}'s grand slam with {} ends the game: the stones left on the board go to {mover}", mover.other(), house(mover.other(), pit)),
+        None if board[..6].iter().all(|&s| s == 0) => {
+            format!("{mover} has no stone to move: {} takes the {n} left on the board", mover.other())
+        }
+        None if board[6..].iter().all(|&s| s == 0) => {
+            format!("{mover} cannot feed {}: {mover} takes the {n} stones in his row", mover.other())
+        }
+        None => format!("every move {mover} has would be a forbidden grand slam: each side takes the stones in his row"),
+    };
+    // The stones left on the board, shared out by the rule above (a move that ended the game
+    // has shared them out already).
+    let value = if now.ended_by.is_some() { 0 } else { rules.moves(board).ending().unwrap_or(0) };
+    let score = match now.captured {
+        Some(c) => {
+            let vd = Verdict::new(c, n, value, mover);
+            format!("final score: South {}, North {}: {}", format_share(vd.south), format_share(vd.north), winner_words(&vd, "a draw"))
+        }
+        None => {
+            let vd = Verdict::new(Captured::default(), n, value, mover);
+            format!(
+                "of the {n} stones left on the board South takes {}, North {} (the captures before the start position are not known)",
+                format_share(vd.south),
+                format_share(vd.north)
+            )
+        }
+    };
+    format!("the game is over: {reason}\n{score}\n")
 }
 
 /// The move perfect play makes: the first ply of the best line when the position is covered.

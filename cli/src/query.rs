@@ -96,7 +96,7 @@ pub fn run(a: QueryArgs) -> Result<()> {
 }
 
 /// One input line, read with a bound on its length.
-enum Line {
+pub(crate) enum Line {
     /// The line's text (without the newline), at most [`MAX_LINE`] bytes.
     Text(Vec<u8>),
     /// The line was longer than [`MAX_LINE`] bytes (it was skipped, not stored): its length and
@@ -106,7 +106,7 @@ enum Line {
 
 /// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
 /// `None` at the end of the input.
-fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
+pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
     buf.clear();
     let mut len: u64 = 0;
     let mut any = false;

@@ -214,7 +214,30 @@ impl From<Error> for ApiError {
             ErrorKind::LayerMissing | ErrorKind::BoundsMissing => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        ApiError { status, error: ErrorDoc::of(&e) }
+        ApiError { status, error: ErrorDoc { message: client_message(&e), ..ErrorDoc::of(&e) } }
+    }
+}
+
+/// The message of `e` for a web client: never a path of the server's file system (a file is
+/// named by its file name, a database directory by its ruleset).
+fn client_message(e: &Error) -> String {
+    let text = e.to_string();
+    let (path, shown) = match e {
+        Error::LayerMissing { dir, rules, .. } | Error::BoundsMissing { dir, rules, .. } => (dir, format!("the server's {rules} database")),
+        Error::PublishedLayerMissing { path, .. }
+        | Error::RulesetMismatch { path, .. }
+        | Error::LayerMismatch { path, .. }
+        | Error::Corrupt { path, .. }
+        | Error::NotAFile { path, .. }
+        | Error::Io { path, .. }
+        | Error::DiskSpace { path, .. } => (path, path.file_name().map_or_else(|| "a file".to_string(), |n| n.to_string_lossy().into_owned())),
+        _ => return text,
+    };
+    let full = path.display().to_string();
+    if full.is_empty() {
+        text
+    } else {
+        text.replace(&full, &shown)
     }
 }
 

@@ -129,6 +129,15 @@ impl Progress for Bar {
     }
 }
 
+/// Ctrl-C or SIGTERM cancels; nothing is drawn (hashing the packs is quick next to re-deriving).
+struct Cancel;
+
+impl Progress for Cancel {
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
+    }
+}
+
 impl Drop for Bar {
     fn drop(&mut self) {
         self.0.finish_and_clear();
@@ -194,6 +203,7 @@ impl VerifyObserver for Printer {
             return Ok(());
         }
         let line = match &m.error {
+            None if !m.present => format!("manifest {}: none: the pack files' SHA-256 digests are not checked (`oware pack` writes it)\n", m.path.display()),
             None => format!("manifest {}: {} pack file{} match\n", m.path.display(), m.files_matched, plural(m.files_matched as u64)),
             Some(e) => format!("manifest {}: FAILED: {e}\n", m.path.display()),
         };
@@ -202,6 +212,10 @@ impl VerifyObserver for Printer {
 
     fn progress(&mut self, n: u32) -> Box<dyn Progress> {
         Box::new(Bar(bar(self.draw, n)))
+    }
+
+    fn manifest_progress(&mut self) -> Box<dyn Progress> {
+        Box::new(Cancel)
     }
 
     fn layer(&mut self, entry: &LayerEntry, earlier: &[LayerEntry]) -> Result<()> {

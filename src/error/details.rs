@@ -414,6 +414,16 @@ pub enum Damage {
         /// The part and what is wrong with it, e.g. "checksum mismatch in blocks 0..=63".
         what: String,
     },
+    /// A zstd-compressed file (a published `scores.N.zst`) does not decompress; `what` says how.
+    Compressed {
+        /// What is wrong, e.g. "not a zstd file (Unknown frame descriptor)".
+        what: String,
+    },
+    /// A pack directory's `SHA256SUMS` is malformed or disagrees with the files; `what` says how.
+    Manifest {
+        /// What is wrong, e.g. "line 3: the digest is not 64 hex digits".
+        what: String,
+    },
     /// The file holds values where bounds were expected, or the other way round.
     WrongContent {
         /// What it holds ("values", "forced-capture bounds").
@@ -500,6 +510,8 @@ impl fmt::Display for Damage {
                 write!(f, "position {} is stored as {stored:+} but its best move is worth {best_move:+}: the values contradict each other", board_text(board))
             }
             Damage::Pack { what } => write!(f, "damaged pack: {what}"),
+            Damage::Compressed { what } => write!(f, "damaged zstd-compressed file: {what}"),
+            Damage::Manifest { what } => write!(f, "manifest check failed: {what}"),
             Damage::WrongContent { found, expected } => write!(f, "the file holds {found}, not {expected}"),
             Damage::BadBoundsCode { index, code } => write!(f, "bounds entry {index} holds code {code}, which is no pair of the layer"),
             Damage::BoundsInconsistent { board, stored, derived } => {

@@ -408,7 +408,7 @@ pub(super) fn is_temporary_name(name: &str) -> bool {
 fn decompress_vu(path: &Path, compressed: &[u8], n: u32) -> Result<Vec<u8>> {
     use std::io::Read;
     let want = layer_size(n);
-    let bad = |what: String| Error::corrupt(path, Damage::Pack { what });
+    let bad = |what: String| Error::corrupt(path, Damage::Compressed { what });
     let mut dec = zstd::stream::read::Decoder::with_buffer(compressed).map_err(|e| bad(format!("not a zstd file ({e})")))?;
     let mut out = Vec::with_capacity(want as usize);
     let read = (&mut dec).take(want + 1).read_to_end(&mut out).map_err(|e| bad(format!("does not decompress ({e})")))?;

@@ -341,7 +341,7 @@ impl std::fmt::Debug for Layer {
 
 /// Opens `path` for reading as a regular file, never blocking on a FIFO and never mapping a
 /// directory or device. `missing` builds the error for a path with nothing there.
-pub(super) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
+pub(crate) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
     match fs::metadata(path) {
         Ok(m) => {
             let found = FileKind::of(m.file_type());

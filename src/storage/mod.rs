@@ -43,6 +43,7 @@ mod layers;
 mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
+pub(crate) use layers::open_regular;
 pub use layers::{BoundsLayer, FileLayer, Layer, ReadMode, Table};
 pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
 pub use writers::{AtomicFile, LayerWriter};

@@ -59,6 +59,12 @@ pub trait VerifyObserver {
     fn progress(&mut self, _n: u32) -> Box<dyn Progress> {
         Box::new(NoProgress)
     }
+    /// A progress reporter for hashing the pack files the manifest lists (told of bytes read).
+    /// Its [`cancelled`](Progress::cancelled), asked after each megabyte, stops the
+    /// verification with [`Error::Interrupted`].
+    fn manifest_progress(&mut self) -> Box<dyn Progress> {
+        Box::new(NoProgress)
+    }
     /// One layer is done; `earlier` holds the entries before it.
     ///
     /// # Errors
@@ -123,10 +129,16 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     let manifest = match format {
         Format::Native => {
             let path = dir.base().join(manifest::MANIFEST);
-            match manifest::check(dir.base(), rules) {
+            let progress = observer.manifest_progress();
+            let result = manifest::check(dir.base(), rules, progress.as_ref());
+            drop(progress);
+            match result {
+                // A directory of packs without a manifest: said, not a failure.
+                Ok(None) if manifest::has_packs(dir.base(), rules) => Some(ManifestCheck { path, present: false, files_matched: 0, error: None }),
                 Ok(None) => None,
-                Ok(Some(c)) => Some(ManifestCheck { path, files_matched: c.matched.len(), error: None }),
-                Err(e) => Some(ManifestCheck { path, files_matched: 0, error: Some(e) }),
+                Ok(Some(c)) => Some(ManifestCheck { path, present: true, files_matched: c.matched.len(), error: None }),
+                Err(Error::Interrupted) => return Err(Error::Interrupted),
+                Err(e) => Some(ManifestCheck { path, present: true, files_matched: 0, error: Some(e) }),
             }
         }
         Format::Vu => None,

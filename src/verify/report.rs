@@ -99,6 +99,9 @@ impl BoundsEntry {
 pub struct ManifestCheck {
     /// The manifest's path.
     pub path: PathBuf,
+    /// Whether the manifest is there: `false` for a directory holding packs of the ruleset but no
+    /// `SHA256SUMS` (the packs' digests are then not checked; not a failure).
+    pub present: bool,
     /// Pack files whose SHA-256 matched (0 when the check failed).
     pub files_matched: usize,
     /// Why the manifest does not match the files, or cannot be read.
@@ -159,8 +162,8 @@ pub struct DirectoryReport {
     pub facts: Vec<FactReport>,
     /// The bounds checked, in increasing order.
     pub bounds: Vec<BoundsEntry>,
-    /// The pack manifest's check: `None` when the directory has no `SHA256SUMS` (or is in the
-    /// published format).
+    /// The pack manifest's check: `None` when the directory has neither a `SHA256SUMS` nor packs
+    /// of the ruleset (or is in the published format); `present: false` for packs without one.
     pub manifest: Option<ManifestCheck>,
     /// Positions re-derived, over all layers.
     pub positions_checked: u64,
@@ -501,6 +504,7 @@ impl Serialize for BoundsEntry {
 #[derive(Serialize)]
 struct ManifestDoc {
     path: String,
+    present: bool,
     files_matched: usize,
     error: Option<ErrorDoc<'static>>,
 }
@@ -523,6 +527,7 @@ impl Serialize for DirectoryReport {
         d.serialize_field("bounds_mismatches", &self.bounds_mismatches)?;
         let manifest = self.manifest.as_ref().map(|m| ManifestDoc {
             path: m.path.display().to_string(),
+            present: m.present,
             files_matched: m.files_matched,
             error: m.error.as_ref().map(ErrorDoc::of),
         });

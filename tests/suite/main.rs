@@ -22,6 +22,7 @@ mod index;
 mod module_graph;
 mod out_of_core;
 mod packs;
+mod parser_fuzz;
 mod perft;
 mod players;
 mod probe;

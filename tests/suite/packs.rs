@@ -86,7 +86,7 @@ fn repacking_keeps_identical_packs_and_the_manifest_lists_every_ruleset() {
     for line in manifest.lines() {
         let (hex, path) = line.split_once("  ").unwrap();
         assert_eq!(hex.len(), 64);
-        assert_eq!(oware::manifest::sha256_file(&packs.join(path)).unwrap(), hex);
+        assert_eq!(oware::manifest::sha256_file(&packs.join(path), &oware::progress::NoProgress).unwrap(), hex);
     }
     for rules in ["awari", "abapa"] {
         ok(&oware(&["verify", "--rules", rules, "--dir", s(&packs), "-q"]));
@@ -184,4 +184,189 @@ fn published_files_both_ways() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a pack"));
     assert!(!layer_path(&none, Ruleset::Awari, 0).exists());
+}
+
+/// Runs `oware ARGS`, killing it after `limit` (an upper bound, never a measure): `None` when it
+/// had to be killed.
+fn oware_within(args: &[&str], limit: std::time::Duration) -> Option<Output> {
+    let mut child =
+        Command::new(crate::common::oware_exe()).args(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn verify_refuses_a_fifo_or_a_device_in_place_of_a_pack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 6);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    // A FIFO listed in the manifest: the SHA-256 check opened it and waited for a writer forever.
+    let fifo = pack_path(&packs, Ruleset::Awari, 3);
+    std::fs::remove_file(&fifo).unwrap();
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = oware_within(&["verify", "--dir", s(&packs), "--max-stones", "6"], std::time::Duration::from_secs(120)).expect("verify hung on a FIFO");
+    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SHA256SUMS: FAILED") && text.contains("a FIFO"), "{text}");
+    // A symbolic link to /dev/zero: it was hashed forever.
+    std::fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &fifo).unwrap();
+    let out = oware_within(&["verify", "--dir", s(&packs), "--max-stones", "6"], std::time::Duration::from_secs(120)).expect("verify read /dev/zero forever");
+    assert_eq!(out.status.code(), Some(7));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a device"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// Cancels at once.
+struct Cancelled;
+impl oware::progress::Progress for Cancelled {
+    fn cancelled(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn hashing_a_manifest_stops_when_cancelled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 4);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    assert!(matches!(oware::manifest::check(&packs, Ruleset::Awari, &Cancelled), Err(Error::Interrupted)));
+    assert!(matches!(oware::manifest::sha256_file(&pack_path(&packs, Ruleset::Awari, 4), &Cancelled), Err(Error::Interrupted)));
+    assert!(oware::manifest::check(&packs, Ruleset::Awari, &oware::progress::NoProgress).unwrap().is_some());
+}
+
+#[test]
+fn repacking_fewer_layers_keeps_a_manifest_that_verifies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 9);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    // Re-packing 0..=5 dropped the lines of 6..=9, and verify then failed ("not listed").
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--max-stones", "5", "-q"]));
+    let manifest = std::fs::read_to_string(packs.join("SHA256SUMS")).unwrap();
+    assert_eq!(manifest.lines().count(), 10, "{manifest}");
+    ok(&oware(&["verify", "--dir", s(&packs), "-q"]));
+    // A line whose file went away is dropped, and said so.
+    std::fs::remove_file(pack_path(&packs, Ruleset::Awari, 9)).unwrap();
+    let out = oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--max-stones", "5"]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dropped the line of awari/layer-09.owpk (missing)"), "{}", String::from_utf8_lossy(&out.stderr));
+    ok(&oware(&["verify", "--dir", s(&packs), "--max-stones", "8", "-q"]));
+}
+
+#[test]
+fn concurrent_packs_into_one_directory_keep_every_manifest_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let names = ["awari", "abapa", "abapa-capture", "abapa-forbidden"];
+    for name in names {
+        build(&db, name.parse().unwrap(), 5);
+    }
+    // Through the program: four rulesets at once, a few times.
+    for trial in 0..3 {
+        let packs = tmp.path().join(format!("packs{trial}"));
+        let children: Vec<_> = names
+            .iter()
+            .map(|name| {
+                Command::new(crate::common::oware_exe())
+                    .args(["pack", "--rules", name, "--dir", s(&db), "--out", s(&packs), "-q"])
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let manifest = std::fs::read_to_string(packs.join("SHA256SUMS")).unwrap();
+        assert_eq!(manifest.lines().count(), 4 * 6, "trial {trial}: {manifest}");
+        for name in names {
+            ok(&oware(&["verify", "--rules", name, "--dir", s(&packs), "-q"]));
+        }
+    }
+    // Through the library, with many more writers racing: every line survives.
+    let dir = tmp.path().join("lib");
+    for trial in 0..10 {
+        let _ = std::fs::remove_dir_all(&dir);
+        let writers: Vec<_> = (0..8u32)
+            .map(|w| {
+                let dir = dir.clone();
+                std::thread::spawn(move || {
+                    let rules = Ruleset::ALL[(w % 4) as usize];
+                    let rel = format!("{}/layer-{:02}.owpk", rules.name(), w);
+                    std::fs::create_dir_all(dir.join(rules.name())).unwrap();
+                    std::fs::write(dir.join(&rel), format!("pack {w}")).unwrap();
+                    let sha256 = oware::manifest::sha256_file(&dir.join(&rel), &oware::progress::NoProgress).unwrap();
+                    oware::manifest::update(&dir, &[oware::manifest::Entry { sha256, path: rel }], &oware::progress::NoProgress).unwrap();
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let entries = oware::manifest::read(&dir).unwrap().unwrap();
+        assert_eq!(entries.len(), 8, "trial {trial}: {entries:?}");
+    }
+}
+
+#[test]
+fn verify_says_when_a_pack_directory_has_no_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build(&db, Ruleset::Awari, 4);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    std::fs::remove_file(packs.join("SHA256SUMS")).unwrap();
+    // It was not mentioned at all (text), and `manifest: null` (JSON).
+    let text = ok(&oware(&["verify", "--dir", s(&packs)]));
+    assert!(text.contains("SHA256SUMS: none: the pack files' SHA-256 digests are not checked"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&ok(&oware(&["verify", "--dir", s(&packs), "--json"]))).unwrap();
+    assert_eq!(json["manifest"]["present"], false, "{json}");
+    assert_eq!(json["ok"], true);
+    // Native layers without packs expect no manifest.
+    let json: serde_json::Value = serde_json::from_str(&ok(&oware(&["verify", "--dir", s(&db), "--json"]))).unwrap();
+    assert!(json["manifest"].is_null(), "{json}");
+}
+
+#[test]
+fn pack_and_published_errors_are_named_and_hinted_rightly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs, vz) = (tmp.path().join("db"), tmp.path().join("packs"), tmp.path().join("vz"));
+    build(&db, Ruleset::Awari, 6);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    // A damaged pack: the hint named `verify --format vu` and `build` into the pack directory.
+    let file = pack_path(&packs, Ruleset::Awari, 6);
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x10;
+    std::fs::write(&file, &bytes).unwrap();
+    let q = oware(&["query", "--dir", s(&packs), "0 0 0 0 0 0 1 2 0 3 0 0"]);
+    assert_eq!(q.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&q.stderr);
+    assert!(err.contains(&format!("oware verify --rules awari --dir {}", s(&packs))), "{err}");
+    assert!(err.contains(&format!("oware pack --rules awari --dir DB --out {}", s(&packs))), "{err}");
+    assert!(!err.contains("--format vu") && !err.contains("oware build"), "{err}");
+    // A bad scores.N.zst was "damaged pack".
+    ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&vz), "--compress", "-q"]));
+    std::fs::write(vz.join("scores.3.zst"), b"not zstd at all").unwrap();
+    let v = oware(&["query", "--format", "vu", "--dir", s(&vz), "0 0 0 0 0 0 1 1 0 1 0 0"]);
+    assert_eq!(v.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&v.stderr);
+    assert!(err.contains("damaged zstd-compressed file") && !err.contains("pack"), "{err}");
+    assert!(err.contains("--format vu"), "{err}");
+    // import copies the published values: it says they were not re-derived, and how to.
+    ok(&oware(&["export", "--format", "vu", "--dir", s(&db), "--out", s(&tmp.path().join("vu")), "-q"]));
+    let back = tmp.path().join("back");
+    let out = oware(&["import", "--format", "vu", "--from", s(&tmp.path().join("vu")), "--dir", s(&back)]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not re-derived") && err.contains(&format!("oware verify --rules awari --dir {} --max-stones 6", s(&back))), "{err}");
 }

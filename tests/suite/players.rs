@@ -405,3 +405,86 @@ fn terminal_play_against_perfect_play() {
     assert!(out.contains("moves: D* -2"), "{out}");
     assert!(out.contains("(to move)"), "{out}");
 }
+
+/// Runs `oware play ARGS` on the awari fixture with `input` on stdin: exit code and stdout.
+fn play(input: Vec<u8>, args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(crate::common::oware_exe())
+        .args([&["play", "--dir", s(awari12())][..], args].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap_or(-1), format!("{text}{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+#[test]
+fn play_skips_unreadable_and_overlong_lines() {
+    let from = ["--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22", "--computer", "nobody"];
+    // Invalid UTF-8 was "error: <stdin>: stream did not contain valid UTF-8" and exit 7.
+    let (code, out) = play(b"\xff\xfe bad\nh\nq\n".to_vec(), &from);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the line is not UTF-8 text: ignored"), "{out}");
+    assert!(out.contains("moves: D* -2"), "{out}");
+    // A line of 8 MB was held in memory and echoed twice (16 MB of output).
+    let mut input = vec![b'x'; 8 << 20];
+    input.extend_from_slice(b"\nh\nq\n");
+    let (code, out) = play(input, &from);
+    assert_eq!(code, 0, "{}", &out[..out.len().min(2000)]);
+    assert!(out.len() < 64 << 10, "{} bytes of output", out.len());
+    assert!(out.contains(&format!("the line of {} bytes is longer than 4096: ignored", 8 << 20)), "{out}");
+    assert!(out.contains("moves: D* -2"), "{out}");
+}
+
+#[test]
+fn play_ends_the_game_with_the_reason_and_the_final_score() {
+    // South's only move captures North's last two stones: North cannot move, South takes the rest.
+    let (code, out) = play(b"F\nA\nB\nq\n".to_vec(), &["--from", "S: 0 0 0 0 0 1  N: 1 0 0 0 0 0  S", "--captured", "23:23"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the game is over: North has no stone to move: South takes the 0 left on the board"), "{out}");
+    assert!(out.contains("final score: South 25, North 23: South wins"), "{out}");
+    // The session ends there: no prompt after the game ended, the rest of the input unread.
+    assert_eq!(out.matches("to move> ").count(), 1, "{out}");
+    // A start position where the mover has no stone: the opponent takes what is left.
+    let (code, out) = play(b"A\n".to_vec(), &["--from", "S: 0 0 0 0 0 0  N: 0 0 1 0 0 1  S", "--captured", "23:23"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("the game is over: South has no stone to move: North takes the 2 left on the board"), "{out}");
+    assert!(out.contains("final score: South 23, North 25: North wins"), "{out}");
+    assert!(!out.contains("to move> "), "{out}");
+    // Without known captures: how the stones left are shared, and no invented score.
+    let (_, out) = play(Vec::new(), &["--from", "S: 0 0 0 0 0 0  N: 0 0 1 0 0 1  S"]);
+    assert!(out.contains("of the 2 stones left on the board South takes 0, North 2"), "{out}");
+}
+
+#[test]
+fn server_errors_never_show_the_servers_paths() {
+    // A copy, so its path is known and distinctive.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("secret-server-dir");
+    crate::common::copy_fixture(Ruleset::Awari, 6, &dir);
+    let server = Server::start(&dir);
+    // A 7-stone position: layer 7 is not built; the message named ".../secret-server-dir/awari".
+    let body = serde_json::json!({ "positions": ["S: 1 1 1 1 1 1  N: 1 0 0 0 0 0  S"], "values_only": true }).to_string();
+    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    assert!(text.contains("layer 7 of awari is not built in the server's awari database"), "{st} {text}");
+    // A damaged layer is named by its file name only.
+    let layer = oware::storage::layer_path(&dir, Ruleset::Awari, 5);
+    let mut bytes = std::fs::read(&layer).unwrap();
+    let at = bytes.len() - 1;
+    bytes[at] ^= 1;
+    std::fs::write(&layer, &bytes).unwrap();
+    let server = Server::start(&dir);
+    let (st, text) = server.request("GET", "/api/v1/position?pits=1,1,1,1,1,0,0,0,0,0,0,0&rules=awari", "");
+    assert_eq!(st, 500, "{text}");
+    assert!(text.contains("layer-05.owdb"), "{text}");
+    for (st, text) in [(st, text), server.request("POST", "/api/v1/positions", &body)] {
+        assert!(!text.contains("secret-server-dir") && !text.contains(s(tmp.path())), "{st} {text}");
+    }
+}

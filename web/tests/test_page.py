@@ -190,3 +190,60 @@ def test_setup_and_perfect_play(server, browser):
     browser.find_element("id", "undo").click()
     wait_shown(browser, seq)
     assert browser.find_element("id", "history").text == "(no moves yet)"
+
+
+def test_game_end_clears_the_board_and_gives_the_score(server, browser):
+    from selenium.webdriver.support.ui import WebDriverWait
+    # South to move has no stone: North takes the 2 left. They stayed on the board while the
+    # status counted them.
+    browser.get(server + "/?south=0,0,0,0,0,0&north=0,0,1,0,0,1&to_move=south&captured=23:23&rules=awari")
+    wait_shown(browser)
+    status = browser.find_element("id", "status").text
+    assert "South has no stone to move: North takes the 2 left on the board" in status, status
+    assert "Final score South 23 : North 25, North wins" in status, status
+    shown = house_values(browser)
+    assert all(shown[h]["count"] == 0 for h in "ABCDEFabcdef"), shown
+    assert browser.find_element("id", "store-north").text.startswith("25")
+    # South's only move captures North's last stones: North cannot move, the game ends.
+    browser.get(server + "/?south=0,0,0,0,0,1&north=1,0,0,0,0,0&to_move=south&captured=23:23&rules=awari")
+    seq = wait_shown(browser)
+    browser.find_element("id", "house-F").click()
+    wait_shown(browser, seq)
+    status = browser.find_element("id", "status").text
+    assert "North has no stone to move" in status and "Final score South 25 : North 23, South wins" in status, status
+
+
+def test_perfect_play_beyond_the_layers_says_why_and_hides_paths(server, browser):
+    from selenium.webdriver.support.ui import WebDriverWait
+    # North to move on the full board (layer 48 is not built), perfect play for North: it never
+    # moved and nothing said why.
+    browser.get(server + "/?pits=4,4,4,4,4,4,4,4,4,4,4,4&to_move=north&computer=north&rules=awari")
+    WebDriverWait(browser, 15).until(lambda d: "does not know this position" in d.find_element("id", "status").text)
+    status = browser.find_element("id", "status").text
+    assert "Perfect play for North" in status and "play North's move yourself" in status, status
+    # The server's error text named its directory (/tmp/oware-web-…/awari).
+    assert "oware-web-" not in status and "/tmp" not in status, status
+    assert "the server's awari database" in status, status
+    # The user can move for North.
+    assert len(browser.find_elements("css selector", ".house.playable")) == 6
+
+
+def test_board_fits_a_narrow_screen(server, browser):
+    # A phone's width (a headless window cannot be made narrower than 500 px: emulate the screen).
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        browser.get(server + "/?pits=1,1,1,1,1,2,4,2,3,0,0,0&rules=awari")
+        wait_shown(browser)
+        inner = browser.execute_script("return window.innerWidth")
+        right = browser.execute_script("return document.getElementById('board').getBoundingClientRect().right")
+        scroll = browser.execute_script("return document.documentElement.scrollWidth")
+        assert inner == 400, inner
+        # The board overflowed: the page was 512 px wide in 400.
+        assert right <= inner and scroll <= inner, (right, scroll, inner)
+        for h in "Aa":
+            r = browser.execute_script(f"return document.getElementById('house-{h}').getBoundingClientRect().right")
+            assert r <= inner, (h, r, inner)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(SHOTS / "5-narrow.png"))
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
