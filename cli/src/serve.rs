@@ -990,3 +990,154 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Guarded<S> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A fuzz campaign of the API's decoders, in process: query strings (as the parameters a
+    //! request carries), JSON bodies of batches, `Host` values and the heads the server turns into
+    //! JSON errors. Whatever the input, nothing panics, every refusal is a 4xx or 5xx error
+    //! document, and every batch answer is valid JSON.
+
+    use super::*;
+    use clap::Parser;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[self.below(items.len())]
+        }
+    }
+
+    /// `text` with a few random byte changes, insertions and deletions (kept as UTF-8, as the
+    /// query decoder hands strings over).
+    fn mutate(rng: &mut Rng, text: &str) -> Vec<u8> {
+        let mut b = text.as_bytes().to_vec();
+        for _ in 0..rng.below(4) {
+            let at = rng.below(b.len() + 1);
+            match rng.below(3) {
+                0 if at < b.len() => b[at] = rng.next() as u8,
+                1 => {
+                    let pool = b"0123456789 ,:-[]{}\"SNabcdefABCDEF\\\x00\xff";
+                    b.insert(at, pool[rng.below(pool.len())]);
+                }
+                _ if at < b.len() => {
+                    b.remove(at);
+                }
+                _ => {}
+            }
+        }
+        b
+    }
+
+    fn shared(dir: &std::path::Path) -> Shared {
+        let cli = crate::Cli::try_parse_from(["oware", "serve", "--dir", dir.to_str().unwrap()]).unwrap();
+        let crate::Command::Serve(a) = cli.command else { unreachable!() };
+        Shared {
+            db: a.db,
+            default_rules: Ruleset::Awari,
+            open: Mutex::new(HashMap::new()),
+            heavy: Semaphore::new(1),
+            client_timeout: Duration::from_secs(1),
+            hosts: allowed_hosts("127.0.0.1".parse().unwrap()),
+        }
+    }
+
+    fn refused_properly(e: &ApiError, input: &dyn std::fmt::Debug) {
+        assert!(e.status.is_client_error() || e.status.is_server_error(), "{input:?}: status {}", e.status);
+        assert!(!e.error.message.is_empty(), "{input:?}: an error without a message");
+    }
+
+    #[test]
+    fn the_api_decoders_survive_a_fuzz_campaign() {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = oware::BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: tmp.path().to_path_buf(), max_memory: None, ..Default::default() };
+        oware::build(&config, &oware::build::Silent).unwrap();
+        let shared = shared(tmp.path());
+        let keys = ["pits", "position", "south", "north", "to_move", "rules", "captured", "max_plies", "pitz", ""];
+        let values = [
+            "1 0 0 0 0 0 0 0 0 0 0 0",
+            "0,1,0,0,2,0,0,0,1,0,0,0",
+            "[1,0,0,0,0,0,0,0,0,0,0,2]",
+            "S: 1 0 0 0 0 0  N: 0 0 0 0 0 1  S",
+            "0 0 0 0 0 1 / 1 0 0 0 0 0",
+            "1 0 0 0 0 0",
+            "S",
+            "N",
+            "north",
+            "awari",
+            "abapa",
+            "chess",
+            "3:4",
+            "24:24",
+            "40",
+            "100000",
+            "-1",
+            "4 4 4 4 4 4 4 4 4 4 4 4",
+            "",
+        ];
+        let mut rng = Rng(0x5eed);
+        let (mut answered, mut refused) = (0u32, 0u32);
+        for case in 0..20_000 {
+            let mut q = HashMap::new();
+            for _ in 0..1 + rng.below(4) {
+                let seed = rng.pick(&values);
+                let value = String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned();
+                q.insert(rng.pick(&keys).to_string(), value);
+            }
+            match ask_from_query(&shared, &q).and_then(|ask| answer(&shared, &ask).map(|_| ())) {
+                Ok(()) => answered += 1,
+                Err(e) => {
+                    refused_properly(&e, &(case, &q));
+                    refused += 1;
+                }
+            }
+            if let Err(e) = moves_answer(&shared, &q) {
+                refused_properly(&e, &(case, &q));
+            }
+        }
+        assert!(answered > 50 && refused > 100, "answered {answered}, refused {refused}");
+        let body = r#"{"rules":"awari","positions":["1 0 0 0 0 0 0 0 0 0 0 0",[0,1,0,0,2,0,0,0,1,0,0,0],"S: 1 0 0 0 0 0  N: 0 0 0 0 0 1  S"],"max_plies":3,"values_only":false,"to_move":"S"}"#;
+        let (mut answered, mut refused) = (0u32, 0u32);
+        for case in 0..5_000 {
+            let input = mutate(&mut rng, body);
+            match batch_answer(&shared, &input) {
+                Ok(text) => {
+                    serde_json::from_str::<Value>(&text)
+                        .unwrap_or_else(|e| panic!("case {case}: invalid JSON answer ({e}) to {}", String::from_utf8_lossy(&input)));
+                    answered += 1;
+                }
+                Err(e) => {
+                    refused_properly(&e, &String::from_utf8_lossy(&input));
+                    refused += 1;
+                }
+            }
+        }
+        assert!(answered > 50 && refused > 50, "answered {answered}, refused {refused}");
+        for _ in 0..20_000 {
+            let seed = rng.pick(&["localhost:8080", "[::1]:80", "127.0.0.1", "evil.example", "[::1"]);
+            let host = String::from_utf8_lossy(&mutate(&mut rng, seed)).into_owned();
+            let _ = host_name(&host);
+            let seed = rng.pick(&[
+                "HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n",
+                "HTTP/1.1 200 OK\r\n\r\n",
+                "HTTP/1.0 400 Bad Request\r\ncontent-length: 0\r\n\r\n",
+            ]);
+            let head = mutate(&mut rng, seed);
+            if let Some(answer) = json_error_answer(&head) {
+                let text = String::from_utf8_lossy(&answer);
+                let body = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+                serde_json::from_str::<Value>(body).unwrap_or_else(|e| panic!("invalid JSON error ({e}) for head {:?}", String::from_utf8_lossy(&head)));
+            }
+        }
+    }
+}

@@ -99,7 +99,7 @@ fn board(obj: &Bound<'_, PyAny>) -> PyResult<Position> {
 #[pyclass(frozen, module = "oware")]
 struct Database {
     db: Probe,
-    path: String,
+    path: PathBuf,
 }
 
 #[pymethods]
@@ -125,7 +125,7 @@ impl Database {
             other => return Err(PyValueError::new_err(format!("reads is \"map\" or \"pread\", not {other:?}"))),
         };
         let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
-        Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums).read_mode(mode), path: path.display().to_string() })
+        Ok(Database { db: Probe::from_dir(dir).verify_checksums(verify_checksums).read_mode(mode), path })
     }
 
     /// The ruleset's name.
@@ -136,8 +136,10 @@ impl Database {
 
     /// The directory given.
     #[getter]
-    fn path(&self) -> &str {
-        &self.path
+    fn path(&self) -> &std::ffi::OsStr {
+        // As `os.fsdecode` gives it: a name that is not UTF-8 keeps its bytes (surrogate escapes),
+        // so the path opens again.
+        self.path.as_os_str()
     }
 
     fn __repr__(&self) -> String {

@@ -502,17 +502,27 @@ pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
     copy_layers(fixture(rules, max), rules, max, to);
 }
 
-/// The `oware` program, which lives in its own crate (`cli/`).
-///
-/// Cargo builds it before running any test of `cargo test --workspace` (the program's crate has
-/// integration tests of its own, so its binary is built with them); it sits beside this test binary's
-/// `deps/` folder. Panics with the command to run when it is missing.
+/// The `oware` program, which lives in its own crate (`cli/`): built once per test process with
+/// `cargo build -p oware-cli` in this test binary's profile (a no-op when it is current, so a
+/// stale program is never tested, whether the tests run with `--workspace` or alone), beside this
+/// test binary's `deps/` folder.
 pub fn oware_exe() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
-    let bin = profile_dir.join(format!("oware{}", std::env::consts::EXE_SUFFIX));
-    assert!(bin.is_file(), "{} is missing: run the tests with `cargo test --workspace` (or build it first: `cargo build -p oware-cli`)", bin.display());
-    bin
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("the test binary's path");
+            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf();
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo.args(["build", "-q", "-p", "oware-cli"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+            if profile_dir.file_name().is_some_and(|n| n == "release") {
+                cargo.arg("--release");
+            }
+            assert!(cargo.status().expect("run cargo").success(), "cargo build -p oware-cli");
+            let bin = profile_dir.join(format!("oware{}", std::env::consts::EXE_SUFFIX));
+            assert!(bin.is_file(), "{} is missing after `cargo build -p oware-cli`", bin.display());
+            bin
+        })
+        .clone()
 }
 
 /// Runs the `oware` program: (exit code, stdout, stderr).

@@ -4,9 +4,10 @@
 //! once (`common::fixture`) are shared by every file.
 //!
 //! A new test file goes in this directory with a `mod` line below. Run one file's tests with
-//! `cargo test --release --test suite -- FILE::` (e.g. `hardening::`). The MPI tests
-//! (`tests/mpi.rs`) and `tests/distributed.rs`, which `scripts/test` runs again with
-//! `--features mpi`, stay binaries of their own.
+//! `cargo test --release --test suite -- FILE::` (e.g. `hardening::`); the `oware` program these
+//! tests run is built first (`common::oware_exe`). The MPI tests are the program's
+//! (`cli/tests/mpi.rs`, feature `mpi`); the distributed solver's tests with the ranks as threads
+//! are the library's unit tests (`src/solver/tests/`).
 
 #[path = "../common/mod.rs"]
 mod common;
