@@ -4,7 +4,7 @@
 //! `cargo bench --bench serve` (or `scripts/bench-serve`), with the layers in `databases/`
 //! (`OWARE_DIR` to change it; `OWARE_BENCH_MAX` the highest layer sampled, default 20;
 //! `OWARE_BENCH_SECONDS` per measurement, default 10). It starts `target/release/oware serve`
-//! itself on a free port and prints one line per measurement.
+//! (`OWARE_BIN` to run another build) itself on a free port and prints one line per measurement.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -103,7 +103,9 @@ fn main() {
     let dir = std::env::var("OWARE_DIR").unwrap_or_else(|_| "databases".into());
     let max: u32 = std::env::var("OWARE_BENCH_MAX").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
     let secs: f64 = std::env::var("OWARE_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10.0);
-    let bin = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/oware");
+    // OWARE_BIN: another build of the program (to compare two versions side by side).
+    let bin = std::env::var("OWARE_BIN").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/oware").into());
+    let bin = bin.as_str();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut server = Command::new(bin)
         .args(["serve", "--dir", &dir, "--port", &port.to_string()])

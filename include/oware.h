@@ -96,13 +96,14 @@ struct oware_db *oware_open_with(const char *dir,
 // one writable byte.
 int oware_value(const struct oware_db *db, const uint8_t *pits, int8_t *value);
 
-// Checks that no layer file the handle has opened changed size since it was opened (truncated
-// or grown in place under the program): `OWARE_DAMAGED` naming the first such file, or 0. A
-// long-running program calls it before each batch of probes, since reading a page a truncation
-// removed would end the process (`SIGBUS`); files the tool writes are replaced by renaming, so
-// a handle opened again reads the new ones.
+// Checks that no file the handle has opened (layers, bounds) changed since it was opened: its
+// length or modification time (truncated, grown or rewritten in place under the program):
+// `OWARE_DAMAGED` naming the first such file, or 0. A long-running program calls it before each
+// batch of probes, since reading a page a truncation removed from a mapped file would end the
+// process (`SIGBUS`; or open with `OWARE_OPEN_PREAD`); files the tool writes are replaced by
+// renaming, so a handle opened again reads the new ones.
 //
-// Cost: one `fstat` per open layer (at most 49).
+// Cost: one `fstat` per open file (at most 98).
 //
 // # Safety
 // `db` is a handle from `oware_open` not yet closed.
