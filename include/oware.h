@@ -37,7 +37,7 @@
 #define OWARE_VERIFY_FAILED 8
 
 // `oware_open_with` flag: read each value with `pread` instead of mapping the layer files (layers
-// of at most 16 Mi positions are read whole into memory when opened). A value then costs about a
+// are read whole into memory when opened while the copies fit in 1 GiB in the process). A value then costs about a
 // microsecond instead of tens of nanoseconds, but a layer file truncated or rewritten in place by
 // another program gives an error (`OWARE_DAMAGED`) instead of ending the process with `SIGBUS`:
 // for long-running programs whose files may change. Packs and bounds files are still mapped.

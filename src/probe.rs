@@ -353,9 +353,9 @@ impl Database {
     ///
     /// [`ReadMode::Map`] maps each layer file: a probe is one memory read, but a file truncated
     /// in place by another program kills the process with `SIGBUS` when a removed page is read.
-    /// [`ReadMode::Pread`] maps nothing: a layer of at most [`ReadMode::COPY_LIMIT`] values
-    /// (16 MiB: layers 0..16) is read whole into memory when opened (probes as fast as mapped
-    /// ones; memory the layer's size), a larger one is read value by value with one `pread`
+    /// [`ReadMode::Pread`] maps nothing: layers are read whole into memory when opened while the
+    /// copies fit in [`ReadMode::COPY_BUDGET`] (1 GiB in the process: awari layers 0..23; probes
+    /// as fast as mapped ones; memory the layers' size), the others are read value by value with one `pread`
     /// system call each (about a microsecond with the file in the page cache, against tens of
     /// nanoseconds mapped: a best line of 60 plies costs some 0.5 ms more). A file truncated or
     /// rewritten under it gives [`Error::Corrupt`] or values that

@@ -111,7 +111,7 @@ impl Database {
     /// `reads`: "map" (the default) maps the layer files, one memory read per value, the
     /// fastest; but a file truncated in place by another program while mapped ends the process
     /// (SIGBUS) when a removed page is read. "pread" reads each value with a system call (about a
-    /// microsecond; layers of at most 16 Mi positions are read whole into memory when opened), so
+    /// microsecond; layers are read whole into memory when opened while the copies fit in 1 GiB), so
     /// a file truncated or rewritten under the program raises `DamagedFile` instead: for
     /// long-running programs whose files may change (packs and bounds files are still mapped).
     #[new]

@@ -299,8 +299,8 @@ impl DatabaseDir {
     /// Opens layer `n` for probing as [`open_table`](Self::open_table) does, its values read as
     /// `mode` says: with [`ReadMode::Pread`] a native or published uncompressed file is not
     /// mapped but read value by value ([`Table::File`]; its header, size and, with
-    /// `verify_payload`, checksum checked the same way), or, up to [`ReadMode::COPY_LIMIT`]
-    /// values, read whole into memory ([`Table::Layer`] holding a copy), so that a file
+    /// `verify_payload`, checksum checked the same way), or, while the copies fit in
+    /// [`ReadMode::COPY_BUDGET`], read whole into memory ([`Table::Layer`] holding a copy), so that a file
     /// truncated under the reader cannot crash it. Packs and `scores.N.zst` files are opened as by `open_table`
     /// (a pack stays mapped; a `.zst` is decoded into memory).
     ///
@@ -329,11 +329,11 @@ impl DatabaseDir {
                 return self.open_table(n, verify_payload);
             }
         }
-        if layer_size(n) <= ReadMode::COPY_LIMIT {
+        if let Some(budget) = CopyGuard::reserve(layer_size(n)) {
             // Checked (size and header) first, then read whole: the checksum is computed on the copy.
             let layer = FileLayer::open(&path, file, self.rules, n, native, false)?;
-            if layer.entries() <= ReadMode::COPY_LIMIT {
-                return Ok(Table::Layer(layer.into_memory(verify_payload)?));
+            if layer.entries() <= budget.bytes() {
+                return Ok(Table::Layer(layer.into_memory(verify_payload, budget)?));
             }
             return Ok(Table::File(layer));
         }

@@ -16,10 +16,37 @@ use crate::sys::FileStamp;
 use super::*;
 
 /// Where a layer's values are: a read-only map of its file (payload at an offset), or memory
-/// (decoded from a pack or a `.zst`).
+/// (decoded from a pack or a `.zst`; or copied from the file by [`ReadMode::Pread`], holding its
+/// share of the copy budget).
 pub(super) enum Data {
     Map(Mmap, usize),
     Owned(Vec<u8>),
+    Copied { values: Vec<u8>, _budget: CopyGuard },
+}
+
+/// Bytes of layers that [`ReadMode::Pread`] holds copied in memory in this process.
+static COPIED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A copied layer's share of [`ReadMode::COPY_BUDGET`], given back when the layer is dropped.
+pub(super) struct CopyGuard(u64);
+
+impl CopyGuard {
+    /// Takes `bytes` of the budget, or `None` when they do not fit in what is left.
+    pub(super) fn reserve(bytes: u64) -> Option<CopyGuard> {
+        use std::sync::atomic::Ordering::SeqCst;
+        COPIED.fetch_update(SeqCst, SeqCst, |used| used.checked_add(bytes).filter(|&total| total <= ReadMode::COPY_BUDGET)).ok().map(|_| CopyGuard(bytes))
+    }
+
+    /// The bytes held.
+    pub(super) fn bytes(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Drop for CopyGuard {
+    fn drop(&mut self) {
+        COPIED.fetch_sub(self.0, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`],
@@ -36,9 +63,9 @@ pub enum ReadMode {
     /// the file is cached, against tens of nanoseconds for a mapped read): a file truncated or
     /// rewritten under the reader gives an error or a value the identity check catches, never a
     /// crash. For long-running programs whose files another program may change (a server).
-    /// A layer of at most [`ReadMode::COPY_LIMIT`] values is instead read whole into memory when
-    /// it is opened (as safe: the copy is private; probes as fast as mapped ones; the memory is
-    /// the layer's size). Packs are still read through a map.
+    /// Layers are instead read whole into memory when they are opened, as long as the copies fit
+    /// in [`ReadMode::COPY_BUDGET`] (as safe: the copy is private; probes as fast as mapped ones;
+    /// the memory is the layers' size). Packs are still read through a map.
     Pread,
 }
 
@@ -215,9 +242,12 @@ pub(super) fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
 }
 
 impl ReadMode {
-    /// The largest layer (in values, one byte each: 16 MiB, layers 0..16) that
-    /// [`ReadMode::Pread`] reads whole into memory rather than value by value.
-    pub const COPY_LIMIT: u64 = 16 << 20;
+    /// The memory (one byte per value: 1 GiB, awari layers 0..23 with room to spare) in which
+    /// [`ReadMode::Pread`] holds layers read whole when they are opened, in the order they are
+    /// opened, in one process; a layer that does not fit in what is left is read value by value.
+    /// A copy's share is given back when its layer is dropped (a database reopened after a file
+    /// was replaced).
+    pub const COPY_BUDGET: u64 = 1 << 30;
 }
 
 impl FileLayer {
@@ -281,7 +311,7 @@ impl FileLayer {
     /// the copy is private, so no later change of the file can reach it (or crash the reader).
     ///
     /// Cost: one sequential read of the payload, and its size in memory.
-    pub(super) fn into_memory(self, verify_payload: bool) -> Result<Layer> {
+    pub(super) fn into_memory(self, verify_payload: bool, budget: CopyGuard) -> Result<Layer> {
         let mut values = vec![0u8; self.entries as usize];
         read_exact_at(&self.file, &self.path, &mut values, self.offset, self.stamp.len)?;
         if verify_payload {
@@ -293,7 +323,7 @@ impl FileLayer {
             }
         }
         let FileLayer { stones, path, file, stamp, header, .. } = self;
-        Ok(Layer { stones, path, file, stamp, data: Data::Owned(values), header })
+        Ok(Layer { stones, path, file, stamp, data: Data::Copied { values, _budget: budget }, header })
     }
 
     /// The number of values.
@@ -486,7 +516,7 @@ impl Layer {
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Data::Map(map, offset) => &map[*offset..],
-            Data::Owned(v) => v,
+            Data::Owned(v) | Data::Copied { values: v, .. } => v,
         }
     }
 
@@ -658,6 +688,14 @@ mod pread_tests {
 
     /// A layer read with `pread` gives the mapped values, and errors (never a crash) once its
     /// file is rewritten in place or truncated under it.
+    #[test]
+    fn the_copy_budget_refuses_what_does_not_fit() {
+        assert!(CopyGuard::reserve(ReadMode::COPY_BUDGET + 1).is_none());
+        assert!(CopyGuard::reserve(u64::MAX).is_none());
+        let one = CopyGuard::reserve(1).expect("one byte fits");
+        assert_eq!(one.bytes(), 1);
+    }
+
     #[test]
     fn a_layer_read_with_pread_survives_changes_of_its_file() {
         let dir = tempfile::tempdir().unwrap();
