@@ -26,6 +26,9 @@ pub(crate) const VALUE_EXACT_I8: u32 = 1;
 /// Value encoding 2: forced-capture bounds (`crate::bounds`), one code of `bounds::width(n)` bits
 /// per position, bit-packed.
 pub const BOUNDS_TRIANGULAR: u32 = 2;
+/// Value encoding 3: depth to capture (`crate::dtc`), one byte per position, then the depths of
+/// 254 and more as sorted records, then their number.
+pub const DTC_U8_ESCAPED: u32 = 3;
 /// The payload checksum algorithm, by name (XXH3, 64-bit, seed 0).
 pub const CHECKSUM_ALGORITHM: &str = "xxh3-64";
 
@@ -38,7 +41,8 @@ pub struct Header {
     pub stones: u32,
     /// Number of positions; always `layer_size(stones)`.
     pub entries: u64,
-    /// What the payload holds: values (`VALUE_EXACT_I8`) or bounds ([`BOUNDS_TRIANGULAR`]).
+    /// What the payload holds: values (`VALUE_EXACT_I8`), bounds ([`BOUNDS_TRIANGULAR`]) or
+    /// depths to capture ([`DTC_U8_ESCAPED`]).
     pub encoding: u32,
     /// XXH3-64 of the payload bytes.
     pub payload_checksum: u64,
@@ -103,21 +107,28 @@ impl Header {
         Header { rules, stones, entries: layer_size(stones), encoding: BOUNDS_TRIANGULAR, payload_checksum }
     }
 
-    /// Payload bytes: one per position for values, [`crate::bounds::payload_len`] for bounds.
+    /// A header for the depths to capture of layer `stones` of `rules`.
+    pub fn dtc(rules: Ruleset, stones: u32, payload_checksum: u64) -> Header {
+        Header { rules, stones, entries: layer_size(stones), encoding: DTC_U8_ESCAPED, payload_checksum }
+    }
+
+    /// Payload bytes: one per position for values, [`crate::bounds::payload_len`] for bounds;
+    /// for depths to capture, the least length (no escaped depth: their number, in the payload's
+    /// last 8 bytes, gives the rest).
     pub fn payload_len(&self) -> u64 {
-        if self.encoding == BOUNDS_TRIANGULAR {
-            crate::bounds::payload_len(self.stones)
-        } else {
-            self.entries
+        match self.encoding {
+            BOUNDS_TRIANGULAR => crate::bounds::payload_len(self.stones),
+            DTC_U8_ESCAPED => crate::dtc::payload_len(self.stones, 0),
+            _ => self.entries,
         }
     }
 
     /// What the payload holds, in words (for messages).
     pub fn kind(encoding: u32) -> &'static str {
-        if encoding == BOUNDS_TRIANGULAR {
-            "forced-capture bounds"
-        } else {
-            "values"
+        match encoding {
+            BOUNDS_TRIANGULAR => "forced-capture bounds",
+            DTC_U8_ESCAPED => "depths to capture",
+            _ => "values",
         }
     }
 
@@ -195,7 +206,7 @@ impl Header {
             return Err(field("index scheme", INDEX_LEXICOGRAPHIC_2002.into(), index.into()));
         }
         let enc = get_u32(bytes, OFF_ENCODING);
-        if enc != VALUE_EXACT_I8 && enc != BOUNDS_TRIANGULAR {
+        if ![VALUE_EXACT_I8, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED].contains(&enc) {
             return Err(field("value encoding", VALUE_EXACT_I8.into(), enc.into()));
         }
         let entries = get_u64(bytes, OFF_ENTRIES);

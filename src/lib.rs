@@ -42,6 +42,7 @@
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory |
 //! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
+//! | [`dtc`] | depth to capture beside the values: definition and payload encoding |
 //! | [`error`] | typed errors, their kinds ([`ErrorKind`]) and the one table of exit statuses |
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
@@ -61,6 +62,7 @@
 
 pub mod bounds;
 pub mod build;
+pub mod dtc;
 pub mod error;
 pub mod facts;
 pub mod format;

@@ -60,7 +60,7 @@ fn code(kind: ErrorKind) -> c_int {
     match kind {
         ErrorKind::Usage => OWARE_BAD_ARGUMENT,
         ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => OWARE_INVALID_POSITION,
-        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => OWARE_MISSING_LAYER,
+        ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => OWARE_MISSING_LAYER,
         ErrorKind::Damaged => OWARE_DAMAGED,
         ErrorKind::Foreign => OWARE_RULESET_MISMATCH,
         ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => OWARE_IO,

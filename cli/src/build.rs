@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
-use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, LayerAction, LayerOutcome, LayerStats};
+use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, DtcStats, LayerAction, LayerOutcome, LayerStats};
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
 use oware::units::{group_digits, human_bytes, human_duration};
@@ -52,6 +52,12 @@ pub struct BuildArgs {
     /// memory, after each layer's values; existing bounds are checked and kept.
     #[arg(long)]
     bounds: bool,
+    /// Also build every layer's depths to capture (`dtc-NN.owdb`): how many plies best play
+    /// takes to the value's first capture, so that probes and play make progress. Computed
+    /// after each layer's values, from them (also for layers already built); existing depths
+    /// are checked and kept.
+    #[arg(long)]
+    dtc: bool,
     /// Print the plan and stop.
     #[arg(long)]
     dry_run: bool,
@@ -115,6 +121,18 @@ struct BoundsDoc<'a> {
     inside_share: f64,
     #[serde(flatten)]
     stats: &'a BoundsStats,
+}
+
+/// One layer's dtc line with `--json`.
+#[derive(Serialize)]
+struct DtcDoc<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaced: Option<&'a str>,
+    #[serde(flatten)]
+    stats: &'a DtcStats,
 }
 
 /// The last line with `--json`.
@@ -354,6 +372,38 @@ impl BuildObserver for Display {
             100.0 * stats.inside_share()
         ));
     }
+
+    fn dtc_started(&self, n: u32, units: u64) {
+        self.start_bar(format!("{:>9}", format!("dtc {n}")), units, "magenta");
+        // The whole build's bar counts the values' estimates only: it waits while depths build.
+        if let Ok(mut e) = self.estimates.lock() {
+            e.per_unit = 0.0;
+        }
+    }
+
+    fn dtc_done(&self, stats: &DtcStats, outcome: &LayerOutcome) {
+        self.end_bar();
+        if self.json {
+            let (status, replaced) = match outcome {
+                LayerOutcome::Skipped => ("skipped", None),
+                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
+            };
+            self.json_line(&DtcDoc { schema_version: SCHEMA_VERSION, kind: "dtc", status, replaced, stats });
+            return;
+        }
+        let how = match outcome {
+            LayerOutcome::Skipped => "complete (skipped)".to_string(),
+            LayerOutcome::Built { seconds, .. } => format!(
+                "{:.2} s, {:.2} M positions/s, peak memory {}",
+                seconds,
+                stats.positions as f64 / seconds.max(1e-9) / 1e6,
+                stats.peak_memory_bytes.map_or("?".into(), human_bytes)
+            ),
+        };
+        let max = stats.max.map_or("none".into(), |m| m.to_string());
+        let mean = stats.mean.map_or("none".into(), |m| format!("{m:.2}"));
+        self.print(&format!("   dtc {:>2}: {how}; max {max}, mean {mean}", stats.layer));
+    }
 }
 
 /// How the whole build's bar turns a layer's work units into estimated milliseconds.
@@ -412,6 +462,22 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             human_bytes(to_build.iter().map(|(_, b)| b.disk_bytes).sum())
         ));
     }
+    let dtc: Vec<(u32, &build::DtcPlan)> = plan.layers.iter().filter_map(|l| l.dtc.as_ref().map(|d| (l.layer, d))).collect();
+    if !dtc.is_empty() {
+        let to_build: Vec<&(u32, &build::DtcPlan)> = dtc.iter().filter(|(_, d)| matches!(d.action, LayerAction::Build { .. })).collect();
+        let scratch: Vec<u32> = to_build.iter().filter(|(_, d)| d.scratch).map(|(n, _)| *n).collect();
+        let scratch =
+            if scratch.is_empty() { String::new() } else { format!(", working cells in a scratch file for {}", oware::units::describe_layers(scratch)) };
+        s.push_str(&format!(
+            "  dtc: {} to check, {} to build ({}), memory up to {}{scratch}, disk {}, about {}\n",
+            dtc.len() - to_build.len(),
+            to_build.len(),
+            oware::units::describe_layers(to_build.iter().map(|(n, _)| *n)),
+            human_bytes(to_build.iter().map(|(_, d)| d.memory_bytes).max().unwrap_or(0)),
+            human_bytes(to_build.iter().map(|(_, d)| d.disk_bytes).sum()),
+            human_duration(to_build.iter().map(|(_, d)| d.seconds_estimate).sum())
+        ));
+    }
     let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {
         (Some(m), true) => format!("{} (--max-memory)", human_bytes(m)),
         (Some(m), false) => format!("{} (available)", human_bytes(m)),
@@ -468,6 +534,7 @@ pub fn run(a: BuildArgs) -> Result<()> {
         work_dir: a.work_dir.clone(),
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
         bounds: a.bounds,
+        dtc: a.dtc,
     };
     #[cfg(feature = "mpi")]
     let _mpi = if oware::mpi_cluster::launched_by_mpirun() {

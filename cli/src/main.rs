@@ -374,6 +374,9 @@ pub fn hint(e: &Error) -> Option<String> {
         Error::BoundsMissing { layer, dir, rules } => {
             Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --bounds`", dir_option(dir)))
         }
+        Error::DtcMissing { layer, dir, rules } => {
+            Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --dtc` (the values already built are kept)", dir_option(dir)))
+        }
         Error::PublishedLayerMissing { .. } => Some("a directory of published files needs every scores.N the positions reach".into()),
         Error::Corrupt { path, damage } => Some(corrupt_hint(path, damage)),
         Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => {
@@ -606,6 +609,7 @@ mod tests {
             (ErrorKind::IndexOutOfRange, 3),
             (ErrorKind::LayerMissing, 4),
             (ErrorKind::BoundsMissing, 4),
+            (ErrorKind::DtcMissing, 4),
             (ErrorKind::Damaged, 5),
             (ErrorKind::Foreign, 6),
             (ErrorKind::Io, 7),

@@ -34,7 +34,7 @@ fn py_err(e: &OwareError) -> PyErr {
 fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
     match e.kind() {
         ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => InvalidPosition::new_err(msg),
-        ErrorKind::LayerMissing | ErrorKind::BoundsMissing => MissingLayer::new_err(msg),
+        ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => MissingLayer::new_err(msg),
         ErrorKind::Damaged => DamagedFile::new_err(msg),
         ErrorKind::Foreign => RulesetMismatch::new_err(msg),
         _ => Error::new_err(msg),

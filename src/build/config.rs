@@ -22,6 +22,8 @@ pub struct BuildConfig {
     pub checkpoint_every: Option<std::time::Duration>,
     /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
     pub bounds: bool,
+    /// Also build every layer's depths to capture ([`crate::dtc`]), beside its values.
+    pub dtc: bool,
 }
 
 impl Default for BuildConfig {
@@ -36,6 +38,7 @@ impl Default for BuildConfig {
             work_dir: None,
             checkpoint_every: None,
             bounds: false,
+            dtc: false,
         }
     }
 }

@@ -22,11 +22,13 @@
 //! | `plan` | the plan of a build and its estimates: modes, memory, disk, time ([`plan`]) |
 //! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`], `build_with`) |
 //! | `bounds` | the forced-capture bounds of each layer, checked or built after its values |
-//! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`) |
+//! | `dtc` | the depths to capture of each layer, checked or computed after its values |
+//! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`, `dtc-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
 
 mod bounds;
 mod config;
+mod dtc;
 mod lock;
 mod pipeline;
 mod plan;
@@ -35,12 +37,15 @@ mod stats;
 pub use crate::sys::{memory_available, peak_memory};
 pub use bounds::bounds_stats;
 pub use config::BuildConfig;
+pub use dtc::dtc_stats;
 pub use lock::BuildLock;
 pub use pipeline::build;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;
-pub use plan::{check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
-pub use stats::{histogram, read_stats, BoundsStats, LayerOutcome, LayerStats, RankFigures};
+pub use plan::{
+    check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput,
+};
+pub use stats::{histogram, read_stats, BoundsStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::Result;
 use crate::progress::Progress;
@@ -106,6 +111,10 @@ pub trait BuildObserver: Progress {
     fn bounds_started(&self, _n: u32, _units: u64) {}
     /// Layer `n`'s forced-capture bounds are complete (built or skipped).
     fn bounds_done(&self, _stats: &BoundsStats, _outcome: &LayerOutcome) {}
+    /// Layer `n`'s depths to capture are about to be computed; worth `units` work units.
+    fn dtc_started(&self, _n: u32, _units: u64) {}
+    /// Layer `n`'s depths to capture are complete (built or skipped).
+    fn dtc_done(&self, _stats: &DtcStats, _outcome: &LayerOutcome) {}
 }
 
 /// An observer that ignores everything.

@@ -183,6 +183,18 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             let b = bounds_layer(&dir, n, bp, &lower[n as usize], &lower_bounds, observer)?;
             lower_bounds.push(b);
         }
+        // Depths to capture are computed by rank 0 from the finished values (the same bytes
+        // whatever mode built them); the other ranks wait.
+        if let Some(dp) = &lp.dtc {
+            if cluster.any(observer.cancelled())? {
+                return Err(Error::Interrupted);
+            }
+            if me == 0 {
+                let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+                super::dtc::dtc_layer(&dir, n, dp, &lower[n as usize], &lower[..n as usize], &work, observer)?;
+            }
+            cluster.barrier()?;
+        }
     }
     Ok(all)
 }

@@ -209,6 +209,26 @@ pub struct LayerPlan {
     /// With `--bounds`: what will be done with its forced-capture bounds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bounds: Option<BoundsPlan>,
+    /// With `--dtc`: what will be done with its depths to capture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtc: Option<DtcPlan>,
+}
+
+/// The plan of one layer's depths to capture.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DtcPlan {
+    /// What will be done.
+    #[serde(flatten)]
+    pub action: LayerAction,
+    /// Bytes of memory computing them needs in memory (`dtc_memory_needed`).
+    pub memory_bytes: u64,
+    /// Whether their working cells go to a scratch file (the memory limit is smaller than
+    /// `memory_bytes`); the file takes two bytes per position of scratch disk.
+    pub scratch: bool,
+    /// Bytes of disk their file takes (with no depth of 254 or more; each such takes 8 more).
+    pub disk_bytes: u64,
+    /// Rough seconds to compute them (0 when they are only checked).
+    pub seconds_estimate: f64,
 }
 
 /// The plan of one layer's forced-capture bounds.
@@ -338,6 +358,10 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         let build = matches!(action, LayerAction::Build { .. });
         let bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
         let needed = memory_needed_per_rank(n, ranks);
+        // The dtc pass takes about as long as an in-memory solve of the layer (measured: see
+        // docs/performance.md), on rank 0 alone.
+        let dtc_seconds = speed.seconds(layer_size(n), Mode::InMemory, threads);
+        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds)?) } else { None };
         let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
         let fits = limit.map_or(true, |m| needed <= m);
         let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
@@ -368,12 +392,15 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             scratch_bytes: if build { scratch } else { 0 },
             seconds_estimate: if build { seconds } else { 0.0 },
             bounds,
+            dtc,
         });
     }
     let work_dir = work_dir(config, &dir);
     let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
-        + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>();
-    let scratch = layers.iter().map(|l| l.scratch_bytes).max().unwrap_or(0);
+        + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>()
+        + layers.iter().filter_map(|l| l.dtc.as_ref()).filter(|d| matches!(d.action, LayerAction::Build { .. })).map(|d| d.disk_bytes).sum::<u64>();
+    let dtc_scratch = |l: &LayerPlan| l.dtc.as_ref().filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. })).map_or(0, |_| 2 * l.positions);
+    let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l))).max().unwrap_or(0);
     let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
         rules: config.rules.name().into(),
@@ -385,7 +412,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         disk_free_bytes: disk_free(&dir.layers_dir()),
         work_disk_free_bytes: disk_free(&work_dir),
         work_dir,
-        seconds_estimate: layers.iter().map(|l| l.seconds_estimate).sum(),
+        seconds_estimate: layers.iter().map(|l| l.seconds_estimate + l.dtc.as_ref().map_or(0.0, |d| d.seconds_estimate)).sum(),
         layers,
     };
     Ok(plan)
@@ -409,6 +436,44 @@ fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
         },
     };
     Ok(BoundsPlan { action, memory_bytes: bounds_memory_needed(n), disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096 })
+}
+
+/// Bytes of memory computing layer `n`'s depths to capture needs: its values and its dtc file
+/// (mapped), two bytes of working state per position and the level lists, and every smaller
+/// layer's values mapped for reading.
+pub(crate) fn dtc_memory_needed(n: u32) -> u64 {
+    let n = n.min(MAX_STONES);
+    let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
+    (2 * layer_size(n)).saturating_add(crate::solver::dtc_working_memory(n)).saturating_add(lower)
+}
+
+/// The plan of layer `n`'s depths to capture: computed when absent or damaged, or when the
+/// layer's values are rebuilt; checked when a file with a valid header is there.
+///
+/// # Errors
+/// As the layers' plan: a foreign or unreadable file at the dtc path.
+fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64) -> Result<DtcPlan> {
+    let path = dir.dtc_path(n);
+    let action = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
+        _ => match dir.open_dtc(n, false) {
+            Ok(_) if values_rebuilt => LayerAction::Build { reason: Some(format!("layer {n}'s values are rebuilt")) },
+            Ok(_) => LayerAction::Check,
+            // A complete file of values or bounds at the dtc path is someone's data: never replaced.
+            Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
+            Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
+            Err(e) => return Err(e),
+        },
+    };
+    let memory = dtc_memory_needed(n);
+    let build = matches!(action, LayerAction::Build { .. });
+    Ok(DtcPlan {
+        action,
+        memory_bytes: memory,
+        scratch: limit.is_some_and(|m| memory > m),
+        disk_bytes: crate::format::PAYLOAD_OFFSET + crate::dtc::payload_len(n, 0) + 4096,
+        seconds_estimate: if build { seconds } else { 0.0 },
+    })
 }
 
 /// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core

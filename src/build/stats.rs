@@ -107,6 +107,59 @@ impl BoundsStats {
     }
 }
 
+/// Statistics of one layer's depths to capture, also stored as `dtc-NN.json` beside them.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct DtcStats {
+    /// Ruleset name.
+    pub rules: String,
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Positions with a depth (those of non-zero value).
+    pub with_dtc: u64,
+    /// Bytes of the dtc file.
+    pub file_bytes: u64,
+    /// Depths of 254 or more (stored in the file's table of escaped depths).
+    pub escaped: u64,
+    /// The greatest depth (absent when no position has one).
+    pub max: Option<u16>,
+    /// The mean depth over the positions that have one.
+    pub mean: Option<f64>,
+    /// Positions of each depth: entry `d` counts depth `d` (up to the greatest).
+    pub histogram: Vec<u64>,
+    /// Wall-clock seconds the build took (absent for depths not built by this run).
+    pub seconds: Option<f64>,
+    /// Peak resident memory of the building process so far, in bytes.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
+}
+
+impl DtcStats {
+    /// The statistics of layer `n`'s depths of `rules` from their histogram (no time or memory
+    /// figures).
+    pub(crate) fn new(rules: Ruleset, n: u32, histogram: Vec<u64>, escaped: u64) -> DtcStats {
+        let with_dtc: u64 = histogram.iter().sum();
+        let total: f64 = histogram.iter().enumerate().map(|(d, &c)| d as f64 * c as f64).sum();
+        let max = histogram.iter().rposition(|&c| c > 0).map(|d| d as u16);
+        let mut histogram = histogram;
+        histogram.truncate(max.map_or(0, |m| m as usize + 1));
+        DtcStats {
+            rules: rules.name().into(),
+            layer: n,
+            positions: layer_size(n),
+            with_dtc,
+            file_bytes: crate::format::PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped),
+            escaped,
+            max,
+            mean: (with_dtc > 0).then(|| total / with_dtc as f64),
+            histogram,
+            seconds: None,
+            peak_memory_bytes: None,
+        }
+    }
+}
+
 impl LayerStats {
     /// Counts the values of a layer's payload (in parallel).
     ///

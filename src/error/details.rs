@@ -457,6 +457,30 @@ pub enum Damage {
         /// The position's value.
         value: i8,
     },
+    /// A dtc file's payload is malformed (its length, or an escaped depth without its record).
+    BadDtc {
+        /// What is wrong.
+        what: String,
+    },
+    /// A stored depth to capture contradicts the position's value (a depth for value 0, or
+    /// none for another value).
+    DtcContradictsValue {
+        /// The position's index.
+        index: u64,
+        /// The stored depth (`None`: none).
+        dtc: Option<u16>,
+        /// The position's value.
+        value: i8,
+    },
+    /// A stored depth to capture contradicts the definition over the position's moves.
+    DtcInconsistent {
+        /// The position, mover-first.
+        board: [u8; 12],
+        /// The stored depth.
+        stored: Option<u16>,
+        /// What the moves give.
+        derived: Option<u16>,
+    },
     /// The file was changed (truncated, extended or rewritten in place: its length or its
     /// modification time changed) while it was open.
     ChangedWhileOpen {
@@ -465,6 +489,10 @@ pub enum Damage {
         /// Its length now (the same when it was rewritten at the same size).
         now: u64,
     },
+}
+
+fn dtc_text(d: Option<u16>) -> String {
+    d.map_or_else(|| "none".to_string(), |d| d.to_string())
 }
 
 fn escaped(bytes: &[u8]) -> String {
@@ -519,6 +547,13 @@ impl fmt::Display for Damage {
             }
             Damage::BoundsContradictValue { board, bounds, value } => {
                 write!(f, "position {} has bounds {}/{} that contradict its value {value}", board_text(board), bounds.0, bounds.1)
+            }
+            Damage::BadDtc { what } => write!(f, "{what}"),
+            Damage::DtcContradictsValue { index, dtc, value } => {
+                write!(f, "position {index} has depth to capture {} but value {value}", dtc_text(*dtc))
+            }
+            Damage::DtcInconsistent { board, stored, derived } => {
+                write!(f, "position {} has depth to capture {} but its moves give {}", board_text(board), dtc_text(*stored), dtc_text(*derived))
             }
             Damage::ChangedWhileOpen { opened, now } if opened == now => {
                 write!(f, "the file was rewritten in place while it was open (same size, {now} bytes, new modification time): layer files must not be modified while in use")

@@ -20,6 +20,8 @@ pub enum ErrorKind {
     LayerMissing,
     /// A layer's forced-capture bounds are not built.
     BoundsMissing,
+    /// A layer's depths to capture (dtc) are not built.
+    DtcMissing,
     /// A damaged layer file.
     Damaged,
     /// A file of another ruleset or another layer.
@@ -33,7 +35,7 @@ pub enum ErrorKind {
     OutOfMemory,
     /// Worker threads could not be started.
     Threads,
-    /// Values or bounds that do not follow from their children (`verify`, a build's checks).
+    /// Values, bounds or depths to capture that do not follow from their children (`verify`, a build's checks).
     VerificationFailed,
     /// The ranks of a distributed build disagree or their transport failed.
     Cluster,
@@ -53,7 +55,7 @@ impl ErrorKind {
     /// | 1 | internal error |
     /// | 2 | usage: a bad command line (also clap's own usage errors) |
     /// | 3 | invalid position, a board not in its layer, an index past a layer's end |
-    /// | 4 | a layer (or its bounds) not built |
+    /// | 4 | a layer (or its bounds, or its dtc) not built |
     /// | 5 | a damaged layer file |
     /// | 6 | a file of another ruleset or another layer |
     /// | 7 | I/O or system error (disk full or too small, permissions, output closed, threads) |
@@ -66,7 +68,7 @@ impl ErrorKind {
             ErrorKind::Internal => 1,
             ErrorKind::Usage => 2,
             ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => 3,
-            ErrorKind::LayerMissing | ErrorKind::BoundsMissing => 4,
+            ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => 4,
             ErrorKind::Damaged => 5,
             ErrorKind::Foreign => 6,
             ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => 7,
@@ -78,13 +80,14 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::Usage,
         ErrorKind::InvalidPosition,
         ErrorKind::NotInLayer,
         ErrorKind::IndexOutOfRange,
         ErrorKind::LayerMissing,
         ErrorKind::BoundsMissing,
+        ErrorKind::DtcMissing,
         ErrorKind::Damaged,
         ErrorKind::Foreign,
         ErrorKind::Io,
@@ -106,6 +109,7 @@ impl ErrorKind {
             ErrorKind::IndexOutOfRange => "index_out_of_range",
             ErrorKind::LayerMissing => "layer_missing",
             ErrorKind::BoundsMissing => "bounds_missing",
+            ErrorKind::DtcMissing => "dtc_missing",
             ErrorKind::Damaged => "damaged_file",
             ErrorKind::Foreign => "foreign_file",
             ErrorKind::Io => "io",

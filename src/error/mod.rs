@@ -69,6 +69,17 @@ pub enum Error {
         rules: Ruleset,
     },
 
+    /// A layer's depths to capture (dtc) have not been built.
+    #[error("the depths to capture (dtc) of layer {layer} of {rules} are not built in {}", .dir.display())]
+    DtcMissing {
+        /// The layer.
+        layer: u32,
+        /// The ruleset's directory they were looked for in.
+        dir: PathBuf,
+        /// The ruleset.
+        rules: Ruleset,
+    },
+
     /// A layer of a directory of published 2002 files (`scores.N`) is absent.
     #[error("{} not found: this directory of published files has no layer {layer}", .path.display())]
     PublishedLayerMissing {
@@ -248,6 +259,7 @@ impl Error {
             Error::IndexOutOfRange { .. } => ErrorKind::IndexOutOfRange,
             Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => ErrorKind::LayerMissing,
             Error::BoundsMissing { .. } => ErrorKind::BoundsMissing,
+            Error::DtcMissing { .. } => ErrorKind::DtcMissing,
             Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => ErrorKind::Foreign,
             Error::Corrupt { .. } => ErrorKind::Damaged,
             Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => ErrorKind::Io,
@@ -312,6 +324,7 @@ mod tests {
             (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
             (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
             (Error::BoundsMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
+            (Error::DtcMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::DtcMissing),
             (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
             (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
             (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
@@ -342,6 +355,7 @@ mod tests {
                 | Error::IndexOutOfRange { .. }
                 | Error::LayerMissing { .. }
                 | Error::BoundsMissing { .. }
+                | Error::DtcMissing { .. }
                 | Error::PublishedLayerMissing { .. }
                 | Error::RulesetMismatch { .. }
                 | Error::LayerMismatch { .. }
@@ -380,6 +394,7 @@ mod tests {
                 "index_out_of_range",
                 "layer_missing",
                 "bounds_missing",
+                "dtc_missing",
                 "damaged_file",
                 "foreign_file",
                 "io",

@@ -12,10 +12,12 @@
 //! | `work` | how a solve is counted for progress and estimates ([`WorkModel`]) |
 //! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
 //! | [`bounds`] | the forced-capture bounds of a layer, by the same kind of propagation |
+//! | `dtc` | the depths to capture of a layer, a breadth-first pass over its finished values |
 
 pub mod bounds;
 pub mod cluster;
 mod driver;
+pub(crate) mod dtc;
 mod exits;
 mod state;
 mod work;
@@ -25,5 +27,6 @@ mod tests;
 
 pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
 pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions};
+pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer, DtcDepths};
 pub use state::CHUNK;
 pub use work::{working_memory, WorkModel};

@@ -175,6 +175,44 @@ impl DatabaseDir {
         self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.bounds_path(n)).is_ok_and(|m| m.is_file())
     }
 
+    /// The path of layer `n`'s depths to capture (native format).
+    pub fn dtc_path(&self, n: u32) -> PathBuf {
+        dtc_path(&self.base, self.rules, n)
+    }
+
+    /// Opens the depths to capture of layer `n` and checks them: header fields, ruleset, layer,
+    /// kind, size and, with `verify_payload`, the payload checksum.
+    ///
+    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
+    ///
+    /// # Errors
+    /// [`Error::DtcMissing`] when absent (or for the published format, which has none);
+    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
+    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
+    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of
+    /// another kind; [`Error::Io`] when it cannot be read.
+    pub fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<DtcLayer> {
+        let missing = || Error::DtcMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = self.dtc_path(n);
+        let (file, map) = map_file(&path, missing)?;
+        DtcLayer::from_map(&path, file, map, self.rules, n, verify_payload)
+    }
+
+    /// Whether a regular file is at layer `n`'s dtc path (nothing is opened).
+    ///
+    /// Cost: one `stat`.
+    pub fn has_dtc(&self, n: u32) -> bool {
+        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.dtc_path(n)).is_ok_and(|m| m.is_file())
+    }
+
+    /// The path of the statistics file of layer `n`'s depths to capture (`dtc-NN.json`).
+    pub(crate) fn dtc_stats_path(&self, n: u32) -> PathBuf {
+        ruleset_dir(&self.base, self.rules).join(format!("dtc-{n:02}.json"))
+    }
+
     /// The path of the statistics file of layer `n`'s bounds (`bounds-NN.json`).
     pub(crate) fn bounds_stats_path(&self, n: u32) -> PathBuf {
         ruleset_dir(&self.base, self.rules).join(format!("bounds-{n:02}.json"))
@@ -385,13 +423,15 @@ impl DatabaseDir {
 }
 
 /// Whether `name` is a temporary this crate leaves in a layers directory: [`AtomicFile`]'s
-/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp` / `.bounds-NN.owdb.XXXXXX.tmp`, or the fixed `layer-NN.owdb.tmp` /
+/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp` / `.bounds-NN.owdb.XXXXXX.tmp` /
+/// `.dtc-NN.owdb.XXXXXX.tmp` (and their `.json`), or the fixed `layer-NN.owdb.tmp` /
 /// `layer-NN.json.tmp` of earlier versions. Nothing else matches.
 pub(super) fn is_temporary_name(name: &str) -> bool {
     let target = |t: &str| {
         t.strip_prefix("layer-")
             .and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json")))
             .or_else(|| t.strip_prefix("bounds-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
+            .or_else(|| t.strip_prefix("dtc-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
             .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
     };
     if let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) {

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::bounds::{Bounds, Codec};
+use crate::dtc::DtcPayload;
 use crate::error::{Damage, Error, FileKind, Result};
-use crate::format::{Header, BOUNDS_TRIANGULAR, PAYLOAD_OFFSET, VALUE_EXACT_I8};
+use crate::format::{Header, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
 use crate::pack::PackLayer;
 use crate::rules::Ruleset;
@@ -660,6 +661,129 @@ impl BoundsLayer {
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
         let b = self.payload();
+        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
+        unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
+    }
+
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was mapped.
+    ///
+    /// Cost: one `fstat`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        self.stamp.check(&self.file, &self.path)
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.stamp.replaced(&self.path)
+    }
+}
+
+/// One layer's depths to capture ([`crate::dtc`]), memory-mapped read-only.
+///
+/// Invariant: the payload splits into a [`DtcPayload`] of layer `stones()` (its length agrees
+/// with its count of escaped depths). The file must not be modified while it is mapped (see the
+/// module documentation).
+pub struct DtcLayer {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    stamp: FileStamp,
+    map: Mmap,
+    header: Header,
+}
+
+impl std::fmt::Debug for DtcLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DtcLayer").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+impl DtcLayer {
+    /// Opens a dtc file at any path, expecting layer `n` of `rules`. See
+    /// [`DatabaseDir::open_dtc`].
+    ///
+    /// # Errors
+    /// As [`DatabaseDir::open_dtc`], with [`Error::Io`] for a missing file.
+    pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcLayer> {
+        let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
+        let (file, map) = map_file(path, missing)?;
+        DtcLayer::from_map(path, file, map, rules, n, verify_payload)
+    }
+
+    pub(super) fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcLayer> {
+        let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
+        header.expect(DTC_U8_ESCAPED, path)?;
+        if header.rules != rules {
+            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+        }
+        if header.stones != n {
+            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+        }
+        let least = PAYLOAD_OFFSET + header.payload_len();
+        if (map.len() as u64) < least {
+            return Err(Error::corrupt(path, Damage::Size { expected: least, found: map.len() as u64 }));
+        }
+        DtcPayload::new(n, &map[PAYLOAD_OFFSET as usize..]).map_err(|e| Error::corrupt(path, Damage::BadDtc { what: e.to_string() }))?;
+        let stamp = FileStamp::of(&file, path)?;
+        let layer = DtcLayer { stones: n, path: path.into(), file, stamp, map, header };
+        if verify_payload {
+            let computed = checksum_released(layer.raw(), &|r| layer.release(r));
+            if computed != layer.header.payload_checksum {
+                return Err(Error::corrupt(&layer.path, Damage::PayloadChecksum { stored: layer.header.payload_checksum, computed }));
+            }
+        }
+        Ok(layer)
+    }
+
+    fn raw(&self) -> &[u8] {
+        &self.map[PAYLOAD_OFFSET as usize..]
+    }
+
+    /// The payload, split into its parts.
+    pub fn payload(&self) -> DtcPayload<'_> {
+        DtcPayload::new(self.stones, self.raw()).expect("checked when opened")
+    }
+
+    /// The depth to capture of the position of index `i` (`None`: its value is 0).
+    ///
+    /// Cost: one byte read of the map; for a depth of 254 or more, a binary search of the
+    /// escaped depths.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] when `i` is not an index of the layer; [`Error::Corrupt`]
+    /// ([`Damage::BadDtc`]) for an escaped depth without its record.
+    pub fn get(&self, i: u64) -> Result<Option<u16>> {
+        let size = layer_size(self.stones);
+        if i >= size {
+            return Err(Error::IndexOutOfRange { layer: self.stones, index: i, size });
+        }
+        self.payload().get(i).map_err(|e| Error::corrupt(&self.path, Damage::BadDtc { what: e.to_string() }))
+    }
+
+    /// The layer number (stones on the board).
+    pub fn stones(&self) -> u32 {
+        self.stones
+    }
+
+    /// The file the depths were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Gives the pages of payload bytes `range` back to the system.
+    ///
+    /// Cost: one `madvise` call.
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        let b = self.raw();
         // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
         unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }

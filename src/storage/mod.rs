@@ -7,6 +7,7 @@
 //! D/<ruleset>/layer-NN.owdb                 one layer, header + payload (docs/FORMAT.md)
 //! D/<ruleset>/layer-NN.json                 statistics of that layer's build
 //! D/<ruleset>/bounds-NN.owdb                its forced-capture bounds (`oware build --bounds`)
+//! D/<ruleset>/dtc-NN.owdb                   its depths to capture (`oware build --dtc`)
 //! D/<ruleset>/.layer-NN.owdb.XXXXXX.tmp     a file being written (unique name; removed on failure)
 //! ```
 //!
@@ -35,7 +36,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening layers |
-//! | `layers` | [`Layer`] and [`BoundsLayer`]: open, checked, memory-mapped files |
+//! | `layers` | [`Layer`], [`BoundsLayer`] and [`DtcLayer`]: open, checked, memory-mapped files |
 //! | `writers` | [`AtomicFile`], [`LayerWriter`], `ShareWriter`: writing without damaging a complete file |
 
 mod directory;
@@ -44,7 +45,8 @@ mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
 pub(crate) use layers::open_regular;
-pub use layers::{BoundsLayer, FileLayer, Layer, ReadMode, Table};
+pub use layers::{BoundsLayer, DtcLayer, FileLayer, Layer, ReadMode, Table};
+pub(crate) use writers::DtcWriter;
 pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
 pub use writers::{AtomicFile, LayerWriter};
 
@@ -71,6 +73,11 @@ pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
 /// Path of the forced-capture bounds of layer `n` of `rules` under `base` (see [`crate::bounds`]).
 pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("bounds-{n:02}.owdb"))
+}
+
+/// Path of the depths to capture of layer `n` of `rules` under `base` (see [`crate::dtc`]).
+pub fn dtc_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("dtc-{n:02}.owdb"))
 }
 
 /// Path of the statistics file of layer `n` of `rules` under `base`.

@@ -183,6 +183,66 @@ impl LayerWriter {
     }
 }
 
+/// A dtc file being written: a preallocated, memory-mapped [`AtomicFile`] of the exact length
+/// ([`crate::dtc::payload_len`]) that becomes `dtc-NN.owdb` only in [`finish`](Self::finish).
+pub(crate) struct DtcWriter {
+    rules: Ruleset,
+    stones: u32,
+    map: MmapMut,
+    file: AtomicFile,
+}
+
+impl DtcWriter {
+    /// Creates the temporary dtc file of layer `n` in `dir` for `escaped` escaped depths, with
+    /// its full size reserved on disk.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
+    /// be created or the space cannot be reserved (the temporary is then removed).
+    pub(crate) fn create(dir: &DatabaseDir, n: u32, escaped: u64) -> Result<DtcWriter> {
+        if dir.format() != Format::Native {
+            return Err(Error::Usage("depths to capture are written in the native format only".into()));
+        }
+        dir.create()?;
+        let file = AtomicFile::create(&dir.dtc_path(n))?;
+        let len = PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped);
+        crate::sys::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
+        // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
+        // length reserved; nothing else writes or truncates it while the map lives.
+        let mut map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
+        let end = map.len();
+        map[end - 8..].copy_from_slice(&escaped.to_le_bytes());
+        Ok(DtcWriter { rules: dir.rules(), stones: n, map, file })
+    }
+
+    /// The position bytes and the records of the escaped depths (their count is written).
+    pub(crate) fn parts_mut(&mut self) -> (&mut [u8], &mut [u8]) {
+        let size = layer_size(self.stones) as usize;
+        let end = self.map.len() - 8;
+        let payload = &mut self.map[PAYLOAD_OFFSET as usize..end];
+        payload.split_at_mut(size)
+    }
+
+    /// The payload as written so far.
+    pub(crate) fn payload(&self) -> &[u8] {
+        &self.map[PAYLOAD_OFFSET as usize..]
+    }
+
+    /// Writes the header with the payload checksum, flushes everything to disk and renames the
+    /// file into place. Returns the final path.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when flushing or renaming fails; the final path is then untouched.
+    pub(crate) fn finish(mut self) -> Result<PathBuf> {
+        let sum = crate::format::checksum(&self.map[PAYLOAD_OFFSET as usize..]);
+        let header = Header::dtc(self.rules, self.stones, sum);
+        self.map[..HEADER_LEN].copy_from_slice(&header.encode());
+        self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
+        drop(self.map);
+        self.file.commit()
+    }
+}
+
 /// One rank's share of a layer file being written by the ranks of a distributed build: a shared
 /// writable mapping of payload bytes `range` of the temporary file another rank (rank 0)
 /// created with [`LayerWriter::create`]. Ranks write disjoint shares whose ends are multiples of

@@ -66,6 +66,65 @@ pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lo
     best
 }
 
+/// The depth to capture of `board` (of value `value`) derived from its moves by the definition
+/// of [`crate::dtc`], evaluated once: `None` for value 0, or when no depth follows (no move
+/// keeps the value, or a value-keeping move's child has no depth).
+///
+/// `value_of(m, child)` returns the stored value of `child`, a board of layer `m` (the
+/// position's own layer included); `dtc_of(child)` the stored depth of a child in the position's
+/// own layer. Either may return the caller's error.
+///
+/// Cost: one move generation, one `value_of` per move, one `dtc_of` per value-keeping move
+/// that captures nothing.
+///
+/// # Errors
+/// The first error a closure returns.
+#[inline]
+pub(crate) fn derive_dtc<E>(
+    rules: Ruleset,
+    board: &Board,
+    value: i8,
+    mut value_of: impl FnMut(u32, &Board) -> std::result::Result<i8, E>,
+    mut dtc_of: impl FnMut(&Board) -> std::result::Result<Option<u16>, E>,
+) -> std::result::Result<Option<u16>, E> {
+    if value == 0 {
+        return Ok(None);
+    }
+    let n = crate::rules::stones(board);
+    let moves = rules.moves(board);
+    if moves.ending().is_some() {
+        return Ok(Some(0));
+    }
+    let mut best: Option<u16> = None;
+    for m in moves.as_slice() {
+        let depth = match m.outcome {
+            Move::End { value: e } => (e == value).then_some(0),
+            Move::Child { captured, child } => {
+                let w = value_of(n - u32::from(captured), &child)?;
+                if captured as i8 - w != value {
+                    continue;
+                }
+                if captured > 0 {
+                    Some(0)
+                } else {
+                    match dtc_of(&child)? {
+                        Some(d) => Some(d),
+                        None => return Ok(None),
+                    }
+                }
+            }
+        };
+        if let Some(d) = depth {
+            best = Some(match best {
+                None => d,
+                Some(b) if value > 0 => b.min(d),
+                Some(b) => b.max(d),
+            });
+        }
+    }
+    Ok(best.map(|b| b + 1))
+}
+
 /// The forced-capture bounds of `board` derived from its children's stored bounds: the two
 /// equations of [`crate::bounds`] evaluated once.
 ///

@@ -2,6 +2,7 @@
 //! shares of a cluster): every other way of solving a layer against the in-memory solver.
 
 mod distributed;
+mod dtc;
 mod out_of_core;
 
 use std::sync::Mutex;
