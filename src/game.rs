@@ -236,9 +236,10 @@ impl Analysed {
         self.moves.iter().find(|m| m.pit == pit)
     }
 
-    /// The moves as [`MoveValue`]s, when every value is known.
+    /// The moves as [`MoveValue`]s, when every value is known (without depths to capture:
+    /// [`Database::move_values`] gives them).
     pub fn move_values(&self) -> Option<Vec<MoveValue>> {
-        self.moves.iter().map(|m| m.value.map(|value| MoveValue { pit: m.pit, result: m.result, value })).collect()
+        self.moves.iter().map(|m| m.value.map(|value| MoveValue { pit: m.pit, result: m.result, value, dtc: None })).collect()
     }
 }
 

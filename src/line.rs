@@ -127,6 +127,10 @@ impl Database {
     /// the winner may have a waiting move of the same value as the capture that realises it, and
     /// playing waiting moves forever would be worth 0, not the value. So the move of each ply is
     /// chosen among the best moves as follows:
+    /// 0. when the value is not 0 and the depths to capture of the moves' children are built
+    ///    ([`crate::dtc`]), the lowest-numbered move of least depth (for the winner) or greatest
+    ///    depth (for the loser): the line then reaches the value's first capture at exactly ply
+    ///    [`dtc`](Self::dtc), and again after each capture while the depths reach;
     /// 1. a move that captures or ends the game (or leaves the opponent without a legal move),
     ///    the lowest-numbered one: its value comes from a smaller layer or from the end of the
     ///    game, so it cannot lead back to an earlier position;
@@ -321,6 +325,11 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
         search_limit: usize,
     ) -> Result<Option<MoveValue>> {
         let best: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
+        // Rule 0: with depths to capture, the winner's least and the loser's greatest.
+        if let Some(d) = crate::probe::best_dtc(&best) {
+            plan.clear();
+            return Ok(best.iter().find(|m| m.dtc == Some(d)).copied());
+        }
         if let Some(m) = best.iter().find(|m| self.makes_progress(m)) {
             plan.clear();
             return Ok(Some(*m));
@@ -416,14 +425,14 @@ mod tests {
     }
 
     fn quiet(pit: u8, child: Position, value: i8) -> MoveValue {
-        MoveValue { pit, result: MoveResult::Continues { captured: 0, child }, value }
+        MoveValue { pit, result: MoveResult::Continues { captured: 0, child }, value, dtc: None }
     }
 
     #[test]
     fn the_search_finds_the_way_to_the_winning_capture() {
         // p0 (value +1): pit 0 goes round a waiting loop p0 -> p1 -> p0; pit 1 leads to p2,
         // whose only move leads to p3, where the game ends: the line must leave the loop.
-        let end = MoveValue { pit: 0, result: MoveResult::EndsGame, value: 1 };
+        let end = MoveValue { pit: 0, result: MoveResult::EndsGame, value: 1, dtc: None };
         let table = Table(HashMap::from([
             (p(0), vec![quiet(0, p(1), 1), quiet(1, p(2), 1)]),
             (p(1), vec![quiet(0, p(0), -1)]),
@@ -456,7 +465,7 @@ mod tests {
     fn value_zero_lines_go_to_the_capture_then_stop() {
         // p0 (value 0) can shuffle p0 -> p1 -> p0, or go p0 -> p2, where a capture of 0 value
         // (an even exchange) leads to p3, a quiet value-0 loop p3 <-> p4.
-        let capture = MoveValue { pit: 1, result: MoveResult::Continues { captured: 2, child: p(3) }, value: 0 };
+        let capture = MoveValue { pit: 1, result: MoveResult::Continues { captured: 2, child: p(3) }, value: 0, dtc: None };
         let table = Table(HashMap::from([
             (p(0), vec![quiet(0, p(1), 0), quiet(1, p(2), 0)]),
             (p(1), vec![quiet(0, p(0), 0)]),

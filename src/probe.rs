@@ -50,7 +50,7 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, LayerState, ReadMode, Table};
+use crate::storage::{BoundsLayer, DatabaseDir, DtcLayer, Format, LayerState, ReadMode, Table};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -84,6 +84,11 @@ pub struct Database {
     /// The layers' forced-capture bounds, opened on first use like the layers.
     bounds: [OnceLock<BoundsLayer>; LAYERS],
     opening_bounds: [Mutex<()>; LAYERS],
+    /// The layers' depths to capture: looked for once (an absent file is remembered as `None`,
+    /// so probes of databases without them cost nothing more), opened and checked like the
+    /// layers.
+    dtc: [OnceLock<Option<DtcLayer>>; LAYERS],
+    opening_dtc: [Mutex<()>; LAYERS],
 }
 
 impl fmt::Debug for Database {
@@ -142,6 +147,11 @@ pub struct MoveValue {
     /// The move's value for the mover: `captured - v(child)`, or the game's final value for an
     /// ending move. The position's value is the largest of its moves' values.
     pub value: i8,
+    /// The depth to capture after the move ([`crate::dtc`]): 0 when the move captures or ends
+    /// the game, else the child's depth; `None` when the child's value is 0 or its layer has no
+    /// dtc file. A position's depth is 1 + the least (winner) or greatest (loser) of its
+    /// value-keeping moves' depths.
+    pub dtc: Option<u16>,
 }
 
 impl MoveValue {
@@ -322,6 +332,8 @@ impl Database {
             opening: std::array::from_fn(|_| Mutex::new(())),
             bounds: std::array::from_fn(|_| OnceLock::new()),
             opening_bounds: std::array::from_fn(|_| Mutex::new(())),
+            dtc: std::array::from_fn(|_| OnceLock::new()),
+            opening_dtc: std::array::from_fn(|_| Mutex::new(())),
         }
     }
 
@@ -420,10 +432,15 @@ impl Database {
                 b.check_unchanged()?;
             }
         }
+        for cell in &self.dtc {
+            if let Some(Some(d)) = cell.get() {
+                d.check_unchanged()?;
+            }
+        }
         Ok(())
     }
 
-    /// The open files (layers and bounds) whose path now names another file or nothing: they
+    /// The open files (layers, bounds and depths to capture) whose path now names another file or nothing: they
     /// were replaced by rename (as a rebuild does) or removed. The values still read are the old
     /// file's; a long-running program opens a new `Database` to read the new files.
     ///
@@ -431,7 +448,8 @@ impl Database {
     pub fn replaced_files(&self) -> Vec<PathBuf> {
         let layers = self.layers.iter().filter_map(OnceLock::get).filter(|t| t.replaced()).map(|t| t.path().to_path_buf());
         let bounds = self.bounds.iter().filter_map(OnceLock::get).filter(|b| b.replaced()).map(|b| b.path().to_path_buf());
-        layers.chain(bounds).collect()
+        let dtc = self.dtc.iter().filter_map(|c| c.get().and_then(Option::as_ref)).filter(|d| d.replaced()).map(|d| d.path().to_path_buf());
+        layers.chain(bounds).chain(dtc).collect()
     }
 
     /// The layers whose files exist, in increasing order. Nothing is opened or checked.
@@ -636,11 +654,19 @@ impl Database {
         let mut out = Vec::with_capacity(moves.len());
         for m in moves.as_slice() {
             let mv = match m.outcome {
-                Outcome::End { value } => MoveValue { pit: m.pit, result: MoveResult::EndsGame, value },
+                Outcome::End { value } => MoveValue { pit: m.pit, result: MoveResult::EndsGame, value, dtc: Some(0) },
                 Outcome::Child { captured, child } => {
-                    let value = captured as i8 - self.child_value(&child)?;
+                    let w = self.child_value(&child)?;
+                    let value = captured as i8 - w;
+                    let dtc = if captured > 0 {
+                        Some(0)
+                    } else if w == 0 {
+                        None
+                    } else {
+                        self.stored_dtc(&child)?
+                    };
                     let child = Position::new(child)?;
-                    MoveValue { pit: m.pit, result: MoveResult::Continues { captured, child }, value }
+                    MoveValue { pit: m.pit, result: MoveResult::Continues { captured, child }, value, dtc }
                 }
             };
             out.push(mv);
@@ -650,6 +676,12 @@ impl Database {
 
     /// The best moves of `position`: every legal move whose value equals the position's value,
     /// in increasing pit order. Empty when the position has no legal move.
+    ///
+    /// When the value is not 0 and the children's depths to capture are known (their layers'
+    /// dtc files are built, [`MoveValue::dtc`]), only the moves that also realize the value
+    /// soonest are kept: for the winner those of least depth, for the loser those of greatest
+    /// depth. Following them reaches the value's first capture in exactly [`dtc`](Self::dtc)
+    /// plies, where a move of the same value that makes no progress could go round forever.
     ///
     /// Cost: as [`move_values`](Self::move_values).
     ///
@@ -676,7 +708,90 @@ impl Database {
         let mut moves = self.move_values(position)?;
         let best = moves.iter().map(|m| m.value).max();
         moves.retain(|m| Some(m.value) == best);
+        if let Some(d) = best_dtc(&moves) {
+            moves.retain(|m| m.dtc == Some(d));
+        }
         Ok(moves)
+    }
+
+    /// Layer `n`'s depths to capture, opened (and checked as the layers are) on first use and
+    /// kept open; `None` when the layer has no dtc file (remembered: a file built later is seen
+    /// by a `Database` opened after it).
+    ///
+    /// # Errors
+    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or layer's
+    /// file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file holds
+    /// something else; [`Error::Io`] for other failures to read it.
+    pub(crate) fn dtc_layer(&self, n: u32) -> Result<Option<&DtcLayer>> {
+        if let Some(d) = self.dtc.get(n as usize).and_then(OnceLock::get) {
+            return Ok(d.as_ref());
+        }
+        let missing = || Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
+        let opened = open_once(self.dtc.get(n as usize), self.opening_dtc.get(n as usize), missing, || match self.dir.open_dtc(n, self.verify) {
+            Ok(d) => Ok(Some(d)),
+            Err(Error::DtcMissing { .. }) => Ok(None),
+            Err(e) => Err(e),
+        })?;
+        Ok(opened.as_ref())
+    }
+
+    /// The stored depth of a board in a layer; `Ok(None)` for value 0 or when its layer has no
+    /// dtc file.
+    fn stored_dtc(&self, board: &Board) -> Result<Option<u16>> {
+        match self.dtc_layer(stones(board))? {
+            Some(d) => d.get(rank_unchecked(board)),
+            None => Ok(None),
+        }
+    }
+
+    /// The depth to capture of `position` ([`crate::dtc`]): how many plies best play takes to
+    /// the value's first capture (by either side) or the end of the game, the winner hurrying
+    /// and the loser delaying, both keeping the value. `None` when the value is 0 (no capture
+    /// can be forced; endless play splits the stones).
+    ///
+    /// A position outside every layer is answered from its moves, by the definition.
+    ///
+    /// Cost: one rank computation and one byte read of a memory-mapped file (plus the dtc file's
+    /// opening on first use); outside every layer, one move generation and up to six probes of
+    /// values and depths.
+    ///
+    /// # Errors
+    /// [`Error::DtcMissing`] when a layer's depths are not built (`oware build --dtc`); as
+    /// [`value`](Self::value) for the values it needs; [`Error::Corrupt`] for a damaged dtc
+    /// file.
+    ///
+    /// # Examples
+    /// ```
+    /// use oware::probe::Database;
+    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::{Error, Position, Ruleset};
+    ///
+    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), dtc: true, ..Default::default() };
+    /// build::build(&config, &Silent)?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?;
+    /// // Pit 5 captures 2 at once: the value is realized at the first ply.
+    /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
+    /// assert_eq!(db.dtc(&pos)?, Some(1));
+    /// // Following the best moves reaches the first capture at ply dtc.
+    /// let best = &db.best_moves(&pos)?[0];
+    /// assert_eq!(best.dtc, Some(0));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn dtc(&self, position: &Position) -> Result<Option<u16>> {
+        self.dtc_of(position.board())
+    }
+
+    fn dtc_of(&self, board: &Board) -> Result<Option<u16>> {
+        if in_some_layer(board) {
+            let n = stones(board);
+            return match self.dtc_layer(n)? {
+                Some(d) => d.get(rank_unchecked(board)),
+                None => Err(Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() }),
+            };
+        }
+        let value = self.value_from_children(board)?;
+        crate::verify::derive_dtc(self.rules(), board, value, |_, child| self.child_value(child), |child| self.dtc_of(child))
     }
 
     /// Layer `n`'s forced-capture bounds, opened (and checked as the layers are) on first use
@@ -742,6 +857,22 @@ impl Database {
         }
         // Outside every layer: the two equations over the moves (children are in layers).
         crate::verify::derive_bounds(self.rules(), board, |_, child| self.bounds_of(child))
+    }
+}
+
+/// The depth the best moves `moves` (all of one value) should realize: the least of their
+/// depths for a positive value, the greatest for a negative one; `None` for value 0, or when a
+/// move's depth is unknown (its layer has no dtc file).
+pub(crate) fn best_dtc(moves: &[MoveValue]) -> Option<u16> {
+    let value = moves.first()?.value;
+    if value == 0 || moves.iter().any(|m| m.dtc.is_none()) {
+        return None;
+    }
+    let depths = moves.iter().filter_map(|m| m.dtc);
+    if value > 0 {
+        depths.min()
+    } else {
+        depths.max()
     }
 }
 

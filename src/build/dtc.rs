@@ -134,9 +134,9 @@ pub(super) fn dtc_layer(dir: &DatabaseDir, n: u32, dp: &DtcPlan, values: &Layer,
 fn remove_scratch(dir: Option<&Path>) {
     if let Some(d) = dir {
         let _ = std::fs::remove_file(d.join("dtc-state.bin"));
-        let _ = std::fs::remove_dir(d);
-        if let Some(parent) = d.parent() {
-            let _ = std::fs::remove_dir(parent);
+        // The directory, the layer's work directory and the shared `.work`, each when empty.
+        for dir in d.ancestors().take(3) {
+            let _ = std::fs::remove_dir(dir);
         }
     }
 }

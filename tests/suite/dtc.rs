@@ -1,0 +1,150 @@
+//! Depths to capture (`oware build --dtc`): best lines reach the first capture at ply dtc, the
+//! files are the same whatever the mode and the threads, the values do not change, builds
+//! resume and add depths to existing databases. (The depths themselves are compared with a plain
+//! forward iteration of the definition in the library's unit tests, `solver::tests::dtc`.)
+
+use std::path::Path;
+
+use oware::build::{self, BuildConfig, Silent};
+use oware::index::{layer_size, unrank};
+use oware::line::PvEnd;
+use oware::probe::{Database, MoveResult};
+use oware::{Position, Ruleset};
+
+use crate::common::{copy_fixture, fixture, oware};
+
+fn bytes(dir: &Path, rules: &str, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(rules).join(name)).unwrap_or_else(|e| panic!("{rules}/{name}: {e}"))
+}
+
+/// Builds layers `0..=max` of `rules` with their depths into a new directory.
+fn with_dtc(rules: Ruleset, max: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc: true, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    dir
+}
+
+/// The ply (1-based) at which a line first captures, ends the game or leaves the next player
+/// without a move; `None` when it never does within the line.
+fn first_capture(db: &Database, line: &oware::line::PrincipalVariation) -> Option<usize> {
+    line.steps
+        .iter()
+        .position(|s| match &s.played.result {
+            MoveResult::EndsGame => true,
+            MoveResult::Continues { captured, child } => *captured > 0 || db.rules().moves(child.board()).ending().is_some(),
+        })
+        .map(|i| i + 1)
+}
+
+#[test]
+fn every_best_line_of_a_whole_layer_reaches_its_first_capture_at_ply_dtc() {
+    for (rules, top) in Ruleset::ALL.into_iter().map(|r| (r, if r == Ruleset::Awari { 9 } else { 7 })) {
+        let dir = with_dtc(rules, top);
+        let db = Database::open(dir.path(), rules).unwrap();
+        let (mut realized, mut zero) = (0u64, 0u64);
+        for i in 0..layer_size(top) {
+            let pos = Position::new(unrank(top, i).unwrap()).unwrap();
+            let dtc = db.dtc(&pos).unwrap();
+            let value = db.value(&pos).unwrap();
+            assert_eq!(dtc.is_none(), value == 0, "{rules} {pos}: value {value}, dtc {dtc:?}");
+            let Some(d) = dtc else {
+                zero += 1;
+                continue;
+            };
+            let line = db.principal_variation(&pos, d as usize + 1).unwrap();
+            if d == 0 {
+                assert!(line.steps.is_empty() && line.end == PvEnd::GameOver, "{rules} {pos}: {line:?}");
+                continue;
+            }
+            assert_eq!(first_capture(&db, &line), Some(d as usize), "{rules} {pos} (value {value}, dtc {d}): {line:?}");
+            // Each step keeps the value and the depth goes down by one.
+            for (k, step) in line.steps.iter().take(d as usize).enumerate() {
+                assert_eq!(db.dtc(&step.position).unwrap(), Some(d - k as u16), "{rules} {pos}, ply {}", k + 1);
+            }
+            realized += 1;
+        }
+        assert!(realized > 0 && zero > 0, "{rules}: {realized} lines realized, {zero} of value 0");
+    }
+}
+
+#[test]
+fn positions_outside_every_layer_get_their_depth_from_their_moves() {
+    let dir = with_dtc(Ruleset::Awari, 8);
+    let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+    // No empty pit on the opponent's side: outside every layer.
+    let pos: Position = "1 0 0 0 0 1 1 1 1 1 1 1".parse().unwrap();
+    let moves = db.move_values(&pos).unwrap();
+    let value = db.value(&pos).unwrap();
+    let keeping: Vec<u16> = moves.iter().filter(|m| m.value == value).map(|m| m.dtc.unwrap()).collect();
+    let expected = if value > 0 { keeping.iter().min() } else { keeping.iter().max() }.map(|d| d + 1);
+    assert_eq!(db.dtc(&pos).unwrap(), expected);
+    let best = db.best_moves(&pos).unwrap();
+    assert!(best.iter().all(|m| m.dtc.map(|d| d + 1) == expected), "{best:?}");
+}
+
+#[test]
+fn dtc_files_are_the_same_in_memory_out_of_core_and_with_one_thread_and_values_do_not_change() {
+    for rules in ["awari", "abapa-capture"] {
+        let r: Ruleset = rules.parse().unwrap();
+        let plain = fixture(r, 12);
+        let mut dirs = Vec::new();
+        for extra in [&[][..], &["--threads", "1"][..], &["--max-memory", "4M"][..]] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path().to_str().unwrap();
+            let mut args = vec!["build", "--rules", rules, "--max-stones", "12", "--dir", d, "--dtc", "-q"];
+            args.extend_from_slice(extra);
+            let (code, _, err) = oware(&args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            dirs.push(dir);
+        }
+        // The plan with a tiny memory limit: values out of core, the depths' cells in a file.
+        let d = dirs[2].path().to_str().unwrap();
+        let (_, plan, _) = oware(&["build", "--rules", rules, "--max-stones", "13", "--dir", d, "--dtc", "--max-memory", "4M", "--dry-run"]);
+        assert!(plan.contains("layer 13") && plan.contains("out of core"), "{plan}");
+        assert!(plan.contains("dtc: 13 to check, 1 to build (13)") && plan.contains("scratch file for 13"), "{plan}");
+        for n in 0..=12 {
+            let name = format!("dtc-{n:02}.owdb");
+            let first = bytes(dirs[0].path(), rules, &name);
+            for other in &dirs[1..] {
+                assert!(first == bytes(other.path(), rules, &name), "{rules} {name} differs");
+            }
+            let layer = format!("layer-{n:02}.owdb");
+            for dir in &dirs {
+                assert!(bytes(plain, rules, &layer) == bytes(dir.path(), rules, &layer), "{rules} {layer} changed with --dtc");
+            }
+        }
+        assert!(!dirs[2].path().join(rules).join(".work").exists(), "the work directory is removed");
+    }
+}
+
+#[test]
+fn depths_are_added_to_a_built_database_and_rebuilt_when_missing_or_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    copy_fixture(Ruleset::Awari, 10, dir.path());
+    let (code, out, err) = oware(&["build", "--max-stones", "10", "--dir", d, "--dtc", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let docs: Vec<serde_json::Value> = out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let kinds = |kind: &str, status: &str| docs.iter().filter(|v| v["kind"] == kind && v["status"] == status).count();
+    assert_eq!((kinds("layer", "skipped"), kinds("dtc", "built")), (11, 11), "{out}");
+    let dtc10: serde_json::Value = serde_json::from_slice(&bytes(dir.path(), "awari", "dtc-10.json")).unwrap();
+    assert_eq!(dtc10["max"], 69, "{dtc10}");
+    let reference = bytes(dir.path(), "awari", "dtc-09.owdb");
+    // One missing, one damaged: both rebuilt; the others checked and kept.
+    std::fs::remove_file(dir.path().join("awari/dtc-08.owdb")).unwrap();
+    let path = dir.path().join("awari/dtc-09.owdb");
+    let mut damaged = reference.clone();
+    damaged[4096 + 100] ^= 0x01;
+    std::fs::write(&path, &damaged).unwrap();
+    let (code, out, err) = oware(&["build", "--max-stones", "10", "--dir", d, "--dtc"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("rebuilding the depths to capture of layer 9"), "{err}");
+    assert!(out.contains("dtc  8:") && !out.contains("dtc  8: complete") && out.contains("dtc 10: complete (skipped)"), "{out}");
+    assert!(bytes(dir.path(), "awari", "dtc-09.owdb") == reference);
+    // A file of values in the depths' place is someone's data: refused, never replaced.
+    std::fs::copy(dir.path().join("awari/layer-07.owdb"), dir.path().join("awari/dtc-07.owdb")).unwrap();
+    let (code, _, err) = oware(&["build", "--max-stones", "10", "--dir", d, "--dtc"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("holds values"), "{err}");
+}
