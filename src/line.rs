@@ -95,6 +95,9 @@ pub struct Analysis {
     pub moves: Vec<MoveValue>,
     /// A best line from the position, as [`Database::principal_variation`].
     pub line: PrincipalVariation,
+    /// The position's depth to capture ([`Database::dtc`]), from its moves' depths: `None`
+    /// when the value is 0 or the depths of the layers its moves reach are not built.
+    pub dtc: Option<u16>,
 }
 
 /// What the best-line search needs to know of a database: the ruleset and the exact values of a
@@ -192,7 +195,8 @@ impl Database {
     /// position's moves once: as [`value`](Self::value), [`move_values`](Self::move_values) and
     /// [`principal_variation`](Self::principal_variation)`(position, max_plies)`.
     ///
-    /// Cost: as `move_values` plus `principal_variation` without its first ply's probes.
+    /// Cost: as `move_values` plus `principal_variation` without its first ply's probes. The
+    /// depth to capture comes from the moves' depths, with no probe of its own.
     ///
     /// The stored value is checked against the move values: a position in a layer whose stored
     /// value is not the best of its moves' values (only a damaged or altered database can hold
@@ -242,7 +246,15 @@ impl Database {
         } else {
             LineSearch::new(self).line_from(position, moves.clone(), max_plies, PV_SEARCH_NODES)?
         };
-        Ok(Analysis { value, moves, line })
+        let dtc = if value == 0 {
+            None
+        } else if moves.is_empty() {
+            Some(0)
+        } else {
+            let keeping: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
+            crate::probe::best_dtc(&keeping).map(|d| d + 1)
+        };
+        Ok(Analysis { value, moves, line, dtc })
     }
 }
 

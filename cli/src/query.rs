@@ -45,9 +45,15 @@ pub struct QueryArgs {
     /// Also answer what each side can force itself to capture by play that ends by itself
     /// (forced-capture bounds; needs `oware build --bounds`), and whether the final split is
     /// forced under the ruleset's repetition rule. With --values-only: `<position><TAB><value>
-    /// <TAB><gM><TAB><gN>`.
+    /// <TAB><gM><TAB><gN>` (after the depth with --dtc).
     #[arg(long)]
     bounds: bool,
+    /// Also answer the depth to capture: how many plies best play takes to the value's first
+    /// capture (needs `oware build --dtc`; the full report shows it whenever it is built). With
+    /// --values-only: `<position><TAB><value><TAB><dtc>` (`-` for value 0), or the JSON line
+    /// `{"schema_version", "position", "value", "dtc"}` (null for value 0).
+    #[arg(long)]
+    dtc: bool,
     /// Stones already captured in the game, `MOVER:OPPONENT` (the player to move's first): the
     /// report adds best play's final score and result with every stone counted (25 or more of
     /// the 48 wins); with --bounds, the result each side can force.
@@ -217,16 +223,22 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
         }
     }
     let bounds = if a.bounds { Some(db.bounds(pos)?) } else { None };
+    let dtc = if a.dtc { Some(db.dtc(pos)?) } else { None };
     if a.values_only {
         let value = db.value(pos)?;
         return Ok(if a.json.json {
             let (forced_mover, forced_opponent) = (bounds.map(|b| b.mover), bounds.map(|b| b.opponent));
-            let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value, forced_mover, forced_opponent };
+            let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value, dtc, forced_mover, forced_opponent };
             serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
-        } else if let Some(b) = bounds {
-            format!("{pos}\t{value}\t{}\t{}\n", b.mover, b.opponent)
         } else {
-            format!("{pos}\t{value}\n")
+            let mut line = format!("{pos}\t{value}");
+            if let Some(d) = dtc {
+                line.push_str(&format!("\t{}", d.map_or("-".to_string(), |d| d.to_string())));
+            }
+            if let Some(b) = bounds {
+                line.push_str(&format!("\t{}\t{}", b.mover, b.opponent));
+            }
+            line + "\n"
         });
     }
     let analysis = db.analyse(pos, a.max_plies)?;
@@ -337,6 +349,9 @@ struct ValueDoc {
     schema_version: u32,
     position: [u8; 12],
     value: i8,
+    /// With --dtc: the depth (null for value 0); absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dtc: Option<Option<u16>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     forced_mover: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -73,6 +73,9 @@ pub struct MoveDoc {
     pub result: Outcome,
     /// Whether the move keeps the position's value.
     pub best: bool,
+    /// The depth to capture after the move: 0 when it captures or ends the game, else the
+    /// child's; null when the child's value is 0 or its depths are not built.
+    pub dtc: Option<u16>,
 }
 
 impl MoveDoc {
@@ -90,6 +93,7 @@ impl MoveDoc {
             value: m.value,
             result,
             best: m.value == value,
+            dtc: m.dtc,
         }
     }
 }
@@ -176,6 +180,9 @@ pub struct ReportDoc {
     #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
     pub final_score: Option<FinalDoc>,
     pub game_over: bool,
+    /// Plies best play takes to the value's first capture (or the game's end); null when the
+    /// value is 0 or the depths are not built (`oware build --dtc`).
+    pub dtc: Option<u16>,
     pub moves: Vec<MoveDoc>,
     pub best_moves: Vec<u8>,
     pub best_houses: Vec<String>,
@@ -203,9 +210,13 @@ fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) 
     }
 }
 
-/// Best pits of an analysis.
+/// Best pits of an analysis: the moves that keep the value and, when the depths to capture are
+/// built, realize it soonest (the winner's least depth, the loser's greatest), as
+/// [`Database::best_moves`].
 pub fn best_pits(a: &Analysis) -> Vec<u8> {
-    a.moves.iter().filter(|m| m.value == a.value).map(|m| m.pit).collect()
+    let keeping: Vec<MoveValue> = a.moves.iter().filter(|m| m.value == a.value).copied().collect();
+    let depth = a.dtc.and_then(|d| d.checked_sub(1));
+    keeping.iter().filter(|m| depth.is_none() || m.dtc == depth).map(|m| m.pit).collect()
 }
 
 /// The JSON report of `pos` (mover-first, `side` to move) from its analysis.
@@ -252,6 +263,7 @@ pub fn report(db: &Database, pos: &Position, side: Side, a: &Analysis, captured:
         captured,
         final_score: captured.map(|c| FinalDoc::new(&Verdict::new(c, pos.stones(), a.value, side), side)),
         game_over: a.moves.is_empty(),
+        dtc: a.dtc,
         moves: a.moves.iter().map(|m| MoveDoc::new(m, side, a.value, result_of(pos, side, m.value, captured))).collect(),
         best_houses: best.iter().map(|&p| house(side, p).to_string()).collect(),
         best_moves: best,
@@ -338,6 +350,10 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: O
             format_share(v.north)
         ));
     }
+    if let Some(d) = a.dtc {
+        let plural = if d == 1 { "" } else { "s" };
+        s.push_str(&format!("depth to capture {d}: best play takes {d} ply{plural} to the value's first capture or the game's end\n"));
+    }
     s.push_str(extra.unwrap_or(""));
     if a.moves.is_empty() {
         s.push_str("no legal move: the game is over\n");
@@ -351,11 +367,19 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: O
         };
         let result = result_of(pos, side, m.value, captured).name();
         let best = if m.value == a.value { "  best" } else { "" };
-        s.push_str(&format!("  {} (pit {}): {what}, value {:>3}  {result}{best}\n", house(side, m.pit), m.pit, signed(m.value)));
+        let dtc = match (a.dtc, m.dtc) {
+            (Some(_), Some(d)) => format!(", then {d} to capture"),
+            _ => String::new(),
+        };
+        s.push_str(&format!("  {} (pit {}): {what}, value {:>3}  {result}{best}{dtc}\n", house(side, m.pit), m.pit, signed(m.value)));
     }
     let best: Vec<String> = best_pits(a).iter().map(|&p| house(side, p).to_string()).collect();
     s.push_str(&format!("best move{}: {}\n", if best.len() == 1 { "" } else { "s" }, best.join(", ")));
-    s.push_str("best line (a capture or the end of the game when one is best, else the shortest way to one):\n");
+    if a.dtc.is_some() {
+        s.push_str("best line (following the depths to capture: the winner hurries, the loser delays):\n");
+    } else {
+        s.push_str("best line (a capture or the end of the game when one is best, else the shortest way to one):\n");
+    }
     s.push_str(&line_text(a, side));
     s
 }

@@ -6,6 +6,10 @@
 //! inside the bounds; the bounds are checked (header, checksum, codes, relation with the value)
 //! like the layers.
 //!
+//! Where a layer's depths to capture are built (`dtc-NN.owdb`), also their distribution: the
+//! greatest and mean depth and, with `--json`, the positions of each depth; the depths are
+//! checked (header, checksum, every entry against its value) like the layers.
+//!
 //! Counted from the layers' payloads (not from the `layer-NN.json` files the build writes), after
 //! checking each native file's header and payload checksum. A damaged layer (bad header or
 //! checksum, a value outside `-n..=n`, an unreadable entry) is reported and not counted; the
@@ -15,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
-use oware::build::{bounds_stats, histogram};
+use oware::build::{bounds_stats, dtc_stats, histogram};
 use oware::error::Damage;
 use oware::index::MAX_STONES;
 use oware::units::{describe_layers, group_digits};
@@ -50,6 +54,21 @@ struct LayerCounts {
     out_of_range: u64,
     /// What the layer's forced-capture bounds say, when they are built.
     bounds: Option<BoundsDoc>,
+    /// The layer's depths to capture, when they are built.
+    dtc: Option<DtcDoc>,
+}
+
+/// A layer's depths to capture in `oware stats`.
+#[derive(Clone, Serialize)]
+struct DtcDoc {
+    /// Positions with a depth (those of non-zero value).
+    with_dtc: u64,
+    /// The greatest depth (null when no position has one).
+    max: Option<u16>,
+    /// The mean depth.
+    mean: Option<f64>,
+    /// Entry `d`: positions of depth `d`.
+    histogram: Vec<u64>,
 }
 
 /// A layer's forced-capture bounds in `oware stats`.
@@ -66,7 +85,17 @@ struct BoundsDoc {
 /// Counts a layer's values from its payload (one parallel pass).
 fn count(n: u32, values: &[i8]) -> LayerCounts {
     let hist = histogram(values);
-    let mut c = LayerCounts { layer: n, positions: values.len() as u64, values: BTreeMap::new(), wins: 0, draws: 0, losses: 0, out_of_range: 0, bounds: None };
+    let mut c = LayerCounts {
+        layer: n,
+        positions: values.len() as u64,
+        values: BTreeMap::new(),
+        wins: 0,
+        draws: 0,
+        losses: 0,
+        out_of_range: 0,
+        bounds: None,
+        dtc: None,
+    };
     for (i, &k) in hist.iter().enumerate() {
         if k == 0 {
             continue;
@@ -130,6 +159,9 @@ struct LayerDoc {
     /// The forced-capture bounds, when built: forced splits, values strictly inside.
     #[serde(skip_serializing_if = "Option::is_none")]
     bounds: Option<BoundsDoc>,
+    /// The depths to capture, when built: greatest, mean, positions per depth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dtc: Option<DtcDoc>,
     /// Positions by value (keys are the values as strings).
     values: BTreeMap<String, u64>,
 }
@@ -185,6 +217,10 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 c.bounds =
                     Some(BoundsDoc { forced: b.forced, forced_share: b.forced_share(), strictly_inside: b.strictly_inside, inside_share: b.inside_share() });
             }
+            if dir.format() == oware::storage::Format::Native && dir.has_dtc(n) {
+                let d = dtc_stats(rules, n, &layer, &dir.open_dtc(n, true)?)?;
+                c.dtc = Some(DtcDoc { with_dtc: d.with_dtc, max: d.max, mean: d.mean, histogram: d.histogram });
+            }
             Ok(c)
         });
         match counted {
@@ -216,6 +252,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
                 outcomes: Outcomes::new(c.positions, c.wins, c.draws, c.losses),
                 out_of_range: c.out_of_range,
                 bounds: c.bounds,
+                dtc: c.dtc.clone(),
                 values: c.values.iter().map(|(v, k)| (v.to_string(), *k)).collect(),
             })
             .collect();
@@ -262,6 +299,22 @@ fn layer_text(c: &LayerCounts) -> String {
             100.0 * b.inside_share,
             group_digits(b.strictly_inside)
         ));
+    }
+    if let Some(d) = &c.dtc {
+        let max = d.max.map_or("none".to_string(), |m| m.to_string());
+        let mean = d.mean.map_or("none".to_string(), |m| format!("{m:.2}"));
+        // The depths below which half and 99 % of the positions with one lie.
+        let quantile = |q: f64| {
+            let want = (q * d.with_dtc as f64).ceil() as u64;
+            let mut seen = 0;
+            d.histogram.iter().position(|&k| {
+                seen += k;
+                seen >= want.max(1)
+            })
+        };
+        let (median, p99) = (quantile(0.5), quantile(0.99));
+        let q = |x: Option<usize>| x.map_or("none".to_string(), |x| x.to_string());
+        s.push_str(&format!("    dtc: max {max}, mean {mean}, median {}, 99% within {}\n", q(median), q(p99)));
     }
     s
 }
