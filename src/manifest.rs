@@ -74,13 +74,23 @@ pub fn sha256_file(path: &Path, progress: &dyn Progress) -> Result<String> {
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Whether `rel` is a path a manifest may name: `RULES/layer-NN.owpk` with a known ruleset and
-/// `NN` of two digits (nothing absolute, no `..`, no other file).
+/// Whether `rel` is a path a manifest may name: `RULES/layer-NN.owpk` (a pack) or
+/// `RULES/dtc-NN.owdb` (a layer's depths to capture, carried beside its pack) with a known
+/// ruleset and `NN` of two digits (nothing absolute, no `..`, no other file).
 fn acceptable(rel: &str) -> bool {
+    is_pack_name(rel) || named(rel, "dtc-", ".owdb")
+}
+
+/// Whether `rel` is `RULES/layer-NN.owpk`.
+fn is_pack_name(rel: &str) -> bool {
+    named(rel, "layer-", ".owpk")
+}
+
+fn named(rel: &str, prefix: &str, suffix: &str) -> bool {
     let Some((rules, name)) = rel.split_once('/') else { return false };
     // The exact directory name of a ruleset: not the parser's aliases, case or blanks.
     Ruleset::ALL.iter().any(|r| r.name() == rules)
-        && name.strip_prefix("layer-").and_then(|r| r.strip_suffix(".owpk")).is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
+        && name.strip_prefix(prefix).and_then(|r| r.strip_suffix(suffix)).is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Parses the text of a manifest (the bytes of a `SHA256SUMS`).
@@ -255,7 +265,7 @@ pub fn check(dir: &Path, rules: Ruleset, progress: &dyn Progress) -> Result<Opti
 /// Whether `dir` holds a pack file of `rules` (`RULES/layer-NN.owpk`), so a manifest is expected.
 pub fn has_packs(dir: &Path, rules: Ruleset) -> bool {
     let prefix = format!("{}/", rules.name());
-    std::fs::read_dir(dir.join(rules.name())).is_ok_and(|list| list.flatten().any(|e| acceptable(&format!("{prefix}{}", e.file_name().to_string_lossy()))))
+    std::fs::read_dir(dir.join(rules.name())).is_ok_and(|list| list.flatten().any(|e| is_pack_name(&format!("{prefix}{}", e.file_name().to_string_lossy()))))
 }
 
 #[cfg(test)]
@@ -265,7 +275,8 @@ mod tests {
 
     #[test]
     fn names_and_lines() {
-        assert!(acceptable("awari/layer-07.owpk"));
+        assert!(acceptable("awari/layer-07.owpk") && acceptable("awari/dtc-07.owdb"));
+        assert!(!is_pack_name("awari/dtc-07.owdb"));
         for bad in ["../x", "/etc/passwd", "awari/layer-7.owpk", "awari/../layer-07.owpk", "chess/layer-07.owpk", "awari/layer-07.owdb"] {
             assert!(!acceptable(bad), "{bad}");
         }

@@ -2,10 +2,12 @@
 //! files, packs (compressed, probed in place; `oware::pack`) and the published 2002 files.
 //!
 //! - `pack --dir D --out P`: every layer of D (from 0 up to the first missing, or `--max-stones`)
-//!   becomes `P/RULES/layer-NN.owpk`, then `P/SHA256SUMS` lists them. A pack already there with
+//!   becomes `P/RULES/layer-NN.owpk` (its depths to capture, when built, are copied as
+//!   `P/RULES/dtc-NN.owdb`), then `P/SHA256SUMS` lists them. A pack already there with
 //!   the same values (its embedded header equals the layer's) is kept, so an interrupted run
 //!   resumes.
-//! - `unpack --dir P --out D`: the packs become native layers again, byte for byte.
+//! - `unpack --dir P --out D`: the packs become native layers again, byte for byte (with their
+//!   depths to capture).
 //! - `import --format vu --from S --dir D`: the published `S/scores.N` (or `scores.N.zst`)
 //!   become native layers of `awari` with headers and checksums.
 //!
@@ -267,6 +269,9 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
             sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
             path: format!("{}/layer-{n:02}.owpk", rules.name()),
         });
+        if src.has_dtc(n) {
+            entries.push(copy_dtc(&src, &dst, n).inspect_err(|_| bar.finish_and_clear())?);
+        }
         bar.inc(layer_size(n));
         let doc =
             LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64() };
@@ -280,6 +285,29 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         }
     }
     report.finish(Some(m.path))
+}
+
+/// Copies layer `n`'s depths to capture from `src` to `dst` (checked first: header, checksum),
+/// unless `dst` holds the same bytes already; returns the manifest's entry of the copy.
+///
+/// Packs carry the dtc files as they are: one byte per position, small depths mostly, which the
+/// value packs' model does not fit (see docs/FORMAT.md).
+///
+/// # Errors
+/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file;
+/// [`Error::Io`] when the copy cannot be written.
+fn copy_dtc(src: &DatabaseDir, dst: &DatabaseDir, n: u32) -> Result<Entry> {
+    src.open_dtc(n, true)?;
+    let (from, to) = (src.dtc_path(n), dst.dtc_path(n));
+    let sha = manifest::sha256_file(&from, &Cancel)?;
+    let same = std::fs::symlink_metadata(&to).is_ok_and(|m| m.is_file()) && manifest::sha256_file(&to, &Cancel).is_ok_and(|s| s == sha);
+    if !same {
+        let file = AtomicFile::create(&to)?;
+        let mut input = std::fs::File::open(&from).map_err(|e| Error::io(&from, e))?;
+        std::io::copy(&mut input, &mut file.file()).map_err(|e| Error::io(file.tmp_path(), e))?;
+        file.commit()?;
+    }
+    Ok(Entry { sha256: sha, path: format!("{}/dtc-{n:02}.owdb", src.rules().name()) })
 }
 
 /// `oware unpack`.
@@ -301,6 +329,9 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
         };
         let mut w = LayerWriter::create(&dst, n)?;
         pack.decode_into(w.payload_mut())?;
+        if src.has_dtc(n) {
+            copy_dtc(&src, &dst, n)?;
+        }
         Ok(w)
     })
 }

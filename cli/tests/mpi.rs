@@ -1,6 +1,7 @@
 //! Distributed builds over MPI (feature `mpi`; needs `mpirun` on the PATH): `mpirun -np 1, 2
 //! and 4` build layers 0..14 of awari and abapa byte-identical to the single-process build,
-//! and a build whose rank is killed ends (no hang) and resumes when rerun.
+//! and a build whose rank is killed ends (no hang) and resumes when rerun; with `--dtc` the
+//! depths to capture are those of the single-process build.
 //!
 //! Run with `cargo test --release --features mpi --test mpi` (`scripts/test` does).
 #![cfg(feature = "mpi")]
@@ -119,4 +120,23 @@ fn a_killed_rank_ends_the_job_and_the_rerun_resumes_and_matches() {
     same_layers(single.path(), multi.path(), "awari", top, "killed and resumed");
     let verify = Command::new(oware()).args(["verify", "--dir", d, "--max-stones", "17"]).output().unwrap();
     check(&verify, "verify");
+}
+
+#[test]
+fn mpirun_builds_with_dtc_write_the_single_process_depths() {
+    let top = 12;
+    let single = tempfile::tempdir().unwrap();
+    let s = single.path().to_str().unwrap();
+    check(&Command::new(oware()).args(["build", "--max-stones", &top.to_string(), "--dir", s, "--dtc", "-q"]).output().unwrap(), "single");
+    let multi = tempfile::tempdir().unwrap();
+    let d = multi.path().to_str().unwrap();
+    let out = mpirun(2, &["build", "--max-stones", &top.to_string(), "--dir", d, "--dtc"]).output().unwrap();
+    check(&out, "2 ranks with --dtc");
+    same_layers(single.path(), multi.path(), "awari", top, "2 ranks with --dtc");
+    for n in 0..=top {
+        let name = format!("awari/dtc-{n:02}.owdb");
+        let x = std::fs::read(single.path().join(&name)).unwrap();
+        let y = std::fs::read(multi.path().join(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(x == y, "{name} differs from the single-process build");
+    }
 }

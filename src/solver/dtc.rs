@@ -25,24 +25,39 @@
 //! database whose values are already built, and it is the same code whatever mode built the values,
 //! so its files are byte-identical across modes by construction.
 
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::state::{prefetch, split, Cells, BATCH, CHUNK};
-use crate::error::{Error, Result};
+use super::state::{huge_zeroed, prefetch, split, BATCH, CHUNK};
+use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Outcome, Ruleset};
+use crate::spill::ScratchState;
 
-const ASSIGNED: u16 = 0x8000;
-const COUNT_SHIFT: u32 = 12;
-const COUNT_ONE: u16 = 1 << COUNT_SHIFT;
-const COUNT: u16 = 0x7 << COUNT_SHIFT;
-const DEPTH: u16 = 0x0fff;
+// One `u32` cell per position, so that every update touches one cache line and the position's
+// value comes with it (the values file is read once, sequentially):
+// bits 0..7 the value; bits 8..10 the value-keeping moves whose depth is not yet known (losses);
+// bit 15 assigned; bits 16..31 the depth.
+const COUNT_SHIFT: u32 = 8;
+const COUNT_ONE: u32 = 1 << COUNT_SHIFT;
+const COUNT: u32 = 0x7 << COUNT_SHIFT;
+const ASSIGNED: u32 = 1 << 15;
+const DEPTH_SHIFT: u32 = 16;
 /// The greatest depth the solver's cells hold.
-pub const DEPTH_LIMIT: u16 = DEPTH;
+pub const DEPTH_LIMIT: u16 = u16::MAX;
+
+#[inline]
+fn value_of(cell: u32) -> i8 {
+    cell as u8 as i8
+}
+
+#[inline]
+fn assigned(depth: u16) -> u32 {
+    ASSIGNED | (u32::from(depth) << DEPTH_SHIFT)
+}
 
 /// Work units of [`solve_dtc`] per position of the forward pass, per position scanned for a
 /// level, and per position propagated.
@@ -50,11 +65,11 @@ const FORWARD_UNITS: u64 = 8;
 const PROPAGATE_UNITS: u64 = 8;
 const SCAN_POSITIONS_PER_UNIT: u64 = 64;
 
-/// Bytes of working memory [`solve_dtc`] needs for layer `n` besides its input and output: two
+/// Bytes of working memory [`solve_dtc`] needs for layer `n` besides its input and output: four
 /// per position, and the level lists (at most 8 bytes for one position in 16).
 pub fn dtc_working_memory(n: u32) -> u64 {
     let size = layer_size(n);
-    2 * size + level_list_cap(size) * 8
+    4 * size + level_list_cap(size) * 8
 }
 
 /// Work units of [`solve_dtc`] on layer `n`, for progress: an estimate (the levels' scans and
@@ -70,13 +85,14 @@ fn level_list_cap(size: u64) -> u64 {
 }
 
 /// Computes the depth to capture of every position of layer `n` into `cells` (one per
-/// position, zeroed by the caller), from the layer's `values` and the `lower` layers' values.
-/// Read the result with [`depth_of`]: a depth for every position of non-zero value, and
-/// a meaningless cell for the positions of value 0.
+/// position; their previous contents are ignored), from the layer's `values` and the `lower`
+/// layers' values. Read the result with [`depth_of`]: a depth for every position of non-zero
+/// value, and a meaningless one for the positions of value 0.
 ///
-/// Cost: one move generation per position with lower-layer and same-layer lookups, one
-/// predecessor generation per position of non-zero value, one sequential scan of the cells per
-/// level whose list grew too long (and for levels 0 and 1).
+/// Cost: one sequential pass over the values; one move generation per position of non-zero
+/// value with lower-layer lookups (wins) or same-layer lookups (losses), prefetched in batches;
+/// one predecessor generation per position of non-zero value; one sequential scan of the cells
+/// per level whose list grew too long (and for levels 0 and 1).
 ///
 /// # Errors
 /// [`Error::Interrupted`] when `progress` cancels; [`Error::Internal`] when the values are
@@ -85,7 +101,7 @@ fn level_list_cap(size: u64) -> u64 {
 ///
 /// # Panics
 /// When `values`, `cells` or a lower layer is shorter than its layer.
-pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: &[AtomicU16], progress: &dyn Progress) -> Result<()> {
+pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: &[AtomicU32], progress: &dyn Progress) -> Result<()> {
     let size = layer_size(n);
     assert!(values.len() as u64 >= size && cells.len() as u64 >= size, "layer {n}: values or cells too short");
     let budget = dtc_work_units(n);
@@ -97,49 +113,91 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
             progress.advance(give);
         }
     };
+    let trace = std::env::var_os("OWARE_DTC_TRACE").is_some();
+    let t0 = std::time::Instant::now();
     progress.phase("dtc: moves");
+    // The values into the cells, so that same-layer lookups touch the cells only.
+    cells[..size as usize].par_chunks(1 << 16).zip(values[..size as usize].par_chunks(1 << 16)).for_each(|(c, v)| {
+        for (cell, &value) in c.iter().zip(v) {
+            cell.store(u32::from(value as u8), Relaxed);
+        }
+    });
     let broken = AtomicBool::new(false);
     split(0..size, CHUNK).par_iter().for_each(|r| {
         if progress.cancelled() || broken.load(Relaxed) {
             return;
         }
-        let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        for (i, b) in walker {
-            let v = values[i as usize];
-            if v == 0 {
-                continue;
-            }
-            let moves = rules.moves(&b);
-            let cell = if moves.ending().is_some() {
-                ASSIGNED
-            } else {
-                let (mut exit, mut count) = (false, 0u16);
+        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+        // Per position of the group: index, value, a value-keeping exit seen, moves counted.
+        let mut group: Vec<(u64, i8, bool, u32)> = Vec::with_capacity(BATCH);
+        // (position in the group, lower layer or `u32::MAX` for this layer, index, captured).
+        let mut lookups: Vec<(u8, u32, usize, u8)> = Vec::with_capacity(BATCH * 6);
+        loop {
+            group.clear();
+            lookups.clear();
+            let mut took = 0;
+            for (i, b) in walker.by_ref().take(BATCH) {
+                took += 1;
+                let v = value_of(cells[i as usize].load(Relaxed));
+                if v == 0 {
+                    continue;
+                }
+                let k = group.len() as u8;
+                let moves = rules.moves(&b);
+                if moves.ending().is_some() {
+                    cells[i as usize].store(u32::from(v as u8) | assigned(0), Relaxed);
+                    continue;
+                }
+                let mut exit = false;
                 for m in moves.as_slice() {
                     match m.outcome {
                         Outcome::End { value } => exit |= value == v,
-                        Outcome::Child { captured: 0, child } => count += u16::from(values[rank_unchecked(&child) as usize] == -v),
-                        Outcome::Child { captured, child } => {
-                            let w = lower[(n - u32::from(captured)) as usize][rank_unchecked(&child) as usize];
-                            exit |= captured as i8 - w == v;
+                        // Wins need only their exits, losses their same-layer moves.
+                        Outcome::Child { captured: 0, child } if v < 0 => {
+                            let j = rank_unchecked(&child) as usize;
+                            prefetch(&cells[j]);
+                            lookups.push((k, u32::MAX, j, 0));
                         }
+                        Outcome::Child { captured, child } if captured > 0 && v > 0 => {
+                            let m = n - u32::from(captured);
+                            let j = rank_unchecked(&child) as usize;
+                            prefetch(&lower[m as usize][j]);
+                            lookups.push((k, m, j, captured));
+                        }
+                        Outcome::Child { .. } => {}
                     }
                 }
-                if v > 0 {
+                group.push((i, v, exit, 0));
+            }
+            if took == 0 {
+                break;
+            }
+            for &(k, m, j, captured) in &lookups {
+                let g = &mut group[k as usize];
+                if m == u32::MAX {
+                    g.3 += u32::from(value_of(cells[j].load(Relaxed)) == -g.1);
+                } else {
+                    g.2 |= captured as i8 - lower[m as usize][j] == g.1;
+                }
+            }
+            for &(i, v, exit, count) in &group {
+                let cell = if v > 0 {
                     if exit {
-                        ASSIGNED | 1
+                        assigned(1)
                     } else {
                         0
                     }
                 } else if count == 0 {
-                    if !exit {
+                    // Its value comes from an exit (checked here, off the common path).
+                    if !exit && !has_keeping_capture(rules, n, i, v, lower) {
                         broken.store(true, Relaxed);
                     }
-                    ASSIGNED | 1
+                    assigned(1)
                 } else {
                     count << COUNT_SHIFT
-                }
-            };
-            cells[i as usize].store(cell, Relaxed);
+                };
+                cells[i as usize].store(u32::from(v as u8) | cell, Relaxed);
+            }
         }
         charge((r.end - r.start) * FORWARD_UNITS);
     });
@@ -149,20 +207,28 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
     if broken.load(Relaxed) {
         return Err(Error::Internal(format!("dtc of layer {n}: a lost position has no move that keeps its value")));
     }
+    if trace {
+        eprintln!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64());
+    }
+    let (mut scan_s, mut prop_s, mut levels_scanned) = (0.0, 0.0, 0);
     let cap = level_list_cap(size);
     // The positions of the current level: a list, or `None` when they must be found by a scan.
     let mut list: Option<Vec<u64>> = None;
     let mut k: u16 = 0;
     loop {
         progress.phase(&format!("dtc: depth {k}"));
+        let ts = std::time::Instant::now();
         let level: Vec<u64> = match list.take() {
             Some(l) if k >= 2 => l,
             _ => {
-                let found = scan_level(values, cells, size, k);
+                levels_scanned += 1;
+                let found = scan_level(cells, size, k);
                 charge(size / SCAN_POSITIONS_PER_UNIT);
                 found
             }
         };
+        scan_s += ts.elapsed().as_secs_f64();
+        let tp = std::time::Instant::now();
         if level.is_empty() && k >= 1 {
             break;
         }
@@ -172,6 +238,7 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
         let next = Mutex::new(Vec::<Vec<u64>>::new());
         let collected = AtomicU64::new(0);
         let overflow = AtomicBool::new(false);
+        let deeper = assigned(k + 1);
         level.par_chunks(1 << 12).for_each(|block| {
             if progress.cancelled() {
                 return;
@@ -181,37 +248,35 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
             for group in block.chunks(BATCH) {
                 batch.clear();
                 for &j in group {
-                    let v = values[j as usize];
+                    let v = value_of(cells[j as usize].load(Relaxed));
                     let board = unrank_unchecked(n, j);
                     for_each_predecessor(rules, &board, |q, _pit| {
                         if in_some_layer(q) {
                             let jq = rank_unchecked(q) as usize;
-                            prefetch(&values[jq]);
                             prefetch(&cells[jq]);
                             batch.push((jq, -v));
                         }
                     });
                 }
                 for &(jq, want) in &batch {
-                    let vq = values[jq];
-                    if vq != want {
+                    let cell = &cells[jq];
+                    let cur = cell.load(Relaxed);
+                    if value_of(cur) != want {
                         continue;
                     }
-                    let cell = &cells[jq];
-                    let assigned = if vq > 0 {
-                        let cur = cell.load(Relaxed);
-                        cur & ASSIGNED == 0 && cell.compare_exchange(cur, ASSIGNED | (k + 1), Relaxed, Relaxed).is_ok()
+                    let now_assigned = if want > 0 {
+                        cur & ASSIGNED == 0 && cell.compare_exchange(cur, cur | deeper, Relaxed, Relaxed).is_ok()
                     } else {
                         let prev = cell.fetch_sub(COUNT_ONE, Relaxed);
                         debug_assert!(prev & COUNT != 0 && prev & ASSIGNED == 0, "dtc counter: un-moves and moves disagree");
                         if prev & COUNT == COUNT_ONE {
-                            cell.store(ASSIGNED | (k + 1), Relaxed);
+                            cell.fetch_or(deeper, Relaxed);
                             true
                         } else {
                             false
                         }
                     };
-                    if assigned && !overflow.load(Relaxed) {
+                    if now_assigned && !overflow.load(Relaxed) {
                         mine.push(jq as u64);
                     }
                 }
@@ -229,12 +294,19 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
             return Err(Error::Interrupted);
         }
         list = if overflow.load(Relaxed) { None } else { Some(next.into_inner().unwrap_or_else(|p| p.into_inner()).concat()) };
+        prop_s += tp.elapsed().as_secs_f64();
         k += 1;
     }
+    if trace {
+        eprintln!("dtc {n}: {k} levels, scans {scan_s:.2} s ({levels_scanned} levels), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64());
+    }
     // Every position of non-zero value must have been reached.
-    let missing = split(0..size, CHUNK)
-        .par_iter()
-        .find_map_first(|r| (r.start..r.end).find(|&i| values[i as usize] != 0 && cells[i as usize].load(Relaxed) & ASSIGNED == 0));
+    let missing = split(0..size, CHUNK).par_iter().find_map_first(|r| {
+        (r.start..r.end).find(|&i| {
+            let c = cells[i as usize].load(Relaxed);
+            value_of(c) != 0 && c & ASSIGNED == 0
+        })
+    });
     if let Some(i) = missing {
         let board = unrank_unchecked(n, i);
         return Err(Error::Internal(format!(
@@ -246,9 +318,54 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
     Ok(())
 }
 
+/// Whether position `i` of layer `n` (value `v`) has a capture that keeps its value.
+fn has_keeping_capture(rules: Ruleset, n: u32, i: u64, v: i8, lower: &[&[i8]]) -> bool {
+    rules.moves(&unrank_unchecked(n, i)).as_slice().iter().any(|m| match m.outcome {
+        Outcome::Child { captured, child } if captured > 0 => captured as i8 - lower[(n - u32::from(captured)) as usize][rank_unchecked(&child) as usize] == v,
+        _ => false,
+    })
+}
+
+/// Where the cells live: anonymous memory (in huge pages where the system allows), or a
+/// scratch file.
+enum DtcCells {
+    Memory(memmap2::MmapMut),
+    File(ScratchState),
+}
+
+impl DtcCells {
+    fn new(n: u32, file: Option<&std::path::Path>) -> Result<DtcCells> {
+        let len = layer_size(n);
+        Ok(match file {
+            None => DtcCells::Memory(huge_zeroed(4 * len as usize).map_err(|_| Error::OutOfMemory {
+                layer: n,
+                needed: dtc_working_memory(n),
+                available: 0,
+                limit: MemoryLimit::Refused,
+            })?),
+            // Two of the scratch state's 2-byte cells per position.
+            Some(path) => DtcCells::File(ScratchState::create(path, 2 * len)?),
+        })
+    }
+
+    fn all(&self) -> &[AtomicU32] {
+        let (ptr, bytes) = match self {
+            DtcCells::Memory(m) => (m.as_ptr(), m.len()),
+            DtcCells::File(f) => {
+                let c = f.cells();
+                (c.as_ptr().cast::<u8>(), 2 * c.len())
+            }
+        };
+        // SAFETY: both maps are page-aligned (so 4-aligned), writable, zero-initialised and
+        // alive as long as `self`; zero is a valid AtomicU32 and all access goes through this
+        // atomic view.
+        unsafe { std::slice::from_raw_parts(ptr.cast::<AtomicU32>(), bytes / 4) }
+    }
+}
+
 /// The depths to capture of a layer, as [`solve_dtc_layer`] computed them.
 pub struct DtcDepths {
-    cells: Cells,
+    cells: DtcCells,
 }
 
 impl DtcDepths {
@@ -263,7 +380,7 @@ impl DtcDepths {
 }
 
 /// [`solve_dtc`] with cells of its own: in anonymous memory, or in the scratch file `scratch`
-/// (two bytes per position, paged by the system) when the memory would not hold them.
+/// (four bytes per position, paged by the system) when the memory would not hold them.
 ///
 /// # Errors
 /// As [`solve_dtc`]; [`Error::OutOfMemory`] / [`Error::Io`] when the cells cannot be had.
@@ -275,23 +392,31 @@ pub fn solve_dtc_layer(
     scratch: Option<&std::path::Path>,
     progress: &dyn Progress,
 ) -> Result<DtcDepths> {
-    let cells = Cells::new(n, layer_size(n), scratch, dtc_working_memory(n))?;
+    let cells = DtcCells::new(n, scratch)?;
     solve_dtc(rules, n, values, lower, cells.all(), progress)?;
     Ok(DtcDepths { cells })
 }
 
 /// The positions of non-zero value and depth `k`, in index order.
-fn scan_level(values: &[i8], cells: &[AtomicU16], size: u64, k: u16) -> Vec<u64> {
-    let want = ASSIGNED | k;
+fn scan_level(cells: &[AtomicU32], size: u64, k: u16) -> Vec<u64> {
+    let want = assigned(k);
+    let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
     let parts: Vec<Vec<u64>> = split(0..size, CHUNK)
         .par_iter()
-        .map(|r| (r.start..r.end).filter(|&i| cells[i as usize].load(Relaxed) & (ASSIGNED | DEPTH) == want && values[i as usize] != 0).collect())
+        .map(|r| {
+            (r.start..r.end)
+                .filter(|&i| {
+                    let c = cells[i as usize].load(Relaxed);
+                    c & mask == want && value_of(c) != 0
+                })
+                .collect()
+        })
         .collect();
     parts.concat()
 }
 
 /// The depth held by a cell [`solve_dtc`] finished, for a position of non-zero value.
 #[inline]
-pub fn depth_of(cell: u16) -> u16 {
-    cell & DEPTH
+pub fn depth_of(cell: u32) -> u16 {
+    (cell >> DEPTH_SHIFT) as u16
 }

@@ -148,3 +148,41 @@ fn depths_are_added_to_a_built_database_and_rebuilt_when_missing_or_damaged() {
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("holds values"), "{err}");
 }
+
+#[test]
+fn packs_carry_the_depths_and_unpack_gives_them_back() {
+    let dir = with_dtc(Ruleset::Awari, 8);
+    let d = dir.path().to_str().unwrap();
+    let packed = tempfile::tempdir().unwrap();
+    let p = packed.path().to_str().unwrap();
+    let (code, _, err) = oware(&["pack", "--dir", d, "--out", p, "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let sums = std::fs::read_to_string(packed.path().join("SHA256SUMS")).unwrap();
+    assert!((0..=8).all(|n| sums.contains(&format!("awari/dtc-{n:02}.owdb"))), "{sums}");
+    for n in 0..=8 {
+        let name = format!("dtc-{n:02}.owdb");
+        assert!(bytes(dir.path(), "awari", &name) == bytes(packed.path(), "awari", &name), "{name}");
+    }
+    // Probed in place, the pack directory answers the same depths.
+    let (a, b) = (Database::open(dir.path(), Ruleset::Awari).unwrap(), Database::open(packed.path(), Ruleset::Awari).unwrap());
+    for i in (0..layer_size(8)).step_by(97) {
+        let pos = Position::new(unrank(8, i).unwrap()).unwrap();
+        assert_eq!(a.dtc(&pos).unwrap(), b.dtc(&pos).unwrap());
+    }
+    let (code, _, err) = oware(&["verify", "--dir", p]);
+    assert_eq!(code, 0, "{err}");
+    // A depth file the manifest does not list is reported.
+    std::fs::copy(dir.path().join("awari/dtc-08.owdb"), packed.path().join("awari/dtc-09.owdb")).unwrap();
+    let (code, _, err) = oware(&["verify", "--dir", p]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("dtc-09.owdb is not listed"), "{err}");
+    std::fs::remove_file(packed.path().join("awari/dtc-09.owdb")).unwrap();
+    let unpacked = tempfile::tempdir().unwrap();
+    let (code, _, err) = oware(&["unpack", "--dir", p, "--out", unpacked.path().to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    for n in 0..=8 {
+        for name in [format!("dtc-{n:02}.owdb"), format!("layer-{n:02}.owdb")] {
+            assert!(bytes(dir.path(), "awari", &name) == bytes(unpacked.path(), "awari", &name), "{name}");
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The dtc solver against a plain forward iteration of the definition ([`crate::solver::dtc`]).
 
-use std::sync::atomic::AtomicU16;
+use std::sync::atomic::AtomicU32;
 
 use super::{as_i8, memory_layers};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
@@ -12,7 +12,7 @@ use crate::solver::dtc::{depth_of, solve_dtc};
 pub(super) fn solver_dtc(rules: Ruleset, n: u32, layers: &[Vec<u8>]) -> Vec<Option<u16>> {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
     let values = as_i8(&layers[n as usize]);
-    let cells: Vec<AtomicU16> = (0..layer_size(n)).map(|_| AtomicU16::new(0)).collect();
+    let cells: Vec<AtomicU32> = (0..layer_size(n)).map(|_| AtomicU32::new(0)).collect();
     solve_dtc(rules, n, values, &lower, &cells, &NoProgress).unwrap();
     cells.iter().zip(values).map(|(c, &v)| (v != 0).then(|| depth_of(c.load(std::sync::atomic::Ordering::Relaxed)))).collect()
 }
