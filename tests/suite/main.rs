@@ -15,6 +15,7 @@ mod common;
 mod solved;
 
 mod bounds;
+mod dtc;
 mod export;
 mod format_fuzz;
 mod golden;
