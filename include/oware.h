@@ -32,8 +32,8 @@
 // An I/O or system error.
 #define OWARE_IO 7
 
-// `oware_verify`: some value or bounds entry does not follow from its children, or a published
-// fact is contradicted.
+// `oware_verify`: some value, bounds entry or depth to capture does not follow from its
+// children, or a published fact is contradicted.
 #define OWARE_VERIFY_FAILED 8
 
 // `oware_open_with` flag: read each value with `pread` instead of mapping the layer files (layers
@@ -161,7 +161,8 @@ int oware_largest(const struct oware_db *db);
 // Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
 // verify --json` does: each layer's header and payload checksum, every value of the layers asked
 // for re-derived from its children, the forced-capture bounds present (all of them with
-// `require_bounds` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
+// `require_bounds` non-zero), the depths to capture present of the layers asked for (all of them
+// with `require_dtc` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
 // may hold native layers, packs or (awari) the published 2002 files, as for `oware_open`.
 //
 // Layers: `first_layer` and `last_layer` both negative for every layer from 0 to the highest on
@@ -172,12 +173,13 @@ int oware_largest(const struct oware_db *db);
 // Returns the outcome, as the exit status of `oware verify`: 0 (`OWARE_OK`) when nothing is
 // wrong; otherwise the dominant problem: `OWARE_VERIFY_FAILED` (8, wrong values or a fact
 // contradicted) before `OWARE_DAMAGED` / `OWARE_RULESET_MISMATCH` / `OWARE_IO` (a damaged,
-// foreign or unreadable layer, then bounds file, then the manifest) before
-// `OWARE_MISSING_LAYER` (a layer, then required bounds, absent). The report is then written to
-// `report_json` (`len` bytes, truncated and NUL-terminated; may be NULL) as one JSON object: the
-// fields of `oware verify --json` without `schema_version`, plus `outcome` (`"ok"`,
-// `"wrong_values"`, `"damaged_layer"`, `"damaged_bounds"`, `"manifest_mismatch"`,
-// `"missing_layer"`, `"missing_bounds"`) and `exit_code`; its full length (without the NUL) is
+// foreign or unreadable layer, then bounds file, then dtc file, then the manifest) before
+// `OWARE_MISSING_LAYER` (a layer, then required bounds, then required depths to capture,
+// absent). The report is then written to `report_json` (`len` bytes, truncated and
+// NUL-terminated; may be NULL) as one JSON object: the fields of `oware verify --json` without
+// `schema_version`, plus `outcome` (`"ok"`, `"wrong_values"`, `"damaged_layer"`,
+// `"damaged_bounds"`, `"damaged_dtc"`, `"manifest_mismatch"`, `"missing_layer"`,
+// `"missing_bounds"`, `"missing_dtc"`) and `exit_code`; its full length (without the NUL) is
 // stored in `*json_len` (may be NULL): larger than `len - 1` means truncated. The message of the
 // dominant problem is kept for `oware_last_error`.
 //
@@ -199,6 +201,7 @@ int oware_verify(const char *dir,
                  int first_layer,
                  int last_layer,
                  int require_bounds,
+                 int require_dtc,
                  char *report_json,
                  size_t len,
                  size_t *json_len);

@@ -42,8 +42,8 @@ pub const OWARE_DAMAGED: c_int = 5;
 pub const OWARE_RULESET_MISMATCH: c_int = 6;
 /// An I/O or system error.
 pub const OWARE_IO: c_int = 7;
-/// `oware_verify`: some value or bounds entry does not follow from its children, or a published
-/// fact is contradicted.
+/// `oware_verify`: some value, bounds entry or depth to capture does not follow from its
+/// children, or a published fact is contradicted.
 pub const OWARE_VERIFY_FAILED: c_int = 8;
 
 thread_local! {
@@ -404,7 +404,8 @@ pub unsafe extern "C" fn oware_largest(db: *const oware_db) -> c_int {
 /// Verifies the database directory `dir` for ruleset `rules` (`"awari"` when NULL) as `oware
 /// verify --json` does: each layer's header and payload checksum, every value of the layers asked
 /// for re-derived from its children, the forced-capture bounds present (all of them with
-/// `require_bounds` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
+/// `require_bounds` non-zero), the depths to capture present of the layers asked for (all of them
+/// with `require_dtc` non-zero), the published facts and a pack directory's `SHA256SUMS`. `dir`
 /// may hold native layers, packs or (awari) the published 2002 files, as for `oware_open`.
 ///
 /// Layers: `first_layer` and `last_layer` both negative for every layer from 0 to the highest on
@@ -415,12 +416,13 @@ pub unsafe extern "C" fn oware_largest(db: *const oware_db) -> c_int {
 /// Returns the outcome, as the exit status of `oware verify`: 0 (`OWARE_OK`) when nothing is
 /// wrong; otherwise the dominant problem: `OWARE_VERIFY_FAILED` (8, wrong values or a fact
 /// contradicted) before `OWARE_DAMAGED` / `OWARE_RULESET_MISMATCH` / `OWARE_IO` (a damaged,
-/// foreign or unreadable layer, then bounds file, then the manifest) before
-/// `OWARE_MISSING_LAYER` (a layer, then required bounds, absent). The report is then written to
-/// `report_json` (`len` bytes, truncated and NUL-terminated; may be NULL) as one JSON object: the
-/// fields of `oware verify --json` without `schema_version`, plus `outcome` (`"ok"`,
-/// `"wrong_values"`, `"damaged_layer"`, `"damaged_bounds"`, `"manifest_mismatch"`,
-/// `"missing_layer"`, `"missing_bounds"`) and `exit_code`; its full length (without the NUL) is
+/// foreign or unreadable layer, then bounds file, then dtc file, then the manifest) before
+/// `OWARE_MISSING_LAYER` (a layer, then required bounds, then required depths to capture,
+/// absent). The report is then written to `report_json` (`len` bytes, truncated and
+/// NUL-terminated; may be NULL) as one JSON object: the fields of `oware verify --json` without
+/// `schema_version`, plus `outcome` (`"ok"`, `"wrong_values"`, `"damaged_layer"`,
+/// `"damaged_bounds"`, `"damaged_dtc"`, `"manifest_mismatch"`, `"missing_layer"`,
+/// `"missing_bounds"`, `"missing_dtc"`) and `exit_code`; its full length (without the NUL) is
 /// stored in `*json_len` (may be NULL): larger than `len - 1` means truncated. The message of the
 /// dominant problem is kept for `oware_last_error`.
 ///
@@ -444,6 +446,7 @@ pub unsafe extern "C" fn oware_verify(
     first_layer: c_int,
     last_layer: c_int,
     require_bounds: c_int,
+    require_dtc: c_int,
     report_json: *mut c_char,
     len: usize,
     json_len: *mut usize,
@@ -462,7 +465,7 @@ pub unsafe extern "C" fn oware_verify(
             (a, b) if 0 <= a && a <= b && b <= top => Some(a as u32..=b as u32),
             (a, b) => return bad_argument(&format!("layers {a}..{b}: give both negative, or 0 <= first <= last <= {top}")),
         };
-        let options = VerifyOptions { layers, require_bounds: require_bounds != 0 };
+        let options = VerifyOptions { layers, require_bounds: require_bounds != 0, require_dtc: require_dtc != 0 };
         let report = match DatabaseDir::detect(dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
             Ok(r) => r,
             Err(e) => return fail(&e),

@@ -247,30 +247,34 @@ int main(int argc, char **argv) {
     size_t n = 0;
     (void)argc;
     /* A good directory: 0 and a report saying ok. */
-    int rc = oware_verify(argv[1], NULL, -1, -1, 0, report, sizeof report, &n);
+    int rc = oware_verify(argv[1], NULL, -1, -1, 0, 0, report, sizeof report, &n);
     if (rc != OWARE_OK) return 10;
     if (n != strlen(report) || strstr(report, "\"ok\":true") == NULL || strstr(report, "\"outcome\":\"ok\"") == NULL) return 11;
     /* A range, and a tiny buffer: truncated, NUL-terminated, the full length told. */
     char tiny[16];
-    if (oware_verify(argv[1], "awari", 7, 8, 0, tiny, sizeof tiny, &n) != OWARE_OK) return 12;
+    if (oware_verify(argv[1], "awari", 7, 8, 0, 0, tiny, sizeof tiny, &n) != OWARE_OK) return 12;
     if (strlen(tiny) != 15 || n <= 15) return 13;
-    if (oware_verify(argv[1], "awari", 0, 5, 0, NULL, 0, NULL) != OWARE_OK) return 14;
+    if (oware_verify(argv[1], "awari", 0, 5, 0, 0, NULL, 0, NULL) != OWARE_OK) return 14;
     /* The damaged copy: its code and report. */
-    rc = oware_verify(argv[2], "awari", -1, -1, 0, report, sizeof report, &n);
+    rc = oware_verify(argv[2], "awari", -1, -1, 0, 0, report, sizeof report, &n);
     if (rc != OWARE_DAMAGED) return 20;
     if (strstr(report, "\"outcome\":\"damaged_layer\"") == NULL || strstr(report, "\"status\":\"damaged\"") == NULL) return 21;
     char msg[512];
     if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "layer-08.owdb") == NULL) return 22;
     /* No report: bad arguments, nothing on disk. */
-    if (oware_verify(NULL, NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_BAD_ARGUMENT || n != 0 || report[0] != 0) return 30;
-    if (oware_verify(argv[1], "chess", -1, -1, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 31;
-    if (oware_verify(argv[1], NULL, 5, 3, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 32;
-    if (oware_verify(argv[1], NULL, 0, 49, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 33;
-    if (oware_verify(argv[3], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_IO || n != 0) return 34;
-    if (oware_verify(argv[4], NULL, -1, -1, 0, report, sizeof report, &n) != OWARE_MISSING_LAYER || n != 0) return 36;
+    if (oware_verify(NULL, NULL, -1, -1, 0, 0, report, sizeof report, &n) != OWARE_BAD_ARGUMENT || n != 0 || report[0] != 0) return 30;
+    if (oware_verify(argv[1], "chess", -1, -1, 0, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 31;
+    if (oware_verify(argv[1], NULL, 5, 3, 0, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 32;
+    if (oware_verify(argv[1], NULL, 0, 49, 0, 0, NULL, 0, &n) != OWARE_BAD_ARGUMENT) return 33;
+    if (oware_verify(argv[3], NULL, -1, -1, 0, 0, report, sizeof report, &n) != OWARE_IO || n != 0) return 34;
+    if (oware_verify(argv[4], NULL, -1, -1, 0, 0, report, sizeof report, &n) != OWARE_MISSING_LAYER || n != 0) return 36;
     /* Bounds required but never built: missing. */
-    rc = oware_verify(argv[1], NULL, -1, -1, 1, report, sizeof report, &n);
+    rc = oware_verify(argv[1], NULL, -1, -1, 1, 0, report, sizeof report, &n);
     if (rc != OWARE_MISSING_LAYER || strstr(report, "\"outcome\":\"missing_bounds\"") == NULL) return 35;
+    /* Depths to capture required but never built: missing; not required, none checked. */
+    rc = oware_verify(argv[1], NULL, -1, -1, 0, 1, report, sizeof report, &n);
+    if (rc != OWARE_MISSING_LAYER || strstr(report, "\"outcome\":\"missing_dtc\"") == NULL) return 37;
+    if (oware_verify(argv[1], NULL, -1, -1, 0, 0, report, sizeof report, &n) != OWARE_OK || strstr(report, "\"dtc\":[]") == NULL) return 38;
     printf("ok\n");
     return 0;
 }

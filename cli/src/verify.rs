@@ -1,16 +1,20 @@
 //! `oware verify`: checks built layers: file headers and payload checksums, every value
-//! re-derived from its children, and the published facts (`docs/facts.md`) that the layers cover.
+//! re-derived from its children, the forced-capture bounds and depths to capture present (every
+//! entry against its children), and the published facts (`docs/facts.md`) that the layers cover.
 //!
 //! Exit status (see [`super::exit_code`]):
 //! - 0: every file intact, every value follows from its children, no fact contradicted;
-//! - 8 (`VerifyFailed`): some value does not follow from its children, or a published fact is
-//!   contradicted. Wrong values take precedence over everything else;
+//! - 8 (`VerifyFailed`): some value, bounds entry or depth to capture does not follow from its
+//!   children, or a published fact is contradicted. Wrong values take precedence over
+//!   everything else;
 //! - 5 (`Corrupt`): otherwise, some layer file is damaged (bad header field, wrong size, payload
-//!   checksum mismatch); 6 when a file holds another ruleset or layer, 7 for an I/O error or an
-//!   entry that is not a readable regular file (a directory, a FIFO, a link loop);
+//!   checksum mismatch), then some bounds file, then some dtc file (also: a depth where the
+//!   value is 0 or none where it is not); 6 when a file holds another ruleset or layer, 7 for an
+//!   I/O error or an entry that is not a readable regular file (a directory, a FIFO, a link loop);
 //! - 4 (`LayerMissing`): otherwise, a layer asked for is absent. By default every layer from 0
 //!   to the highest one on disk is asked for, so a gap is reported, and an unreadable entry
-//!   never ends the check early;
+//!   never ends the check early; then bounds (`--bounds`) or depths to capture (`--dtc`)
+//!   required but absent;
 //! - 130: interrupted by Ctrl-C.
 //! - 2: bad arguments (e.g. `--format vu` with a ruleset other than awari).
 //!
@@ -29,7 +33,8 @@ use oware::storage::Format;
 use oware::units::{group_digits, layers_phrase};
 use oware::verify::Mismatch;
 use oware::verify::{
-    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome, VerifyObserver, VerifyOptions,
+    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck, Outcome, VerifyObserver,
+    VerifyOptions,
 };
 use oware::{Error, Result};
 use serde::Serialize;
@@ -60,6 +65,10 @@ pub struct VerifyArgs {
     /// Without it, the bounds present are checked and absent ones skipped.
     #[arg(long)]
     bounds: bool,
+    /// Require the depths to capture (`dtc-NN.owdb`) of every layer asked for: missing ones are
+    /// errors. Without it, the dtc files present are checked and absent ones skipped.
+    #[arg(long, visible_alias = "require-dtc")]
+    dtc: bool,
 }
 
 /// The text lines of one layer's bounds.
@@ -92,6 +101,38 @@ fn bounds_text(e: &BoundsEntry) -> String {
         }
         BoundsStatus::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
         BoundsStatus::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
+    }
+}
+
+/// The text lines of one layer's depths to capture.
+fn dtc_text(e: &DtcEntry) -> String {
+    let n = e.layer;
+    let depth = |d: Option<u16>| d.map_or("none".to_string(), |d| d.to_string());
+    match &e.status {
+        DtcStatus::Checked(r) => {
+            let mut s = format!(
+                "dtc    {n:>2}: {:>14} depths checked,  {:>9} mismatch{}, {:>8.2} s; greatest depth {}; header ok, checksum ok\n",
+                group_digits(r.checked),
+                group_digits(r.mismatches),
+                if r.mismatches == 1 { "  " } else { "es" },
+                r.seconds,
+                depth(r.greatest_depth)
+            );
+            for m in &r.first_mismatches {
+                s.push_str(&format!(
+                    "    index {:>12}: {}  value {:+}, stored depth {}, its moves give {}\n",
+                    m.index,
+                    board_text(&m.board),
+                    m.value,
+                    depth(m.stored),
+                    depth(m.derived)
+                ));
+            }
+            s
+        }
+        DtcStatus::Unchecked => format!("dtc    {n:>2}: header ok, checksum ok; not checked (a layer of values it reads is missing or damaged)\n"),
+        DtcStatus::Damaged(e) => format!("dtc    {n:>2}: DAMAGED: {e}\n"),
+        DtcStatus::Missing(_) => format!("dtc    {n:>2}: MISSING: not built (oware build --dtc)\n"),
     }
 }
 
@@ -232,6 +273,13 @@ impl VerifyObserver for Printer {
         }
         self.out.write(&bounds_text(entry))
     }
+
+    fn dtc(&mut self, entry: &DtcEntry) -> Result<()> {
+        if self.json {
+            return Ok(());
+        }
+        self.out.write(&dtc_text(entry))
+    }
 }
 
 /// Verifies the layers as asked; see the module documentation for the exit status.
@@ -244,7 +292,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;
     let pool = super::thread_pool(a.threads.threads)?;
-    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds };
+    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds, require_dtc: a.dtc };
     let mut printer = Printer {
         out: Stdout::new(),
         json: a.json.json,
@@ -292,6 +340,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let several = match report.outcome {
         Outcome::DamagedLayer => report.layers_in("damaged").len() > 1 || !report.layers_in("not-verified").is_empty(),
         Outcome::DamagedBounds => report.bounds_in("damaged").len() > 1,
+        Outcome::DamagedDtc => report.dtc_in("damaged").len() > 1,
         _ => false,
     };
     if several && !a.quiet.quiet {

@@ -336,14 +336,16 @@ fn verify_range(layers: Option<&Bound<'_, PyAny>>, max_stones: Option<u32>) -> P
 
 /// Verifies a database directory, as `oware verify --json` does, and returns the report as a
 /// dict: the fields of `oware verify --json` (`ok`, `summary`, `layers` with each layer's
-/// `status` and `first_mismatches`, `bounds`, `facts`, `manifest`, totals) plus `outcome`
-/// (`ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `manifest_mismatch`,
-/// `missing_layer` or `missing_bounds`) and `exit_code` (that of `oware verify`).
+/// `status` and `first_mismatches`, `bounds`, `dtc`, `facts`, `manifest`, totals) plus
+/// `outcome` (`ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `damaged_dtc`,
+/// `manifest_mismatch`, `missing_layer`, `missing_bounds` or `missing_dtc`) and `exit_code`
+/// (that of `oware verify`).
 ///
 /// Parameters: `path`, the directory as a str, bytes or os.PathLike (native layers, packs, or awari's published `scores.N`);
 /// `rules`, a ruleset of `oware.RULESETS`; `layers`, an int N or a pair (A, B) of layers to
 /// re-derive, or `max_stones` N for 0..N; by default every layer on disk; `bounds`, require
-/// every layer's forced-capture bounds. Problems in the files are in the report, not raised.
+/// every layer's forced-capture bounds; `dtc`, require the depths to capture of every layer
+/// asked for (without them, the bounds and dtc files present are checked). Problems in the files are in the report, not raised.
 ///
 /// Cost: every layer asked for is read, checksummed and re-derived in parallel on every core
 /// with the GIL released (minutes for large layers; not interruptible).
@@ -351,7 +353,7 @@ fn verify_range(layers: Option<&Bound<'_, PyAny>>, max_stones: Option<u32>) -> P
 /// Raises Error for an unknown ruleset or a path that is not a directory, MissingLayer when no
 /// layer is on disk and none were asked for, ValueError/TypeError for bad layer arguments.
 #[pyfunction]
-#[pyo3(signature = (path, rules = "awari", layers = None, max_stones = None, bounds = false))]
+#[pyo3(signature = (path, rules = "awari", layers = None, max_stones = None, bounds = false, dtc = false))]
 fn verify<'py>(
     py: Python<'py>,
     path: &Bound<'py, PyAny>,
@@ -359,11 +361,12 @@ fn verify<'py>(
     layers: Option<&Bound<'py, PyAny>>,
     max_stones: Option<u32>,
     bounds: bool,
+    dtc: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
     let path = path_arg(path)?;
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds };
+    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds, require_dtc: dtc };
     let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
     let pool = pool()?;
     let json = py.allow_threads(|| pool.install(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json()))).map_err(|e| py_err(&e))?;

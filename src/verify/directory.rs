@@ -5,29 +5,32 @@
 //! each one (header and payload checksum for the native format, the size for the published 2002
 //! format), re-derives the values of the layers asked for with [`crate::verify::verify_layer`],
 //! checks the forced-capture bounds present (or all, when required) with
-//! [`crate::verify::verify_bounds`], the published facts with [`crate::facts::check_facts`] and a
+//! [`crate::verify::verify_bounds`], the depths to capture present (or all, when required) with
+//! [`crate::verify::verify_dtc`], the published facts with [`crate::facts::check_facts`] and a
 //! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
 //! [`DirectoryReport`]: plain data, with a one-line summary and an [`Outcome`] saying which class
 //! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).
 //!
 //! Precedence of the outcome (the exit status of `oware verify`):
-//! 1. wrong values: some value or bounds entry does not follow from its children, or a published
-//!    fact is contradicted ([`Error::VerifyFailed`], 8);
+//! 1. wrong values: some value, bounds entry or depth to capture does not follow from its
+//!    children, or a published fact is contradicted ([`Error::VerifyFailed`], 8);
 //! 2. otherwise a damaged, foreign or unreadable layer file (the first one's error: 5, 6 or 7);
-//! 3. otherwise a damaged bounds file (likewise);
+//! 3. otherwise a damaged bounds file (likewise), then a damaged dtc file (likewise: a depth
+//!    that contradicts its value, or a malformed table of escaped depths, is damage, 5);
 //! 4. otherwise a pack manifest that does not match the files (5, or 7 when unreadable);
-//! 5. otherwise a missing layer (4), then missing bounds when they were required (4).
+//! 5. otherwise a missing layer (4), then missing bounds when they were required (4), then
+//!    missing depths to capture when they were required (4).
 
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
-pub use super::report::{BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
+pub use super::report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
 use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
-use crate::verify::{layers_needed, verify_bounds, verify_layer};
+use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 
 /// What to verify in a directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,6 +42,9 @@ pub struct VerifyOptions {
     /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
     /// Without it, the bounds present are checked and absent ones skipped.
     pub require_bounds: bool,
+    /// Require the depths to capture (`dtc-NN.owdb`) of every layer asked for: missing ones are
+    /// problems. Without it, the dtc files present are checked and absent ones skipped.
+    pub require_dtc: bool,
 }
 
 /// Receives the stages of [`verify_directory`] as they happen, to show progress or stream a
@@ -53,7 +59,8 @@ pub trait VerifyObserver {
     fn manifest(&mut self, _check: &ManifestCheck) -> Result<()> {
         Ok(())
     }
-    /// A progress reporter for re-deriving the values, or checking the bounds, of layer `n`
+    /// A progress reporter for re-deriving the values, or checking the bounds or the depths to
+    /// capture, of layer `n`
     /// (told of up to `layer_size(n)` positions; dropped when done). Its
     /// [`cancelled`](Progress::cancelled) stops the verification with [`Error::Interrupted`].
     fn progress(&mut self, _n: u32) -> Box<dyn Progress> {
@@ -77,6 +84,13 @@ pub trait VerifyObserver {
     /// # Errors
     /// As [`manifest`](Self::manifest).
     fn bounds(&mut self, _entry: &BoundsEntry) -> Result<()> {
+        Ok(())
+    }
+    /// One layer's depths to capture are done.
+    ///
+    /// # Errors
+    /// As [`manifest`](Self::manifest).
+    fn dtc(&mut self, _entry: &DtcEntry) -> Result<()> {
         Ok(())
     }
 }
@@ -103,12 +117,12 @@ pub(crate) fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Op
 /// inside `ThreadPool::install` to choose the threads).
 ///
 /// Parameters: `dir`, the directory (format and ruleset); `options`, the layers and whether
-/// bounds are required; `observer`, told of each stage as it happens (use [`NoObserver`] when
+/// bounds and depths to capture are required; `observer`, told of each stage as it happens (use [`NoObserver`] when
 /// nothing is to be shown).
 ///
 /// Cost: opening and checksumming every layer of the range and the layers below it that it
 /// reads, a full re-derivation of each layer in the range (one move generation per position, in
-/// parallel), the same for every bounds file checked, and one SHA-256 pass over each pack file
+/// parallel), the same for every bounds and dtc file checked, and one SHA-256 pass over each pack file
 /// listed in the manifest. Memory: every layer up to the range's end stays mapped (packs are
 /// decoded into memory).
 ///
@@ -225,10 +239,44 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
         observer.bounds(&entry)?;
         bounds.push(entry);
     }
+
+    // Depths to capture: those present (all, when required) of the layers asked for, each entry
+    // against its value and its moves (children's values, same-layer children's depths). The
+    // depths of smaller layers are never read, so layers below the range are left out.
+    let mut dtc: Vec<DtcEntry> = Vec::new();
+    for n in first..=last {
+        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) {
+            continue;
+        }
+        let status = match dir.open_dtc(n, true) {
+            Err(e @ Error::DtcMissing { .. }) => DtcStatus::Missing(e),
+            Err(e) => DtcStatus::Damaged(e),
+            Ok(d) => {
+                let lower_ok = layers_needed(n).all(|m| layers[m as usize].is_some());
+                match (&layers[n as usize], lower_ok) {
+                    (Some(values), true) => {
+                        let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
+                        let progress = observer.progress(n);
+                        let result = verify_dtc(rules, n, values.values(), &d.payload(), &lower, d.path(), progress.as_ref());
+                        drop(progress);
+                        match result {
+                            Ok(r) => DtcStatus::Checked(r),
+                            Err(e @ Error::Corrupt { .. }) => DtcStatus::Damaged(e),
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    _ => DtcStatus::Unchecked,
+                }
+            }
+        };
+        let entry = DtcEntry { layer: n, status };
+        observer.dtc(&entry)?;
+        dtc.push(entry);
+    }
     let seconds = start.elapsed().as_secs_f64();
 
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();
     let facts = check_facts(rules, &values);
 
-    Ok(DirectoryReport::tallied(dir.clone(), (first, last), entries, facts, bounds, manifest, seconds))
+    Ok(DirectoryReport::tallied(dir.clone(), (first, last), entries, facts, bounds, dtc, manifest, seconds))
 }

@@ -16,22 +16,26 @@
 //! - [`derive_value`]: one position, used by the builder's spot check (trusted inputs);
 //! - [`verify_layer`] / [`verify_values`]: every position of a layer, in parallel, on values read
 //!   from files (untrusted inputs: nothing here panics on odd bytes);
+//! - `verify_bounds` / `verify_dtc`: every forced-capture bounds entry, every depth to capture of
+//!   a layer against its children (through [`verify_directory`]);
 //! - [`crate::facts::check_facts`]: the published facts against whatever layers are present.
 
 mod directory;
 mod report;
 
 pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
-pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, LayerEntry, LayerStatus, ManifestCheck, Outcome};
+pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck, Outcome};
 
 use std::ops::Range;
+use std::path::Path;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::bounds::{Bounds, Codec};
-use crate::error::{Error, Result};
+use crate::dtc::{BadDtc, DtcPayload};
+use crate::error::{Damage, Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome as Move, Ruleset, PITS};
@@ -122,7 +126,8 @@ pub(crate) fn derive_dtc<E>(
             });
         }
     }
-    Ok(best.map(|b| b + 1))
+    // A garbage depth of 65535 at a child gives no depth rather than an overflow.
+    Ok(best.and_then(|b| b.checked_add(1)))
 }
 
 /// The forced-capture bounds of `board` derived from its children's stored bounds: the two
@@ -287,6 +292,152 @@ pub(crate) fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], 
         return Err(Error::Usage(format!("layer {n}: walked {checked} of {size} positions")));
     }
     Ok(BoundsReport { layer: n, checked, mismatches, first_mismatches: first, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// One position whose stored depth to capture is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DtcMismatch {
+    /// Index of the position in its layer.
+    pub index: u64,
+    /// The board, mover-first.
+    pub board: Board,
+    /// The stored depth (`None`: none, for a position of value 0).
+    pub stored: Option<u16>,
+    /// What the definition gives from its moves (the children's stored values, and the stored
+    /// depths of its same-layer children); `None`: no depth follows.
+    pub derived: Option<u16>,
+    /// The position's value.
+    pub value: i8,
+}
+
+/// The result of checking every depth to capture of one layer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DtcReport {
+    /// Layer number.
+    pub layer: u32,
+    /// Positions checked: the whole layer.
+    pub checked: u64,
+    /// Positions whose stored depth differs from what the definition gives over their moves.
+    pub mismatches: u64,
+    /// The first [`MISMATCHES_KEPT`] of them in index order.
+    pub first_mismatches: Vec<DtcMismatch>,
+    /// The greatest depth stored (`None`: every position of the layer has value 0).
+    pub greatest_depth: Option<u16>,
+    /// Depths of 254 or more (stored in the table of escaped depths).
+    pub escaped: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+impl DtcReport {
+    /// True when every depth follows from the position's moves.
+    pub fn is_ok(&self) -> bool {
+        self.mismatches == 0
+    }
+}
+
+/// The damage of a dtc file (at `path`) whose payload fails [`crate::dtc::tally`].
+pub(crate) fn dtc_damage(path: &Path, fault: BadDtc) -> Error {
+    match fault {
+        BadDtc::ContradictsValue { index, dtc, value } => Error::corrupt(path, Damage::DtcContradictsValue { index, dtc, value }),
+        e => Error::corrupt(path, Damage::BadDtc { what: e.to_string() }),
+    }
+}
+
+/// Checks every depth to capture of layer `n`: first the payload against the values
+/// ([`crate::dtc::tally`]: a depth exactly where the value is not 0, a well-formed table of
+/// escaped depths), then every position's stored depth against the definition of [`crate::dtc`]
+/// evaluated over its moves ([`derive_dtc`]) from its children's stored values and its
+/// same-layer children's stored depths.
+///
+/// Parameters: `values`, layer `n`'s values; `this`, its dtc payload; `lower[m]`, the values of
+/// layer `m` for every `m` in [`layers_needed`]`(n)` (the depths of smaller layers are not read:
+/// a capture ends the count); `path`, the dtc file's (named in a damage); `progress`, told of
+/// every position checked.
+///
+/// The equations have only one solution in finite numbers, so a table that satisfies them at
+/// every position is the right one (given the values). Odd bytes anywhere are mismatches or
+/// damage, never a panic.
+///
+/// Cost: one pass over the values and the payload, then one move generation, up to six random
+/// reads of child values and up to six of same-layer child depths per position, in parallel
+/// over index chunks.
+///
+/// # Errors
+/// [`Error::Corrupt`] ([`Damage::DtcContradictsValue`], [`Damage::BadDtc`]) naming `path` when
+/// the payload fails the tally; [`Error::Usage`] when `n > 48`, the values or the payload have
+/// the wrong length, or a needed lower layer is not given; [`Error::Interrupted`].
+pub(crate) fn verify_dtc(rules: Ruleset, n: u32, values: &[i8], this: &DtcPayload, lower: &[&[i8]], path: &Path, progress: &dyn Progress) -> Result<DtcReport> {
+    if n > MAX_STONES {
+        return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
+    }
+    let size = layer_size(n);
+    if values.len() as u64 != size || this.bytes().len() as u64 != size {
+        return Err(Error::Usage(format!("layer {n}: values or depths to capture of the wrong length")));
+    }
+    for m in layers_needed(n) {
+        if lower.get(m as usize).map(|l| l.len() as u64) != Some(layer_size(m)) {
+            return Err(Error::Usage(format!("the values of layer {m} are needed to check layer {n}'s depths to capture but were not given")));
+        }
+    }
+    let start = Instant::now();
+    let tally = crate::dtc::tally(values, this).map_err(|e| dtc_damage(path, e))?;
+    let greatest_depth = tally.histogram.iter().rposition(|&c| c > 0).map(|d| d as u16);
+    let value_of = |m: u32, child: &Board| -> std::result::Result<i8, ()> {
+        let layer = if m == n { values } else { lower.get(m as usize).copied().ok_or(())? };
+        layer.get(rank_unchecked(child) as usize).copied().ok_or(())
+    };
+    let dtc_of = |child: &Board| -> std::result::Result<Option<u16>, ()> {
+        let j = rank_unchecked(child);
+        if j >= size {
+            return Err(());
+        }
+        this.get(j).map_err(|_| ())
+    };
+    let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
+    let (checked, mismatches, first) = ranges
+        .into_par_iter()
+        .map(|r| {
+            let len = r.end - r.start;
+            let mut acc = (0u64, 0u64, Vec::new());
+            if progress.cancelled() {
+                return acc;
+            }
+            for (i, board) in LayerWalker::new(n, r).into_iter().flatten() {
+                acc.0 += 1;
+                let value = values[i as usize];
+                let stored = this.get(i);
+                let derived = derive_dtc(rules, &board, value, value_of, dtc_of);
+                let (stored, derived) = match (stored, derived) {
+                    (Ok(s), Ok(d)) if s == d => continue,
+                    (s, d) => (s.ok().flatten(), d.ok().flatten()),
+                };
+                acc.1 += 1;
+                if acc.2.len() < MISMATCHES_KEPT {
+                    acc.2.push(DtcMismatch { index: i, board, stored, derived, value });
+                }
+            }
+            progress.advance(len);
+            acc
+        })
+        .reduce(
+            || (0, 0, Vec::new()),
+            |mut a, b| {
+                a.0 += b.0;
+                a.1 += b.1;
+                a.2.extend(b.2);
+                a.2.sort_by_key(|m: &DtcMismatch| m.index);
+                a.2.truncate(MISMATCHES_KEPT);
+                a
+            },
+        );
+    if progress.cancelled() {
+        return Err(Error::Interrupted);
+    }
+    if checked != size {
+        return Err(Error::Usage(format!("layer {n}: walked {checked} of {size} positions")));
+    }
+    Ok(DtcReport { layer: n, checked, mismatches, first_mismatches: first, greatest_depth, escaped: tally.escaped, seconds: start.elapsed().as_secs_f64() })
 }
 
 // ---------------------------------------------------------------------------------------------

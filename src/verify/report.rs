@@ -1,5 +1,5 @@
 //! The report of a directory's verification ([`super::directory::verify_directory`]): what
-//! became of each layer, its bounds, the published facts and the pack manifest, the totals, a
+//! became of each layer, its bounds, its depths to capture, the published facts and the pack manifest, the totals, a
 //! one-line summary and the [`Outcome`], the class of problem that dominates (the exit status of
 //! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
 
@@ -13,7 +13,7 @@ use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
 use crate::storage::DatabaseDir;
 use crate::units::{group_digits, layers_phrase};
-use crate::verify::{BoundsMismatch, BoundsReport, LayerReport, Mismatch};
+use crate::verify::{BoundsMismatch, BoundsReport, DtcMismatch, DtcReport, LayerReport, Mismatch};
 
 /// What became of one layer's values.
 #[derive(Debug)]
@@ -94,6 +94,43 @@ impl BoundsEntry {
     }
 }
 
+/// What became of one layer's depths to capture (dtc).
+#[derive(Debug)]
+pub enum DtcStatus {
+    /// Checked: the report.
+    Checked(DtcReport),
+    /// Intact (header and checksum) but not checked: a layer of values it needs (its own, or
+    /// one its captures reach) is missing or damaged.
+    Unchecked,
+    /// Damaged (a bad header, size or checksum, or a depth that contradicts its value or a
+    /// malformed table of escaped depths), foreign or unreadable: the error.
+    Damaged(Error),
+    /// Absent while [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc) asked for it: the error.
+    Missing(Error),
+}
+
+/// One layer's depths to capture in a [`DirectoryReport`].
+#[derive(Debug)]
+pub struct DtcEntry {
+    /// The layer.
+    pub layer: u32,
+    /// What was found.
+    pub status: DtcStatus,
+}
+
+impl DtcEntry {
+    /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
+    pub fn status_name(&self) -> &'static str {
+        match &self.status {
+            DtcStatus::Checked(r) if r.is_ok() => "ok",
+            DtcStatus::Checked(_) => "mismatch",
+            DtcStatus::Unchecked => "not-verified",
+            DtcStatus::Damaged(_) => "damaged",
+            DtcStatus::Missing(_) => "missing",
+        }
+    }
+}
+
 /// The check of a pack directory's `SHA256SUMS`.
 #[derive(Debug)]
 pub struct ManifestCheck {
@@ -113,35 +150,42 @@ pub struct ManifestCheck {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Every file intact, every value and bounds entry follows from its children, no fact
-    /// contradicted, the manifest (if any) matches.
+    /// Every file intact, every value, bounds entry and depth to capture follows from its
+    /// children, no fact contradicted, the manifest (if any) matches.
     Ok,
-    /// Some value or bounds entry is wrong, or a published fact is contradicted.
+    /// Some value, bounds entry or depth to capture is wrong, or a published fact is
+    /// contradicted.
     WrongValues,
     /// A layer file is damaged, foreign or unreadable.
     DamagedLayer,
     /// A bounds file is damaged, foreign or unreadable.
     DamagedBounds,
+    /// A dtc file is damaged, foreign or unreadable.
+    DamagedDtc,
     /// The pack manifest does not match the files.
     ManifestMismatch,
     /// A layer asked for is absent.
     MissingLayer,
     /// Bounds required by [`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds) are absent.
     MissingBounds,
+    /// Depths to capture required by [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc) are absent.
+    MissingDtc,
 }
 
 impl Outcome {
-    /// `ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `manifest_mismatch`,
-    /// `missing_layer` or `missing_bounds`.
+    /// `ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `damaged_dtc`,
+    /// `manifest_mismatch`, `missing_layer`, `missing_bounds` or `missing_dtc`.
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::WrongValues => "wrong_values",
             Outcome::DamagedLayer => "damaged_layer",
             Outcome::DamagedBounds => "damaged_bounds",
+            Outcome::DamagedDtc => "damaged_dtc",
             Outcome::ManifestMismatch => "manifest_mismatch",
             Outcome::MissingLayer => "missing_layer",
             Outcome::MissingBounds => "missing_bounds",
+            Outcome::MissingDtc => "missing_dtc",
         }
     }
 }
@@ -162,6 +206,8 @@ pub struct DirectoryReport {
     pub facts: Vec<FactReport>,
     /// The bounds checked, in increasing order.
     pub bounds: Vec<BoundsEntry>,
+    /// The depths to capture checked, in increasing order.
+    pub dtc: Vec<DtcEntry>,
     /// The pack manifest's check: `None` when the directory has neither a `SHA256SUMS` nor packs
     /// of the ruleset (or is in the published format); `present: false` for packs without one.
     pub manifest: Option<ManifestCheck>,
@@ -173,6 +219,10 @@ pub struct DirectoryReport {
     pub bounds_checked: u64,
     /// Wrong bounds entries.
     pub bounds_mismatches: u64,
+    /// Depths to capture checked (positions, over all dtc files checked).
+    pub dtc_checked: u64,
+    /// Wrong depths to capture.
+    pub dtc_mismatches: u64,
     /// Seconds spent re-deriving values (the sum of the layers').
     pub derive_seconds: f64,
     /// Wall-clock seconds of the whole check (facts aside).
@@ -210,6 +260,20 @@ impl DirectoryReport {
         })
     }
 
+    /// The depths to capture checked: their reports.
+    pub(crate) fn dtc_reports(&self) -> impl Iterator<Item = &DtcReport> {
+        self.dtc.iter().filter_map(|e| match &e.status {
+            DtcStatus::Checked(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    /// The layers whose depths to capture are in state `status_name` (see
+    /// [`DtcEntry::status_name`]).
+    pub fn dtc_in(&self, status_name: &str) -> Vec<u32> {
+        self.dtc.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+    }
+
     /// The layers whose values are in state `status_name` (see [`LayerEntry::status_name`]).
     pub fn layers_in(&self, status_name: &str) -> Vec<u32> {
         self.layers.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
@@ -231,12 +295,15 @@ impl DirectoryReport {
     }
 
     /// The report of these entries, with its totals, `ok`, summary and outcome.
+    // One argument per part of the report, in its order: a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn tallied(
         dir: DatabaseDir,
         layers_requested: (u32, u32),
         layers: Vec<LayerEntry>,
         facts: Vec<FactReport>,
         bounds: Vec<BoundsEntry>,
+        dtc: Vec<DtcEntry>,
         manifest: Option<ManifestCheck>,
         seconds: f64,
     ) -> DirectoryReport {
@@ -246,11 +313,14 @@ impl DirectoryReport {
             layers,
             facts,
             bounds,
+            dtc,
             manifest,
             positions_checked: 0,
             mismatches: 0,
             bounds_checked: 0,
             bounds_mismatches: 0,
+            dtc_checked: 0,
+            dtc_mismatches: 0,
             derive_seconds: 0.0,
             seconds,
             ok: false,
@@ -268,13 +338,17 @@ impl DirectoryReport {
         self.mismatches = self.layer_reports().map(|r| r.mismatches).sum();
         self.bounds_checked = self.bounds_reports().map(|r| r.checked).sum();
         self.bounds_mismatches = self.bounds_reports().map(|r| r.mismatches).sum();
+        self.dtc_checked = self.dtc_reports().map(|r| r.checked).sum();
+        self.dtc_mismatches = self.dtc_reports().map(|r| r.mismatches).sum();
         let bad_layers: Vec<u32> = self.layer_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
         let bad_bounds: Vec<u32> = self.bounds_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
         let (damaged, missing, blocked) = (self.layers_in("damaged"), self.layers_in("missing"), self.layers_in("not-verified"));
         let (damaged_bounds, missing_bounds) = (self.bounds_in("damaged"), self.bounds_in("missing"));
+        let bad_dtc: Vec<u32> = self.dtc_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+        let (damaged_dtc, missing_dtc) = (self.dtc_in("damaged"), self.dtc_in("missing"));
         let failed_facts: Vec<&str> = self.failed_facts().map(|f| f.id).collect();
         let manifest_failed = self.manifest.as_ref().is_some_and(|m| m.error.is_some());
-        let (mismatches, bounds_mismatches) = (self.mismatches, self.bounds_mismatches);
+        let (mismatches, bounds_mismatches, dtc_mismatches) = (self.mismatches, self.bounds_mismatches, self.dtc_mismatches);
 
         let mut problems = Vec::new();
         if mismatches > 0 {
@@ -289,6 +363,15 @@ impl DirectoryReport {
         }
         if !missing_bounds.is_empty() {
             problems.push(format!("missing bounds of {}", layers_phrase(missing_bounds.iter().copied())));
+        }
+        if dtc_mismatches > 0 {
+            problems.push(format!("{} wrong depth{} to capture in {}", group_digits(dtc_mismatches), plural(dtc_mismatches), layers_phrase(bad_dtc)));
+        }
+        if !damaged_dtc.is_empty() {
+            problems.push(format!("damaged or unreadable depths to capture of {}", layers_phrase(damaged_dtc.iter().copied())));
+        }
+        if !missing_dtc.is_empty() {
+            problems.push(format!("missing depths to capture of {}", layers_phrase(missing_dtc.iter().copied())));
         }
         if !failed_facts.is_empty() {
             problems.push(format!("fact{} contradicted: {}", plural(failed_facts.len() as u64), failed_facts.join(", ")));
@@ -313,8 +396,13 @@ impl DirectoryReport {
             } else {
                 String::new()
             };
+            let dtc = if self.dtc_checked > 0 {
+                format!("; {} depths to capture checked, every one follows from its moves", group_digits(self.dtc_checked))
+            } else {
+                String::new()
+            };
             format!(
-                "OK: {} of {}: {} positions re-derived, every value follows from its children{bounds}; no fact contradicted",
+                "OK: {} of {}: {} positions re-derived, every value follows from its children{bounds}{dtc}; no fact contradicted",
                 layers_phrase(first..=last),
                 self.dir.rules(),
                 group_digits(self.positions_checked)
@@ -324,27 +412,32 @@ impl DirectoryReport {
         };
 
         // Wrong values first, then damaged files, then missing layers.
-        self.outcome = if mismatches > 0 || bounds_mismatches > 0 || !failed_facts.is_empty() {
+        self.outcome = if mismatches > 0 || bounds_mismatches > 0 || dtc_mismatches > 0 || !failed_facts.is_empty() {
             Outcome::WrongValues
         } else if !damaged.is_empty() {
             Outcome::DamagedLayer
         } else if !damaged_bounds.is_empty() {
             Outcome::DamagedBounds
+        } else if !damaged_dtc.is_empty() {
+            Outcome::DamagedDtc
         } else if manifest_failed {
             Outcome::ManifestMismatch
         } else if !missing.is_empty() {
             Outcome::MissingLayer
         } else if !missing_bounds.is_empty() {
             Outcome::MissingBounds
+        } else if !missing_dtc.is_empty() {
+            Outcome::MissingDtc
         } else {
             Outcome::Ok
         };
     }
 
     /// The error the outcome stands for (`None` for [`Outcome::Ok`]): [`Error::VerifyFailed`]
-    /// for wrong values; the first damaged layer's (then bounds') error; the manifest's error;
-    /// [`DatabaseDir::missing`] of the first missing layer; [`Error::BoundsMissing`] of the first
-    /// missing bounds. Its kind's [`ErrorKind::exit_status`] is the exit status of `oware verify`.
+    /// for wrong values; the first damaged layer's (then bounds', then dtc's) error; the
+    /// manifest's error; [`DatabaseDir::missing`] of the first missing layer;
+    /// [`Error::BoundsMissing`] of the first missing bounds; [`Error::DtcMissing`] of the first
+    /// missing depths to capture. Its kind's [`ErrorKind::exit_status`] is the exit status of `oware verify`.
     ///
     /// Cost: moves the error out of the report.
     pub fn into_error(self) -> Option<Error> {
@@ -352,7 +445,7 @@ impl DirectoryReport {
         let first_of = |names: Vec<u32>| names.first().copied();
         match self.outcome {
             Outcome::Ok => None,
-            Outcome::WrongValues => Some(Error::VerifyFailed { wrong_values: self.mismatches + self.bounds_mismatches, failed_facts }),
+            Outcome::WrongValues => Some(Error::VerifyFailed { wrong_values: self.mismatches + self.bounds_mismatches + self.dtc_mismatches, failed_facts }),
             Outcome::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
@@ -361,10 +454,17 @@ impl DirectoryReport {
                 BoundsStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
+            Outcome::DamagedDtc => self.dtc.into_iter().find_map(|e| match e.status {
+                DtcStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
             Outcome::ManifestMismatch => self.manifest.and_then(|m| m.error),
             Outcome::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
             Outcome::MissingBounds => {
                 first_of(self.bounds_in("missing")).map(|n| Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
+            }
+            Outcome::MissingDtc => {
+                first_of(self.dtc_in("missing")).map(|n| Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
             }
         }
     }
@@ -376,13 +476,17 @@ impl DirectoryReport {
         match self.outcome {
             Outcome::Ok => 0,
             Outcome::WrongValues => ErrorKind::VerificationFailed.exit_status(),
-            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::ManifestMismatch => self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status(),
+            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::DamagedDtc | Outcome::ManifestMismatch => {
+                self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status()
+            }
             Outcome::MissingLayer => self.dir.missing(0).kind().exit_status(),
             Outcome::MissingBounds => ErrorKind::BoundsMissing.exit_status(),
+            Outcome::MissingDtc => ErrorKind::DtcMissing.exit_status(),
         }
     }
 
-    /// The error of the first damaged file of the outcome's class (layers, bounds, manifest).
+    /// The error of the first damaged file of the outcome's class (layers, bounds, dtc,
+    /// manifest).
     fn damage(&self) -> Option<&Error> {
         match self.outcome {
             Outcome::DamagedLayer => self.layers.iter().find_map(|e| match &e.status {
@@ -391,6 +495,10 @@ impl DirectoryReport {
             }),
             Outcome::DamagedBounds => self.bounds.iter().find_map(|e| match &e.status {
                 BoundsStatus::Damaged(e) => Some(e),
+                _ => None,
+            }),
+            Outcome::DamagedDtc => self.dtc.iter().find_map(|e| match &e.status {
+                DtcStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
             Outcome::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
@@ -500,6 +608,52 @@ impl Serialize for BoundsEntry {
     }
 }
 
+/// One layer's depths to capture in the JSON document.
+#[derive(Serialize)]
+struct DtcDoc<'a> {
+    layer: u32,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checked: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mismatches: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    greatest_depth: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    escaped: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_mismatches: Option<&'a [DtcMismatch]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<ErrorDoc<'static>>,
+}
+
+impl Serialize for DtcEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut d = DtcDoc {
+            layer: self.layer,
+            status: self.status_name(),
+            checked: None,
+            mismatches: None,
+            greatest_depth: None,
+            escaped: None,
+            first_mismatches: None,
+            error: None,
+        };
+        match &self.status {
+            DtcStatus::Checked(r) => {
+                d.checked = Some(r.checked);
+                d.mismatches = Some(r.mismatches);
+                d.greatest_depth = r.greatest_depth;
+                d.escaped = Some(r.escaped);
+                d.first_mismatches = Some(&r.first_mismatches);
+            }
+            DtcStatus::Unchecked => {}
+            DtcStatus::Damaged(e) | DtcStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
+        }
+        d.serialize(s)
+    }
+}
+
 /// `manifest` in the JSON document.
 #[derive(Serialize)]
 struct ManifestDoc {
@@ -511,7 +665,7 @@ struct ManifestDoc {
 
 impl Serialize for DirectoryReport {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut d = s.serialize_struct("DirectoryReport", 16)?;
+        let mut d = s.serialize_struct("DirectoryReport", 19)?;
         d.serialize_field("rules", self.dir.rules().name())?;
         d.serialize_field("dir", &self.dir.layers_dir().display().to_string())?;
         d.serialize_field("format", self.dir.format().name())?;
@@ -525,6 +679,9 @@ impl Serialize for DirectoryReport {
         d.serialize_field("bounds", &self.bounds)?;
         d.serialize_field("bounds_checked", &self.bounds_checked)?;
         d.serialize_field("bounds_mismatches", &self.bounds_mismatches)?;
+        d.serialize_field("dtc", &self.dtc)?;
+        d.serialize_field("dtc_checked", &self.dtc_checked)?;
+        d.serialize_field("dtc_mismatches", &self.dtc_mismatches)?;
         let manifest = self.manifest.as_ref().map(|m| ManifestDoc {
             path: m.path.display().to_string(),
             present: m.present,

@@ -16,6 +16,7 @@ mod solved;
 
 mod bounds;
 mod dtc;
+mod dtc_verify;
 mod export;
 mod format_fuzz;
 mod golden;

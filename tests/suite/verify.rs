@@ -285,19 +285,27 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!((r.outcome, r.exit_code(), r.ok), (Outcome::Ok, 0, true));
     assert_eq!(r.layers_requested, (0, 8));
     assert_eq!(r.positions_checked, (0..=8).map(layer_size).sum::<u64>());
-    assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.bounds.is_empty() && r.manifest.is_none());
+    assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.bounds.is_empty() && r.dtc.is_empty() && r.manifest.is_none());
     assert!(r.summary.starts_with("OK: layers 0..8 of awari"), "{}", r.summary);
     let doc: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
     assert_eq!((doc["outcome"].as_str(), doc["exit_code"].as_i64(), doc["ok"].as_bool()), (Some("ok"), Some(0), Some(true)));
     assert!(r.into_error().is_none());
 
     // A range: the layers below it that it reads are dependencies.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false }, &mut NoObserver).unwrap();
     assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
-    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingBounds, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::BoundsMissing { layer: 0, .. })));
+    // Depths to capture required but never built: missing dtc (of the layers asked for), after
+    // missing bounds.
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true }, &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code(), r.dtc_in("missing")), (Outcome::MissingDtc, 4, vec![7, 8]));
+    assert!(r.summary.contains("missing depths to capture of layers 7"), "{}", r.summary);
+    assert!(matches!(r.into_error(), Some(oware::Error::DtcMissing { layer: 7, .. })));
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true }, &mut NoObserver).unwrap();
+    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingBounds, 4));
 
     // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
     std::fs::remove_file(layer_path(dir, Ruleset::Awari, 5)).unwrap();
@@ -313,7 +321,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingLayer, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
 
@@ -347,7 +355,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
         }
     }
     let mut log = Log(Vec::new(), false);
-    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false }, &mut log).unwrap();
+    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false, require_dtc: false }, &mut log).unwrap();
     assert_eq!(log.0, ["start 0..4", "layer 0 ok", "layer 1 ok", "layer 2 ok", "layer 3 ok", "layer 4 ok"]);
     let mut log = Log(Vec::new(), true);
     assert!(matches!(verify_directory(&db, &VerifyOptions::default(), &mut log), Err(oware::Error::Interrupted)));

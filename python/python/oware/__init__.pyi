@@ -68,6 +68,9 @@ class VerifyReport(TypedDict):
     bounds: List[Dict[str, Any]]
     bounds_checked: int
     bounds_mismatches: int
+    dtc: List[Dict[str, Any]]
+    dtc_checked: int
+    dtc_mismatches: int
     manifest: Optional[Dict[str, Any]]
     ok: bool
     summary: str
@@ -80,8 +83,10 @@ def verify(
     layers: Union[None, int, Tuple[int, int]] = None,
     max_stones: Optional[int] = None,
     bounds: bool = False,
+    dtc: bool = False,
 ) -> VerifyReport:
     """Verifies a database directory as ``oware verify`` does: every layer's header and checksum,
-    every value re-derived from its children, the bounds, the published facts, a pack manifest.
+    every value re-derived from its children, the bounds and depths to capture (all present;
+    required with ``bounds`` / ``dtc``), the published facts, a pack manifest.
     Problems in the files are in the report (``ok``, ``outcome``, each layer's ``status``), not
     raised. Runs on every core with the GIL released."""

@@ -108,3 +108,76 @@ fn dtc_maxima() {
         }
     }
 }
+
+/// A dtc payload of layer `n` holding `depths` (escaped ones in the table).
+fn payload_of(depths: &[Option<u16>]) -> Vec<u8> {
+    use crate::dtc::{byte_of, record, DIRECT_MAX};
+    let mut p: Vec<u8> = depths.iter().map(|&d| byte_of(d)).collect();
+    let escaped: Vec<(u64, u16)> = depths.iter().enumerate().filter_map(|(i, d)| d.filter(|&d| d > DIRECT_MAX).map(|d| (i as u64, d))).collect();
+    for &(i, d) in &escaped {
+        p.extend_from_slice(&record(i, d).to_le_bytes());
+    }
+    p.extend_from_slice(&(escaped.len() as u64).to_le_bytes());
+    p
+}
+
+#[test]
+fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
+    use crate::dtc::DtcPayload;
+    use crate::error::{Damage, Error};
+    use crate::verify::{verify_dtc, MISMATCHES_KEPT};
+    let rules = Ruleset::Awari;
+    let path = std::path::Path::new("dtc-test.owdb");
+    let layers = memory_layers(rules, 9);
+    let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
+    for n in 0..=9 {
+        let depths = solver_dtc(rules, n, layers);
+        let bytes = payload_of(&depths);
+        let r = verify_dtc(rules, n, lower[n as usize], &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress).unwrap();
+        assert_eq!((r.layer, r.checked, r.mismatches), (n, layer_size(n), 0), "{rules} layer {n}: {:?}", r.first_mismatches);
+        assert_eq!(r.greatest_depth, depths.iter().flatten().max().copied());
+    }
+    let n = 9;
+    let values = lower[n as usize];
+    let depths = solver_dtc(rules, n, layers);
+    let check = |d: &[Option<u16>]| {
+        let bytes = payload_of(d);
+        verify_dtc(rules, n, values, &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress)
+    };
+    // One depth changed (and one made escaped): each is a mismatch, stored against derived.
+    let i = (0..depths.len()).find(|&i| depths[i].is_some_and(|d| d > 2)).unwrap();
+    for new in [depths[i].unwrap() + 1, depths[i].unwrap() - 1, 300] {
+        let mut d = depths.clone();
+        d[i] = Some(new);
+        let r = check(&d).unwrap();
+        assert!(r.mismatches >= 1 && !r.is_ok());
+        let m = r.first_mismatches.iter().find(|m| m.index == i as u64).expect("the changed position is listed");
+        assert_eq!((m.stored, m.derived, m.value, m.board), (Some(new), depths[i], values[i], unrank_unchecked(n, i as u64)));
+    }
+    // Every depth one too many: at least every game over (depth 0) breaks its equation; the
+    // list holds the first ones by index.
+    let shifted: Vec<Option<u16>> = depths.iter().map(|d| d.map(|d| d + 1)).collect();
+    let r = check(&shifted).unwrap();
+    let shallow = depths.iter().flatten().filter(|&&d| d == 0).count() as u64;
+    assert!(shallow > 0 && r.mismatches >= shallow && r.mismatches <= depths.iter().flatten().count() as u64, "{} of {shallow}", r.mismatches);
+    assert_eq!(r.first_mismatches.len(), MISMATCHES_KEPT);
+    assert!(r.first_mismatches.windows(2).all(|w| w[0].index < w[1].index));
+    // A depth on a position of value 0, none on one of another value: damage, not a mismatch.
+    let zero = (0..depths.len()).find(|&i| values[i] == 0).unwrap();
+    let mut d = depths.clone();
+    d[zero] = Some(3);
+    match check(&d) {
+        Err(Error::Corrupt { damage: Damage::DtcContradictsValue { index, dtc: Some(3), value: 0 }, .. }) => assert_eq!(index, zero as u64),
+        other => panic!("{other:?}"),
+    }
+    let mut d = depths.clone();
+    d[i] = None;
+    assert!(matches!(check(&d), Err(Error::Corrupt { damage: Damage::DtcContradictsValue { dtc: None, .. }, .. })));
+    // An escaped byte without its record: damage.
+    let mut bytes = payload_of(&depths);
+    bytes[i] = crate::dtc::ESCAPE;
+    let r = verify_dtc(rules, n, values, &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress);
+    assert!(matches!(r, Err(Error::Corrupt { damage: Damage::BadDtc { .. }, .. })), "{r:?}");
+    // A missing lower layer of values is a usage error, not a panic.
+    assert!(matches!(verify_dtc(rules, n, values, &DtcPayload::new(n, &payload_of(&depths)).unwrap(), &lower[..3], path, &NoProgress), Err(Error::Usage(_))));
+}
