@@ -53,11 +53,11 @@ fn invalid(e: PositionError) -> Error {
 /// At most this many characters of user input are quoted in a message.
 pub(crate) const EXCERPT_CHARS: usize = 40;
 
-/// A short, escaped quotation of user input for messages: at most [`EXCERPT_CHARS`]
+/// A short, escaped quotation of user input for messages: at most `EXCERPT_CHARS`
 /// characters in quotes, control and other non-printing characters escaped (`\u{1b}`, `\n`),
 /// longer input cut with `…` and its length in bytes noted.
 ///
-/// Cost: at most [`EXCERPT_CHARS`] characters are looked at (plus the length).
+/// Cost: at most `EXCERPT_CHARS` characters are looked at (plus the length).
 ///
 /// ```
 /// use oware::position::excerpt;

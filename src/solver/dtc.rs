@@ -17,7 +17,7 @@
 //! Within one level the order of updates does not matter (every position assigned gets `k + 1`),
 //! so the levels run in parallel and the result does not depend on threads or scheduling. The
 //! level sets are kept as lists of indices while they are small and otherwise found again by a
-//! sequential scan of the cells.
+//! sequential scan of the cells; the lists hold boards, so no position is unranked.
 //!
 //! This is a pass of its own after the values rather than part of the values' threshold
 //! propagation: it needs no change to the values' solver (whose order of propagation within a
@@ -34,7 +34,7 @@ use super::state::{huge_zeroed, prefetch, split, BATCH, CHUNK};
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::rules::{for_each_predecessor, Outcome, Ruleset};
+use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
 use crate::spill::ScratchState;
 
 // One `u32` cell per position, so that every update touches one cache line and the position's
@@ -66,10 +66,11 @@ const PROPAGATE_UNITS: u64 = 8;
 const SCAN_POSITIONS_PER_UNIT: u64 = 64;
 
 /// Bytes of working memory [`solve_dtc`] needs for layer `n` besides its input and output: four
-/// per position, and the level lists (at most 8 bytes for one position in 16).
+/// per position, and the level lists (at most 13 bytes, a board and its value, for one position
+/// in 16).
 pub fn dtc_working_memory(n: u32) -> u64 {
     let size = layer_size(n);
-    4 * size + level_list_cap(size) * 8
+    4 * size + level_list_cap(size) * std::mem::size_of::<(Board, i8)>() as u64
 }
 
 /// Work units of [`solve_dtc`] on layer `n`, for progress: an estimate (the levels' scans and
@@ -210,55 +211,40 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
     if trace {
         eprintln!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64());
     }
-    let (mut scan_s, mut prop_s, mut levels_scanned) = (0.0, 0.0, 0);
+    let (mut prop_s, mut levels_scanned) = (0.0, 0);
     let cap = level_list_cap(size);
-    // The positions of the current level: a list, or `None` when they must be found by a scan.
-    let mut list: Option<Vec<u64>> = None;
+    // The positions of the current level with their values: lists gathered while the previous
+    // level was propagated, or `None` when they must be found by a scan (levels 0 and 1, and
+    // levels whose list grew beyond `cap`). Boards are kept, so no position is unranked.
+    let mut list: Option<Vec<Vec<(Board, i8)>>> = None;
     let mut k: u16 = 0;
     loop {
         progress.phase(&format!("dtc: depth {k}"));
-        let ts = std::time::Instant::now();
-        let level: Vec<u64> = match list.take() {
-            Some(l) if k >= 2 => l,
-            _ => {
-                levels_scanned += 1;
-                let found = scan_level(cells, size, k);
-                charge(size / SCAN_POSITIONS_PER_UNIT);
-                found
-            }
-        };
-        scan_s += ts.elapsed().as_secs_f64();
-        let tp = std::time::Instant::now();
-        if level.is_empty() && k >= 1 {
-            break;
-        }
         if k == DEPTH_LIMIT {
             return Err(Error::Internal(format!("dtc of layer {n}: a depth beyond {DEPTH_LIMIT}")));
         }
-        let next = Mutex::new(Vec::<Vec<u64>>::new());
+        let tp = std::time::Instant::now();
+        let next = Mutex::new(Vec::<Vec<(Board, i8)>>::new());
         let collected = AtomicU64::new(0);
         let overflow = AtomicBool::new(false);
+        let found = AtomicU64::new(0);
         let deeper = assigned(k + 1);
-        level.par_chunks(1 << 12).for_each(|block| {
-            if progress.cancelled() {
-                return;
-            }
+        // Propagates a block of the level's positions; newly assigned ones go to `next`.
+        let propagate = |block: &[(Board, i8)]| {
             let mut mine = Vec::new();
-            let mut batch: Vec<(usize, i8)> = Vec::with_capacity(BATCH * 8);
+            let mut batch: Vec<(usize, Board, i8)> = Vec::with_capacity(BATCH * 8);
             for group in block.chunks(BATCH) {
                 batch.clear();
-                for &j in group {
-                    let v = value_of(cells[j as usize].load(Relaxed));
-                    let board = unrank_unchecked(n, j);
-                    for_each_predecessor(rules, &board, |q, _pit| {
+                for (board, v) in group {
+                    for_each_predecessor(rules, board, |q, _pit| {
                         if in_some_layer(q) {
                             let jq = rank_unchecked(q) as usize;
                             prefetch(&cells[jq]);
-                            batch.push((jq, -v));
+                            batch.push((jq, *q, -v));
                         }
                     });
                 }
-                for &(jq, want) in &batch {
+                for &(jq, q, want) in &batch {
                     let cell = &cells[jq];
                     let cur = cell.load(Relaxed);
                     if value_of(cur) != want {
@@ -277,7 +263,7 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
                         }
                     };
                     if now_assigned && !overflow.load(Relaxed) {
-                        mine.push(jq as u64);
+                        mine.push((q, want));
                     }
                 }
             }
@@ -288,17 +274,49 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
                     next.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
                 }
             }
+            found.fetch_add(block.len() as u64, Relaxed);
             charge(block.len() as u64 * PROPAGATE_UNITS);
-        });
+        };
+        match list.take() {
+            Some(pieces) if k >= 2 => pieces.par_iter().flat_map(|p| p.par_chunks(1 << 12)).for_each(|block| {
+                if !progress.cancelled() {
+                    propagate(block);
+                }
+            }),
+            _ => {
+                // A scan: each chunk's positions of depth `k` (positions assigned meanwhile get
+                // `k + 1`, so the scan is not disturbed), propagated chunk by chunk.
+                levels_scanned += 1;
+                let want = assigned(k);
+                let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
+                split(0..size, CHUNK).par_iter().for_each(|r| {
+                    if progress.cancelled() {
+                        return;
+                    }
+                    let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+                    let block: Vec<(Board, i8)> = walker
+                        .filter_map(|(i, b)| {
+                            let c = cells[i as usize].load(Relaxed);
+                            (c & mask == want && value_of(c) != 0).then_some((b, value_of(c)))
+                        })
+                        .collect();
+                    propagate(&block);
+                    charge((r.end - r.start) / SCAN_POSITIONS_PER_UNIT);
+                });
+            }
+        }
         if progress.cancelled() {
             return Err(Error::Interrupted);
         }
-        list = if overflow.load(Relaxed) { None } else { Some(next.into_inner().unwrap_or_else(|p| p.into_inner()).concat()) };
         prop_s += tp.elapsed().as_secs_f64();
+        if found.load(Relaxed) == 0 && k >= 1 {
+            break;
+        }
+        list = if overflow.load(Relaxed) { None } else { Some(next.into_inner().unwrap_or_else(|p| p.into_inner())) };
         k += 1;
     }
     if trace {
-        eprintln!("dtc {n}: {k} levels, scans {scan_s:.2} s ({levels_scanned} levels), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64());
+        eprintln!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64());
     }
     // Every position of non-zero value must have been reached.
     let missing = split(0..size, CHUNK).par_iter().find_map_first(|r| {
@@ -395,24 +413,6 @@ pub fn solve_dtc_layer(
     let cells = DtcCells::new(n, scratch)?;
     solve_dtc(rules, n, values, lower, cells.all(), progress)?;
     Ok(DtcDepths { cells })
-}
-
-/// The positions of non-zero value and depth `k`, in index order.
-fn scan_level(cells: &[AtomicU32], size: u64, k: u16) -> Vec<u64> {
-    let want = assigned(k);
-    let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
-    let parts: Vec<Vec<u64>> = split(0..size, CHUNK)
-        .par_iter()
-        .map(|r| {
-            (r.start..r.end)
-                .filter(|&i| {
-                    let c = cells[i as usize].load(Relaxed);
-                    c & mask == want && value_of(c) != 0
-                })
-                .collect()
-        })
-        .collect();
-    parts.concat()
 }
 
 /// The depth held by a cell [`solve_dtc`] finished, for a position of non-zero value.

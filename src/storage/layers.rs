@@ -183,7 +183,7 @@ impl Table {
 
 /// A layer whose values are read from its file one at a time with `pread` ([`ReadMode::Pread`]):
 /// nothing is mapped, so a file truncated or rewritten under the reader gives errors (or values
-/// that [`Table::check_unchanged`] then rejects), never `SIGBUS`.
+/// that `Table::check_unchanged` then rejects), never `SIGBUS`.
 pub struct FileLayer {
     stones: u32,
     path: PathBuf,
