@@ -20,7 +20,8 @@
 // An invalid position (more than 48 stones).
 #define OWARE_INVALID_POSITION 3
 
-// A layer the probe needs is not built.
+// A layer the probe needs is not built (its values; for `oware_dtc` and `oware_move_dtcs` also
+// its depths to capture, `oware build --dtc`).
 #define OWARE_MISSING_LAYER 4
 
 // A layer file is damaged (header, checksum, a pack block).
@@ -124,6 +125,44 @@ int oware_move_values(const struct oware_db *db,
                       const uint8_t *pits,
                       int8_t *values,
                       uint8_t *legal);
+
+// The depth to capture of a position (`oware build --dtc`): how many plies best play takes to
+// the value's first capture (by either side) or the end of the game, the winner hurrying and the
+// loser delaying, both keeping the value. `pits` as for `oware_value`.
+//
+// Returns 0 and stores the depth in `*dtc` (0 for a game already over with a non-zero value, no
+// move being legal), or -1 when the position's value is 0 (no capture can be forced: no depth);
+// or an error code (`*dtc` untouched): among others `OWARE_MISSING_LAYER` when the layer's
+// values or its dtc file (`RULES/dtc-NN.owdb`) are not built (for the latter `oware_last_error`
+// names `oware build --dtc`), `OWARE_INVALID_POSITION` as for `oware_value`.
+//
+// Cost: one rank and one byte read of the dtc file (plus the file's opening on first use); a
+// position outside every layer is answered from its moves (up to six probes of values and
+// depths).
+//
+// # Safety
+// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `dtc` to one
+// writable `int32_t`.
+int oware_dtc(const struct oware_db *db, const uint8_t *pits, int32_t *dtc);
+
+// Every move's depth to capture, beside `oware_move_values`: for each pit `i` in 0..6, `legal[i]`
+// is 1 when the move is legal and `dtcs[i]` the depth left after it: 0 when the move captures or
+// ends the game, otherwise the child's depth (`oware_dtc` of the position it leads to), or -1
+// when the child's value is 0 (no depth). An illegal move gets `legal[i] = 0`, `dtcs[i] = -1`.
+// A position of non-zero value has depth 1 + the least of these depths when it wins, 1 + the
+// greatest when it loses, over the moves that keep the value (whose `oware_move_values` value
+// equals `oware_value`).
+//
+// Returns 0, or an error code with nothing written: `OWARE_MISSING_LAYER` when a child's values,
+// or the dtc file of a child reached without a capture, are not built (`oware build --dtc`).
+//
+// Cost: one move generation, one value probe per legal move and one depth probe per legal move
+// that neither captures nor ends the game.
+//
+// # Safety
+// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `dtcs` to 6
+// writable `int32_t`; `legal` to 6 writable bytes.
+int oware_move_dtcs(const struct oware_db *db, const uint8_t *pits, int32_t *dtcs, uint8_t *legal);
 
 // The root probe, what an engine asks at the root of its search: the position's value, every
 // move's value and a best move in one call. `values` and `legal` are filled as by

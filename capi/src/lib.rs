@@ -34,7 +34,8 @@ pub const OWARE_INTERNAL: c_int = 1;
 pub const OWARE_BAD_ARGUMENT: c_int = 2;
 /// An invalid position (more than 48 stones).
 pub const OWARE_INVALID_POSITION: c_int = 3;
-/// A layer the probe needs is not built.
+/// A layer the probe needs is not built (its values; for `oware_dtc` and `oware_move_dtcs` also
+/// its depths to capture, `oware build --dtc`).
 pub const OWARE_MISSING_LAYER: c_int = 4;
 /// A layer file is damaged (header, checksum, a pack block).
 pub const OWARE_DAMAGED: c_int = 5;
@@ -70,8 +71,17 @@ fn code(kind: ErrorKind) -> c_int {
 
 /// The code for an error, its message remembered.
 fn fail(e: &Error) -> c_int {
-    remember(e.to_string());
+    remember(message(e));
     code(e.kind())
+}
+
+/// The message of an error: the library's, plus the command that builds missing depths to
+/// capture (the library's messages name no command; the depths are an option of the build).
+fn message(e: &Error) -> String {
+    match e {
+        Error::DtcMissing { .. } => format!("{e}: build them with `oware build --dtc`"),
+        _ => e.to_string(),
+    }
 }
 
 fn bad_argument(what: &str) -> c_int {
@@ -305,6 +315,106 @@ pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8,
             Err(e) => fail(&e),
         }
     })
+}
+
+/// The depth to capture of a position (`oware build --dtc`): how many plies best play takes to
+/// the value's first capture (by either side) or the end of the game, the winner hurrying and the
+/// loser delaying, both keeping the value. `pits` as for `oware_value`.
+///
+/// Returns 0 and stores the depth in `*dtc` (0 for a game already over with a non-zero value, no
+/// move being legal), or -1 when the position's value is 0 (no capture can be forced: no depth);
+/// or an error code (`*dtc` untouched): among others `OWARE_MISSING_LAYER` when the layer's
+/// values or its dtc file (`RULES/dtc-NN.owdb`) are not built (for the latter `oware_last_error`
+/// names `oware build --dtc`), `OWARE_INVALID_POSITION` as for `oware_value`.
+///
+/// Cost: one rank and one byte read of the dtc file (plus the file's opening on first use); a
+/// position outside every layer is answered from its moves (up to six probes of values and
+/// depths).
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `dtc` to one
+/// writable `int32_t`.
+#[no_mangle]
+pub unsafe extern "C" fn oware_dtc(db: *const oware_db, pits: *const u8, dtc: *mut i32) -> c_int {
+    guard(|| {
+        if db.is_null() || dtc.is_null() {
+            return bad_argument("db or dtc is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        match db.db.dtc(&pos) {
+            Ok(d) => {
+                // SAFETY: as documented for the caller.
+                unsafe { *dtc = d.map_or(-1, i32::from) };
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// Every move's depth to capture, beside `oware_move_values`: for each pit `i` in 0..6, `legal[i]`
+/// is 1 when the move is legal and `dtcs[i]` the depth left after it: 0 when the move captures or
+/// ends the game, otherwise the child's depth (`oware_dtc` of the position it leads to), or -1
+/// when the child's value is 0 (no depth). An illegal move gets `legal[i] = 0`, `dtcs[i] = -1`.
+/// A position of non-zero value has depth 1 + the least of these depths when it wins, 1 + the
+/// greatest when it loses, over the moves that keep the value (whose `oware_move_values` value
+/// equals `oware_value`).
+///
+/// Returns 0, or an error code with nothing written: `OWARE_MISSING_LAYER` when a child's values,
+/// or the dtc file of a child reached without a capture, are not built (`oware build --dtc`).
+///
+/// Cost: one move generation, one value probe per legal move and one depth probe per legal move
+/// that neither captures nor ends the game.
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `dtcs` to 6
+/// writable `int32_t`; `legal` to 6 writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn oware_move_dtcs(db: *const oware_db, pits: *const u8, dtcs: *mut i32, legal: *mut u8) -> c_int {
+    guard(|| {
+        if db.is_null() || dtcs.is_null() || legal.is_null() {
+            return bad_argument("db, dtcs or legal is NULL");
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        match move_dtcs(&db.db, &pos) {
+            Ok(moves) => {
+                let (mut d, mut l) = ([-1i32; 6], [0u8; 6]);
+                for (pit, dtc) in moves {
+                    d[pit as usize] = dtc.map_or(-1, i32::from);
+                    l[pit as usize] = 1;
+                }
+                // SAFETY: as documented for the caller.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(d.as_ptr(), dtcs, 6);
+                    std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
+                }
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
+    })
+}
+
+/// Each legal move's pit and depth to capture after it: 0 for a capture or an ending move, else
+/// the child's depth (`None` for value 0). A child whose layer has no dtc file is an error
+/// ([`Error::DtcMissing`]), where [`oware_core::probe::MoveValue::dtc`] would say `None`.
+fn move_dtcs(db: &Database, pos: &Position) -> Result<Vec<(u8, Option<u16>)>, Error> {
+    use oware_core::probe::MoveResult;
+    db.move_values(pos)?
+        .into_iter()
+        .map(|m| match m.result {
+            MoveResult::Continues { captured: 0, child } => Ok((m.pit, db.dtc(&child)?)),
+            _ => Ok((m.pit, Some(0))),
+        })
+        .collect()
 }
 
 /// The root probe, what an engine asks at the root of its search: the position's value, every

@@ -443,3 +443,103 @@ int main(int argc, char **argv) {
     compile(&source2, &exe2);
     assert_eq!(run(&exe2, &[db.to_str().unwrap()]).status.code(), Some(4));
 }
+
+/// The depths to capture from C: on a spread of positions of layers 0..8, `oware_dtc` is -1
+/// exactly where `oware_value` is 0, and otherwise follows its definition from `oware_move_dtcs`
+/// and `oware_move_values` (1 + the least depth of the value-keeping moves for the winner, the
+/// greatest for the loser, 0 with no legal move); a capture in one is 1; NULL pointers, an
+/// invalid board, a layer without values and a directory without dtc files give their codes,
+/// the last naming `oware build --dtc`.
+#[test]
+fn depths_to_capture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, dtc: true, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    // The same values without the depths.
+    let plain = tmp.path().join("plain");
+    std::fs::create_dir_all(plain.join("awari")).unwrap();
+    for entry in std::fs::read_dir(db.join("awari")).unwrap().flatten() {
+        if entry.file_name().to_string_lossy().starts_with("layer-") {
+            std::fs::copy(entry.path(), plain.join("awari").join(entry.file_name())).unwrap();
+        }
+    }
+    let source = tmp.path().join("d.c");
+    std::fs::write(
+        &source,
+        r#"
+#include <stdio.h>
+#include <string.h>
+#include "oware.h"
+int main(int argc, char **argv) {
+    (void)argc;
+    oware_db *db = oware_open(argv[1], NULL, NULL, 0);
+    oware_db *plain = oware_open(argv[2], NULL, NULL, 0);
+    if (db == NULL || plain == NULL) return 10;
+    /* Pit 5 sows one stone onto the opponent's 1 and captures 2: depth 1, that move 0. */
+    uint8_t one[12] = {0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0};
+    int32_t d = 99, ds[6];
+    uint8_t legal[6];
+    if (oware_dtc(db, one, &d) != OWARE_OK || d != 1) return 11;
+    if (oware_move_dtcs(db, one, ds, legal) != OWARE_OK || !legal[5] || ds[5] != 0 || legal[0] || ds[0] != -1) return 12;
+    /* The empty board: value 0, no depth. */
+    uint8_t empty[12] = {0};
+    if (oware_dtc(db, empty, &d) != OWARE_OK || d != -1) return 13;
+    long checked = 0, zero = 0;
+    for (unsigned long code = 0; code < 2000000UL; code += 7) {
+        uint8_t pits[12] = {0};
+        unsigned long c = code;
+        int stones = 0;
+        for (int i = 0; i < 12 && stones < 8; i++) { int k = (int)(c % 3); c /= 3; if (stones + k > 8) k = 8 - stones; pits[i] = (uint8_t)k; stones += k; }
+        int8_t value, vals[6];
+        uint8_t vlegal[6];
+        if (oware_value(db, pits, &value) != 0 || oware_move_values(db, pits, vals, vlegal) != 0) return 14;
+        if (oware_dtc(db, pits, &d) != 0 || oware_move_dtcs(db, pits, ds, legal) != 0) return 15;
+        if (value == 0) { if (d != -1) return 16; zero++; checked++; continue; }
+        int any = 0; int32_t want = -1;
+        for (int k = 0; k < 6; k++) {
+            if (legal[k] != vlegal[k]) return 17;
+            if (!legal[k] && ds[k] != -1) return 18;
+            if (!legal[k] || vals[k] != value) continue;
+            if (ds[k] < 0) return 19;
+            if (!any || (value > 0 ? ds[k] < want : ds[k] > want)) want = ds[k];
+            any = 1;
+        }
+        if (d != (any ? want + 1 : 0)) return 20;
+        checked++;
+    }
+    /* Bad arguments, an invalid board, a layer not built, depths not built. */
+    if (oware_dtc(NULL, one, &d) != 2 || oware_dtc(db, NULL, &d) != 2 || oware_dtc(db, one, NULL) != 2) return 30;
+    if (oware_move_dtcs(NULL, one, ds, legal) != 2 || oware_move_dtcs(db, one, NULL, legal) != 2 || oware_move_dtcs(db, one, ds, NULL) != 2) return 31;
+    uint8_t full[12] = {48, 1};
+    d = 99;
+    if (oware_dtc(db, full, &d) != OWARE_INVALID_POSITION || d != 99) return 32;
+    uint8_t nine[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    if (oware_dtc(db, nine, &d) != OWARE_MISSING_LAYER || oware_move_dtcs(db, nine, ds, legal) != OWARE_MISSING_LAYER) return 33;
+    char msg[512];
+    if (oware_dtc(plain, one, &d) != OWARE_MISSING_LAYER || d != 99) return 34;
+    if (oware_last_error(msg, sizeof msg) == 0 || strstr(msg, "oware build --dtc") == NULL || strstr(msg, "layer 4") == NULL) return 35;
+    /* Moves that capture need no depth file; a quiet move needs its child's. */
+    if (oware_move_dtcs(plain, one, ds, legal) != OWARE_OK || ds[4] != 0 || ds[5] != 0) return 36;
+    uint8_t quiet[12] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    if (oware_move_dtcs(plain, quiet, ds, legal) != OWARE_MISSING_LAYER || oware_move_dtcs(db, quiet, ds, legal) != OWARE_OK) return 37;
+    /* The values are still there. */
+    int8_t v, w;
+    if (oware_value(plain, one, &v) != 0 || oware_value(db, one, &w) != 0 || v != w || v <= 0) return 38;
+    oware_close(db);
+    oware_close(plain);
+    printf("%ld %ld\n", checked, zero);
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = tmp.path().join("d");
+    compile(&source, &exe);
+    let out = run(&exe, &[db.to_str().unwrap(), plain.to_str().unwrap()]);
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let counts: Vec<u64> = text.split_whitespace().map(|w| w.parse().unwrap()).collect();
+    // Positions of both kinds were checked.
+    assert!(counts[0] > 200_000 && counts[1] > 0 && counts[1] < counts[0], "{text}");
+}

@@ -26,7 +26,16 @@ create_exception!(oware, RulesetMismatch, Error, "A layer file holds another rul
 
 /// The Python exception for an error, with the CLI's message.
 fn py_err(e: &OwareError) -> PyErr {
-    py_err_msg(e, e.to_string())
+    py_err_msg(e, message(e))
+}
+
+/// The message of an error: the library's, plus the command that builds missing depths to
+/// capture (the library's messages name no command; the depths are an option of the build).
+fn message(e: &OwareError) -> String {
+    match e {
+        OwareError::DtcMissing { .. } => format!("{e}: build them with `oware build --dtc`"),
+        _ => e.to_string(),
+    }
 }
 
 /// The Python exception of an error, with message `msg`: the one table from error kinds to
@@ -185,6 +194,47 @@ impl Database {
         Ok(best.iter().map(|m| u32::from(m.pit)).collect())
     }
 
+    /// The depth to capture of `board` (`oware build --dtc`): how many plies best play takes to
+    /// the value's first capture (by either side) or the end of the game, the winner hurrying and
+    /// the loser delaying, both keeping the value; 0 for a game already over. None when the value
+    /// is 0 (no capture can be forced). `best_moves` follows the depths when they are built.
+    ///
+    /// Raises MissingLayer when the layer's depths (`RULES/dtc-NN.owdb`) are not built (the
+    /// message names `oware build --dtc`), or its values.
+    fn dtc(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<Option<u16>> {
+        let pos = self::board(board)?;
+        py.allow_threads(|| self.db.dtc(&pos)).map_err(|e| py_err(&e))
+    }
+
+    /// Six entries, one per pit of the mover (0..5), beside `move_values`: the depth to capture
+    /// left after the move, 0 when it captures or ends the game, otherwise the depth of the
+    /// position it leads to; None when the move is illegal or leads to a position of value 0.
+    /// A position of non-zero value has depth 1 + the least (winner) or greatest (loser) depth
+    /// of its moves that keep the value (those of `move_values` equal to `value`).
+    ///
+    /// Raises MissingLayer when a child's depths are not built (`oware build --dtc`).
+    fn move_dtcs(&self, py: Python<'_>, board: &Bound<'_, PyAny>) -> PyResult<Vec<Option<u16>>> {
+        use oware_core::probe::MoveResult;
+        let pos = self::board(board)?;
+        let depths = py.allow_threads(|| -> Result<Vec<(u8, Option<u16>)>, OwareError> {
+            self.db
+                .move_values(&pos)?
+                .into_iter()
+                .map(|m| match m.result {
+                    // MoveValue::dtc is None for a child without a dtc file too: asked of the
+                    // child, that is an error.
+                    MoveResult::Continues { captured: 0, child } => Ok((m.pit, self.db.dtc(&child)?)),
+                    _ => Ok((m.pit, Some(0))),
+                })
+                .collect()
+        });
+        let mut out = vec![None; 6];
+        for (pit, d) in depths.map_err(|e| py_err(&e))? {
+            out[pit as usize] = d;
+        }
+        Ok(out)
+    }
+
     /// A best line from `board`: `{"steps": [{"board", "value", "pit", "captured"}...], "end":
     /// ...}` where each step's board is mover-first for the player making the move, `captured`
     /// is None for a move that ends the game, and `end` is "game_over", "endless_play" (value 0
@@ -224,6 +274,30 @@ impl Database {
     /// Raises TypeError for a non-integer or non-contiguous array, ValueError for a wrong shape,
     /// InvalidPosition naming the first bad row (a count outside 0..48, more than 48 stones).
     fn values<'py>(&self, py: Python<'py>, boards: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<i8>>> {
+        self.batch_array(py, boards, |db, pos| db.value(pos))
+    }
+
+    /// The depths to capture of a batch (`oware build --dtc`; see `dtc`): `boards` as for
+    /// `values` (a C-contiguous NumPy array of shape (N, 12) of any integer type); returns an
+    /// int32 array of N depths, -1 where the value is 0 (no depth). Runs in parallel on every
+    /// core with the GIL released.
+    ///
+    /// Raises as `values`, and MissingLayer naming the first row whose layer's depths (or values)
+    /// are not built.
+    fn dtcs<'py>(&self, py: Python<'py>, boards: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        self.batch_array(py, boards, |db, pos| db.dtc(pos).map(|d| d.map_or(-1, i32::from)))
+    }
+}
+
+impl Database {
+    /// `probe` of every row of `boards` (a NumPy integer array of shape (N, 12), in any byte
+    /// order or alignment: copied first when not native and aligned), in parallel on the pool
+    /// with the GIL released.
+    fn batch_array<'py, R, F>(&self, py: Python<'py>, boards: &Bound<'py, PyAny>, probe: F) -> PyResult<Bound<'py, PyArray1<R>>>
+    where
+        R: numpy::Element + Send,
+        F: Fn(&Probe, &Position) -> Result<R, OwareError> + Sync,
+    {
         let converted;
         let boards = match native_and_aligned(boards)? {
             Some(copy) => {
@@ -243,7 +317,7 @@ impl Database {
                     }
                     let ro = a.readonly();
                     let view = ro.as_array().into_dimensionality::<numpy::ndarray::Ix2>().map_err(|e| PyValueError::new_err(e.to_string()))?;
-                    let out = self.batch(py, view)?;
+                    let out = self.batch(py, view, &probe)?;
                     return Ok(PyArray1::from_vec(py, out));
                 }
             )*};
@@ -251,14 +325,17 @@ impl Database {
         try_dtype!(u8, i8, i16, u16, i32, u32, i64, u64);
         Err(PyTypeError::new_err("boards must be a NumPy integer array of shape (N, 12)"))
     }
-}
 
-impl Database {
-    fn batch<T: Copy + Into<i128> + Send + Sync>(&self, py: Python<'_>, view: ArrayView2<'_, T>) -> PyResult<Vec<i8>> {
+    fn batch<T, R, F>(&self, py: Python<'_>, view: ArrayView2<'_, T>, probe: &F) -> PyResult<Vec<R>>
+    where
+        T: Copy + Into<i128> + Send + Sync,
+        R: Send,
+        F: Fn(&Probe, &Position) -> Result<R, OwareError> + Sync,
+    {
         let rows = view.as_slice().ok_or_else(|| PyTypeError::new_err("boards must be C-contiguous"))?;
         let n = view.nrows();
         let pool = pool()?;
-        let result: Result<Vec<i8>, (usize, PyErrKind)> = py.allow_threads(|| {
+        let result: Result<Vec<R>, (usize, PyErrKind)> = py.allow_threads(|| {
             pool.install(|| {
                 (0..n)
                     .into_par_iter()
@@ -274,14 +351,14 @@ impl Database {
                             b[i] = c as u8;
                         }
                         let pos = Position::new(b).map_err(|e| (r, PyErrKind::Oware(e)))?;
-                        self.db.value(&pos).map_err(|e| (r, PyErrKind::Oware(e)))
+                        probe(&self.db, &pos).map_err(|e| (r, PyErrKind::Oware(e)))
                     })
                     .collect()
             })
         });
         result.map_err(|(row, kind)| match kind {
             PyErrKind::Invalid(m) => InvalidPosition::new_err(format!("row {row}: {m}")),
-            PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {e}")),
+            PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {}", message(&e))),
         })
     }
 }

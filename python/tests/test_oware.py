@@ -341,3 +341,112 @@ def test_pread_reads_survive_a_layer_truncated_under_the_reader(db_dir, tmp_path
         db.check_open_files()
     with pytest.raises(ValueError, match="pread"):
         oware.Database(copy, reads="mmap")
+
+
+# Depths to capture (`oware build --dtc`).
+
+CAPTURE_IN_ONE = [0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0]
+
+
+@pytest.fixture(scope="session")
+def dtc_db(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dtc")
+    subprocess.run([oware_cli(), "build", "--max-stones", "10", "--dir", str(d), "--dtc", "-q"], check=True)
+    return oware.Database(d)
+
+
+def layer_boards(n):
+    """Every board of n stones (stars and bars), as an (N, 12) uint8 array."""
+    import itertools
+
+    rows = []
+    for bars in itertools.combinations(range(n + 11), 11):
+        prev, row = -1, []
+        for b in bars:
+            row.append(b - prev - 1)
+            prev = b
+        row.append(n + 11 - prev - 1)
+        rows.append(row)
+    return np.array(rows, dtype=np.uint8)
+
+
+def test_dtc_of_a_capture_in_one_and_of_value_zero(dtc_db):
+    assert dtc_db.value(CAPTURE_IN_ONE) > 0
+    assert dtc_db.dtc(CAPTURE_IN_ONE) == 1
+    moves = dtc_db.move_dtcs(CAPTURE_IN_ONE)
+    assert len(moves) == 6 and moves[:4] == [None] * 4 and moves[5] == 0
+    assert dtc_db.dtc([0] * 12) is None
+    assert dtc_db.dtc(np.array(CAPTURE_IN_ONE, dtype=np.int64)) == 1
+    # The best moves capture at once.
+    best = dtc_db.best_moves(CAPTURE_IN_ONE)
+    assert 5 in best and all(moves[p] == 0 for p in best)
+
+
+def test_dtc_follows_its_definition(dtc_db):
+    rng = np.random.default_rng(26)
+    n = rng.integers(0, 11, size=1500)
+    boards = np.stack([rng.multinomial(k, [1 / 12] * 12) for k in n])
+    kinds = set()
+    for b in boards.tolist():
+        value, d = dtc_db.value(b), dtc_db.dtc(b)
+        values, depths = dtc_db.move_values(b), dtc_db.move_dtcs(b)
+        if value == 0:
+            assert d is None, b
+            kinds.add("zero")
+            continue
+        keeping = [depths[p] for p in range(6) if values[p] == value]
+        assert all(k is not None and k >= 0 for k in keeping), b
+        want = 0 if not keeping else 1 + (min(keeping) if value > 0 else max(keeping))
+        assert d == want, b
+        kinds.add("win" if value > 0 else "loss")
+        # The best moves are the value-keeping moves that realize the depth.
+        for p in dtc_db.best_moves(b):
+            assert values[p] == value and depths[p] == d - 1, b
+    assert kinds == {"zero", "win", "loss"}
+
+
+def test_dtcs_batch_equals_single_probes_on_a_whole_layer(dtc_db):
+    boards = layer_boards(5)
+    assert boards.shape == (4368, 12)
+    got = dtc_db.dtcs(boards)
+    assert got.dtype == np.int32 and got.shape == (len(boards),)
+    for b, d in zip(boards.tolist(), got.tolist()):
+        single = dtc_db.dtc(b)
+        assert d == (-1 if single is None else single), b
+    # -1 exactly where the value is 0.
+    assert np.array_equal(got == -1, dtc_db.values(boards) == 0)
+    # Every integer type, in parallel: the same depths.
+    for dtype in (np.int8, np.uint16, np.int32, np.int64, np.uint64):
+        assert np.array_equal(dtc_db.dtcs(boards.astype(dtype)), got)
+    assert np.array_equal(dtc_db.dtcs(boards.astype(">i4")), got)
+    assert dtc_db.dtcs(np.zeros((0, 12), dtype=np.uint8)).shape == (0,)
+
+
+def test_dtcs_bad_input(dtc_db):
+    boards = np.zeros((10, 12), dtype=np.int32)
+    boards[4, 0] = 49
+    with pytest.raises(oware.InvalidPosition, match="row 4"):
+        dtc_db.dtcs(boards)
+    with pytest.raises(ValueError, match="shape"):
+        dtc_db.dtcs(np.zeros((10, 11), dtype=np.uint8))
+    with pytest.raises(TypeError):
+        dtc_db.dtcs(np.zeros((10, 12), dtype=np.float64))
+    with pytest.raises(oware.InvalidPosition):
+        dtc_db.dtc([1, 2, 3])
+    # Layer 11 is not built at all.
+    with pytest.raises(oware.MissingLayer, match="row 1"):
+        dtc_db.dtcs(np.array([[1] + [0] * 11, [11] + [0] * 11], dtype=np.uint8))
+
+
+def test_dtc_missing_raises_and_names_the_build_option(db):
+    # `db` is built without --dtc: its values answer, its depths raise MissingLayer.
+    assert db.value(CAPTURE_IN_ONE) > 0
+    with pytest.raises(oware.MissingLayer, match=r"layer 4 .*oware build --dtc"):
+        db.dtc(CAPTURE_IN_ONE)
+    with pytest.raises(oware.MissingLayer, match=r"row 0: .*oware build --dtc"):
+        db.dtcs(np.array([CAPTURE_IN_ONE], dtype=np.uint8))
+    with pytest.raises(oware.MissingLayer, match="oware build --dtc"):
+        db.move_dtcs([1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0])
+    # Without the depths, the best moves are those of the best value, as before.
+    values = db.move_values(CAPTURE_IN_ONE)
+    assert db.best_moves(CAPTURE_IN_ONE) == [p for p in range(6) if values[p] == db.value(CAPTURE_IN_ONE)]
