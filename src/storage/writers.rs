@@ -372,6 +372,7 @@ mod tests {
         let name = f.tmp_path().file_name().unwrap().to_str().unwrap().to_string();
         assert!(is_temporary_name(&name), "{name}");
         assert!(is_temporary_name(".layer-12.json.Ab3dE9.tmp"));
+        assert!(is_temporary_name(".dtc-12.owdb.Ab3dE9.tmp") && is_temporary_name(".dtc-07.json.x9Yz00.tmp"));
         assert!(is_temporary_name("layer-05.owdb.tmp"), "earlier versions' name");
         for other in ["layer-05.owdb", ".my-own-notes-file.tmp", ".layer-05.owdb.toolong1.tmp", "notes.tmp", ".layer-5.owdb.abcdef.tmp"] {
             assert!(!is_temporary_name(other), "{other}");

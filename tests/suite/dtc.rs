@@ -130,6 +130,14 @@ fn depths_are_added_to_a_built_database_and_rebuilt_when_missing_or_damaged() {
     assert_eq!((kinds("layer", "skipped"), kinds("dtc", "built")), (11, 11), "{out}");
     let dtc10: serde_json::Value = serde_json::from_slice(&bytes(dir.path(), "awari", "dtc-10.json")).unwrap();
     assert_eq!(dtc10["max"], 69, "{dtc10}");
+    // `oware stats` counts the depths from the files: the same distribution.
+    let (code, out, err) = oware(&["stats", "--dir", d, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let stats: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let layer10 = &stats["layers"][10]["dtc"];
+    assert_eq!((&layer10["max"], &layer10["histogram"]), (&dtc10["max"], &dtc10["histogram"]), "{layer10}");
+    let (_, text, _) = oware(&["stats", "--dir", d]);
+    assert!(text.contains("dtc: max 69, mean 10.39"), "{text}");
     let reference = bytes(dir.path(), "awari", "dtc-09.owdb");
     // One missing, one damaged: both rebuilt; the others checked and kept.
     std::fs::remove_file(dir.path().join("awari/dtc-08.owdb")).unwrap();

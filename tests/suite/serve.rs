@@ -465,3 +465,28 @@ fn serve_answers_every_error_in_json() {
     let (st, e) = server.get("/api/v1/position?pits=%ZZ");
     assert_eq!(st, 400, "{e}");
 }
+
+#[test]
+fn serve_reports_depths_to_capture_per_position_and_per_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = oware::build::BuildConfig { rules: oware::Ruleset::Awari, max_stones: 8, dir: dir.path().into(), dtc: true, ..Default::default() };
+    oware::build::build(&config, &oware::build::Silent).unwrap();
+    let server = Server::start(dir.path(), &[]);
+    // South wins 7 at once (E or F takes 2); North then delays as long as he can.
+    let (status, v) = server.get("/api/v1/position?pits=0,0,0,0,2,1,1,0,0,0,0,3");
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["dtc"], 1, "{v}");
+    let moves = v["moves"].as_array().unwrap();
+    assert!(moves.iter().filter(|m| m["best"] == true).all(|m| m["dtc"] == 0), "{v}");
+    // From the position after E (North to move, lost), the line's first capture comes at ply dtc.
+    let child: Vec<String> = moves[0]["child"].as_array().unwrap().iter().map(|c| c.to_string()).collect();
+    let (_, after) = server.get(&format!("/api/v1/position?pits={}", child.join(",")));
+    assert!(after["value"].as_i64().unwrap() < 0, "{after}");
+    let d = after["dtc"].as_u64().unwrap();
+    let pv = after["principal_variation"].as_array().unwrap();
+    let first = pv.iter().position(|p| p["captured"].as_u64().unwrap_or(1) > 0 || p["ends_game"] == true).unwrap();
+    assert_eq!(first as u64 + 1, d, "{after}");
+    // Value 0: no depth.
+    let (_, zero) = server.get("/api/v1/position?pits=0,0,0,0,0,0,0,0,0,0,0,0");
+    assert!(zero["dtc"].is_null(), "{zero}");
+}
