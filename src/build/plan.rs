@@ -223,7 +223,7 @@ pub struct DtcPlan {
     /// Bytes of memory computing them needs in memory (`dtc_memory_needed`).
     pub memory_bytes: u64,
     /// Whether their working cells go to a scratch file (the memory limit is smaller than
-    /// `memory_bytes`); the file takes two bytes per position of scratch disk.
+    /// `memory_bytes`); the file takes four bytes per position of scratch disk.
     pub scratch: bool,
     /// Bytes of disk their file takes (with no depth of 254 or more; each such takes 8 more).
     pub disk_bytes: u64,
@@ -399,7 +399,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.dtc.as_ref()).filter(|d| matches!(d.action, LayerAction::Build { .. })).map(|d| d.disk_bytes).sum::<u64>();
-    let dtc_scratch = |l: &LayerPlan| l.dtc.as_ref().filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. })).map_or(0, |_| 2 * l.positions);
+    let dtc_scratch = |l: &LayerPlan| l.dtc.as_ref().filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. })).map_or(0, |_| 4 * l.positions);
     let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l))).max().unwrap_or(0);
     let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
@@ -439,7 +439,7 @@ fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
 }
 
 /// Bytes of memory computing layer `n`'s depths to capture needs: its values and its dtc file
-/// (mapped), two bytes of working state per position and the level lists, and every smaller
+/// (mapped), four bytes of working state per position and the level lists, and every smaller
 /// layer's values mapped for reading.
 pub(crate) fn dtc_memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);

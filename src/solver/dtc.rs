@@ -16,8 +16,9 @@
 //!
 //! Within one level the order of updates does not matter (every position assigned gets `k + 1`),
 //! so the levels run in parallel and the result does not depend on threads or scheduling. The
-//! level sets are kept as lists of indices while they are small and otherwise found again by a
-//! sequential scan of the cells; the lists hold boards, so no position is unranked.
+//! level sets are kept as lists of boards (with their values) while they are small, so no
+//! position is unranked, and otherwise found again by a sequential scan of the cells that
+//! propagates them chunk by chunk.
 //!
 //! This is a pass of its own after the values rather than part of the values' threshold
 //! propagation: it needs no change to the values' solver (whose order of propagation within a
@@ -92,8 +93,10 @@ fn level_list_cap(size: u64) -> u64 {
 ///
 /// Cost: one sequential pass over the values; one move generation per position of non-zero
 /// value with lower-layer lookups (wins) or same-layer lookups (losses), prefetched in batches;
-/// one predecessor generation per position of non-zero value; one sequential scan of the cells
-/// per level whose list grew too long (and for levels 0 and 1).
+/// one predecessor generation per position of non-zero value, its cells prefetched in batches;
+/// one sequential scan of the cells per level whose list grew too long (and for levels 0 and 1).
+/// Memory: the cells, and the next level's list (at most [`dtc_working_memory`] minus the
+/// cells).
 ///
 /// # Errors
 /// [`Error::Interrupted`] when `progress` cancels; [`Error::Internal`] when the values are

@@ -565,3 +565,24 @@ pub fn brute_force_layer(n: u32) -> Vec<Board> {
     });
     v
 }
+
+/// Runs the `oware` program with `input` on its standard input: (exit code, stdout, stderr).
+pub fn oware_with_input(args: &[&str], input: &str) -> (i32, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(oware_exe())
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run oware");
+    // Fed from a thread while the output is read, so neither pipe fills up.
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_string();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().expect("wait for oware");
+    feeder.join().expect("the feeder thread");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
