@@ -228,6 +228,15 @@ impl Display {
         }
     }
 
+    /// Shows the bar of a layer's bounds or depths (`what`, e.g. `dtc 12`). The whole build's bar
+    /// counts the values' estimates only: it waits while they build.
+    fn start_extra_bar(&self, what: &str, units: u64, colour: &str) {
+        self.start_bar(format!("{what:>9}"), units, colour);
+        if let Ok(mut e) = self.estimates.lock() {
+            e.per_unit = 0.0;
+        }
+    }
+
     /// Removes the bar of the layer (or bounds) in progress.
     fn end_bar(&self) {
         if let Ok(mut slot) = self.layer.lock() {
@@ -311,10 +320,7 @@ impl BuildObserver for Display {
             self.total.set_position(e.base);
         }
         if self.json {
-            let (status, replaced) = match outcome {
-                LayerOutcome::Skipped => ("skipped", None),
-                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
-            };
+            let (status, replaced) = status_of(outcome);
             self.json_line(&LayerDoc { schema_version: SCHEMA_VERSION, kind: "layer", status, replaced, stats });
             return;
         }
@@ -341,20 +347,13 @@ impl BuildObserver for Display {
     }
 
     fn bounds_started(&self, n: u32, units: u64) {
-        self.start_bar(format!("{:>9}", format!("bounds {n}")), units, "yellow");
-        // The whole build's bar counts the values' estimates only: it waits while bounds build.
-        if let Ok(mut e) = self.estimates.lock() {
-            e.per_unit = 0.0;
-        }
+        self.start_extra_bar(&format!("bounds {n}"), units, "yellow");
     }
 
     fn bounds_done(&self, stats: &BoundsStats, outcome: &LayerOutcome) {
         self.end_bar();
         if self.json {
-            let (status, replaced) = match outcome {
-                LayerOutcome::Skipped => ("skipped", None),
-                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
-            };
+            let (status, replaced) = status_of(outcome);
             let (forced_share, inside_share) = (stats.forced_share(), stats.inside_share());
             self.json_line(&BoundsDoc { schema_version: SCHEMA_VERSION, kind: "bounds", status, replaced, forced_share, inside_share, stats });
             return;
@@ -374,20 +373,13 @@ impl BuildObserver for Display {
     }
 
     fn dtc_started(&self, n: u32, units: u64) {
-        self.start_bar(format!("{:>9}", format!("dtc {n}")), units, "magenta");
-        // The whole build's bar counts the values' estimates only: it waits while depths build.
-        if let Ok(mut e) = self.estimates.lock() {
-            e.per_unit = 0.0;
-        }
+        self.start_extra_bar(&format!("dtc {n}"), units, "magenta");
     }
 
     fn dtc_done(&self, stats: &DtcStats, outcome: &LayerOutcome) {
         self.end_bar();
         if self.json {
-            let (status, replaced) = match outcome {
-                LayerOutcome::Skipped => ("skipped", None),
-                LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
-            };
+            let (status, replaced) = status_of(outcome);
             self.json_line(&DtcDoc { schema_version: SCHEMA_VERSION, kind: "dtc", status, replaced, stats });
             return;
         }
@@ -403,6 +395,14 @@ impl BuildObserver for Display {
         let max = stats.max.map_or("none".into(), |m| m.to_string());
         let mean = stats.mean.map_or("none".into(), |m| format!("{m:.2}"));
         self.print(&format!("   dtc {:>2}: {how}; max {max}, mean {mean}", stats.layer));
+    }
+}
+
+/// A layer's outcome in a `--json` line: `skipped` or `built`, and what a rebuilt file replaced.
+fn status_of(outcome: &LayerOutcome) -> (&'static str, Option<&str>) {
+    match outcome {
+        LayerOutcome::Skipped => ("skipped", None),
+        LayerOutcome::Built { replaced, .. } => ("built", replaced.as_deref()),
     }
 }
 

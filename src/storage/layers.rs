@@ -549,6 +549,24 @@ impl Layer {
     }
 }
 
+/// The checked header of a file beside the layers (bounds, depths): decoded, holding `encoding`,
+/// of layer `n` of `rules`.
+///
+/// # Errors
+/// [`Error::Corrupt`] for a bad header or another kind of payload; [`Error::RulesetMismatch`] /
+/// [`Error::LayerMismatch`] for another ruleset's or layer's file.
+fn header_of(map: &Mmap, path: &Path, encoding: u32, rules: Ruleset, n: u32) -> Result<Header> {
+    let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
+    header.expect(encoding, path)?;
+    if header.rules != rules {
+        return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
+    }
+    if header.stones != n {
+        return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
+    }
+    Ok(header)
+}
+
 /// One layer's forced-capture bounds ([`crate::bounds`]), memory-mapped read-only.
 ///
 /// Invariant: the payload holds [`crate::bounds::payload_len`]`(stones())` bytes. The file must
@@ -582,14 +600,7 @@ impl BoundsLayer {
     }
 
     pub(super) fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
-        let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
-        header.expect(BOUNDS_TRIANGULAR, path)?;
-        if header.rules != rules {
-            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
-        }
-        if header.stones != n {
-            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
-        }
+        let header = header_of(&map, path, BOUNDS_TRIANGULAR, rules, n)?;
         let want = PAYLOAD_OFFSET + header.payload_len();
         if map.len() as u64 != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
@@ -715,14 +726,7 @@ impl DtcLayer {
     }
 
     pub(super) fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcLayer> {
-        let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
-        header.expect(DTC_U8_ESCAPED, path)?;
-        if header.rules != rules {
-            return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
-        }
-        if header.stones != n {
-            return Err(Error::LayerMismatch { path: path.into(), found: header.stones, expected: n });
-        }
+        let header = header_of(&map, path, DTC_U8_ESCAPED, rules, n)?;
         let least = PAYLOAD_OFFSET + header.payload_len();
         if (map.len() as u64) < least {
             return Err(Error::corrupt(path, Damage::Size { expected: least, found: map.len() as u64 }));

@@ -274,17 +274,7 @@ pub(crate) fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], 
             progress.advance(len);
             acc
         })
-        .reduce(
-            || (0, 0, Vec::new()),
-            |mut a, b| {
-                a.0 += b.0;
-                a.1 += b.1;
-                a.2.extend(b.2);
-                a.2.sort_by_key(|m: &BoundsMismatch| m.index);
-                a.2.truncate(MISMATCHES_KEPT);
-                a
-            },
-        );
+        .reduce(|| (0, 0, Vec::new()), |a, b| merge_tallies(a, b, |m: &BoundsMismatch| m.index));
     if progress.cancelled() {
         return Err(Error::Interrupted);
     }
@@ -292,6 +282,17 @@ pub(crate) fn verify_bounds(rules: Ruleset, n: u32, values: &[i8], this: &[u8], 
         return Err(Error::Usage(format!("layer {n}: walked {checked} of {size} positions")));
     }
     Ok(BoundsReport { layer: n, checked, mismatches, first_mismatches: first, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// Merges two chunks' tallies of a check (positions checked, mismatches, the first mismatches
+/// found): the counts add up and the [`MISMATCHES_KEPT`] mismatches of least index are kept.
+fn merge_tallies<M>(mut a: (u64, u64, Vec<M>), b: (u64, u64, Vec<M>), index: impl Fn(&M) -> u64) -> (u64, u64, Vec<M>) {
+    a.0 += b.0;
+    a.1 += b.1;
+    a.2.extend(b.2);
+    a.2.sort_by_key(|m| index(m));
+    a.2.truncate(MISMATCHES_KEPT);
+    a
 }
 
 /// One position whose stored depth to capture is wrong.
@@ -420,17 +421,7 @@ pub(crate) fn verify_dtc(rules: Ruleset, n: u32, values: &[i8], this: &DtcPayloa
             progress.advance(len);
             acc
         })
-        .reduce(
-            || (0, 0, Vec::new()),
-            |mut a, b| {
-                a.0 += b.0;
-                a.1 += b.1;
-                a.2.extend(b.2);
-                a.2.sort_by_key(|m: &DtcMismatch| m.index);
-                a.2.truncate(MISMATCHES_KEPT);
-                a
-            },
-        );
+        .reduce(|| (0, 0, Vec::new()), |a, b| merge_tallies(a, b, |m: &DtcMismatch| m.index));
     if progress.cancelled() {
         return Err(Error::Interrupted);
     }
