@@ -32,6 +32,7 @@
 //! | [`position`] | positions: parsing and printing, sides and houses |
 //! | [`index`] | the combinatorial indexer: rank/unrank of each layer's boards |
 //! | [`probe`] | queries: value, move values, best moves, bounds ([`Database`]) |
+//! | [`search`] | the engine above the layers: alpha-beta with exact layer probes (`docs/engine.md`) |
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
 //! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics; one layer in memory ([`build::solve_layer`]) |
@@ -78,6 +79,7 @@ pub mod position;
 pub mod probe;
 pub mod progress;
 pub mod rules;
+pub mod search;
 pub(crate) mod solver;
 pub(crate) mod spill;
 pub mod storage;

@@ -1,0 +1,171 @@
+//! The engine's answers checked against the layers: every exact claim must be the true value.
+
+use super::*;
+use crate::build::{self, BuildConfig, Silent};
+use crate::index::unrank;
+use crate::rules::GrandSlam;
+
+fn built(rules: Ruleset, max: u32, bounds: bool) -> (tempfile::TempDir, Arc<Database>) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    let db = Arc::new(Database::open(dir.path(), rules).unwrap());
+    (dir, db)
+}
+
+/// Deterministic pseudo-random positions of layer `n` with legal moves.
+fn sample(db: &Database, n: u32, count: usize, seed: u64) -> Vec<Position> {
+    let len = db.layer(n).unwrap().len();
+    let mut out = Vec::new();
+    let mut x = seed;
+    while out.len() < count {
+        x = splitmix(x);
+        let p = Position::new(unrank(n, x % len).unwrap()).unwrap();
+        if !db.rules().moves(p.board()).is_empty() {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn run(engine: &Engine, root: &Root, limits: Limits) -> Report {
+    engine.search(root, &limits, &Control::new(), &mut |_| {}).unwrap()
+}
+
+#[test]
+fn inside_the_layers_every_move_is_exact_at_once() {
+    let (_d, db) = built(Ruleset::Awari, 10, false);
+    let engine = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    assert_eq!(engine.tables(), Some(10));
+    for p in sample(&db, 10, 200, 1) {
+        let r = run(&engine, &Root::new(p), Limits { depth: Some(4), all_moves: true, ..Default::default() });
+        assert!(r.exact, "{p}");
+        assert_eq!(r.depth, 1, "an exact root ends the search");
+        assert_eq!(r.score, i32::from(db.value(&p).unwrap()) * 100, "{p}");
+        for mv in db.move_values(&p).unwrap() {
+            let got = r.moves.iter().find(|m| m.pit == mv.pit).unwrap();
+            assert!(got.exact && got.bound == ScoreBound::Exact);
+            assert_eq!(got.score, i32::from(mv.value) * 100, "{p} pit {}", mv.pit);
+        }
+        assert!(db.best_moves(&p).unwrap().iter().any(|m| Some(m.pit) == r.best_pit));
+    }
+}
+
+/// Above the tables: whatever the search claims exact is the true value, and most claims at
+/// two layers above the tables are made.
+#[test]
+fn exact_claims_above_the_tables_are_true() {
+    for rules in [Ruleset::Awari, Ruleset::Abapa(GrandSlam::NoCapture)] {
+        let (_d, db) = built(rules, 12, false);
+        for tables in [Some(8), None] {
+            let engine = match tables {
+                Some(t) => Engine::new(rules, Some(db.clone()), Some(t)),
+                None => Engine::new(rules, None, None),
+            }
+            .unwrap();
+            let mut claims = 0;
+            // Small layers just above the tables, deep: many lines end in captures into them.
+            for n in 9..=12 {
+                for p in sample(&db, n, 40, u64::from(n) * 7 + 3) {
+                    for all_moves in [false, true] {
+                        let r = run(&engine, &Root::new(p), Limits { depth: Some(if n <= 10 { 14 } else { 9 }), all_moves, ..Default::default() });
+                        let truth = i32::from(db.value(&p).unwrap()) * 100;
+                        if r.exact {
+                            claims += 1;
+                            assert_eq!(r.score, truth, "{rules} tables {tables:?} {p}");
+                        }
+                        let values = db.move_values(&p).unwrap();
+                        for m in r.moves.iter().filter(|m| m.exact) {
+                            claims += 1;
+                            let t = i32::from(values.iter().find(|v| v.pit == m.pit).unwrap().value) * 100;
+                            match m.bound {
+                                ScoreBound::Exact => assert_eq!(m.score, t, "{rules} {p} pit {}", m.pit),
+                                ScoreBound::Upper => assert!(t <= m.score, "{rules} {p} pit {}", m.pit),
+                                ScoreBound::Lower => assert!(t >= m.score, "{rules} {p} pit {}", m.pit),
+                            }
+                        }
+                    }
+                }
+            }
+            eprintln!("{rules} tables {tables:?}: {claims} exact answers");
+            if tables.is_some() {
+                assert!(claims >= 100, "{rules}: only {claims} exact answers to check");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_fixed_depth_answer_does_not_depend_on_threads() {
+    let (_d, db) = built(Ruleset::Awari, 8, false);
+    let mut one = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    let mut two = Engine::new(Ruleset::Awari, Some(db), None).unwrap();
+    one.set_threads(1);
+    two.set_threads(2);
+    let limits = Limits { depth: Some(7), ..Default::default() };
+    let a = run(&one, &Root::new(Position::start()), limits.clone());
+    let b = run(&two, &Root::new(Position::start()), limits);
+    assert_eq!((a.best_pit, a.score, a.nodes, &a.pv), (b.best_pit, b.score, b.nodes, &b.pv));
+    assert!(!a.exact && a.depth == 7 && a.best_pit.is_some());
+}
+
+#[test]
+fn the_25_stone_rule_and_game_ends_settle_the_root() {
+    let (_d, db) = built(Ruleset::Awari, 2, false);
+    let p: Position = "1 0 0 0 0 0 0 1 0 0 0 0".parse().unwrap();
+    let mut root = Root::new(p);
+    root.captured = Some((25, 21));
+    let bare = Engine::new(Ruleset::Awari, None, None).unwrap();
+    let r = run(&bare, &root, Limits { depth: Some(5), ..Default::default() });
+    assert!(!r.exact && r.best_pit.is_none(), "the game is over; the board's split is estimated");
+    assert_eq!(r.score, 400);
+    let tables = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    let r = run(&tables, &root, Limits { depth: Some(5), ..Default::default() });
+    assert!(r.exact && r.best_pit.is_none());
+    assert_eq!(r.score, 400 + i32::from(db.value(&p).unwrap()) * 100);
+    // No stones in the mover's row: the game is over, the opponent takes his.
+    let p: Position = "0 0 0 0 0 0 0 3 0 0 0 0".parse().unwrap();
+    let r = run(&bare, &Root::new(p), Limits { depth: Some(5), ..Default::default() });
+    assert!(r.exact && r.best_pit.is_none());
+    assert_eq!(r.score, -300);
+}
+
+#[test]
+fn with_captured_counts_the_score_is_the_games() {
+    let (_d, db) = built(Ruleset::Awari, 8, false);
+    let engine = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    for p in sample(&db, 8, 50, 5) {
+        let v = i32::from(db.value(&p).unwrap());
+        for (m, o) in [(10, 30), (20, 20), (27, 13)] {
+            let mut root = Root::new(p);
+            root.captured = Some((m, o));
+            let r = run(&engine, &root, Limits { depth: Some(3), ..Default::default() });
+            assert!(r.exact, "{p} {m}:{o}");
+            assert_eq!(r.score, (m as i32 - o as i32 + v) * 100, "{p} {m}:{o}");
+            assert_eq!(r.best_pit.is_none(), m > 24 || o > 24);
+        }
+    }
+}
+
+#[test]
+fn repetitions_are_never_exact() {
+    // Two lone stones chasing each other: play can cycle.
+    let engine = Engine::new(Ruleset::Awari, None, None).unwrap();
+    let p: Position = "0 0 0 0 0 1 0 0 0 0 0 1".parse().unwrap();
+    let r = run(&engine, &Root::new(p), Limits { depth: Some(12), all_moves: true, ..Default::default() });
+    assert!(r.best_pit.is_some());
+    let (_d, db) = built(Ruleset::Awari, 2, false);
+    let truth = i32::from(db.value(&p).unwrap()) * 100;
+    assert!(!r.exact || r.score == truth);
+}
+
+#[test]
+fn a_stopped_search_still_answers() {
+    let engine = Engine::new(Ruleset::Awari, None, None).unwrap();
+    let control = Control::new();
+    control.stop();
+    let r = engine.search(&Root::new(Position::start()), &Limits::default(), &control, &mut |_| {}).unwrap();
+    assert!(r.best_pit.is_some() && r.depth == 1 && !r.exact);
+    let r = run(&engine, &Root::new(Position::start()), Limits { movetime: Some(Duration::from_millis(50)), ..Default::default() });
+    assert!(r.best_pit.is_some() && r.depth >= 1);
+}

@@ -1,0 +1,163 @@
+//! The transposition table: shared by every search thread, lock-free.
+//!
+//! Each slot is two atomic words, `key ^ data` and `data` (the "xor trick"): a slot torn by two
+//! threads writing at once fails the key check and reads as empty, so no lock is needed and no
+//! torn entry is ever used.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+
+/// What a stored score says about the position's score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// The score is the position's score (at the stored depth, or exactly when proven).
+    Exact = 0,
+    /// The position's score is at least the stored score.
+    Lower = 1,
+    /// The position's score is at most the stored score.
+    Upper = 2,
+}
+
+/// One entry, unpacked.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    /// Score in centi-stones, the mover's view of the stones still to be taken.
+    pub score: i32,
+    /// Depth searched below the position (meaningless when `proven`).
+    pub depth: i32,
+    pub bound: Bound,
+    /// The bound holds for the true value: no heuristic leaf and no repetition below.
+    pub proven: bool,
+    /// Best (or refuting) pit, 0..5.
+    pub best: Option<u8>,
+}
+
+/// Bytes per slot.
+pub(crate) const SLOT_BYTES: usize = 16;
+
+pub(crate) struct Table {
+    slots: Box<[[AtomicU64; 2]]>,
+    mask: usize,
+    generation: AtomicU8,
+}
+
+fn pack(e: &Entry, generation: u8) -> u64 {
+    let score = (e.score as i16) as u16 as u64;
+    let depth = e.depth.clamp(0, 255) as u64;
+    let bound = e.bound as u64;
+    let best = e.best.map_or(7, u64::from);
+    score | depth << 16 | bound << 24 | u64::from(e.proven) << 26 | best << 27 | u64::from(generation) << 32
+}
+
+fn unpack(d: u64) -> (Entry, u8) {
+    let bound = match (d >> 24) & 3 {
+        0 => Bound::Exact,
+        1 => Bound::Lower,
+        _ => Bound::Upper,
+    };
+    let best = ((d >> 27) & 7) as u8;
+    let e = Entry {
+        score: i32::from(d as u16 as i16),
+        depth: ((d >> 16) & 0xFF) as i32,
+        bound,
+        proven: (d >> 26) & 1 == 1,
+        best: (best < 6).then_some(best),
+    };
+    (e, (d >> 32) as u8)
+}
+
+impl Table {
+    /// A table of about `megabytes` MiB (rounded down to a power of two slots, at least 1024).
+    pub(crate) fn new(megabytes: usize) -> Table {
+        let want = (megabytes.max(1) << 20) / SLOT_BYTES;
+        // The largest power of two not above `want`, at least 1024.
+        let slots = (1usize << (usize::BITS - 1 - want.max(1024).leading_zeros())).max(1024);
+        Table { slots: (0..slots).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(), mask: slots - 1, generation: AtomicU8::new(0) }
+    }
+
+    /// Size in bytes.
+    pub(crate) fn bytes(&self) -> usize {
+        self.slots.len() * SLOT_BYTES
+    }
+
+    /// Forgets everything (a new game).
+    pub(crate) fn clear(&self) {
+        for s in self.slots.iter() {
+            s[0].store(0, Relaxed);
+            s[1].store(0, Relaxed);
+        }
+    }
+
+    /// A new search begins: older entries become the first to be replaced.
+    pub(crate) fn new_search(&self) {
+        self.generation.fetch_add(1, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, key: u64) -> Option<Entry> {
+        let s = &self.slots[key as usize & self.mask];
+        let data = s[1].load(Relaxed);
+        let check = s[0].load(Relaxed);
+        if data == 0 || check ^ data != key {
+            return None;
+        }
+        Some(unpack(data).0)
+    }
+
+    /// Stores `e` unless the slot holds something worth more: a proven entry of the same
+    /// position is kept against an unproven one, and a deeper entry of the same position from
+    /// the current search against a shallower one.
+    #[inline]
+    pub(crate) fn put(&self, key: u64, e: Entry) {
+        let g = self.generation.load(Relaxed);
+        let s = &self.slots[key as usize & self.mask];
+        let old = s[1].load(Relaxed);
+        if old != 0 && s[0].load(Relaxed) ^ old == key {
+            let (o, og) = unpack(old);
+            if o.proven && !e.proven {
+                return;
+            }
+            if !e.proven && og == g && o.depth > e.depth && e.bound != Bound::Exact {
+                return;
+            }
+        }
+        let data = pack(&e, g);
+        s[0].store(key ^ data, Relaxed);
+        s[1].store(data, Relaxed);
+    }
+
+    /// Permille of a sample of slots written by the current search (UCI `hashfull`).
+    pub(crate) fn hashfull(&self) -> u32 {
+        let g = self.generation.load(Relaxed);
+        let n = self.slots.len().min(1000);
+        let used = self.slots[..n].iter().filter(|s| {
+            let d = s[1].load(Relaxed);
+            d != 0 && unpack(d).1 == g
+        });
+        (used.count() * 1000 / n) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_torn_slots_read_as_empty() {
+        let t = Table::new(1);
+        assert!(t.bytes() <= 1 << 20 && t.bytes() >= 1 << 19);
+        let e = Entry { score: -4800, depth: 17, bound: Bound::Upper, proven: true, best: Some(5) };
+        t.put(0xDEAD_BEEF_0000_0001, e);
+        let g = t.get(0xDEAD_BEEF_0000_0001).unwrap();
+        assert_eq!((g.score, g.depth, g.bound, g.proven, g.best), (-4800, 17, Bound::Upper, true, Some(5)));
+        assert!(t.get(0xDEAD_BEEF_0000_0002).is_none());
+        // A proven entry is not replaced by an unproven one of the same position.
+        t.put(0xDEAD_BEEF_0000_0001, Entry { score: 0, depth: 40, bound: Bound::Exact, proven: false, best: None });
+        assert!(t.get(0xDEAD_BEEF_0000_0001).unwrap().proven);
+        // Tear the slot: the key check fails.
+        let s = &t.slots[1];
+        s[1].store(s[1].load(Relaxed) ^ 1, Relaxed);
+        assert!(t.get(0xDEAD_BEEF_0000_0001).is_none());
+        t.clear();
+        assert!(t.get(0xDEAD_BEEF_0000_0001).is_none());
+    }
+}
