@@ -8,9 +8,11 @@ use oware::game::{annotate, record_moves, Analysed, AnnotatedGame, Captured, Ply
 use oware::position::{house, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
 use oware::rules::TOTAL_STONES;
+use oware::search::{Control, Root, DEFAULT_HASH_MB};
 use oware::{Error, Result};
 use serde::Serialize;
 
+use super::analyse::{open_engine, SearchArgs};
 use super::output::{Stdout, SCHEMA_VERSION};
 use super::report::{side_form, signed, winner_words, PlaceDoc};
 use super::{reword, DatabaseArgs, JsonArg};
@@ -30,6 +32,10 @@ pub struct GameArgs {
     start: StartArgs,
     #[command(flatten)]
     db: DatabaseArgs,
+    /// Annotate the plies above the built layers with the search engine's evaluation, searching
+    /// MS milliseconds per position (marked `~`: estimates unless the search proves them).
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    analyse: Option<u64>,
     #[command(flatten)]
     json: JsonArg,
 }
@@ -92,12 +98,62 @@ pub fn run(a: GameArgs) -> Result<()> {
     let without_comments: String = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join(" ");
     let moves = record_moves(&without_comments);
     let game = annotate(&db, start, side, captured, &moves)?;
+    let engine_says = match a.analyse {
+        Some(ms) => engine_notes(&a.db, &db, &game, ms)?,
+        None => vec![None; game.plies.len()],
+    };
     let mut out = Stdout::new();
     if a.json.json {
-        out.json(&doc(&db, &game))
+        out.json(&doc(&db, &game, &engine_says))
     } else {
-        out.write(&text_report(&db, &game))
+        out.write(&text_report(&db, &game, &engine_says))
     }
+}
+
+/// The engine's view of a ply above the layers.
+#[derive(Clone, Debug, Serialize)]
+struct EngineNote {
+    /// The position's score for the side moving, stones (the board's, as the values).
+    score: f64,
+    /// The score of the move played.
+    move_score: f64,
+    /// Score thrown away by the move played (0 for the engine's best).
+    error: f64,
+    exact: bool,
+    depth: u32,
+    best_houses: Vec<String>,
+}
+
+/// Searches every ply whose position the layers do not cover, `ms` milliseconds each.
+fn engine_notes(args: &DatabaseArgs, db: &Database, g: &AnnotatedGame, ms: u64) -> Result<Vec<Option<EngineNote>>> {
+    let search = SearchArgs { movetime: Some(ms), depth: None, nodes: None, threads: None, hash: DEFAULT_HASH_MB, max_table: None };
+    let engine = open_engine(args, db.rules(), &search, false)?;
+    let limits = search.limits(true);
+    let mut notes = Vec::with_capacity(g.plies.len());
+    for p in &g.plies {
+        if p.move_value.is_some() || p.before.game_over() {
+            notes.push(None);
+            continue;
+        }
+        engine.clear();
+        let r = engine.search(&Root::new(p.before.position), &limits, &Control::new(), &mut |_| {})?;
+        let Some(best) = r.best_pit else {
+            notes.push(None);
+            continue;
+        };
+        let played = r.moves.iter().find(|m| m.pit == p.pit).map_or(r.score, |m| m.score);
+        let best_score = r.moves.iter().find(|m| m.pit == best).map_or(r.score, |m| m.score);
+        let best_houses = r.moves.iter().filter(|m| m.score == best_score).map(|m| house(p.side, m.pit).to_string()).collect();
+        notes.push(Some(EngineNote {
+            score: f64::from(r.score) / 100.0,
+            move_score: f64::from(played) / 100.0,
+            error: f64::from((r.score - played).max(0)) / 100.0,
+            exact: r.exact,
+            depth: r.depth,
+            best_houses,
+        }));
+    }
+    Ok(notes)
 }
 
 fn verdict_text(v: &Verdict) -> String {
@@ -111,7 +167,7 @@ fn not_covered(layer: Option<u32>) -> String {
     }
 }
 
-fn text_report(db: &Database, g: &AnnotatedGame) -> String {
+fn text_report(db: &Database, g: &AnnotatedGame, notes: &[Option<EngineNote>]) -> String {
     let mut s = String::new();
     let from = if g.start == Position::start() && g.start_side == Side::South { "the start position".to_string() } else { side_form(&g.start, g.start_side) };
     let captured = match g.start_captured {
@@ -125,9 +181,9 @@ fn text_report(db: &Database, g: &AnnotatedGame) -> String {
         s.push_str("ply  side   move  value  played  error  best       takes  score  from here\n");
     }
     let mut decided = false;
-    for p in &g.plies {
+    for (i, p) in g.plies.iter().enumerate() {
         let known = g.start_captured.is_some();
-        s.push_str(&ply_row(p, known));
+        s.push_str(&ply_row(p, known, notes.get(i).and_then(Option::as_ref)));
         if !decided && known {
             let after = score_after(p);
             for side in [Side::South, Side::North] {
@@ -138,9 +194,22 @@ fn text_report(db: &Database, g: &AnnotatedGame) -> String {
             }
         }
     }
+    if notes.iter().any(Option::is_some) {
+        s.push_str("      ~ the search engine's estimate above the built layers (no ~ when it proved it)\n");
+    }
     s.push('\n');
     s.push_str(&end_text(g));
     s
+}
+
+/// A score of the engine's, marked `~` unless proven.
+fn engine_score(x: f64, exact: bool) -> String {
+    let t = if x.fract() == 0.0 { format!("{x:+}") } else { format!("{x:+.1}") };
+    if exact {
+        t
+    } else {
+        format!("~{t}")
+    }
 }
 
 /// The score after a ply, when known.
@@ -153,16 +222,24 @@ fn score_after(p: &Ply) -> Option<Captured> {
     Some(c)
 }
 
-/// One ply's row; `known`: whether the captured stones are known.
-fn ply_row(p: &Ply, known: bool) -> String {
+/// One ply's row; `known`: whether the captured stones are known; `note`: the engine's view
+/// where the layers do not cover the ply.
+fn ply_row(p: &Ply, known: bool, note: Option<&EngineNote>) -> String {
     let q = |v: Option<i8>| v.map_or("?".to_string(), signed);
-    let error = match p.error {
+    let mut error = match p.error {
         Some(0) => "best".to_string(),
         Some(e) => format!("-{e}"),
         None => "?".to_string(),
     };
     let best: Vec<String> = p.before.best().iter().map(|&b| house(p.side, b).to_string()).collect();
-    let best = if p.before.value.is_some() { best.join(" ") } else { "?".to_string() };
+    let mut best = if p.before.value.is_some() { best.join(" ") } else { "?".to_string() };
+    let (mut value, mut played) = (q(p.before.value), q(p.move_value));
+    if let Some(e) = note {
+        value = engine_score(e.score, e.exact);
+        played = engine_score(e.move_score, false);
+        error = if e.error == 0.0 { "~best".to_string() } else { engine_score(-e.error, false) };
+        best = e.best_houses.join(" ");
+    }
     let (takes, score) = match (p.result, score_after(p)) {
         (MoveResult::Continues { captured, .. }, Some(c)) if known => (captured.to_string(), format!("{}:{}", c.south, c.north)),
         (MoveResult::Continues { captured, .. }, _) => (captured.to_string(), "?".to_string()),
@@ -181,8 +258,8 @@ fn ply_row(p: &Ply, known: bool) -> String {
         p.number,
         p.side.title(),
         p.house,
-        q(p.before.value),
-        q(p.move_value),
+        value,
+        played,
         error,
         best,
         takes,
@@ -280,6 +357,10 @@ struct PlyDoc {
     final_score: Option<FinalDoc>,
     /// The lowest layer needed and not built, when some value is unknown.
     missing_layer: Option<u32>,
+    /// With --analyse, above the layers: the engine's score, move score, error, exactness,
+    /// depth and best houses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    engine: Option<EngineNote>,
 }
 
 #[derive(Serialize)]
@@ -299,11 +380,13 @@ fn best_houses(a: &Analysed, side: Side) -> Vec<String> {
     a.best().iter().map(|&b| house(side, b).to_string()).collect()
 }
 
-fn doc(db: &Database, g: &AnnotatedGame) -> GameDoc {
+fn doc(db: &Database, g: &AnnotatedGame, notes: &[Option<EngineNote>]) -> GameDoc {
     let plies = g
         .plies
         .iter()
-        .map(|p| PlyDoc {
+        .enumerate()
+        .map(|(i, p)| PlyDoc {
+            engine: notes.get(i).cloned().flatten(),
             ply: p.number,
             side: p.side.name(),
             house: p.house.to_string(),

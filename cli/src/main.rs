@@ -11,6 +11,7 @@ use oware::position::Side;
 use oware::storage::{DatabaseDir, Format};
 use oware::{Error, Position, Result, Ruleset};
 
+mod analyse;
 mod build;
 mod export;
 mod game;
@@ -48,6 +49,8 @@ enum Command {
     Build(build::BuildArgs),
     /// Exact value, move values and best line of positions.
     Query(query::QueryArgs),
+    /// Search a position with the engine: best move, score (exact or estimate), line, every move.
+    Analyse(analyse::AnalyseArgs),
     /// Annotate a game record: each move's value against the best, errors, score and result.
     Game(game::GameArgs),
     /// Play in the terminal against perfect play, or two players with the oracle's advice.
@@ -460,6 +463,7 @@ fn run() -> i32 {
         Command::Index(a) => index::run(a),
         Command::Build(a) => build::run(a),
         Command::Query(a) => query::run(a),
+        Command::Analyse(a) => analyse::run(a),
         Command::Game(a) => game::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Play(a) => play::run(a),

@@ -6,8 +6,10 @@ use clap::Args;
 use oware::game::{analyse, Analysed, Captured, Verdict};
 use oware::position::{house, parse_move, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
+use oware::search::{Control, Engine, Report, Root};
 use oware::{Error, Result, Ruleset};
 
+use super::analyse::{open_engine, stones, SearchArgs};
 use super::game::StartArgs;
 use super::output::Stdout;
 use super::query::{read_bounded, Line, MAX_LINE};
@@ -28,13 +30,17 @@ enum Computer {
 /// Arguments of `oware play`.
 #[derive(Args, Debug)]
 pub struct PlayArgs {
-    /// The side perfect play takes (you play the other), or `nobody` for two players with advice.
+    /// The side the computer takes (you play the other), or `nobody` for two players with
+    /// advice. It plays perfectly inside the built layers and with the search engine above them
+    /// (its strength: --movetime, --depth or --nodes per move).
     #[arg(long, value_enum, default_value_t = Computer::North)]
     computer: Computer,
     #[command(flatten)]
     start: StartArgs,
     #[command(flatten)]
     db: DatabaseArgs,
+    #[command(flatten)]
+    search: SearchArgs,
 }
 
 /// A state of the game, kept for undo.
@@ -63,6 +69,8 @@ game; q quits\n";
 /// when stdin cannot be read.
 pub fn run(a: PlayArgs) -> Result<()> {
     let db = a.db.database()?;
+    let engine = open_engine(&a.db, db.rules(), &a.search, false)?;
+    let limits = a.search.limits(false);
     let (start, side, captured) = a.start.resolve()?;
     let first = Turn { position: start, side, captured, ended_by: None };
     let computer = match a.computer {
@@ -73,7 +81,7 @@ pub fn run(a: PlayArgs) -> Result<()> {
     let mut out = Stdout::new();
     out.write(&format!("oware play, rules {}: ", db.rules()))?;
     out.write(&match computer {
-        Some(c) => format!("perfect play takes {c}, you play {}\n", c.other()),
+        Some(c) => format!("the computer takes {c} (perfect play inside the layers, the engine above them), you play {}\n", c.other()),
         None => "two players, with the oracle's advice\n".to_string(),
     })?;
     out.write(HELP)?;
@@ -95,15 +103,11 @@ pub fn run(a: PlayArgs) -> Result<()> {
             out.write(&game_end(db.rules(), &now))?;
             return Ok(());
         } else if computer == Some(now.side) {
-            match best_pit(&db, &now, &here) {
-                Some(pit) => {
-                    out.write(&format!("{} plays {}\n", now.side, house(now.side, pit)))?;
-                    history.push(now);
-                    now = after(&now, &here, pit);
-                    continue;
-                }
-                None => out.write(&format!("perfect play does not know this position: you play {}'s move\n", now.side))?,
-            }
+            let (pit, how) = computer_move(&db, &engine, &limits, &now, &here, &history)?;
+            out.write(&format!("{} plays {} ({how})\n", now.side, house(now.side, pit)))?;
+            history.push(now);
+            now = after(&now, &here, pit);
+            continue;
         } else if computer.is_none() {
             out.write(&advice(&now, &here))?;
         }
@@ -161,17 +165,12 @@ pub fn run(a: PlayArgs) -> Result<()> {
                 history.clear();
                 now = first;
             }
-            "b" | "best" => match best_pit(&db, &now, &here) {
-                Some(pit) if !here.game_over() => {
-                    out.write(&format!("{} plays {}\n", now.side, house(now.side, pit)))?;
-                    history.push(now);
-                    now = after(&now, &here, pit);
-                }
-                _ => {
-                    out.write("no best move is known here\n")?;
-                    fresh = false;
-                }
-            },
+            "b" | "best" if !here.game_over() => {
+                let (pit, how) = computer_move(&db, &engine, &limits, &now, &here, &history)?;
+                out.write(&format!("{} plays {} ({how})\n", now.side, house(now.side, pit)))?;
+                history.push(now);
+                now = after(&now, &here, pit);
+            }
             _ => {
                 // A house of the mover in either case, or a pit number.
                 let text = match cmd.chars().next() {
@@ -221,6 +220,26 @@ fn after(now: &Turn, here: &Analysed, pit: u8) -> Turn {
             Turn { position: Position::new([0; 12]).unwrap_or(now.position), side: now.side.other(), captured: c, ended_by: Some(pit) }
         }
     }
+}
+
+/// The computer's move: perfect play when the layers cover the position, else the engine's
+/// (its score said, as an estimate unless the search proved it). Returns the pit and how it was
+/// chosen, for the message.
+///
+/// # Errors
+/// The engine's errors (a layer that cannot be read).
+fn computer_move(db: &Database, engine: &Engine, limits: &oware::search::Limits, now: &Turn, here: &Analysed, history: &[Turn]) -> Result<(u8, String)> {
+    if let Some(pit) = best_pit(db, now, here) {
+        return Ok((pit, "perfect play: exact".to_string()));
+    }
+    // The game since the last capture, for repetitions (positions with as many stones).
+    let n = now.position.stones();
+    let earlier: Vec<oware::Board> = history.iter().rev().take_while(|t| t.position.stones() == n).map(|t| *t.position.board()).collect::<Vec<_>>().into_iter().rev().collect();
+    let root = Root { position: now.position, captured: now.captured.map(|c| (c.of(now.side), c.of(now.side.other()))), history: earlier };
+    let r: Report = engine.search(&root, limits, &Control::new(), &mut |_| {})?;
+    let pit = r.best_pit.or_else(|| here.moves.first().map(|m| m.pit)).unwrap_or(0);
+    let what = if now.captured.is_some() { "final score" } else { "board" };
+    Ok((pit, format!("engine: {what} {} stones, {}, depth {}", stones(r.score), if r.exact { "exact" } else { "estimate" }, r.depth)))
 }
 
 /// Why the game ended and its final score: the last lines of a session.

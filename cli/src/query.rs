@@ -71,7 +71,7 @@ pub struct QueryArgs {
 }
 
 /// Parses `M:O` (stones captured by the player to move and by the opponent).
-fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
+pub(crate) fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
     let (m, o) = oware::game::count_pair(s).ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
     if m.saturating_add(o) > oware::rules::TOTAL_STONES {
         return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
