@@ -48,6 +48,7 @@ use oware::error::ErrorKind;
 use oware::game::Captured;
 use oware::position::{Position, Side};
 use oware::probe::Database;
+use oware::search::{Control, Engine, Limits, Root, ScoreBound};
 use oware::storage::ReadMode;
 use oware::{Error, Result, Ruleset};
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,10 @@ pub struct ServeArgs {
     /// Seconds given to requests in progress to finish after Ctrl-C or SIGTERM.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
     shutdown_timeout: f64,
+    /// The longest engine search `GET /api/v1/analyse` runs, in milliseconds (its `movetime`
+    /// is capped to it; default 5000).
+    #[arg(long, value_name = "MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    max_movetime: u64,
 }
 
 fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
@@ -129,6 +134,12 @@ struct Shared {
     heavy: Semaphore,
     /// Seconds a request body may take to arrive.
     client_timeout: Duration,
+    /// One search engine per ruleset, made on first use of `GET /api/v1/analyse`.
+    engines: Mutex<HashMap<Ruleset, Arc<Engine>>>,
+    /// Engine searches running at once (one thread each).
+    searches: Semaphore,
+    /// The longest search `GET /api/v1/analyse` runs.
+    max_movetime: Duration,
     /// On a loopback address: the `Host` values served (lowercase, without the port).
     hosts: Option<Vec<String>>,
 }
@@ -623,6 +634,132 @@ async fn moves(State(shared): State<Arc<Shared>>, q: std::result::Result<Query<V
     }
 }
 
+/// `GET /api/v1/analyse`: the search engine's answer, above the layers or inside them, within
+/// a bounded time.
+#[derive(Serialize)]
+struct AnalyseDoc {
+    schema_version: u32,
+    rules: &'static str,
+    to_move: &'static str,
+    absolute: [u8; 12],
+    best_pit: Option<u8>,
+    best_house: Option<String>,
+    /// Stones, the mover's view: the board's (as the values), or the game's final score when
+    /// `captured` is given.
+    score: f64,
+    /// Proven by the search (else an estimate).
+    exact: bool,
+    depth: u32,
+    nodes: u64,
+    nps: u64,
+    seconds: f64,
+    /// The best line, as houses.
+    pv: Vec<String>,
+    moves: Vec<AnalyseMove>,
+    /// Layers 0..=tables are probed (null: none).
+    tables: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct AnalyseMove {
+    pit: u8,
+    house: String,
+    score: f64,
+    /// `exact`, or `upper` when the move was refuted without an exact score.
+    bound: &'static str,
+    exact: bool,
+}
+
+impl Shared {
+    /// The engine of `rules`, made on first use over the ruleset's database (without tables when
+    /// it has no layer 0).
+    fn engine(&self, rules: Ruleset) -> std::result::Result<Arc<Engine>, ApiError> {
+        if let Some(e) = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&rules) {
+            return Ok(e.clone());
+        }
+        let (db, _) = self.database(rules)?;
+        let tables = if db.layers_present().first() == Some(&0) { Some(db) } else { None };
+        let engine = Arc::new(Engine::new(rules, tables, None).map_err(ApiError::from)?);
+        Ok(self.engines.lock().unwrap_or_else(|p| p.into_inner()).entry(rules).or_insert(engine).clone())
+    }
+}
+
+fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::result::Result<AnalyseDoc, ApiError> {
+    let ms = match q.remove("movetime") {
+        None => 500,
+        Some(t) => match t.trim().parse::<u64>() {
+            Ok(ms) if ms >= 1 => ms,
+            _ => return Err(ApiError::bad(format!("movetime must be a whole number of milliseconds, not '{}'", t.escape_debug()))),
+        },
+    };
+    let movetime = Duration::from_millis(ms).min(shared.max_movetime);
+    let ask = ask_from_query(shared, &q)?;
+    let engine = shared.engine(ask.rules)?;
+    let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
+    let root = Root { position: ask.position, captured, history: Vec::new() };
+    let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
+    let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(ApiError::from)?;
+    let side = ask.side;
+    let mut s = side;
+    let pv = r
+        .pv
+        .iter()
+        .map(|&p| {
+            let h = oware::position::house(s, p).to_string();
+            s = s.other();
+            h
+        })
+        .collect();
+    Ok(AnalyseDoc {
+        schema_version: SCHEMA_VERSION,
+        rules: ask.rules.name(),
+        to_move: side.name(),
+        absolute: ask.position.absolute(side),
+        best_pit: r.best_pit,
+        best_house: r.best_pit.map(|p| oware::position::house(side, p).to_string()),
+        score: f64::from(r.score) / 100.0,
+        exact: r.exact,
+        depth: r.depth,
+        nodes: r.nodes,
+        nps: r.nps(),
+        seconds: r.seconds,
+        pv,
+        moves: r
+            .moves
+            .iter()
+            .map(|m| AnalyseMove {
+                pit: m.pit,
+                house: oware::position::house(side, m.pit).to_string(),
+                score: f64::from(m.score) / 100.0,
+                bound: match m.bound {
+                    ScoreBound::Exact => "exact",
+                    ScoreBound::Upper => "upper",
+                    ScoreBound::Lower => "lower",
+                },
+                exact: m.exact,
+            })
+            .collect(),
+        tables: engine.tables(),
+    })
+}
+
+async fn analyse(State(shared): State<Arc<Shared>>, q: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>) -> Response {
+    let q = match params(q) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    // Searches take a core each for up to --max-movetime: at most one per core at once.
+    let gate = shared.clone();
+    let Ok(_permit) = gate.searches.acquire().await else {
+        return ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down").into_response();
+    };
+    let result = blocking(move || analyse_answer(&shared, q)).await;
+    match result {
+        Ok(doc) => Json(doc).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
 async fn page() -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PAGE).into_response()
 }
@@ -639,7 +776,7 @@ async fn method_not_allowed(method: Method) -> Response {
     ApiError::status(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        format!("{method} is not allowed here: GET /api/v1/position, /api/v1/moves, /api/v1/info; POST /api/v1/positions"),
+        format!("{method} is not allowed here: GET /api/v1/position, /api/v1/moves, /api/v1/analyse, /api/v1/info; POST /api/v1/positions"),
     )
     .into_response()
 }
@@ -722,6 +859,7 @@ fn app(shared: Arc<Shared>) -> Router {
         .route("/api/v1/positions", post(positions))
         .route("/api/v1/moves", get(moves))
         .route("/api/v1/info", get(info))
+        .route("/api/v1/analyse", get(analyse))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))
@@ -760,6 +898,9 @@ pub fn run(a: ServeArgs) -> Result<()> {
         open: Mutex::new(HashMap::new()),
         heavy: Semaphore::new(threads.saturating_sub(1).max(1)),
         client_timeout,
+        engines: Mutex::new(HashMap::new()),
+        searches: Semaphore::new(super::cores()),
+        max_movetime: Duration::from_millis(a.max_movetime),
         hosts: allowed_hosts(a.host),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -1047,6 +1188,9 @@ mod tests {
             default_rules: Ruleset::Awari,
             open: Mutex::new(HashMap::new()),
             heavy: Semaphore::new(1),
+            engines: Mutex::new(HashMap::new()),
+            searches: Semaphore::new(1),
+            max_movetime: Duration::from_millis(2000),
             client_timeout: Duration::from_secs(1),
             hosts: allowed_hosts("127.0.0.1".parse().unwrap()),
         }
