@@ -52,7 +52,8 @@
 //! Inside the crate only: `solver` (the parallel retrograde algorithm: one driver for a layer or
 //! one rank's share of it, in memory or out of core, over the cluster seam; one process is
 //! `Solo`), `spill` (the out-of-core builder's scratch files and checkpoints) and `sys` (what talks
-//! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`).
+//! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`) and
+//! `search` (play above the largest built layer; its static evaluation, `docs/eval.md`).
 //!
 //! Values are from the point of view of the player to move: stones he will still capture minus
 //! stones the opponent will still capture, over the stones on the board, with endless play
@@ -78,6 +79,7 @@ pub mod position;
 pub mod probe;
 pub mod progress;
 pub mod rules;
+pub(crate) mod search;
 pub(crate) mod solver;
 pub(crate) mod spill;
 pub mod storage;
@@ -92,3 +94,11 @@ pub use position::{Position, Side};
 pub use probe::{Database, MoveValue};
 pub use rules::{Board, Ruleset};
 pub use verify::verify_directory;
+
+/// The search's static evaluation and its fitting, for `examples/fit_eval.rs` only: not part of
+/// the API, may change at any time (`docs/eval.md`).
+#[doc(hidden)]
+pub mod eval_fit {
+    pub use crate::search::eval::fit::*;
+    pub use crate::search::eval::{evaluate, features, FEATURE_NAMES, K};
+}

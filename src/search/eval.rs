@@ -1,0 +1,385 @@
+//! The static evaluation of the search: a linear function of a few cheap features of the board,
+//! fitted by least squares on exact database values (`docs/eval.md`).
+//!
+//! [`evaluate`] predicts a position's value in centi-stones (value × 100) from the mover's view,
+//! clamped to `-100 n..=100 n` for the `n` stones on the board. Its weights are the `const` table
+//! of `weights.rs` beside this file, written by `examples/fit_eval.rs` (`scripts/fit-eval`). The
+//! [`fit`] module holds what that tool and the tests need (sampling, least squares, the measures);
+//! it is reachable from outside the crate only through the hidden `oware::eval_fit` hook.
+
+use crate::rules::{stones, turned, Board, Outcome, Ruleset, PITS, ROW};
+
+/// Number of features.
+pub const K: usize = 20;
+
+/// The features' names, in order (for the fitting tool's output and `docs/eval.md`).
+pub const FEATURE_NAMES: [&str; K] = [
+    "bias",
+    "stones",
+    "material",
+    "material*s",
+    "capture_now",
+    "net_capture",
+    "net_capture*s",
+    "threat",
+    "threat*s",
+    "mobility_own",
+    "mobility_opp",
+    "weak_own",
+    "weak_opp",
+    "empty_own",
+    "empty_opp",
+    "kroo_own",
+    "kroo_opp",
+    "reach_own",
+    "reach_opp",
+    "ending",
+];
+
+include!("weights.rs");
+
+/// The largest capture of any legal move of `board`, and the number of legal moves; a position
+/// without legal move gives its ending value instead (`Err`).
+#[inline]
+fn best_capture(rules: Ruleset, board: &Board) -> Result<(u8, u8), i8> {
+    let moves = rules.moves(board);
+    if let Some(v) = moves.ending() {
+        return Err(v);
+    }
+    let mut best = 0u8;
+    for m in moves.as_slice() {
+        if let Outcome::Child { captured, .. } = m.outcome {
+            best = best.max(captured);
+        }
+    }
+    Ok((best, moves.len() as u8))
+}
+
+/// The features of `board` (mover-first, `n` stones) under `rules`, as the weights expect them.
+///
+/// With `s = n / 24`: the bias; `n`; material (stones in the mover's row minus the opponent's),
+/// also times `s`; the best capture of one move now; the best net capture over two plies (what a
+/// move captures minus the best capture of the reply, or the exact value of a move that ends the
+/// game), also times `s`; the threat (the opponent's best capture were he to move now), also times
+/// `s`; the number of legal moves of each side; each side's pits holding 1 or 2 stones (one more
+/// stone makes them capturable); each side's empty pits; each side's stones in pits of 12 or more
+/// (a kroo, which laps the board); each side's pits whose sowing reaches the other row; and, when
+/// the mover has no legal move, the game's ending value (all other features, the bias too, then 0).
+///
+/// Cost: the mover's moves, the opponent's moves on the turned board, and the moves of each
+/// child: at most eight runs of the packed move generator, no allocation.
+pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
+    let mut f = [0f32; K];
+    let moves = rules.moves(board);
+    if let Some(v) = moves.ending() {
+        f[19] = f32::from(v);
+        return f;
+    }
+    let n = stones(board) as f32;
+    let s = n / 24.0;
+    f[0] = 1.0;
+    f[1] = n;
+    let own: u32 = board[..ROW].iter().map(|&c| u32::from(c)).sum();
+    let material = own as f32 - (n - own as f32);
+    f[2] = material;
+    f[3] = material * s;
+    let mut cap_now = 0u8;
+    let mut net = i32::MIN;
+    for m in moves.as_slice() {
+        let v = match m.outcome {
+            Outcome::End { value } => i32::from(value),
+            Outcome::Child { captured, child } => {
+                cap_now = cap_now.max(captured);
+                match best_capture(rules, &child) {
+                    Ok((reply, _)) => i32::from(captured) - i32::from(reply),
+                    Err(ending) => i32::from(captured) - i32::from(ending),
+                }
+            }
+        };
+        net = net.max(v);
+    }
+    f[4] = f32::from(cap_now);
+    f[5] = net as f32;
+    f[6] = net as f32 * s;
+    let (threat, mob_opp) = match best_capture(rules, &turned(board)) {
+        Ok((c, k)) => (c, k),
+        Err(_) => (0, 0),
+    };
+    f[7] = f32::from(threat);
+    f[8] = f32::from(threat) * s;
+    f[9] = moves.len() as f32;
+    f[10] = f32::from(mob_opp);
+    for (i, &c) in board.iter().enumerate() {
+        let (side, to_end) = if i < ROW { (0, ROW - i) } else { (1, PITS - i) };
+        if matches!(c, 1 | 2) {
+            f[11 + side] += 1.0;
+        }
+        if c == 0 {
+            f[13 + side] += 1.0;
+        }
+        if c >= 12 {
+            f[15 + side] += f32::from(c);
+        }
+        if usize::from(c) >= to_end {
+            f[17 + side] += 1.0;
+        }
+    }
+    f
+}
+
+/// The predicted value of `board` (mover-first) in centi-stones from the mover's view, clamped to
+/// `-100 n..=100 n` for its `n` stones; exact (the ending value) when the mover cannot move.
+///
+/// Cost: [`features`] and a dot product of 20 terms.
+pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
+    let f = features(rules, board);
+    if f[0] == 0.0 {
+        return 100 * i32::from(f[19] as i8); // no legal move: the exact ending value
+    }
+    let dot: f32 = f.iter().zip(WEIGHTS.iter()).map(|(x, w)| x * w).sum();
+    let n = stones(board) as i32;
+    ((dot * 100.0).round() as i32).clamp(-100 * n, 100 * n)
+}
+
+/// What the fitting tool and the tests need: seeded sampling of a layer, the least-squares fit, the
+/// measures of a predictor, the weights printed as Rust source.
+pub mod fit {
+    use super::{features, K};
+    use crate::index::{layer_size, unrank_unchecked};
+    use crate::probe::Database;
+    use crate::Result;
+
+    /// One sampled position: its features, its material (for the baseline) and its exact value.
+    #[derive(Clone, Debug)]
+    pub struct Sample {
+        /// The stones on the board.
+        pub stones: u32,
+        /// [`features`] of the position.
+        pub x: [f32; K],
+        /// Stones in the mover's row minus the opponent's.
+        pub material: f32,
+        /// The exact value from the database.
+        pub value: i8,
+    }
+
+    /// A small deterministic generator (splitmix64), so that samples are reproducible.
+    #[derive(Clone, Debug)]
+    pub struct SplitMix(pub u64);
+
+    impl SplitMix {
+        /// The next 64 random bits.
+        pub fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// A number in `0..bound` (`bound > 0`).
+        pub fn below(&mut self, bound: u64) -> u64 {
+            ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
+        }
+    }
+
+    /// `count` positions of layer `n` at random indices (with replacement; the whole layer, in
+    /// index order, when it holds no more than `count`), seeded by `seed` and `n`.
+    ///
+    /// # Errors
+    /// Those of [`Database::layer`] and [`Table::get`](crate::storage::Table::get).
+    pub fn sample_layer(db: &Database, n: u32, count: u64, seed: u64) -> Result<Vec<Sample>> {
+        let table = db.layer(n)?;
+        let size = layer_size(n);
+        let rules = db.rules();
+        let mut rng = SplitMix(seed ^ u64::from(n).wrapping_mul(0xA076_1D64_78BD_642F));
+        let pick = |i: u64| -> Result<Sample> {
+            let board = unrank_unchecked(n, i);
+            let own: i32 = board[..6].iter().map(|&c| i32::from(c)).sum();
+            Ok(Sample { stones: n, x: features(rules, &board), material: (2 * own - n as i32) as f32, value: table.get(i)? })
+        };
+        if size <= count {
+            (0..size).map(pick).collect()
+        } else {
+            (0..count).map(|_| pick(rng.below(size))).collect()
+        }
+    }
+
+    /// Least squares over `samples`, each layer weighted so that every layer counts the same:
+    /// solves the normal equations `(XᵀWX + λD) w = XᵀWy` in f64, with `D` the diagonal of `XᵀWX`
+    /// (the bias excluded) and `λ = ridge`. Features that are 0 everywhere get weight 0.
+    pub fn least_squares(samples: &[Sample], ridge: f64) -> [f64; K] {
+        let mut per_layer = std::collections::BTreeMap::<u32, usize>::new();
+        for s in samples {
+            *per_layer.entry(s.stones).or_default() += 1;
+        }
+        let mut a = [[0f64; K]; K];
+        let mut b = [0f64; K];
+        for s in samples {
+            let w = 1.0 / per_layer[&s.stones] as f64;
+            for i in 0..K {
+                let xi = f64::from(s.x[i]) * w;
+                b[i] += xi * f64::from(s.value);
+                for j in 0..K {
+                    a[i][j] += xi * f64::from(s.x[j]);
+                }
+            }
+        }
+        for (i, row) in a.iter_mut().enumerate() {
+            if row[i] == 0.0 {
+                row[i] = 1.0; // an unused feature: weight 0
+            } else if i > 0 {
+                row[i] *= 1.0 + ridge;
+            }
+        }
+        solve(a, b)
+    }
+
+    /// Gaussian elimination with partial pivoting.
+    fn solve(mut a: [[f64; K]; K], mut b: [f64; K]) -> [f64; K] {
+        for c in 0..K {
+            let p = (c..K).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap_or(c);
+            a.swap(c, p);
+            b.swap(c, p);
+            let d = a[c][c];
+            if d.abs() < 1e-300 {
+                continue;
+            }
+            for r in c + 1..K {
+                let f = a[r][c] / d;
+                if f != 0.0 {
+                    for k in c..K {
+                        a[r][k] -= f * a[c][k];
+                    }
+                    b[r] -= f * b[c];
+                }
+            }
+        }
+        let mut w = [0f64; K];
+        for c in (0..K).rev() {
+            let mut s = b[c];
+            for k in c + 1..K {
+                s -= a[c][k] * w[k];
+            }
+            w[c] = if a[c][c].abs() < 1e-300 { 0.0 } else { s / a[c][c] };
+        }
+        w
+    }
+
+    /// The least-squares factor `c` of the material baseline `value ≈ c · material`.
+    pub fn material_factor(samples: &[Sample]) -> f64 {
+        let (xy, xx) = samples.iter().fold((0.0, 0.0), |(xy, xx), s| (xy + f64::from(s.material) * f64::from(s.value), xx + f64::from(s.material).powi(2)));
+        if xx == 0.0 {
+            0.0
+        } else {
+            xy / xx
+        }
+    }
+
+    /// How well a predictor (in stones) does on some samples.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Measures {
+        /// Mean absolute error, stones.
+        pub mae: f64,
+        /// Root mean square error, stones.
+        pub rmse: f64,
+        /// Coefficient of determination (1 − residual variance / value variance).
+        pub r2: f64,
+        /// Share of samples whose predicted sign (of the prediction rounded to whole stones) is
+        /// the value's sign: win, draw or loss for the mover.
+        pub sign: f64,
+    }
+
+    /// The measures of `predict` (stones) on `samples`.
+    pub fn measure(samples: &[Sample], predict: impl Fn(&Sample) -> f64) -> Measures {
+        let len = samples.len().max(1) as f64;
+        let mean = samples.iter().map(|s| f64::from(s.value)).sum::<f64>() / len;
+        let (mut abs, mut sq, mut var, mut right) = (0.0, 0.0, 0.0, 0usize);
+        for s in samples {
+            let p = predict(s);
+            let v = f64::from(s.value);
+            abs += (p - v).abs();
+            sq += (p - v).powi(2);
+            var += (v - mean).powi(2);
+            right += usize::from((p.round() as i64).signum() == i64::from(s.value.signum()));
+        }
+        Measures { mae: abs / len, rmse: (sq / len).sqrt(), r2: if var > 0.0 { 1.0 - sq / var } else { 0.0 }, sign: right as f64 / len }
+    }
+
+    /// The prediction of weights `w` for a sample, stones, clamped to `-n..=n` as
+    /// [`evaluate`](super::evaluate) does.
+    pub fn predict(w: &[f64; K], s: &Sample) -> f64 {
+        let p: f64 = s.x.iter().zip(w).map(|(&x, w)| f64::from(x) * w).sum();
+        p.clamp(-f64::from(s.stones), f64::from(s.stones))
+    }
+
+    /// The shipped weights' prediction for a sample, stones (as [`evaluate`](super::evaluate)
+    /// computes it, in f32, before rounding to centi-stones).
+    pub fn predict_shipped(s: &Sample) -> f64 {
+        let p: f32 = s.x.iter().zip(super::WEIGHTS.iter()).map(|(x, w)| x * w).sum();
+        f64::from(p).clamp(-f64::from(s.stones), f64::from(s.stones))
+    }
+
+    /// The weights as the Rust source of `src/search/weights.rs`; `how` is the command that wrote
+    /// them, for its header.
+    pub fn weights_source(w: &[f64; K], how: &str) -> String {
+        let mut out = String::new();
+        out.push_str("// Written by examples/fit_eval.rs (scripts/fit-eval); do not edit. Reproduce with:\n");
+        out.push_str(&format!("//   {how}\n"));
+        out.push_str("/// The weights of [`features`], in stones per unit of each feature.\n");
+        out.push_str("pub(crate) const WEIGHTS: [f32; K] = [\n");
+        for (name, x) in super::FEATURE_NAMES.iter().zip(w) {
+            out.push_str(&format!("    {:e}, // {name}\n", *x as f32));
+        }
+        out.push_str("];\n");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit::{least_squares, measure, predict, predict_shipped, sample_layer, SplitMix};
+    use super::*;
+    use crate::build::{self, BuildConfig, Silent};
+    use crate::probe::Database;
+    use crate::rules::GrandSlam;
+
+    #[test]
+    fn evaluate_stays_within_the_stones_on_random_boards() {
+        let mut rng = SplitMix(7);
+        for rules in [Ruleset::Awari, Ruleset::Abapa(GrandSlam::NoCapture)] {
+            for _ in 0..200_000 {
+                let n = 1 + rng.below(48) as u32;
+                let mut b = [0u8; PITS];
+                for _ in 0..n {
+                    b[rng.below(PITS as u64) as usize] += 1;
+                }
+                let e = evaluate(rules, &b);
+                let n = n as i32;
+                assert!((-100 * n..=100 * n).contains(&e), "{b:?}: {e}");
+            }
+            assert_eq!(evaluate(rules, &[0; PITS]), 0);
+        }
+    }
+
+    #[test]
+    fn evaluation_beats_zero_and_chance_on_layers_10_to_12() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BuildConfig { rules: Ruleset::Awari, max_stones: 12, dir: dir.path().into(), max_memory: None, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
+        // A fresh fit on layers 2..=9, then the shipped weights, both judged on layers 10..=12.
+        let train: Vec<_> = (2..=9).flat_map(|n| sample_layer(&db, n, 20_000, 1).unwrap()).collect();
+        let w = least_squares(&train, 1e-6);
+        for n in 10..=12 {
+            let test = sample_layer(&db, n, 20_000, 2).unwrap();
+            let zero = measure(&test, |_| 0.0);
+            for (what, m) in [("fresh fit", measure(&test, |s| predict(&w, s))), ("shipped", measure(&test, predict_shipped))] {
+                assert!(m.mae < 0.8 * zero.mae, "layer {n}, {what}: mae {} against {} for 0", m.mae, zero.mae);
+                assert!(m.r2 > 0.3, "layer {n}, {what}: r2 {}", m.r2);
+                // Three outcomes: chance is a third, and the most common sign (what 0 gets when
+                // draws dominate) is the bar to clear as well.
+                assert!(m.sign > 0.5 && m.sign > zero.sign, "layer {n}, {what}: sign {} against {} for 0", m.sign, zero.sign);
+            }
+        }
+    }
+}
