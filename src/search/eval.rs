@@ -10,31 +10,71 @@
 use crate::rules::{stones, turned, Board, Outcome, Ruleset, PITS, ROW};
 
 /// Number of features.
-pub const K: usize = 20;
+pub const K: usize = 51;
 
-/// The features' names, in order (for the fitting tool's output and `docs/eval.md`).
+/// The features' names, in order (for the fitting tool's output and `docs/eval.md`); pits are
+/// numbered mover-first (0..5 the mover's, 6..11 the opponent's).
 pub const FEATURE_NAMES: [&str; K] = [
     "bias",
     "stones",
-    "material",
-    "material*s",
-    "capture_now",
-    "net_capture",
+    "net_capture+",
+    "net_capture-",
     "net_capture*s",
+    "capture_now",
     "threat",
     "threat*s",
     "mobility_own",
     "mobility_opp",
-    "weak_own",
-    "weak_opp",
-    "empty_own",
-    "empty_opp",
+    "stones_0",
+    "stones_1",
+    "stones_2",
+    "stones_3",
+    "stones_4",
+    "stones_5",
+    "stones_6",
+    "stones_7",
+    "stones_8",
+    "stones_9",
+    "stones_10",
+    "stones_11",
+    "weak_0",
+    "weak_1",
+    "weak_2",
+    "weak_3",
+    "weak_4",
+    "weak_5",
+    "weak_6",
+    "weak_7",
+    "weak_8",
+    "weak_9",
+    "weak_10",
+    "weak_11",
+    "empty_0",
+    "empty_1",
+    "empty_2",
+    "empty_3",
+    "empty_4",
+    "empty_5",
+    "empty_6",
+    "empty_7",
+    "empty_8",
+    "empty_9",
+    "empty_10",
+    "empty_11",
     "kroo_own",
     "kroo_opp",
     "reach_own",
     "reach_opp",
     "ending",
 ];
+
+/// Where the per-pit features start.
+const STONES: usize = 10;
+const WEAK: usize = STONES + PITS;
+const EMPTY: usize = WEAK + PITS;
+const KROO: usize = EMPTY + PITS;
+const REACH: usize = KROO + 2;
+const ENDING: usize = REACH + 2;
 
 include!("weights.rs");
 
@@ -72,17 +112,13 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
     let mut f = [0f32; K];
     let moves = rules.moves(board);
     if let Some(v) = moves.ending() {
-        f[19] = f32::from(v);
+        f[ENDING] = f32::from(v);
         return f;
     }
     let n = stones(board) as f32;
     let s = n / 24.0;
     f[0] = 1.0;
     f[1] = n;
-    let own: u32 = board[..ROW].iter().map(|&c| u32::from(c)).sum();
-    let material = own as f32 - (n - own as f32);
-    f[2] = material;
-    f[3] = material * s;
     let mut cap_now = 0u8;
     let mut net = i32::MIN;
     for m in moves.as_slice() {
@@ -98,30 +134,29 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
         };
         net = net.max(v);
     }
-    f[4] = f32::from(cap_now);
-    f[5] = net as f32;
-    f[6] = net as f32 * s;
+    let net = net as f32;
+    f[2] = net.max(0.0);
+    f[3] = net.min(0.0);
+    f[4] = net * s;
+    f[5] = f32::from(cap_now);
     let (threat, mob_opp) = match best_capture(rules, &turned(board)) {
         Ok((c, k)) => (c, k),
         Err(_) => (0, 0),
     };
-    f[7] = f32::from(threat);
-    f[8] = f32::from(threat) * s;
-    f[9] = moves.len() as f32;
-    f[10] = f32::from(mob_opp);
+    f[6] = f32::from(threat);
+    f[7] = f32::from(threat) * s;
+    f[8] = moves.len() as f32;
+    f[9] = f32::from(mob_opp);
     for (i, &c) in board.iter().enumerate() {
         let (side, to_end) = if i < ROW { (0, ROW - i) } else { (1, PITS - i) };
-        if matches!(c, 1 | 2) {
-            f[11 + side] += 1.0;
-        }
-        if c == 0 {
-            f[13 + side] += 1.0;
-        }
+        f[STONES + i] = f32::from(c);
+        f[WEAK + i] = f32::from(u8::from(matches!(c, 1 | 2)));
+        f[EMPTY + i] = f32::from(u8::from(c == 0));
         if c >= 12 {
-            f[15 + side] += f32::from(c);
+            f[KROO + side] += f32::from(c);
         }
         if usize::from(c) >= to_end {
-            f[17 + side] += 1.0;
+            f[REACH + side] += 1.0;
         }
     }
     f
@@ -130,11 +165,11 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
 /// The predicted value of `board` (mover-first) in centi-stones from the mover's view, clamped to
 /// `-100 n..=100 n` for its `n` stones; exact (the ending value) when the mover cannot move.
 ///
-/// Cost: [`features`] and a dot product of 20 terms.
+/// Cost: [`features`] and a dot product of [`K`] terms.
 pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
     let f = features(rules, board);
     if f[0] == 0.0 {
-        return 100 * i32::from(f[19] as i8); // no legal move: the exact ending value
+        return 100 * i32::from(f[ENDING] as i8); // no legal move: the exact ending value
     }
     let dot: f32 = f.iter().zip(WEIGHTS.iter()).map(|(x, w)| x * w).sum();
     let n = stones(board) as i32;
@@ -367,18 +402,21 @@ mod tests {
         let config = BuildConfig { rules: Ruleset::Awari, max_stones: 12, dir: dir.path().into(), max_memory: None, ..Default::default() };
         build::build(&config, &Silent).unwrap();
         let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
-        // A fresh fit on layers 2..=9, then the shipped weights, both judged on layers 10..=12.
-        let train: Vec<_> = (2..=9).flat_map(|n| sample_layer(&db, n, 20_000, 1).unwrap()).collect();
+        // A fresh fit on layers 6..=9, then the shipped weights, both judged on layers 10..=12.
+        let train: Vec<_> = (6..=9).flat_map(|n| sample_layer(&db, n, 20_000, 1).unwrap()).collect();
         let w = least_squares(&train, 1e-6);
+        let mut seen = Vec::new();
         for n in 10..=12 {
             let test = sample_layer(&db, n, 20_000, 2).unwrap();
             let zero = measure(&test, |_| 0.0);
             for (what, m) in [("fresh fit", measure(&test, |s| predict(&w, s))), ("shipped", measure(&test, predict_shipped))] {
-                assert!(m.mae < 0.8 * zero.mae, "layer {n}, {what}: mae {} against {} for 0", m.mae, zero.mae);
-                assert!(m.r2 > 0.3, "layer {n}, {what}: r2 {}", m.r2);
-                // Three outcomes: chance is a third, and the most common sign (what 0 gets when
-                // draws dominate) is the bar to clear as well.
-                assert!(m.sign > 0.5 && m.sign > zero.sign, "layer {n}, {what}: sign {} against {} for 0", m.sign, zero.sign);
+                seen.push(format!("layer {n} {what}: {m:?}; zero: {zero:?}"));
+                let all = seen.join("\n");
+                assert!(m.mae < 0.85 * zero.mae, "{all}");
+                assert!(m.r2 > 0.3, "{all}");
+                // Three outcomes: chance is a third; the sign 0 always gets right (the share of
+                // draws) is the other bar to clear.
+                assert!(m.sign > 0.5 && m.sign > zero.sign + 0.2, "{all}");
             }
         }
     }
