@@ -251,11 +251,11 @@ pub mod fit {
         let mut b = [0f64; K];
         for s in samples {
             let w = 1.0 / per_layer[&s.stones] as f64;
-            for i in 0..K {
-                let xi = f64::from(s.x[i]) * w;
-                b[i] += xi * f64::from(s.value);
-                for j in 0..K {
-                    a[i][j] += xi * f64::from(s.x[j]);
+            for ((row, bi), &xi) in a.iter_mut().zip(b.iter_mut()).zip(&s.x) {
+                let xi = f64::from(xi) * w;
+                *bi += xi * f64::from(s.value);
+                for (aij, &xj) in row.iter_mut().zip(&s.x) {
+                    *aij += xi * f64::from(xj);
                 }
             }
         }
@@ -279,13 +279,15 @@ pub mod fit {
             if d.abs() < 1e-300 {
                 continue;
             }
-            for r in c + 1..K {
-                let f = a[r][c] / d;
+            let (top, rest) = a.split_at_mut(c + 1);
+            let pivot = &top[c];
+            for (r, row) in rest.iter_mut().enumerate() {
+                let f = row[c] / d;
                 if f != 0.0 {
-                    for k in c..K {
-                        a[r][k] -= f * a[c][k];
+                    for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                        *x -= f * p;
                     }
-                    b[r] -= f * b[c];
+                    b[c + 1 + r] -= f * b[c];
                 }
             }
         }
