@@ -98,7 +98,4 @@ pub use verify::verify_directory;
 /// The search's static evaluation and its fitting, for `examples/fit_eval.rs` only: not part of
 /// the API, may change at any time (`docs/eval.md`).
 #[doc(hidden)]
-pub mod eval_fit {
-    pub use crate::search::eval::fit::*;
-    pub use crate::search::eval::{evaluate, features, FEATURE_NAMES, K};
-}
+pub use search::eval::fit as eval_fit;

@@ -179,7 +179,7 @@ pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
 /// What the fitting tool and the tests need: seeded sampling of a layer, the least-squares fit, the
 /// measures of a predictor, the weights printed as Rust source.
 pub mod fit {
-    use super::{features, K};
+    pub use super::{evaluate, features, FEATURE_NAMES, K};
     use crate::index::{layer_size, unrank_unchecked};
     use crate::probe::Database;
     use crate::Result;
