@@ -11,7 +11,10 @@
 //! RMSE, R² and the share of right signs (win, draw or loss for the mover) of the fitted weights,
 //! of the weights compiled into the library ("shipped"), of predicting 0 and of material (stones in
 //! the mover's row minus the opponent's, times a factor fitted on the same training samples).
-//! `--emit` writes the fitted weights as Rust source. Then it times `evaluate`.
+//! `--emit` writes the fitted weights as Rust source. Then it times `evaluate`, and prints the
+//! spread of its predictions on layers 28, 36 and 44, which have no table. With no training layer
+//! (`--train none`) it measures the shipped weights only, the material factor then fitted on the
+//! test samples.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -120,7 +123,9 @@ fn run(a: &Args) -> Result<(), String> {
     }
     eprintln!("sampled in {:.1} s", t0.elapsed().as_secs_f64());
     let (w, c) = if fit_set.is_empty() {
-        (None, 1.0)
+        // Nothing to fit: the material baseline gets its best factor on the test samples.
+        let all: Vec<Sample> = tests.iter().flat_map(|(_, t)| t.iter().cloned()).collect();
+        (None, material_factor(&all))
     } else {
         let w = least_squares(&fit_set, a.ridge);
         (Some(w), material_factor(&fit_set))
@@ -172,6 +177,16 @@ fn run(a: &Args) -> Result<(), String> {
     }
     let secs = t.elapsed().as_secs_f64();
     println!("# evaluate: {:.2} M evaluations/s on layer {n} boards, one thread (checksum {sum})", (rounds * boards.len()) as f64 / secs / 1e6);
+    // Above the tables nothing can be measured, but the spread of the predictions can be seen.
+    for n in [28u32, 36, 44] {
+        let e: Vec<f64> =
+            (0..100_000).map(|_| f64::from(eval_fit::evaluate(a.rules, &index::unrank_unchecked(n, rng.below(index::layer_size(n))))) / 100.0).collect();
+        let len = e.len() as f64;
+        let mean = e.iter().sum::<f64>() / len;
+        let sd = (e.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / len).sqrt();
+        let clamped = e.iter().filter(|x| x.abs() >= f64::from(n)).count() as f64 / len;
+        println!("# layer {n} (no table): predictions mean {mean:+.2}, sd {sd:.2} stones, {:.2}% at the clamp", 100.0 * clamped);
+    }
     Ok(())
 }
 
