@@ -97,14 +97,15 @@ fn best_capture(rules: Ruleset, board: &Board) -> Result<(u8, u8), i8> {
 
 /// The features of `board` (mover-first, `n` stones) under `rules`, as the weights expect them.
 ///
-/// With `s = n / 24`: the bias; `n`; material (stones in the mover's row minus the opponent's),
-/// also times `s`; the best capture of one move now; the best net capture over two plies (what a
-/// move captures minus the best capture of the reply, or the exact value of a move that ends the
-/// game), also times `s`; the threat (the opponent's best capture were he to move now), also times
-/// `s`; the number of legal moves of each side; each side's pits holding 1 or 2 stones (one more
-/// stone makes them capturable); each side's empty pits; each side's stones in pits of 12 or more
-/// (a kroo, which laps the board); each side's pits whose sowing reaches the other row; and, when
-/// the mover has no legal move, the game's ending value (all other features, the bias too, then 0).
+/// In the order of [`FEATURE_NAMES`], with `s = n / 24`: the bias; `n`; the best net capture over
+/// two plies (what a move captures minus the best capture of the reply, or the exact value of a
+/// move that ends the game), as its positive part, its negative part and times `s`; the best
+/// capture of one move now; the threat (the opponent's best capture were he to move now), also
+/// times `s`; the number of legal moves of each side; per pit, its stones, whether it holds 1 or 2
+/// (one more stone makes it capturable) and whether it is empty; each side's stones in pits of 12
+/// or more (a kroo, which laps the board); each side's pits whose sowing reaches the other row;
+/// and, when the mover has no legal move, the game's ending value (all other features, the bias
+/// too, then 0). `docs/eval.md` has the table.
 ///
 /// Cost: the mover's moves, the opponent's moves on the turned board, and the moves of each
 /// child: at most eight runs of the packed move generator, no allocation.
