@@ -94,3 +94,8 @@ pub use position::{Position, Side};
 pub use probe::{Database, MoveValue};
 pub use rules::{Board, Ruleset};
 pub use verify::verify_directory;
+
+/// The search's static evaluation and its fitting, for `examples/fit_eval.rs` only: not part of
+/// the API, may change at any time (`docs/eval.md`).
+#[doc(hidden)]
+pub use search::eval::fit as eval_fit;

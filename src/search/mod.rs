@@ -32,7 +32,7 @@
 //! A search limited by depth or nodes ([`Limits::depth`], [`Limits::nodes`]) runs on one thread,
 //! so that its answer does not depend on scheduling; timed searches use every thread asked for.
 
-mod eval;
+pub(crate) mod eval;
 mod tt;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
