@@ -81,7 +81,7 @@ pub fn run(a: PlayArgs) -> Result<()> {
     let mut out = Stdout::new();
     out.write(&format!("oware play, rules {}: ", db.rules()))?;
     out.write(&match computer {
-        Some(c) => format!("the computer takes {c} (perfect play inside the layers, the engine above them), you play {}\n", c.other()),
+        Some(c) => format!("the computer plays {c}, you play {}\n(perfect play inside the built layers, the search engine above them)\n", c.other()),
         None => "two players, with the oracle's advice\n".to_string(),
     })?;
     out.write(HELP)?;

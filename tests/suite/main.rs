@@ -17,6 +17,7 @@ mod solved;
 mod bounds;
 mod dtc;
 mod dtc_verify;
+mod engine;
 mod export;
 mod format_fuzz;
 mod golden;

@@ -1,0 +1,160 @@
+//! The search engine through the program: `oware analyse`, `oware play` and `oware game` above
+//! the built layers, and `GET /api/v1/analyse`. Exact answers are checked against the layers.
+
+use crate::common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{oware, s};
+use oware::probe::Database;
+use oware::{Position, Ruleset};
+use serde_json::Value;
+
+#[test]
+fn analyse_inside_the_layers_is_exact_and_agrees_with_query() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let db = Database::open(dir, Ruleset::Awari).unwrap();
+    for text in ["1 1 1 1 1 2 0 2 3 0 0 0", "0 3 0 2 1 0 1 0 2 0 1 1", "2 0 0 1 0 3 0 1 1 2 0 0"] {
+        let p: Position = text.parse().unwrap();
+        let (code, out, err) = oware(&["analyse", "--dir", s(dir), "--depth", "6", "--json", text]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["exact"], true, "{out}");
+        assert_eq!(v["score"].as_f64().unwrap(), f64::from(db.value(&p).unwrap()), "{out}");
+        let best: Vec<u8> = db.best_moves(&p).unwrap().iter().map(|m| m.pit).collect();
+        assert!(best.contains(&(v["best_pit"].as_u64().unwrap() as u8)), "{out}");
+        for key in ["schema_version", "best_house", "depth", "nodes", "nps", "seconds", "pv", "moves"] {
+            assert!(v.get(key).is_some(), "{key} missing: {out}");
+        }
+        // Every move's score is its exact value.
+        for m in v["moves"].as_array().unwrap() {
+            let pit = m["pit"].as_u64().unwrap() as u8;
+            let truth = db.move_values(&p).unwrap().into_iter().find(|x| x.pit == pit).unwrap().value;
+            assert_eq!(m["score"].as_f64().unwrap(), f64::from(truth), "{out}");
+        }
+    }
+}
+
+#[test]
+fn analyse_above_the_layers_estimates_and_checks_its_input() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let (code, out, err) = oware(&["analyse", "--dir", s(dir), "--depth", "5", "--json", "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["exact"], false);
+    assert_eq!(v["depth"], 5);
+    assert_eq!(v["tables"], 12);
+    assert_eq!(v["moves"].as_array().unwrap().len(), 6);
+    assert_eq!(v["pv"].as_array().unwrap()[0], v["best_house"]);
+    // Fixed depth: the same answer on 1 and 2 threads.
+    let (_, again, _) = oware(&["analyse", "--dir", s(dir), "--depth", "5", "--threads", "2", "--json", "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    let w: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!((&v["best_pit"], &v["score"], &v["nodes"]), (&w["best_pit"], &w["score"], &w["nodes"]));
+    // Text: best move, score marked as an estimate.
+    let (code, out, _) = oware(&["analyse", "--dir", s(dir), "--movetime", "100", "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("best ") && out.contains("estimate"), "{out}");
+    // With captured counts that do not add up: a usage error.
+    let (code, _, err) = oware(&["analyse", "--dir", s(dir), "--depth", "3", "--captured", "3:3", "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    assert_eq!(code, 2, "{err}");
+    // A bad position: exit 3.
+    let (code, _, err) = oware(&["analyse", "--dir", s(dir), "--depth", "3", "4 4 4"]);
+    assert_eq!(code, 3, "{err}");
+    // No layers at all: the evaluation alone, said on stderr.
+    let empty = tempfile::tempdir().unwrap();
+    let (code, out, err) = oware(&["analyse", "--dir", s(empty.path()), "--depth", "4", "--json", "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("evaluation alone"), "{err}");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["tables"], Value::Null);
+}
+
+#[test]
+fn play_and_game_go_on_above_the_layers() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let mut child = Command::new(common::oware_exe())
+        .args(["play", "--dir", s(dir), "--computer", "north", "--movetime", "50"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"F\nb\nq\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("North plays ") && text.contains("(engine: final score "), "{text}");
+    assert!(text.contains("South plays ") && text.contains("estimate"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    // Inside the layers the computer's moves are perfect play, said exact.
+    let mut child = Command::new(common::oware_exe())
+        .args(["play", "--dir", s(dir), "--computer", "north", "--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"F\nq\n").unwrap();
+    let text = String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned();
+    assert!(text.contains("(perfect play: exact)"), "{text}");
+
+    let (code, out, err) = oware(&["game", "--dir", s(dir), "--analyse", "30", "F", "c", "B"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("~ the search engine's estimate"), "{out}");
+    assert!(out.lines().filter(|l| l.contains('~')).count() >= 3, "{out}");
+    let (_, json, _) = oware(&["game", "--dir", s(dir), "--analyse", "30", "--json", "F", "c"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v["plies"][0]["engine"]["best_houses"].as_array().is_some_and(|a| !a.is_empty()), "{json}");
+    assert_eq!(v["plies"][0]["engine"]["exact"], false);
+}
+
+#[test]
+fn the_http_analyse_endpoint_answers_within_its_bound() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Killed(
+        Command::new(common::oware_exe())
+            .args(["serve", "--dir", s(dir), "--port", &port.to_string(), "--max-movetime", "200"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let get = |path: &str| -> (u16, Value) {
+        for _ in 0..400 {
+            if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
+                c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+                write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+                let mut raw = String::new();
+                let _ = c.read_to_string(&mut raw);
+                let status = raw.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap();
+                let body = raw.split_once("\r\n\r\n").unwrap().1;
+                return (status, serde_json::from_str(body).unwrap_or(Value::Null));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("no server");
+    };
+    let started = std::time::Instant::now();
+    // Asks for 60 s: capped at --max-movetime.
+    let (status, v) = get("/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=60000");
+    assert_eq!(status, 200, "{v}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(v["seconds"].as_f64().unwrap() <= 1.0, "{v}");
+    assert_eq!(v["exact"], false);
+    assert!(v["best_house"].is_string());
+    let (status, v) = get("/api/v1/analyse?pits=0,3,0,2,1,0,1,0,2,0,1,1&movetime=100");
+    assert_eq!(status, 200);
+    assert_eq!(v["exact"], true, "{v}");
+    let (status, v) = get("/api/v1/analyse?pits=4,4&movetime=100");
+    assert_eq!(status, 400, "{v}");
+    let (status, v) = get("/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=-1");
+    assert_eq!(status, 400, "{v}");
+}
