@@ -61,10 +61,12 @@ pub struct EngineArgs {
 /// Runs the engine until `quit` or the end of the input.
 ///
 /// # Errors
-/// [`Error::Io`] when stdin cannot be read. A stdout that cannot be written ends the process
+/// [`Error::Usage`] for a `--hash` larger than the memory available; [`Error::Io`] when stdin
+/// cannot be read. A stdout that cannot be written ends the process
 /// from the thread that found it (exit code 141 for a closed pipe, else that of
 /// [`Error::Output`]).
 pub fn run(a: EngineArgs) -> Result<()> {
+    hash_fits(a.hash).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
     let options = Options { hash_mb: a.hash, threads: a.threads, dir: a.dir.dir, rules: a.rules.ruleset(), max_table: a.max_table, engine_turn: Side::South };
     let mut session = Session::new(options, Arc::new(Out::default()));
     let stdin = std::io::stdin();
@@ -223,7 +225,14 @@ impl Session {
         let rest: Vec<&str> = words.collect();
         match cmd {
             "uci" => self.uci(),
-            "isready" => self.out.send("readyok"),
+            "isready" => {
+                // Options changed since the last search are applied now (opening the layers
+                // can take a while), unless a search runs: then the answer is at once.
+                if self.search.is_none() {
+                    self.engine();
+                }
+                self.out.send("readyok");
+            }
             "ucinewgame" => {
                 self.stop();
                 if let Some((_, e)) = &self.engine {
@@ -283,7 +292,7 @@ impl Session {
             }
         };
         let result = match name.to_ascii_lowercase().as_str() {
-            "hash" => number(MAX_HASH_MB, 1).map(|v| self.options.hash_mb = v),
+            "hash" => number(MAX_HASH_MB, 1).and_then(hash_fits).map(|v| self.options.hash_mb = v),
             "threads" => number(MAX_ENGINE_THREADS, 1).map(|v| self.options.threads = v),
             "maxtable" => number(48, 0).map(|v| self.options.max_table = v as u32),
             "dir" if value.trim().is_empty() => Err("Dir needs a directory".to_string()),
@@ -434,6 +443,23 @@ impl Session {
         }
         self.stop();
     }
+}
+
+/// Refuses a table larger than three quarters of the memory the system reports available
+/// (allocating it would end the process).
+fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
+    match memory_available() {
+        Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("Hash {mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
+        _ => Ok(mb),
+    }
+}
+
+/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
+fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// `setoption`'s name and value (each may hold spaces; the keywords in any case).

@@ -114,7 +114,9 @@ fn a_scripted_session() {
     let rules = id.iter().find(|l| l.starts_with("option name Rules ")).unwrap();
     assert!(rules.contains("default awari") && rules.contains("var abapa-spare-first"), "{rules}");
     assert!(id.iter().any(|l| l.starts_with("option name MaxTable type spin default 48")));
-    assert!(e.sync().is_empty());
+    // isready opens what the options name (here nothing).
+    let said = e.sync();
+    assert_eq!(said, vec!["info string no layers in /nonexistent/oware-test/awari: searching with the evaluation alone".to_string()]);
 
     // Options: names in any case; a bad value is refused with a message.
     e.send(&format!("setoption name dir value {}", tmp.path().display()));
@@ -123,8 +125,9 @@ fn a_scripted_session() {
     e.send("setoption name EngineTurn value North");
     e.send("setoption name Colour value blue");
     let said = e.sync();
-    assert_eq!(said.len(), 2, "{said:?}");
+    assert_eq!(said.len(), 3, "{said:?}");
     assert!(said[0].starts_with("info string Hash is a number") && said[1].contains("unknown option"), "{said:?}");
+    assert!(said[2].starts_with("info string probing layers 0..=10 of"), "{said:?}");
 
     // A position inside the layers, with even stores: the exact score is the layer's value.
     let (value, best) = query(tmp.path(), "S: 1 1 1 1 1 2  N: 0 3 0 0 0 0  S");
@@ -133,7 +136,6 @@ fn a_scripted_session() {
     e.send("position fen 1-1-1-1-1-2-0-3-0-0-0-0-19-19-S");
     e.send("go depth 3");
     let lines = e.bestmove(Duration::from_secs(30));
-    assert!(lines.iter().any(|l| l.starts_with("info string probing layers 0..=10 of")), "{lines:?}");
     let info: Vec<&String> = lines.iter().filter(|l| l.starts_with("info depth")).collect();
     let last = info.last().expect("an info line per iteration");
     assert_eq!(field(last, "cp"), Some("200"), "{last}");
@@ -156,6 +158,15 @@ fn a_scripted_session() {
     assert_eq!(field(last, "cp"), Some("200"), "{last}");
     let played = field(lines.last().unwrap(), "bestmove").unwrap();
     assert!(best.iter().any(|b| b.to_ascii_lowercase() == played), "{played} vs {best:?}");
+
+    // MaxTable and Rules rebuild the engine (at the next isready or go).
+    e.send("setoption name MaxTable value 8");
+    assert_eq!(e.sync(), vec![format!("info string probing layers 0..=8 of {}", tmp.path().join("awari").display())]);
+    e.send("setoption name Rules value abapa");
+    assert_eq!(e.sync(), vec![format!("info string no layers in {}: searching with the evaluation alone", tmp.path().join("abapa").display())]);
+    e.send("setoption name Rules value awari");
+    e.send("setoption name MaxTable value 48");
+    assert_eq!(e.sync().len(), 1);
 
     // A legal opening, concatenated and spaced: both give the same search (from a cleared
     // table: a search's lines depend on what earlier ones stored).
@@ -263,6 +274,7 @@ fn hostile_input_never_breaks_it() {
         "setoption name Threads value 0",
         "setoption name MaxTable value 49",
         "setoption name Rules value chess",
+        "setoption name Hash value 65536",
         "position",
         "position fen",
         "position fen 99999999999999999999-0-0-0-0-0-0-0-0-0-0-0-0-0-S",
