@@ -234,7 +234,7 @@ impl Session {
                 self.out.send("readyok");
             }
             "ucinewgame" => {
-                self.stop();
+                self.settle();
                 if let Some((_, e)) = &self.engine {
                     e.clear();
                 }
@@ -377,10 +377,13 @@ impl Session {
     }
 
     fn go(&mut self, args: &[&str]) {
-        if self.search.is_some() {
-            self.out.info("a search is running: send stop first");
+        if self.search.as_ref().is_some_and(|s| s.hold.load(Ordering::SeqCst)) {
+            self.out.info("a search is running until stop: send stop first");
             return;
         }
+        // A search with limits that has not answered yet (commands piped ahead of the answers):
+        // this one waits for it.
+        self.wait_for_search();
         let go = match parse_go(args) {
             Ok(g) => g,
             Err(msg) => {
@@ -434,13 +437,22 @@ impl Session {
     /// The input has ended: a search with limits is let finish (so that a piped script gets
     /// its answer), one that would wait for `stop` (`go infinite`, `go ponder`) is stopped.
     fn end_of_input(&mut self) {
-        if let Some(s) = &self.search {
-            if !s.hold.load(Ordering::SeqCst) {
-                if let Some(s) = self.search.take() {
-                    let _ = s.handle.join();
-                }
+        self.settle();
+    }
+
+    /// Waits for a running search with limits to answer (it ends by itself).
+    fn wait_for_search(&mut self) {
+        if self.search.as_ref().is_some_and(|s| !s.hold.load(Ordering::SeqCst)) {
+            if let Some(s) = self.search.take() {
+                let _ = s.handle.join();
             }
         }
+    }
+
+    /// No search runs after this: one with limits is let answer, one that would wait for
+    /// `stop` is stopped.
+    fn settle(&mut self) {
+        self.wait_for_search();
         self.stop();
     }
 }
