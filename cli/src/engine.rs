@@ -675,7 +675,8 @@ impl Job {
     /// Searches and returns the `bestmove` line.
     fn search(&self) -> String {
         let side = self.game.side;
-        if self.game.ended.is_some() {
+        if let Some(why) = &self.game.ended {
+            self.out.info(&format!("the game is over: {why}"));
             return "bestmove 0000".into();
         }
         let root = self.game.root();
@@ -694,7 +695,7 @@ impl Job {
                     self.out.send(&info_line(&r, side, r.score));
                 }
                 if r.best_pit.is_none() && r.depth == 0 {
-                    self.out.info(&format!("the game is over: {} to the side to move{}", r.score, if r.exact { " (exact)" } else { "" }));
+                    self.out.info(&format!("the game is over: score cp {} for the side to move{}", r.score, if r.exact { " (exact)" } else { "" }));
                 }
                 match r.best_pit {
                     None => "bestmove 0000".into(),
