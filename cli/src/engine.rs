@@ -104,8 +104,8 @@ impl Out {
     fn send(&self, line: &str) {
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = std::io::stdout().lock();
-        let mut text = String::with_capacity(line.len() + 1);
-        text.push_str(line);
+        // One line, whatever a message quotes (a directory's name may hold a newline).
+        let mut text: String = line.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
         text.push('\n');
         if let Err(source) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
             std::process::exit(super::report(&Error::Output { stream: "stdout", source }));
@@ -601,7 +601,7 @@ impl Go {
         };
         if let Some(time) = time {
             let inc = inc.unwrap_or(0);
-            let share = time / self.movestogo.unwrap_or(MOVES_TO_GO).clamp(1, MOVES_TO_GO) + inc * 3 / 4;
+            let share = (time / self.movestogo.unwrap_or(MOVES_TO_GO).clamp(1, MOVES_TO_GO)).saturating_add(inc / 4 * 3);
             return Some(Duration::from_millis(share.min(time / 3).max(MIN_MOVE_MS)));
         }
         if self.depth.is_some() || self.nodes.is_some() {
@@ -810,6 +810,8 @@ mod tests {
         let go = parse_go(&["wtime", "9", "btime", "-20"]).unwrap();
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(MIN_MOVE_MS)));
         assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(MIN_MOVE_MS)));
+        let go = parse_go(&["wtime", "18446744073709551615", "winc", "18446744073709551615"]).unwrap();
+        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(u64::MAX / 3)));
         let go = parse_go(&["wtime", "3000", "winc", "3000", "movestogo", "1"]).unwrap();
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(1000)));
         assert_eq!(parse_go(&["depth", "3"]).unwrap().allocation(Side::South), None);
