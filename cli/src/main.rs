@@ -13,6 +13,7 @@ use oware::{Error, Position, Result, Ruleset};
 
 mod analyse;
 mod build;
+mod engine;
 mod export;
 mod game;
 mod index;
@@ -55,6 +56,8 @@ enum Command {
     Game(game::GameArgs),
     /// Play in the terminal against perfect play, or two players with the oracle's advice.
     Play(play::PlayArgs),
+    /// Play and analyse over the UCI protocol of the Oware engines (Aualé's GUI, match tools): search above the layers, exact inside them.
+    Engine(engine::EngineArgs),
     /// Serve the analysis API and the web page over HTTP (localhost by default).
     Serve(serve::ServeArgs),
     /// Check built layers: headers, checksums, every value re-derived, published facts.
@@ -467,6 +470,7 @@ fn run() -> i32 {
         Command::Game(a) => game::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Play(a) => play::run(a),
+        Command::Engine(a) => engine::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Stats(a) => stats::run(a),
         Command::Export(a) => export::run(a),

@@ -678,7 +678,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 rm.bound = if exact_score { ScoreBound::Exact } else { ScoreBound::Upper };
                 rm.exact = s.proven;
                 all_proven &= s.proven;
-                if best.is_none_or(|(_, b, _)| s.v > b) {
+                if best.map_or(true, |(_, b, _)| s.v > b) {
                     best = Some((rm.pit, s.v, s.proven));
                     self.pv[0][0] = rm.pit;
                     let child_len = if matches!(m.outcome, Outcome::Child { .. }) { self.pv_len[1].max(1) } else { 1 };

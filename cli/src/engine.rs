@@ -1,0 +1,823 @@
+//! `oware engine`: the search engine behind the UCI dialect of the Oware engines (Aalina and the
+//! Aualé GUI), read on stdin, answered on stdout. `docs/uci.md` is the dialect's reference.
+//!
+//! The main thread reads commands, one per line, and answers the quick ones at once (`isready`
+//! too while a search runs); `go` starts the search on a worker thread, which sends each
+//! finished iteration's `info` line and then `bestmove`. Every message is one line, written
+//! whole under one lock and flushed. Nothing the input holds makes the program panic: unknown
+//! commands and bad arguments are answered with `info string ...` and ignored. End of input is
+//! `quit`, except that a search with limits is let finish first. A closed stdout ends the
+//! program quietly with 141, as the other commands do.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use clap::Args;
+use oware::game::Captured;
+use oware::position::{excerpt, house, Side};
+use oware::probe::Database;
+use oware::rules::{Board, Outcome, PITS, TOTAL_STONES};
+use oware::search::{Control, Engine, Limits, Report, Root, DEFAULT_HASH_MB};
+use oware::{Error, Position, Result, Ruleset};
+
+use super::query::{read_bounded, Line};
+use super::{DirArg, RulesArg};
+
+/// Search time when `go` names no limit at all (Aalina's default).
+const DEFAULT_MOVETIME_MS: u64 = 2000;
+/// Largest `Hash`, MiB.
+const MAX_HASH_MB: u64 = 65536;
+/// Largest `Threads`.
+const MAX_ENGINE_THREADS: u64 = 256;
+/// Shortest time a timed search is given, however little is left on the clock.
+const MIN_MOVE_MS: u64 = 5;
+/// Moves the clock is shared between when `movestogo` is not given (or larger).
+const MOVES_TO_GO: u64 = 20;
+
+/// Arguments of `oware engine`.
+#[derive(Args, Debug)]
+pub struct EngineArgs {
+    #[command(flatten)]
+    rules: RulesArg,
+    #[command(flatten)]
+    dir: DirArg,
+    /// Transposition table size in MiB, 1..=65536 (the UCI option Hash).
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_HASH_MB as u64, value_parser = clap::value_parser!(u64).range(1..=MAX_HASH_MB))]
+    hash: u64,
+    /// Threads of timed searches, 1..=256 (the UCI option Threads); searches limited by depth
+    /// or nodes use one, so that their answers are reproducible.
+    #[arg(long, value_name = "T", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=MAX_ENGINE_THREADS))]
+    threads: u64,
+    /// Largest layer probed, 0..=48 (the UCI option MaxTable): layers above it are searched
+    /// like any other position. Default: every layer built.
+    #[arg(long, value_name = "N", default_value_t = 48, value_parser = clap::value_parser!(u32).range(0..=48))]
+    max_table: u32,
+}
+
+/// Runs the engine until `quit` or the end of the input.
+///
+/// # Errors
+/// [`Error::Usage`] for a `--hash` larger than the memory available; [`Error::Io`] when stdin
+/// cannot be read. A stdout that cannot be written ends the process
+/// from the thread that found it (exit code 141 for a closed pipe, else that of
+/// [`Error::Output`]).
+pub fn run(a: EngineArgs) -> Result<()> {
+    hash_fits(a.hash).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
+    let options = Options { hash_mb: a.hash, threads: a.threads, dir: a.dir.dir, rules: a.rules.ruleset(), max_table: a.max_table, engine_turn: Side::South };
+    let mut session = Session::new(options, Arc::new(Out::default()));
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let mut buf = Vec::with_capacity(super::query::MAX_LINE + 1);
+    while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
+        let text = match line {
+            Line::Text(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Line::TooLong { bytes, .. } => {
+                session.out.info(&format!("line of {bytes} bytes ignored: a command has at most {}", super::query::MAX_LINE));
+                continue;
+            }
+        };
+        if !session.command(&text) {
+            session.stop();
+            return Ok(());
+        }
+    }
+    session.end_of_input();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+/// Standard output shared by the reader and the search thread: one whole line per message.
+#[derive(Default)]
+struct Out {
+    lock: Mutex<()>,
+}
+
+impl Out {
+    /// Writes `line` and a newline, flushed. A failure ends the process: 141 for a closed pipe
+    /// (quietly), else the exit code of [`Error::Output`] after the message.
+    fn send(&self, line: &str) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = std::io::stdout().lock();
+        // One line, whatever a message quotes (a directory's name may hold a newline).
+        let mut text: String = line.chars().map(|c| if c == '\n' || c == '\r' { ' ' } else { c }).collect();
+        text.push('\n');
+        if let Err(source) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            std::process::exit(super::report(&Error::Output { stream: "stdout", source }));
+        }
+    }
+
+    /// `info string MSG`.
+    fn info(&self, msg: &str) {
+        self.send(&format!("info string {msg}"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The session: options, the game, the engine and the running search.
+
+/// The UCI options.
+#[derive(Clone, Debug, PartialEq)]
+struct Options {
+    hash_mb: u64,
+    threads: u64,
+    dir: PathBuf,
+    rules: Ruleset,
+    max_table: u32,
+    engine_turn: Side,
+}
+
+/// The game as `position` set it: the current position and what the search needs of the past.
+#[derive(Clone, Debug)]
+struct Game {
+    position: Position,
+    side: Side,
+    captured: Captured,
+    /// Mover-first boards since the last capture, oldest first, the current one excluded.
+    history: Vec<Board>,
+    /// Why the game is over by a move that ended it (no more moves are accepted).
+    ended: Option<String>,
+}
+
+impl Game {
+    fn start() -> Game {
+        Game { position: Position::start(), side: Side::South, captured: Captured::default(), history: Vec::new(), ended: None }
+    }
+
+    /// Plays `pit` of the side to move under `rules`.
+    fn play(&mut self, rules: Ruleset, pit: u8) -> std::result::Result<(), String> {
+        if let Some(why) = &self.ended {
+            return Err(format!("the game is over ({why})"));
+        }
+        let (s, n) = (self.captured.of(Side::South), self.captured.of(Side::North));
+        if s > 24 || n > 24 || (s == 24 && n == 24) {
+            return Err(format!("the game is over ({s}:{n} captured)"));
+        }
+        let board = *self.position.board();
+        let Some(m) = rules.play(&board, usize::from(pit)) else {
+            let reason = if board[usize::from(pit)] == 0 {
+                "that house is empty".to_string()
+            } else if board[..6].iter().all(|&c| c == 0) {
+                "the side to move has no stones".to_string()
+            } else {
+                format!("{rules} does not allow it here (feeding, eradication or grand-slam rule)")
+            };
+            return Err(reason);
+        };
+        match m.outcome {
+            Outcome::Child { captured, child } => {
+                self.history.push(board);
+                if captured > 0 {
+                    self.history.clear();
+                }
+                self.captured.add(self.side, u32::from(captured));
+                self.position = Position::new(child).map_err(|e| e.to_string())?;
+                self.side = self.side.other();
+            }
+            Outcome::End { value } => self.ended = Some(format!("the move ended it, worth {value} to its mover")),
+        }
+        Ok(())
+    }
+
+    /// The search's root: mover-first captured counts and the history.
+    fn root(&self) -> Root {
+        Root { position: self.position, captured: Some((self.captured.of(self.side), self.captured.of(self.side.other()))), history: self.history.clone() }
+    }
+}
+
+/// A search running on its worker thread.
+struct Search {
+    control: Arc<Control>,
+    /// The search may not send `bestmove` while set (`go infinite`, `go ponder`).
+    hold: Arc<AtomicBool>,
+    /// `go ponder`: the time to search after `ponderhit`, when the command gave one.
+    ponder: Option<Option<Duration>>,
+    /// Set just before the search sends `bestmove`: the thread is ending (joined at once).
+    answered: Arc<AtomicBool>,
+    handle: JoinHandle<()>,
+}
+
+struct Session {
+    out: Arc<Out>,
+    options: Options,
+    /// The options the engine was built with, and the engine (rebuilt when they change).
+    engine: Option<(Options, Arc<Engine>)>,
+    game: Game,
+    search: Option<Search>,
+}
+
+impl Session {
+    fn new(options: Options, out: Arc<Out>) -> Session {
+        Session { out, options, engine: None, game: Game::start(), search: None }
+    }
+
+    /// Handles one line; `false` after `quit`.
+    fn command(&mut self, line: &str) -> bool {
+        self.reap();
+        let line = line.trim();
+        let mut words = line.split_whitespace();
+        let Some(cmd) = words.next() else { return true };
+        let rest: Vec<&str> = words.collect();
+        match cmd {
+            "uci" => self.uci(),
+            "isready" => {
+                // Options changed since the last search are applied now (opening the layers
+                // can take a while), unless a search runs: then the answer is at once.
+                if self.search.is_none() {
+                    self.engine();
+                }
+                self.out.send("readyok");
+            }
+            "ucinewgame" => {
+                self.settle();
+                if let Some((_, e)) = &self.engine {
+                    e.clear();
+                }
+                self.game = Game::start();
+            }
+            "setoption" => self.setoption(line),
+            "position" => self.position(&rest),
+            "go" => self.go(&rest),
+            "stop" => self.stop(),
+            "ponderhit" => self.ponderhit(),
+            "quit" => return false,
+            // Standard UCI commands this engine has nothing to do for.
+            "debug" | "register" => {}
+            _ => self.out.info(&format!("unknown command {}", excerpt(line))),
+        }
+        true
+    }
+
+    /// Joins a search that has answered by itself (a GUI may send the next `go` as soon as it
+    /// reads `bestmove`, before the thread has quite ended).
+    fn reap(&mut self) {
+        if self.search.as_ref().is_some_and(|s| s.answered.load(Ordering::SeqCst) || s.handle.is_finished()) {
+            if let Some(s) = self.search.take() {
+                let _ = s.handle.join();
+            }
+        }
+    }
+
+    fn uci(&self) {
+        let o = &self.options;
+        let out = &self.out;
+        out.send(concat!("id name oware ", env!("CARGO_PKG_VERSION")));
+        out.send("id author the oware project");
+        out.send(&format!("option name Hash type spin default {} min 1 max {MAX_HASH_MB}", o.hash_mb));
+        out.send(&format!("option name Threads type spin default {} min 1 max {MAX_ENGINE_THREADS}", o.threads));
+        out.send(&format!("option name Dir type string default {}", o.dir.display()));
+        let vars: String = Ruleset::names().iter().map(|n| format!(" var {n}")).collect();
+        out.send(&format!("option name Rules type combo default {}{vars}", o.rules));
+        out.send(&format!("option name EngineTurn type combo default {} var South var North", o.engine_turn.title()));
+        out.send(&format!("option name MaxTable type spin default {} min 0 max 48", o.max_table));
+        out.send("uciok");
+    }
+
+    /// `setoption name NAME [value VALUE]`: the name and value may hold spaces.
+    fn setoption(&mut self, line: &str) {
+        let Some((name, value)) = option_parts(line) else {
+            self.out.info("setoption needs 'name NAME value VALUE'");
+            return;
+        };
+        let value = value.unwrap_or_default();
+        let number = |max: u64, min: u64| -> std::result::Result<u64, String> {
+            match value.trim().parse::<u64>() {
+                Ok(v) if (min..=max).contains(&v) => Ok(v),
+                _ => Err(format!("{name} is a number {min}..={max}, not {}", excerpt(&value))),
+            }
+        };
+        let result = match name.to_ascii_lowercase().as_str() {
+            "hash" => number(MAX_HASH_MB, 1).and_then(hash_fits).map(|v| self.options.hash_mb = v),
+            "threads" => number(MAX_ENGINE_THREADS, 1).map(|v| self.options.threads = v),
+            "maxtable" => number(48, 0).map(|v| self.options.max_table = v as u32),
+            "dir" if value.trim().is_empty() => Err("Dir needs a directory".to_string()),
+            "dir" => {
+                self.options.dir = PathBuf::from(value.trim());
+                Ok(())
+            }
+            "rules" => value.parse::<Ruleset>().map(|r| self.options.rules = r),
+            "engineturn" => match value.trim().to_ascii_lowercase().as_str() {
+                "south" | "s" => Ok(Side::South),
+                "north" | "n" => Ok(Side::North),
+                _ => Err(format!("EngineTurn is South or North, not {}", excerpt(&value))),
+            }
+            .map(|side| self.options.engine_turn = side),
+            _ => Err(format!("unknown option {}", excerpt(&name))),
+        };
+        if let Err(msg) = result {
+            self.out.info(&msg);
+        }
+    }
+
+    /// `position (startpos | fen FEN) [moves M...]`: refused whole when anything is wrong.
+    fn position(&mut self, args: &[&str]) {
+        match parse_position(self.options.rules, args) {
+            Ok(game) => self.game = game,
+            Err(msg) => self.out.info(&msg),
+        }
+    }
+
+    /// The engine for the current options, rebuilt when Dir, Rules or MaxTable changed.
+    fn engine(&mut self) -> Arc<Engine> {
+        let o = self.options.clone();
+        if let Some((built, engine)) = &mut self.engine {
+            if built.dir == o.dir && built.rules == o.rules && built.max_table == o.max_table {
+                if built.hash_mb != o.hash_mb || built.threads != o.threads {
+                    // No search holds the engine (each is joined before the next begins).
+                    if let Some(e) = Arc::get_mut(engine) {
+                        if built.hash_mb != o.hash_mb {
+                            e.set_hash_mb(o.hash_mb as usize);
+                        }
+                        e.set_threads(o.threads as usize);
+                        *built = o.clone();
+                    }
+                }
+                if built.engine_turn != o.engine_turn {
+                    built.engine_turn = o.engine_turn;
+                }
+                return Arc::clone(engine);
+            }
+        }
+        let mut engine = self.build_engine(&o);
+        engine.set_hash_mb(o.hash_mb as usize);
+        engine.set_threads(o.threads as usize);
+        let engine = Arc::new(engine);
+        self.engine = Some((o, Arc::clone(&engine)));
+        engine
+    }
+
+    fn build_engine(&self, o: &Options) -> Engine {
+        let place = o.dir.join(o.rules.name());
+        let without = |why: String| {
+            self.out.info(&why);
+            Engine::new(o.rules, None, None).expect("an engine without layers opens nothing")
+        };
+        let db = match Database::open(&o.dir, o.rules) {
+            Ok(db) => db,
+            Err(e) => return without(format!("{e}: searching with the evaluation alone")),
+        };
+        if !db.layers_present().contains(&0) {
+            return without(format!("no layers in {}: searching with the evaluation alone", place.display()));
+        }
+        match Engine::new(o.rules, Some(Arc::new(db)), Some(o.max_table)) {
+            Ok(e) => {
+                match e.tables() {
+                    Some(top) => self.out.info(&format!("probing layers 0..={top} of {}", place.display())),
+                    None => self.out.info(&format!("no layers in {}: searching with the evaluation alone", place.display())),
+                }
+                e
+            }
+            Err(e) => without(format!("{e}: searching with the evaluation alone")),
+        }
+    }
+
+    fn go(&mut self, args: &[&str]) {
+        if self.search.as_ref().is_some_and(|s| s.hold.load(Ordering::SeqCst)) {
+            self.out.info("a search is running until stop: send stop first");
+            return;
+        }
+        // A search with limits that has not answered yet (commands piped ahead of the answers):
+        // this one waits for it.
+        self.wait_for_search();
+        let go = match parse_go(args) {
+            Ok(g) => g,
+            Err(msg) => {
+                self.out.info(&msg);
+                return;
+            }
+        };
+        let engine = self.engine();
+        let game = self.game.clone();
+        let normal = go.allocation(game.side);
+        let mut limits = Limits { depth: go.depth, nodes: go.nodes, ..Limits::default() };
+        let waits = go.infinite || go.ponder;
+        if !waits {
+            limits.movetime = normal;
+        }
+        let control = Arc::new(Control::new());
+        let hold = Arc::new(AtomicBool::new(waits));
+        let answered = Arc::new(AtomicBool::new(false));
+        let job =
+            Job { engine, game, limits, control: Arc::clone(&control), hold: Arc::clone(&hold), answered: Arc::clone(&answered), out: Arc::clone(&self.out) };
+        let handle = match std::thread::Builder::new().name("search".into()).spawn(move || job.run()) {
+            Ok(h) => h,
+            Err(e) => {
+                self.out.info(&format!("cannot start the search thread: {e}"));
+                self.out.send("bestmove 0000");
+                return;
+            }
+        };
+        self.search = Some(Search { control, hold, ponder: go.ponder.then_some(normal), answered, handle });
+    }
+
+    /// Stops the running search; its `bestmove` is sent before this returns.
+    fn stop(&mut self) {
+        if let Some(s) = self.search.take() {
+            s.control.stop();
+            s.hold.store(false, Ordering::SeqCst);
+            let _ = s.handle.join();
+        }
+    }
+
+    /// The opponent played the move pondered on: the search goes on as a normal one.
+    fn ponderhit(&mut self) {
+        let Some(s) = &mut self.search else { return };
+        let Some(time) = s.ponder.take() else { return };
+        if let Some(t) = time {
+            s.control.set_deadline(t);
+        }
+        s.hold.store(false, Ordering::SeqCst);
+    }
+
+    /// The input has ended: a search with limits is let finish (so that a piped script gets
+    /// its answer), one that would wait for `stop` (`go infinite`, `go ponder`) is stopped.
+    fn end_of_input(&mut self) {
+        self.settle();
+    }
+
+    /// Waits for a running search with limits to answer (it ends by itself).
+    fn wait_for_search(&mut self) {
+        if self.search.as_ref().is_some_and(|s| !s.hold.load(Ordering::SeqCst)) {
+            if let Some(s) = self.search.take() {
+                let _ = s.handle.join();
+            }
+        }
+    }
+
+    /// No search runs after this: one with limits is let answer, one that would wait for
+    /// `stop` is stopped.
+    fn settle(&mut self) {
+        self.wait_for_search();
+        self.stop();
+    }
+}
+
+/// Refuses a table larger than three quarters of the memory the system reports available
+/// (allocating it would end the process).
+fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
+    match memory_available() {
+        Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("Hash {mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
+        _ => Ok(mb),
+    }
+}
+
+/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
+fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `setoption`'s name and value (each may hold spaces; the keywords in any case).
+fn option_parts(line: &str) -> Option<(String, Option<String>)> {
+    let mut spans = Vec::new();
+    let mut start = None;
+    for (i, c) in line.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                spans.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        spans.push((s, line.len()));
+    }
+    let word = |k: usize| &line[spans[k].0..spans[k].1];
+    if spans.len() < 3 || !word(1).eq_ignore_ascii_case("name") {
+        return None;
+    }
+    let value_at = (2..spans.len()).find(|&k| word(k).eq_ignore_ascii_case("value"));
+    let name_end = value_at.unwrap_or(spans.len());
+    if name_end == 2 {
+        return None;
+    }
+    let name = line[spans[2].0..spans[name_end - 1].1].to_string();
+    let value = value_at.map(|k| if k + 1 < spans.len() { line[spans[k + 1].0..].trim_end().to_string() } else { String::new() });
+    Some((name, value))
+}
+
+/// Parses a `position` command's arguments into a game.
+fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, String> {
+    let (mut game, rest) = match args.first().copied() {
+        Some("startpos") => (Game::start(), &args[1..]),
+        Some("fen") => {
+            let Some(fen) = args.get(1) else { return Err("position fen needs a FEN: A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N".into()) };
+            (parse_fen(fen)?, &args[2..])
+        }
+        _ => return Err("position needs startpos or fen FEN".into()),
+    };
+    let moves: Vec<char> = match rest.first().copied() {
+        None => Vec::new(),
+        Some("moves") => rest[1..].iter().flat_map(|w| w.chars()).collect(),
+        Some(other) => return Err(format!("unexpected {} in position: moves come after 'moves'", excerpt(other))),
+    };
+    for (i, c) in moves.into_iter().enumerate() {
+        let ply = i + 1;
+        let side = game.side;
+        let pit = match (c, side) {
+            ('A'..='F', Side::South) => c as u8 - b'A',
+            ('a'..='f', Side::North) => c as u8 - b'a',
+            ('A'..='F', Side::North) => return Err(format!("illegal move '{c}' at ply {ply}: North is to move (North's houses are a..f)")),
+            ('a'..='f', Side::South) => return Err(format!("illegal move '{c}' at ply {ply}: South is to move (South's houses are A..F)")),
+            _ => return Err(format!("illegal move {} at ply {ply}: a move is a house, A..F (South) or a..f (North)", excerpt(&c.to_string()))),
+        };
+        game.play(rules, pit).map_err(|why| format!("illegal move '{c}' at ply {ply}: {why}"))?;
+    }
+    Ok(game)
+}
+
+/// Parses `A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N`.
+fn parse_fen(fen: &str) -> std::result::Result<Game, String> {
+    let bad = |why: &str| format!("bad fen {}: {why}", excerpt(fen));
+    let parts: Vec<&str> = fen.split('-').take(16).collect();
+    if parts.len() != 15 {
+        return Err(bad("it is 14 counts and the side to move, joined by '-' (A..F, a..f, South's store, North's store, S or N)"));
+    }
+    let mut counts = [0u32; 14];
+    for (i, (slot, text)) in counts.iter_mut().zip(&parts).enumerate() {
+        if text.is_empty() || text.len() > 2 || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(&format!("count {} is not a number 0..48", i + 1)));
+        }
+        let v: u32 = text.parse().map_err(|_| bad("a count is not a number"))?;
+        if v > TOTAL_STONES {
+            return Err(bad(&format!("count {} is {v}, more than 48", i + 1)));
+        }
+        *slot = v;
+    }
+    let total: u32 = counts.iter().sum();
+    if total != TOTAL_STONES {
+        return Err(bad(&format!("the houses and stores hold {total} stones, not 48")));
+    }
+    let side = match parts[14] {
+        "S" => Side::South,
+        "N" => Side::North,
+        _ => return Err(bad("the side to move is S or N")),
+    };
+    let mut absolute = [0u8; PITS];
+    for (a, &c) in absolute.iter_mut().zip(&counts[..PITS]) {
+        *a = c as u8;
+    }
+    let board = match side {
+        Side::South => absolute,
+        Side::North => oware::rules::turned(&absolute),
+    };
+    let position = Position::new(board).map_err(|e| bad(&e.to_string()))?;
+    let captured = Captured { south: counts[12], north: counts[13] };
+    Ok(Game { position, side, captured, history: Vec::new(), ended: None })
+}
+
+/// A `go` command.
+#[derive(Debug, Default)]
+struct Go {
+    movetime: Option<u64>,
+    depth: Option<u32>,
+    nodes: Option<u64>,
+    /// wtime, btime, winc, binc (ms).
+    clock: [Option<u64>; 4],
+    movestogo: Option<u64>,
+    infinite: bool,
+    ponder: bool,
+}
+
+impl Go {
+    /// The time a normal search of `side` gets: movetime, else from the clock, else the
+    /// default when no limit at all was given (`None` when depth or nodes limit it).
+    fn allocation(&self, side: Side) -> Option<Duration> {
+        if let Some(ms) = self.movetime {
+            return Some(Duration::from_millis(ms.max(1)));
+        }
+        let (time, inc) = match side {
+            Side::South => (self.clock[0], self.clock[2]),
+            Side::North => (self.clock[1], self.clock[3]),
+        };
+        if let Some(time) = time {
+            let inc = inc.unwrap_or(0);
+            let share = (time / self.movestogo.unwrap_or(MOVES_TO_GO).clamp(1, MOVES_TO_GO)).saturating_add(inc / 4 * 3);
+            return Some(Duration::from_millis(share.min(time / 3).max(MIN_MOVE_MS)));
+        }
+        if self.depth.is_some() || self.nodes.is_some() {
+            return None;
+        }
+        Some(Duration::from_millis(DEFAULT_MOVETIME_MS))
+    }
+}
+
+fn parse_go(args: &[&str]) -> std::result::Result<Go, String> {
+    let mut go = Go::default();
+    let mut i = 0;
+    while i < args.len() {
+        let key = args[i];
+        let mut num = || -> std::result::Result<u64, String> {
+            i += 1;
+            let v = args.get(i).ok_or_else(|| format!("go {key} needs a number"))?;
+            // Clocks may run below zero in some GUIs: read that as no time left.
+            let clock = matches!(key, "wtime" | "btime" | "winc" | "binc");
+            if clock && v.len() > 1 && v.starts_with('-') && v[1..].bytes().all(|b| b.is_ascii_digit()) {
+                return Ok(0);
+            }
+            v.parse::<u64>().map_err(|_| format!("go {key} needs a number, not {}", excerpt(v)))
+        };
+        match key {
+            "movetime" => go.movetime = Some(num()?),
+            "depth" => go.depth = Some(num()?.clamp(1, u64::from(oware::search::MAX_DEPTH)) as u32),
+            "nodes" => go.nodes = Some(num()?.max(1)),
+            "wtime" => go.clock[0] = Some(num()?),
+            "btime" => go.clock[1] = Some(num()?),
+            "winc" => go.clock[2] = Some(num()?),
+            "binc" => go.clock[3] = Some(num()?),
+            "movestogo" => go.movestogo = Some(num()?),
+            // Accepted and ignored: mate searches and move subsets are chess's.
+            "mate" => {
+                num()?;
+            }
+            "infinite" => go.infinite = true,
+            "ponder" => go.ponder = true,
+            other => return Err(format!("go: unknown argument {}", excerpt(other))),
+        }
+        i += 1;
+    }
+    Ok(go)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The search thread.
+
+struct Job {
+    engine: Arc<Engine>,
+    game: Game,
+    limits: Limits,
+    control: Arc<Control>,
+    hold: Arc<AtomicBool>,
+    answered: Arc<AtomicBool>,
+    out: Arc<Out>,
+}
+
+impl Job {
+    fn run(self) {
+        let best = self.search();
+        // `go infinite` and `go ponder` answer only after stop (or ponderhit).
+        while self.hold.load(Ordering::SeqCst) && !self.control.stopped() {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.answered.store(true, Ordering::SeqCst);
+        self.out.send(&best);
+    }
+
+    /// Searches and returns the `bestmove` line.
+    fn search(&self) -> String {
+        let side = self.game.side;
+        if let Some(why) = &self.game.ended {
+            self.out.info(&format!("the game is over: {why}"));
+            return "bestmove 0000".into();
+        }
+        let root = self.game.root();
+        let base = root.captured.map_or(0, |(m, o)| (m as i32 - o as i32) * 100);
+        let mut last_pv: Vec<u8> = Vec::new();
+        let out = Arc::clone(&self.out);
+        let mut on_info = |r: &Report| {
+            out.send(&info_line(r, side, r.score + base));
+            last_pv.clone_from(&r.pv);
+        };
+        let result = self.engine.search(&root, &self.limits, &self.control, &mut on_info);
+        match result {
+            Ok(r) => {
+                if r.best_pit.is_some() && r.pv != last_pv {
+                    // The layers extended the line past the last iteration's.
+                    self.out.send(&info_line(&r, side, r.score));
+                }
+                if r.best_pit.is_none() && r.depth == 0 {
+                    self.out.info(&format!("the game is over: score cp {} for the side to move{}", r.score, if r.exact { " (exact)" } else { "" }));
+                }
+                match r.best_pit {
+                    None => "bestmove 0000".into(),
+                    Some(pit) => {
+                        let mut s = format!("bestmove {}", house(side, pit));
+                        if r.pv.len() >= 2 && r.pv[0] == pit {
+                            s.push_str(&format!(" ponder {}", house(side.other(), r.pv[1])));
+                        }
+                        s
+                    }
+                }
+            }
+            Err(e) => {
+                self.out.info(&format!("search failed: {e}"));
+                // Never leave the GUI without a move: the first legal one.
+                let moves = self.engine.rules().moves(root.position.board());
+                match moves.as_slice().first() {
+                    Some(m) => format!("bestmove {}", house(side, m.pit)),
+                    None => "bestmove 0000".into(),
+                }
+            }
+        }
+    }
+}
+
+/// An `info` line: the iteration's depths, score (centi-stones, the side to move's view),
+/// counts and best line (houses, concatenated as Aalina writes them); `string exact` at the
+/// end when the score is proven.
+fn info_line(r: &Report, side: Side, score: i32) -> String {
+    let ms = (r.seconds * 1000.0) as u64;
+    let mut s = format!(
+        "info depth {} seldepth {} score cp {score} nodes {} nps {} time {ms} hashfull {}",
+        r.depth,
+        r.seldepth.max(r.depth),
+        r.nodes,
+        r.nps(),
+        r.hashfull
+    );
+    if !r.pv.is_empty() {
+        s.push_str(" pv ");
+        let mut mover = side;
+        for &pit in &r.pv {
+            s.push(house(mover, pit));
+            mover = mover.other();
+        }
+    }
+    if r.exact {
+        s.push_str(" string exact");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fen_is_strict() {
+        let g = parse_fen("4-4-4-4-4-4-4-4-4-4-4-4-0-0-S").unwrap();
+        assert_eq!(g.position, Position::start());
+        let g = parse_fen("1-0-0-0-0-0-0-0-0-0-0-2-20-25-N").unwrap();
+        assert_eq!(g.side, Side::North);
+        assert_eq!(g.position.board(), &[0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(g.root().captured, Some((25, 20)));
+        for bad in [
+            "",
+            "4-4-4-4-4-4-4-4-4-4-4-4-0-0",
+            "4-4-4-4-4-4-4-4-4-4-4-4-0-0-X",
+            "4-4-4-4-4-4-4-4-4-4-4-4-0-1-S",
+            "4-4-4-4-4-4-4-4-4-4-4-4-0--S",
+            "4-4-4-4-4-4-4-4-4-4-4-4-0-0-S-",
+            "49-0-0-0-0-0-0-0-0-0-0-0-0-0-S",
+            "x-4-4-4-4-4-4-4-4-4-4-4-0-0-S",
+            "+4-4-4-4-4-4-4-4-4-4-4-4-0-0-S",
+        ] {
+            assert!(parse_fen(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn moves_are_checked_and_refused_whole() {
+        let g = parse_position(Ruleset::Awari, &["startpos", "moves", "FbDe"]).unwrap();
+        let h = parse_position(Ruleset::Awari, &["startpos", "moves", "F", "b", "De"]).unwrap();
+        assert_eq!(g.position, h.position);
+        assert_eq!(g.side, Side::South);
+        assert_eq!(g.history.len(), 4);
+        let e = parse_position(Ruleset::Awari, &["startpos", "moves", "FF"]).unwrap_err();
+        assert!(e.starts_with("illegal move 'F' at ply 2: North is to move"), "{e}");
+        let e = parse_position(Ruleset::Awari, &["startpos", "moves", "Fbx"]).unwrap_err();
+        assert!(e.contains("at ply 3"), "{e}");
+        // An empty house.
+        let e = parse_position(Ruleset::Awari, &["startpos", "moves", "FbF"]).unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        assert!(parse_position(Ruleset::Awari, &["startpos", "junk"]).is_err());
+        assert!(parse_position(Ruleset::Awari, &[]).is_err());
+    }
+
+    #[test]
+    fn options_keep_spaces() {
+        assert_eq!(option_parts("setoption name Dir value /tmp/my  db "), Some(("Dir".into(), Some("/tmp/my  db".into()))));
+        assert_eq!(option_parts("setoption NAME Hash VALUE 16"), Some(("Hash".into(), Some("16".into()))));
+        assert_eq!(option_parts("setoption name Clear Hash"), Some(("Clear Hash".into(), None)));
+        assert_eq!(option_parts("setoption value 3"), None);
+        assert_eq!(option_parts("setoption name"), None);
+    }
+
+    #[test]
+    fn clock_allocation() {
+        let go = parse_go(&["wtime", "60000", "btime", "1000", "winc", "1000"]).unwrap();
+        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(3000 + 750)));
+        assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(50)));
+        let go = parse_go(&["wtime", "9", "btime", "-20"]).unwrap();
+        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(MIN_MOVE_MS)));
+        assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(MIN_MOVE_MS)));
+        let go = parse_go(&["wtime", "18446744073709551615", "winc", "18446744073709551615"]).unwrap();
+        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(u64::MAX / 3)));
+        let go = parse_go(&["wtime", "3000", "winc", "3000", "movestogo", "1"]).unwrap();
+        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(1000)));
+        assert_eq!(parse_go(&["depth", "3"]).unwrap().allocation(Side::South), None);
+        assert_eq!(parse_go(&[]).unwrap().allocation(Side::South), Some(Duration::from_millis(DEFAULT_MOVETIME_MS)));
+        assert!(parse_go(&["movetime"]).is_err());
+        assert!(parse_go(&["depth", "x"]).is_err());
+        assert!(parse_go(&["sideways"]).is_err());
+    }
+}
