@@ -213,19 +213,23 @@ def test_game_end_clears_the_board_and_gives_the_score(server, browser):
     assert "North has no stone to move" in status and "Final score South 25 : North 23, South wins" in status, status
 
 
-def test_perfect_play_beyond_the_layers_says_why_and_hides_paths(server, browser):
+def test_the_computer_plays_beyond_the_layers_with_the_engine(server, browser):
     from selenium.webdriver.support.ui import WebDriverWait
-    # North to move on the full board (layer 48 is not built), perfect play for North: it never
-    # moved and nothing said why.
+    # North to move on the full board (layer 48 is not built), the computer plays North: the
+    # engine chooses its move, and the page shows the engine's score marked as an estimate.
     browser.get(server + "/?pits=4,4,4,4,4,4,4,4,4,4,4,4&to_move=north&computer=north&rules=awari")
-    WebDriverWait(browser, 15).until(lambda d: "does not know this position" in d.find_element("id", "status").text)
+    WebDriverWait(browser, 30).until(lambda d: d.find_element("id", "history").text.startswith("1."))
+    moves = browser.find_element("id", "history").text.split()
+    assert moves[0] == "1." and moves[1] in "abcdef", moves
+    WebDriverWait(browser, 30).until(lambda d: "Above the built layers. Engine:" in d.find_element("id", "status").text)
     status = browser.find_element("id", "status").text
-    assert "Perfect play for North" in status and "play North's move yourself" in status, status
-    # The server's error text named its directory (/tmp/oware-web-…/awari).
+    assert "for South" in status and "an estimate" in status, status
+    # The server's error text named its directory (/tmp/oware-web-…/awari): never shown.
     assert "oware-web-" not in status and "/tmp" not in status, status
-    assert "the server's awari database" in status, status
-    # The user can move for North.
+    assert "estimates, not exact values" in browser.find_element("id", "line-end").text
+    # South (the user) can move.
     assert len(browser.find_elements("css selector", ".house.playable")) == 6
+    browser.save_screenshot(str(SHOTS / "5-engine-above-the-layers.png"))
 
 
 def test_board_fits_a_narrow_screen(server, browser):
