@@ -450,10 +450,126 @@ fn verify<'py>(
     py.import("json")?.call_method1("loads", (json,))
 }
 
+/// The search engine: best moves and scores from any position, exact inside the built layers
+/// (and wherever the search proves them), estimates above them. Thread-safe; searches release
+/// the GIL.
+#[pyclass(frozen, module = "oware")]
+struct Engine {
+    engine: oware_core::search::Engine,
+}
+
+#[pymethods]
+impl Engine {
+    /// An engine for `rules` probing the layers of the database in `path` (every layer built
+    /// from 0 up, or up to `max_table`); `path=None` searches with the evaluation alone.
+    /// `hash_mb`: its transposition table; `threads`: threads of timed searches.
+    #[new]
+    #[pyo3(signature = (path = None, rules = "awari", hash_mb = 64, threads = 1, max_table = None))]
+    fn new(path: Option<&Bound<'_, PyAny>>, rules: &str, hash_mb: usize, threads: usize, max_table: Option<u32>) -> PyResult<Engine> {
+        let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
+        if !(1..=65536).contains(&hash_mb) {
+            return Err(PyValueError::new_err(format!("hash_mb is 1..65536, not {hash_mb}")));
+        }
+        if !(1..=1024).contains(&threads) {
+            return Err(PyValueError::new_err(format!("threads is 1..1024, not {threads}")));
+        }
+        let db = match path {
+            None => None,
+            Some(p) => {
+                let dir = DatabaseDir::detect(&path_arg(p)?, ruleset).map_err(|e| py_err(&e))?;
+                Some(Arc::new(Probe::from_dir(dir)))
+            }
+        };
+        let mut engine = oware_core::search::Engine::new(ruleset, db, max_table).map_err(|e| py_err(&e))?;
+        engine.set_hash_mb(hash_mb);
+        engine.set_threads(threads);
+        Ok(Engine { engine })
+    }
+
+    /// The largest layer probed (layers 0..=n are), or None.
+    #[getter]
+    fn tables(&self) -> Option<u32> {
+        self.engine.tables()
+    }
+
+    /// Forgets earlier searches (a new game).
+    fn clear(&self) {
+        self.engine.clear();
+    }
+
+    /// Searches `board` (12 mover-first counts) for `movetime_ms` milliseconds, or to `depth`,
+    /// or about `nodes` nodes (1 s when none is given); `captured=(mover, opponent)` scores the
+    /// game's final result (the 25-stone rule ends it). Returns a dict: `best_pit` (None when the
+    /// game is over), `score` (stones, mover's view), `exact`, `depth`, `nodes`, `nps`,
+    /// `seconds`, `pv` (pits) and `moves` (`{"pit", "score", "bound", "exact"}` for every move).
+    #[pyo3(signature = (board, movetime_ms = None, depth = None, nodes = None, captured = None))]
+    fn analyse<'py>(
+        &self,
+        py: Python<'py>,
+        board: &Bound<'py, PyAny>,
+        movetime_ms: Option<u64>,
+        depth: Option<u32>,
+        nodes: Option<u64>,
+        captured: Option<(u32, u32)>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use oware_core::search::{Control, Limits, Root, ScoreBound, MAX_DEPTH};
+        use std::time::Duration;
+        let pos = self::board(board)?;
+        if depth.is_some_and(|d| d == 0 || d > MAX_DEPTH) {
+            return Err(PyValueError::new_err(format!("depth is 1..{MAX_DEPTH}")));
+        }
+        if let Some((m, o)) = captured {
+            if m + o + pos.stones() != 48 {
+                return Err(PyValueError::new_err(format!("captured {m} + {o} and {} on the board do not make 48", pos.stones())));
+            }
+        }
+        let movetime = match (movetime_ms, depth, nodes) {
+            (Some(ms), _, _) => Some(Duration::from_millis(ms.max(1))),
+            (None, None, None) => Some(Duration::from_secs(1)),
+            _ => None,
+        };
+        let limits = Limits { depth, movetime, nodes, all_moves: true };
+        let root = Root { position: pos, captured, history: Vec::new() };
+        let r = py.allow_threads(|| self.engine.search(&root, &limits, &Control::new(), &mut |_| {})).map_err(|e| py_err(&e))?;
+        let out = PyDict::new(py);
+        out.set_item("best_pit", r.best_pit)?;
+        out.set_item("score", f64::from(r.score) / 100.0)?;
+        out.set_item("exact", r.exact)?;
+        out.set_item("depth", r.depth)?;
+        out.set_item("nodes", r.nodes)?;
+        out.set_item("nps", r.nps())?;
+        out.set_item("seconds", r.seconds)?;
+        out.set_item("pv", r.pv.clone())?;
+        let moves = PyList::empty(py);
+        for m in &r.moves {
+            let d = PyDict::new(py);
+            d.set_item("pit", m.pit)?;
+            d.set_item("score", f64::from(m.score) / 100.0)?;
+            d.set_item(
+                "bound",
+                match m.bound {
+                    ScoreBound::Exact => "exact",
+                    ScoreBound::Upper => "upper",
+                    ScoreBound::Lower => "lower",
+                },
+            )?;
+            d.set_item("exact", m.exact)?;
+            moves.append(d)?;
+        }
+        out.set_item("moves", moves)?;
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("oware.Engine(rules={:?}, tables={:?})", self.engine.rules().name(), self.engine.tables())
+    }
+}
+
 #[pymodule]
 fn _oware(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Database>()?;
+    m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("InvalidPosition", py.get_type::<InvalidPosition>())?;

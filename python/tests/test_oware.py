@@ -450,3 +450,35 @@ def test_dtc_missing_raises_and_names_the_build_option(db):
     # Without the depths, the best moves are those of the best value, as before.
     values = db.move_values(CAPTURE_IN_ONE)
     assert db.best_moves(CAPTURE_IN_ONE) == [p for p in range(6) if values[p] == db.value(CAPTURE_IN_ONE)]
+
+
+def test_engine_is_exact_inside_the_layers_and_estimates_above(db_dir, db):
+    engine = oware.Engine(db_dir, rules="awari")
+    assert engine.tables == 16
+    a = engine.analyse(PUBLISHED, depth=4)
+    assert a["exact"] and a["score"] == db.value(PUBLISHED)
+    assert a["best_pit"] in db.best_moves(PUBLISHED)
+    assert {m["pit"]: m["score"] for m in a["moves"]} == {
+        p: v for p, v in enumerate(db.move_values(PUBLISHED)) if v is not None
+    }
+    start = [4] * 12
+    a = engine.analyse(start, depth=5)
+    assert not a["exact"] and a["depth"] == 5 and a["best_pit"] in range(6)
+    assert a["pv"][0] == a["best_pit"] and len(a["moves"]) == 6
+    # The same answer at a fixed depth with more threads.
+    b = oware.Engine(db_dir, threads=2).analyse(start, depth=5)
+    assert (a["best_pit"], a["score"], a["nodes"]) == (b["best_pit"], b["score"], b["nodes"])
+    # With captured counts the score is the game's.
+    g = engine.analyse([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0], depth=3, captured=(20, 24))
+    assert g["exact"] and g["score"] == -4 + db.value([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0])
+    # No tables: the evaluation alone; bad arguments raise.
+    bare = oware.Engine(None)
+    assert bare.tables is None and not bare.analyse(start, movetime_ms=50)["exact"]
+    with pytest.raises(ValueError):
+        engine.analyse(start, depth=0)
+    with pytest.raises(ValueError):
+        engine.analyse(start, captured=(1, 1))
+    with pytest.raises(oware.InvalidPosition):
+        engine.analyse([4, 4, 4])
+    with pytest.raises(oware.Error):
+        oware.Engine(db_dir, rules="chess")

@@ -12,6 +12,7 @@ he will still capture minus those the opponent will, with best play (endless pla
 
 from ._oware import (
     Database,
+    Engine,
     DamagedFile,
     Error,
     InvalidPosition,
@@ -24,6 +25,7 @@ from ._oware import (
 
 __all__ = [
     "Database",
+    "Engine",
     "Error",
     "InvalidPosition",
     "MissingLayer",

@@ -34,6 +34,16 @@ class Line(TypedDict):
 
 Board = Sequence[int]
 
+class Engine:
+    """The search engine: best moves and scores from any position, exact inside the built
+    layers (and wherever the search proves them), estimates above them."""
+
+    def __init__(self, path: Union[str, bytes, "PathLike[str]", "PathLike[bytes]", None] = None, rules: str = "awari", hash_mb: int = 64, threads: int = 1, max_table: Optional[int] = None) -> None: ...
+    @property
+    def tables(self) -> Optional[int]: ...
+    def clear(self) -> None: ...
+    def analyse(self, board: Sequence[int], movetime_ms: Optional[int] = None, depth: Optional[int] = None, nodes: Optional[int] = None, captured: Optional[Tuple[int, int]] = None) -> Dict[str, Any]: ...
+
 class Database:
     """A database directory opened for one ruleset (native layers, packs, or the published 2002
     ``scores.N`` files); layers are opened lazily, each checked on first use."""
