@@ -47,8 +47,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for t in [1usize, 2] {
             let mut e = Engine::new(rules, Some(db.clone()), Some(tables))?;
             e.set_threads(t);
-            let r = e.search(&Root::new(Position::start()), &Limits { movetime: Some(Duration::from_secs(1)), ..Default::default() }, &Control::new(), &mut |_| {})?;
-            println!("start position, 1 s, {t} thread(s): depth {} (sel {}), {} nodes, {:.0} nodes/s, {:.2} s", r.depth, r.seldepth, r.nodes, r.nps(), r.seconds);
+            let r = e.search(
+                &Root::new(Position::start()),
+                &Limits { movetime: Some(Duration::from_secs(1)), ..Default::default() },
+                &Control::new(),
+                &mut |_| {},
+            )?;
+            println!(
+                "start position, 1 s, {t} thread(s): depth {} (sel {}), {} nodes, {:.0} nodes/s, {:.2} s",
+                r.depth,
+                r.seldepth,
+                r.nodes,
+                r.nps(),
+                r.seconds
+            );
         }
     }
 

@@ -220,7 +220,13 @@ fn doc(pos: &Position, mover: Side, r: &Report, engine: &Engine, captured: Optio
         moves: r
             .moves
             .iter()
-            .map(|m| MoveDoc { pit: m.pit, house: house(mover, m.pit).to_string(), score: f64::from(m.score) / 100.0, bound: bound_name(m.bound), exact: m.exact })
+            .map(|m| MoveDoc {
+                pit: m.pit,
+                house: house(mover, m.pit).to_string(),
+                score: f64::from(m.score) / 100.0,
+                bound: bound_name(m.bound),
+                exact: m.exact,
+            })
             .collect(),
         tables: engine.tables(),
         captured: captured.map(|(m, o)| [m, o]),

@@ -234,7 +234,8 @@ fn computer_move(db: &Database, engine: &Engine, limits: &oware::search::Limits,
     }
     // The game since the last capture, for repetitions (positions with as many stones).
     let n = now.position.stones();
-    let earlier: Vec<oware::Board> = history.iter().rev().take_while(|t| t.position.stones() == n).map(|t| *t.position.board()).collect::<Vec<_>>().into_iter().rev().collect();
+    let earlier: Vec<oware::Board> =
+        history.iter().rev().take_while(|t| t.position.stones() == n).map(|t| *t.position.board()).collect::<Vec<_>>().into_iter().rev().collect();
     let root = Root { position: now.position, captured: now.captured.map(|c| (c.of(now.side), c.of(now.side.other()))), history: earlier };
     let r: Report = engine.search(&root, limits, &Control::new(), &mut |_| {})?;
     let pit = r.best_pit.or_else(|| here.moves.first().map(|m| m.pit)).unwrap_or(0);

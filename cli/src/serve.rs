@@ -701,15 +701,14 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::resul
     let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(ApiError::from)?;
     let side = ask.side;
     let mut s = side;
-    let pv = r
-        .pv
-        .iter()
-        .map(|&p| {
-            let h = oware::position::house(s, p).to_string();
-            s = s.other();
-            h
-        })
-        .collect();
+    let pv =
+        r.pv.iter()
+            .map(|&p| {
+                let h = oware::position::house(s, p).to_string();
+                s = s.other();
+                h
+            })
+            .collect();
     Ok(AnalyseDoc {
         schema_version: SCHEMA_VERSION,
         rules: ask.rules.name(),
@@ -743,7 +742,10 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::resul
     })
 }
 
-async fn analyse(State(shared): State<Arc<Shared>>, q: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>) -> Response {
+async fn analyse(
+    State(shared): State<Arc<Shared>>,
+    q: std::result::Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+) -> Response {
     let q = match params(q) {
         Ok(q) => q,
         Err(e) => return e.into_response(),

@@ -623,7 +623,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         let moves = rules.moves(&root.board);
         let n = stones(&root.board);
         let key = self.sh.key_of(&root.board, root.cm, root.cn);
-        let mut report = Report { best_pit: None, score: 0, exact: false, depth: 0, seldepth: 0, nodes: 0, seconds: 0.0, pv: Vec::new(), moves: Vec::new(), hashfull: 0 };
+        let mut report =
+            Report { best_pit: None, score: 0, exact: false, depth: 0, seldepth: 0, nodes: 0, seconds: 0.0, pv: Vec::new(), moves: Vec::new(), hashfull: 0 };
         // A root with moves is searched even inside the layers, so that every move is ranked
         // (each is settled one ply down).
         if self.decided(root) {
@@ -637,7 +638,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             report.exact = true;
             return report;
         }
-        let mut order: Vec<RootMove> = moves.as_slice().iter().map(|m| RootMove { pit: m.pit, score: -INFINITE, bound: ScoreBound::Upper, exact: false }).collect();
+        let mut order: Vec<RootMove> =
+            moves.as_slice().iter().map(|m| RootMove { pit: m.pit, score: -INFINITE, bound: ScoreBound::Upper, exact: false }).collect();
         self.path.push((key, n));
         let first = 1 + (self.id as u32 % 2);
         for depth in first..=max_depth {

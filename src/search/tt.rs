@@ -55,13 +55,7 @@ fn unpack(d: u64) -> (Entry, u8) {
         _ => Bound::Upper,
     };
     let best = ((d >> 27) & 7) as u8;
-    let e = Entry {
-        score: i32::from(d as u16 as i16),
-        depth: ((d >> 16) & 0xFF) as i32,
-        bound,
-        proven: (d >> 26) & 1 == 1,
-        best: (best < 6).then_some(best),
-    };
+    let e = Entry { score: i32::from(d as u16 as i16), depth: ((d >> 16) & 0xFF) as i32, bound, proven: (d >> 26) & 1 == 1, best: (best < 6).then_some(best) };
     (e, (d >> 32) as u8)
 }
 
