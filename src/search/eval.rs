@@ -205,11 +205,9 @@ pub mod fit {
     impl SplitMix {
         /// The next 64 random bits.
         pub fn next_u64(&mut self) -> u64 {
+            let z = crate::search::splitmix(self.0);
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
+            z
         }
 
         /// A number in `0..bound` (`bound > 0`).

@@ -60,7 +60,8 @@ pub const DEFAULT_HASH_MB: usize = 64;
 // ---------------------------------------------------------------------------------------------
 // Zobrist keys: one random word per (pit, count) and per captured count, fixed at compile time.
 
-const fn splitmix(mut x: u64) -> u64 {
+/// One step of splitmix64: `x` advanced by the golden gamma, then mixed.
+pub(crate) const fn splitmix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -682,12 +683,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 all_proven &= s.proven;
                 if best.map_or(true, |(_, b, _)| s.v > b) {
                     best = Some((rm.pit, s.v, s.proven));
-                    self.pv[0][0] = rm.pit;
-                    let child_len = if matches!(m.outcome, Outcome::Child { .. }) { self.pv_len[1].max(1) } else { 1 };
-                    for k in 1..child_len {
-                        self.pv[0][k] = self.pv[1][k];
-                    }
-                    self.pv_len[0] = child_len;
+                    self.update_pv(0, rm.pit, matches!(m.outcome, Outcome::Child { .. }));
                 }
                 alpha = alpha.max(s.v);
             }
@@ -723,6 +719,18 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         self.flush();
         report
+    }
+
+    /// The line at `ply` becomes `pit` followed, when the move leads to a child searched at
+    /// `ply + 1`, by the child's line.
+    #[inline]
+    fn update_pv(&mut self, ply: usize, pit: u8, child: bool) {
+        self.pv[ply][ply] = pit;
+        let end = if child { self.pv_len[ply + 1].max(ply + 1) } else { ply + 1 };
+        for k in ply + 1..end {
+            self.pv[ply][k] = self.pv[ply + 1][k];
+        }
+        self.pv_len[ply] = end;
     }
 
     /// Principal-variation search of `nd` with window `(alpha, beta)`, fail-soft.
@@ -822,12 +830,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 best_pit = Some(m.pit);
                 if s.v > alpha {
                     alpha = s.v;
-                    self.pv[ply][ply] = m.pit;
-                    let end = if matches!(m.outcome, Outcome::Child { .. }) { self.pv_len[ply + 1].max(ply + 1) } else { ply + 1 };
-                    for k in ply + 1..end {
-                        self.pv[ply][k] = self.pv[ply + 1][k];
-                    }
-                    self.pv_len[ply] = end;
+                    self.update_pv(ply, m.pit, matches!(m.outcome, Outcome::Child { .. }));
                     if s.v >= beta {
                         if matches!(m.outcome, Outcome::Child { captured: 0, .. }) {
                             let k = &mut self.killers[ply];
@@ -894,12 +897,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 best = scored(s.v, s.v >= beta && s.proven);
                 if s.v > alpha {
                     alpha = s.v;
-                    self.pv[ply][ply] = m.pit;
-                    let end = if matches!(m.outcome, Outcome::Child { .. }) { self.pv_len[ply + 1].max(ply + 1) } else { ply + 1 };
-                    for k in ply + 1..end {
-                        self.pv[ply][k] = self.pv[ply + 1][k];
-                    }
-                    self.pv_len[ply] = end;
+                    self.update_pv(ply, m.pit, matches!(m.outcome, Outcome::Child { .. }));
                     if s.v >= beta {
                         return best;
                     }
