@@ -186,6 +186,36 @@ int oware_probe_root(const struct oware_db *db,
                      uint8_t *legal,
                      int *best_pit);
 
+// The search engine's answer for a position, from any position: within the built layers exact,
+// above them the engine's search (alpha-beta over the layers, an evaluation at its leaves; see
+// `docs/engine.md`). `pits` is mover-first. The search runs for `movetime_ms` milliseconds, or to
+// `depth` plies when `movetime_ms` is 0 (then on one thread: the answer is reproducible); one of
+// them must be positive.
+//
+// Writes `*best_pit` (0..5, or -1 when the game is over at the position), `*score` (centi-stones,
+// the mover's view: stones he will still capture minus the opponent's, times 100), `*exact` (1
+// when the search proved the score, 0 for an estimate) and `*depth_reached`.
+//
+// The engine (a 64 MiB transposition table, one thread) is made on the handle's first call and
+// kept: calls on one handle share it, and may run from several threads at once.
+//
+// Returns 0, or an error code with nothing written (`OWARE_BAD_ARGUMENT` for NULL pointers or
+// no limit; `OWARE_INVALID_POSITION`; `OWARE_DAMAGED` and others for a layer that cannot be read).
+//
+// Cost: the time asked (at most); the first call also opens every layer present.
+//
+// # Safety
+// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `best_pit`,
+// `score`, `exact` and `depth_reached` to one writable `int` each.
+int oware_analyse(const struct oware_db *db,
+                  const uint8_t *pits,
+                  uint32_t movetime_ms,
+                  uint32_t depth,
+                  int *best_pit,
+                  int *score,
+                  int *exact,
+                  int *depth_reached);
+
 // The largest layer `N` such that the files of every layer 0..=N are present in the handle's
 // directory: every position of at most `N` stones can be probed (as Fathom's `TB_LARGEST`). -1
 // when layer 0 is absent (nothing can be probed), or on a NULL handle. Files are found, not yet

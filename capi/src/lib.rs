@@ -15,6 +15,7 @@
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, OnceLock};
 
 use oware_core::error::ErrorKind;
 use oware_core::probe::Database;
@@ -23,7 +24,9 @@ use oware_core::{Error, Position, Ruleset};
 
 /// An open database: a directory and a ruleset. Opaque to C.
 pub struct oware_db {
-    db: Database,
+    db: Arc<Database>,
+    /// The search engine over the layers, made by the first `oware_analyse`.
+    engine: OnceLock<oware_core::search::Engine>,
 }
 
 /// Success.
@@ -203,7 +206,7 @@ pub unsafe extern "C" fn oware_open_with(dir: *const c_char, rules: *const c_cha
         // A directory of published files (scores.N) is detected; otherwise this tool's layout.
         match DatabaseDir::detect(dir, ruleset) {
             Ok(d) => {
-                handle = Box::into_raw(Box::new(oware_db { db: Database::from_dir(d).read_mode(mode) }));
+                handle = Box::into_raw(Box::new(oware_db { db: Arc::new(Database::from_dir(d).read_mode(mode)), engine: OnceLock::new() }));
                 OWARE_OK
             }
             Err(e) => fail(&e),
@@ -479,6 +482,82 @@ pub unsafe extern "C" fn oware_probe_root(
             *best_pit = best.map_or(-1, |(_, pit)| c_int::from(pit));
         }
         OWARE_OK
+    })
+}
+
+/// The search engine's answer for a position, from any position: within the built layers exact,
+/// above them the engine's search (alpha-beta over the layers, an evaluation at its leaves; see
+/// `docs/engine.md`). `pits` is mover-first. The search runs for `movetime_ms` milliseconds, or to
+/// `depth` plies when `movetime_ms` is 0 (then on one thread: the answer is reproducible); one of
+/// them must be positive.
+///
+/// Writes `*best_pit` (0..5, or -1 when the game is over at the position), `*score` (centi-stones,
+/// the mover's view: stones he will still capture minus the opponent's, times 100), `*exact` (1
+/// when the search proved the score, 0 for an estimate) and `*depth_reached`.
+///
+/// The engine (a 64 MiB transposition table, one thread) is made on the handle's first call and
+/// kept: calls on one handle share it, and may run from several threads at once.
+///
+/// Returns 0, or an error code with nothing written (`OWARE_BAD_ARGUMENT` for NULL pointers or
+/// no limit; `OWARE_INVALID_POSITION`; `OWARE_DAMAGED` and others for a layer that cannot be read).
+///
+/// Cost: the time asked (at most); the first call also opens every layer present.
+///
+/// # Safety
+/// `db` is a handle from `oware_open` not yet closed; `pits` points to 12 bytes; `best_pit`,
+/// `score`, `exact` and `depth_reached` to one writable `int` each.
+#[no_mangle]
+pub unsafe extern "C" fn oware_analyse(
+    db: *const oware_db,
+    pits: *const u8,
+    movetime_ms: u32,
+    depth: u32,
+    best_pit: *mut c_int,
+    score: *mut c_int,
+    exact: *mut c_int,
+    depth_reached: *mut c_int,
+) -> c_int {
+    use oware_core::search::{Control, Engine, Limits, Root, MAX_DEPTH};
+    guard(|| {
+        if db.is_null() || best_pit.is_null() || score.is_null() || exact.is_null() || depth_reached.is_null() {
+            return bad_argument("db, best_pit, score, exact or depth_reached is NULL");
+        }
+        if movetime_ms == 0 && (depth == 0 || depth > MAX_DEPTH) {
+            return bad_argument(&format!("give movetime_ms > 0, or depth 1..{MAX_DEPTH}"));
+        }
+        // SAFETY: as documented for the caller.
+        let (db, pos) = match unsafe { position(pits) } {
+            Ok(p) => (unsafe { &*db }, p),
+            Err(c) => return c,
+        };
+        let engine = match db.engine.get() {
+            Some(e) => e,
+            None => {
+                let tables = if db.db.layers_present().first() == Some(&0) { Some(db.db.clone()) } else { None };
+                match Engine::new(db.db.rules(), tables, None) {
+                    Ok(e) => db.engine.get_or_init(|| e),
+                    Err(e) => return fail(&e),
+                }
+            }
+        };
+        let limits = if movetime_ms > 0 {
+            Limits { movetime: Some(std::time::Duration::from_millis(u64::from(movetime_ms))), ..Default::default() }
+        } else {
+            Limits { depth: Some(depth), ..Default::default() }
+        };
+        match engine.search(&Root::new(pos), &limits, &Control::new(), &mut |_| {}) {
+            Ok(r) => {
+                // SAFETY: as documented for the caller.
+                unsafe {
+                    *best_pit = r.best_pit.map_or(-1, c_int::from);
+                    *score = r.score;
+                    *exact = c_int::from(r.exact);
+                    *depth_reached = r.depth as c_int;
+                }
+                OWARE_OK
+            }
+            Err(e) => fail(&e),
+        }
     })
 }
 

@@ -543,3 +543,51 @@ int main(int argc, char **argv) {
     // Positions of both kinds were checked.
     assert!(counts[0] > 200_000 && counts[1] > 0 && counts[1] < counts[0], "{text}");
 }
+
+/// The search engine from C: inside layers 0..8 its answer is exact and equals the root probe's
+/// value with a best move; above them (the start position) it is an estimate with a legal move;
+/// a fixed depth gives the same answer twice; bad arguments give their codes.
+#[test]
+fn the_engine_answers_from_any_position() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, ..Default::default() };
+    build::build(&config, &Silent).unwrap();
+    let source = tmp.path().join("a.c");
+    std::fs::write(
+        &source,
+        r#"
+#include <stdio.h>
+#include "oware.h"
+int main(int argc, char **argv) {
+    (void)argc;
+    oware_db *db = oware_open(argv[1], NULL, NULL, 0);
+    if (db == NULL) return 10;
+    int best, score, exact, depth;
+    uint8_t inside[12] = {0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0};
+    int8_t value, vals[6]; uint8_t legal[6]; int root_best;
+    if (oware_probe_root(db, inside, &value, vals, legal, &root_best) != 0) return 11;
+    if (oware_analyse(db, inside, 0, 4, &best, &score, &exact, &depth) != 0) return 12;
+    if (!exact || score != 100 * value || best < 0 || !legal[best] || vals[best] != value) return 13;
+    uint8_t start[12] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
+    int b2, s2, e2, d2;
+    if (oware_analyse(db, start, 0, 6, &best, &score, &exact, &depth) != 0) return 14;
+    if (exact || depth != 6 || best < 0 || best > 5) return 15;
+    if (oware_analyse(db, start, 0, 6, &b2, &s2, &e2, &d2) != 0 || b2 != best || s2 != score) return 16;
+    if (oware_analyse(db, start, 50, 0, &best, &score, &exact, &depth) != 0 || best < 0 || depth < 1) return 17;
+    if (oware_analyse(db, start, 0, 0, &best, &score, &exact, &depth) != 2) return 18;
+    if (oware_analyse(NULL, start, 50, 0, &best, &score, &exact, &depth) != 2) return 19;
+    uint8_t bad[12] = {40, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    if (oware_analyse(db, bad, 50, 0, &best, &score, &exact, &depth) != 3) return 20;
+    oware_close(db);
+    printf("ok\n");
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = tmp.path().join("a");
+    compile(&source, &exe);
+    let out = run(&exe, &[db.to_str().unwrap()]);
+    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+}
