@@ -309,9 +309,17 @@ fn a_closed_stdout_ends_it_with_141() {
         .unwrap();
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().unwrap();
-    // The write may fail once the engine has gone: that is the point.
-    let _ = writeln!(stdin, "uci");
-    let _ = stdin.flush();
+    // The write may fail once the engine has gone: that is the point. A process another test
+    // forks at the same moment can hold the pipe's read end open for an instant (until its
+    // exec closes it), so one answer may still be written: keep asking until the engine meets
+    // the closed pipe (at most 10 s).
+    for line in std::iter::once("uci").chain(std::iter::repeat("isready")).take(200) {
+        if writeln!(stdin, "{line}").and_then(|()| stdin.flush()).is_err() || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
