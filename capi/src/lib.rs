@@ -532,13 +532,10 @@ pub unsafe extern "C" fn oware_analyse(
         };
         let engine = match db.engine.get() {
             Some(e) => e,
-            None => {
-                let tables = if db.db.layers_present().first() == Some(&0) { Some(db.db.clone()) } else { None };
-                match Engine::new(db.db.rules(), tables, None) {
-                    Ok(e) => db.engine.get_or_init(|| e),
-                    Err(e) => return fail(&e),
-                }
-            }
+            None => match Engine::new(db.db.rules(), Some(db.db.clone()), None) {
+                Ok(e) => db.engine.get_or_init(|| e),
+                Err(e) => return fail(&e),
+            },
         };
         let limits = if movetime_ms > 0 {
             Limits { movetime: Some(std::time::Duration::from_millis(u64::from(movetime_ms))), ..Default::default() }

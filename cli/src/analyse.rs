@@ -80,12 +80,10 @@ impl SearchArgs {
 /// # Errors
 /// As [`Engine::new`]: a present layer that is damaged or foreign.
 pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet: bool) -> Result<Engine> {
-    let database = db.database_for(rules)?;
-    let tables = if database.layers_present().first() == Some(&0) { Some(Arc::new(database)) } else { None };
-    if tables.is_none() && !quiet {
+    let mut engine = Engine::new(rules, Some(Arc::new(db.database_for(rules)?)), search.max_table)?;
+    if engine.tables().is_none() && !quiet {
         note(&format!("no layers of {rules} in {}: searching with the evaluation alone", db.dir.dir.display()));
     }
-    let mut engine = Engine::new(rules, tables, search.max_table)?;
     engine.set_hash_mb(search.hash);
     engine.set_threads(search.threads.unwrap_or_else(super::cores));
     Ok(engine)
@@ -141,7 +139,8 @@ struct AnalyseDoc {
     captured: Option<[u32; 2]>,
 }
 
-fn bound_name(b: ScoreBound) -> &'static str {
+/// A bound's name in the JSON documents.
+pub fn bound_name(b: ScoreBound) -> &'static str {
     match b {
         ScoreBound::Exact => "exact",
         ScoreBound::Upper => "upper",

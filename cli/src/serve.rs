@@ -48,7 +48,7 @@ use oware::error::ErrorKind;
 use oware::game::Captured;
 use oware::position::{Position, Side};
 use oware::probe::Database;
-use oware::search::{Control, Engine, Limits, Root, ScoreBound};
+use oware::search::{Control, Engine, Limits, Root};
 use oware::storage::ReadMode;
 use oware::{Error, Result, Ruleset};
 use serde::{Deserialize, Serialize};
@@ -56,6 +56,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{watch, Semaphore};
 
+use super::analyse::{bound_name, line_houses};
 use super::output::{note, ErrorDoc, SCHEMA_VERSION};
 use super::report::{report, ReportDoc};
 use super::{signals, DatabaseArgs, ThreadsArg};
@@ -678,8 +679,7 @@ impl Shared {
             return Ok(e.clone());
         }
         let (db, _) = self.database(rules)?;
-        let tables = if db.layers_present().first() == Some(&0) { Some(db) } else { None };
-        let engine = Arc::new(Engine::new(rules, tables, None).map_err(ApiError::from)?);
+        let engine = Arc::new(Engine::new(rules, Some(db), None).map_err(ApiError::from)?);
         Ok(self.engines.lock().unwrap_or_else(|p| p.into_inner()).entry(rules).or_insert(engine).clone())
     }
 }
@@ -700,15 +700,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::resul
     let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
     let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(ApiError::from)?;
     let side = ask.side;
-    let mut s = side;
-    let pv =
-        r.pv.iter()
-            .map(|&p| {
-                let h = oware::position::house(s, p).to_string();
-                s = s.other();
-                h
-            })
-            .collect();
+    let pv = line_houses(&r.pv, side);
     Ok(AnalyseDoc {
         schema_version: SCHEMA_VERSION,
         rules: ask.rules.name(),
@@ -730,11 +722,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::resul
                 pit: m.pit,
                 house: oware::position::house(side, m.pit).to_string(),
                 score: f64::from(m.score) / 100.0,
-                bound: match m.bound {
-                    ScoreBound::Exact => "exact",
-                    ScoreBound::Upper => "upper",
-                    ScoreBound::Lower => "lower",
-                },
+                bound: bound_name(m.bound),
                 exact: m.exact,
             })
             .collect(),

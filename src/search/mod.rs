@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::index::{in_some_layer, rank_unchecked};
 use crate::position::Position;
 use crate::probe::Database;
-use crate::rules::{stones, Board, Outcome, Ruleset, PITS};
+use crate::rules::{stones, Board, Moves, Outcome, Ruleset, PITS};
 use tt::{Bound, Entry, Table};
 
 /// Scores beyond every real score (centi-stones).
@@ -609,7 +609,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// the board then count as split evenly: exact only on an empty board), a position
     /// without moves.
     #[inline]
-    fn settled(&self, nd: &Node, n: u32, moves: &crate::rules::Moves) -> Option<Scored> {
+    fn settled(&self, nd: &Node, n: u32, moves: &Moves) -> Option<Scored> {
         if let Some(s) = self.sh.table(nd, n) {
             return Some(s);
         }
@@ -733,25 +733,36 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.pv_len[ply] = end;
     }
 
-    /// Principal-variation search of `nd` with window `(alpha, beta)`, fail-soft.
-    fn search(&mut self, nd: &Node, mut alpha: i32, beta: i32, depth: i32, ply: usize) -> Scored {
+    /// Enters a node: counts it, starts its line, and ends it at once when it needs no search
+    /// ([`settled`](Self::settled), or the search was stopped: `Err` with the score). Otherwise
+    /// its stone count and moves.
+    #[inline]
+    fn enter(&mut self, nd: &Node, ply: usize) -> std::result::Result<(u32, Moves), Scored> {
         if self.tick() {
-            return scored(0, false);
+            return Err(scored(0, false));
         }
         self.pv_len[ply] = ply;
         self.seldepth = self.seldepth.max(ply);
-        let rules = self.sh.engine.rules;
         let n = stones(&nd.board);
-        let moves = rules.moves(&nd.board);
-        if let Some(s) = self.settled(nd, n, &moves) {
-            return s;
+        let moves = self.sh.engine.rules.moves(&nd.board);
+        match self.settled(nd, n, &moves) {
+            Some(s) => Err(s),
+            None => Ok((n, moves)),
         }
+    }
+
+    /// Principal-variation search of `nd` with window `(alpha, beta)`, fail-soft.
+    fn search(&mut self, nd: &Node, mut alpha: i32, beta: i32, depth: i32, ply: usize) -> Scored {
+        let (n, moves) = match self.enter(nd, ply) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
         let key = self.sh.key_of(&nd.board, nd.cm, nd.cn);
         if self.repeats(key, n) {
             return scored(self.repetition_score(nd), false);
         }
         if depth <= 0 || ply >= MAX_PLY - QUIESCENCE_PLIES as usize - 2 {
-            return self.quiescence(nd, alpha, beta, ply, 0);
+            return self.quiescence(nd, &moves, alpha, beta, ply, 0);
         }
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
@@ -856,22 +867,9 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Captures only, with the evaluation as the score of stopping (never proven).
-    fn quiescence(&mut self, nd: &Node, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
-        if qply > 0 {
-            if self.tick() {
-                return scored(0, false);
-            }
-            self.pv_len[ply] = ply;
-            self.seldepth = self.seldepth.max(ply);
-        }
+    /// `moves` are `nd`'s, which [`enter`](Self::enter) did not settle.
+    fn quiescence(&mut self, nd: &Node, moves: &Moves, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
         let rules = self.sh.engine.rules;
-        let n = stones(&nd.board);
-        let moves = rules.moves(&nd.board);
-        if qply > 0 {
-            if let Some(s) = self.settled(nd, n, &moves) {
-                return s;
-            }
-        }
         let stand = eval::evaluate(rules, &nd.board);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
             return scored(stand, false);
@@ -884,7 +882,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                 Outcome::Child { captured, child } if captured > 0 => {
                     let cap = i32::from(captured) * 100;
                     let c = Node { board: child, cm: nd.cn, cn: nd.cm.saturating_add(captured) };
-                    let r = self.quiescence(&c, cap - beta, cap - alpha, ply + 1, qply + 1);
+                    let r = match self.enter(&c, ply + 1) {
+                        Ok((_, cm)) => self.quiescence(&c, &cm, cap - beta, cap - alpha, ply + 1, qply + 1),
+                        Err(r) => r,
+                    };
                     scored(cap - r.v, r.proven)
                 }
                 Outcome::Child { .. } => continue,
