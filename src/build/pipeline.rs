@@ -270,6 +270,7 @@ fn build_layer(
             checkpoint_every: every,
             note: Some(&note),
             work: Some(&model),
+            release_lower: Some(&release_lower),
         };
         if ranks > 1 {
             let (outbox_bytes, lookups, _) = share_buffers(len);

@@ -81,6 +81,9 @@ pub struct SolveOptions<'a> {
     pub note: Option<&'a (dyn Fn(&str) + Sync)>,
     /// How progress is counted (`None`: [`WorkModel::new`] without expectations).
     pub work: Option<&'a WorkModel>,
+    /// In memory: gives back the pages of bytes `range` of lower layer `m` (a file mapping)
+    /// once they are copied into the solver's own memory (`None`: the pages stay mapped).
+    pub release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)>,
 }
 
 /// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.
@@ -303,7 +306,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let pass = match (share, ooc) {
             (Some(share), _) if ranks > 1 => ExitsPass::Exchanged { share, release_lower: ooc.map(|o| o.release_lower) },
             (_, Some(o)) => ExitsPass::Sorted(o),
-            _ => ExitsPass::Direct,
+            _ => ExitsPass::Direct { release_lower: options.release_lower },
         };
         let p = Pass { rules, n, lower, cells, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_part };
         pass.run(&p, reached.exits_done, &mut |done| {

@@ -43,8 +43,10 @@ impl Pass<'_> {
 /// How the exits pass reads the lower layers.
 pub(super) enum ExitsPass<'a> {
     /// In memory, one process: the lower layers read at random, with prefetching, in segments
-    /// between which a checkpoint may be taken.
-    Direct,
+    /// between which a checkpoint may be taken. The layers a capture can reach are first copied
+    /// into anonymous memory in 2 MB pages ([`Resident`]); `release_lower` then gives back the
+    /// copied pages of the file mappings.
+    Direct { release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
     /// Out of core, one process: part by part, the capture lookups collected, sorted by their
     /// place in the lower layers and served in sweeps whose pages are given back.
     Sorted(&'a OutOfCore<'a>),
@@ -65,11 +67,13 @@ impl ExitsPass<'_> {
     pub(super) fn run(&self, p: &Pass, from: u64, done: &mut dyn FnMut(u64) -> Result<()>) -> Result<()> {
         let len = p.own.end - p.own.start;
         match self {
-            ExitsPass::Direct => {
+            ExitsPass::Direct { release_lower } => {
                 debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
+                let resident = Resident::new(p.n, p.lower, *release_lower);
+                let lower = resident.as_ref().map_or_else(|| p.lower.to_vec(), Resident::layers);
                 let segment = (len / 16).max(CHUNK).div_ceil(CHUNK) * CHUNK;
                 for seg in split(from..len, segment) {
-                    exits_in_memory(p.rules, p.n, p.lower, p.cells, seg.clone(), p.progress);
+                    exits_in_memory(p.rules, p.n, &lower, p.cells, seg.clone(), p.progress);
                     if p.stopped() {
                         return Ok(());
                     }
@@ -97,6 +101,68 @@ impl ExitsPass<'_> {
             ExitsPass::Exchanged { share, release_lower } => exits_shared(p, share, *release_lower)?,
         }
         Ok(())
+    }
+}
+
+/// The lower layers a capture from layer `n` reaches (`0..=n - 2`: a capture takes at least two
+/// stones), copied into anonymous memory in transparent huge pages. The exits pass reads them at
+/// random, one read per capture: through the 4 KB pages of a file mapping nearly every read
+/// also misses the TLB, which cost about as much as the read itself (docs/performance.md).
+pub(super) struct Resident<'a> {
+    map: memmap2::MmapMut,
+    /// Offset of each layer `0..=n - 2` in `map`.
+    offsets: Vec<usize>,
+    /// The original layers (layer `n - 1`, never read by a capture, stays there).
+    lower: &'a [&'a [i8]],
+}
+
+impl<'a> Resident<'a> {
+    /// Copies `lower[0..=n - 2]` (in parallel), giving back each copied range of the file
+    /// mappings with `release` when given. `None` when there is nothing to copy or the memory
+    /// cannot be mapped (the pass then reads the mappings).
+    ///
+    /// Cost: one sequential read of the lower layers; memory: their size, for the pass's length.
+    pub(super) fn new(n: u32, lower: &'a [&'a [i8]], release: Option<&(dyn Fn(u32, Range<u64>) + Sync)>) -> Option<Resident<'a>> {
+        let copied = (n as usize).saturating_sub(1).min(lower.len());
+        let mut offsets = Vec::with_capacity(copied);
+        let mut total = 0usize;
+        for l in &lower[..copied] {
+            offsets.push(total);
+            total += l.len();
+        }
+        if total == 0 {
+            return None;
+        }
+        let mut map = super::state::huge_zeroed(total).ok()?;
+        let mut rest: &mut [u8] = &mut map[..];
+        for (m, l) in lower[..copied].iter().enumerate() {
+            let (dst, tail) = std::mem::take(&mut rest).split_at_mut(l.len());
+            rest = tail;
+            // SAFETY: i8 and u8 have the same size, alignment and valid bit patterns.
+            let src = unsafe { std::slice::from_raw_parts(l.as_ptr().cast::<u8>(), l.len()) };
+            const PIECE: usize = 1 << 24;
+            dst.par_chunks_mut(PIECE).zip(src.par_chunks(PIECE)).enumerate().for_each(|(i, (d, s))| {
+                d.copy_from_slice(s);
+                if let Some(release) = release {
+                    release(m as u32, (i * PIECE) as u64..(i * PIECE + s.len()) as u64);
+                }
+            });
+        }
+        Some(Resident { map, offsets, lower })
+    }
+
+    /// Every lower layer: the copies, and the original of any layer not copied.
+    pub(super) fn layers(&self) -> Vec<&[i8]> {
+        let base = self.map.as_ptr().cast::<i8>();
+        self.lower
+            .iter()
+            .enumerate()
+            .map(|(m, l)| match self.offsets.get(m) {
+                // SAFETY: the copy of layer m lies at offsets[m] in the map, l.len() bytes long.
+                Some(&off) => unsafe { std::slice::from_raw_parts(base.add(off), l.len()) },
+                None => *l,
+            })
+            .collect()
     }
 }
 

@@ -104,7 +104,7 @@ fn interrupted_solves_resume_from_checkpoints_in_either_mode() {
             checkpoint: Some(&ckpt),
             checkpoint_every: Duration::from_secs(3600),
             note: Some(&note),
-            work: None,
+            ..Default::default()
         };
         let mut out = vec![0u8; layer_size(n) as usize];
         let counted = Counting::default();
