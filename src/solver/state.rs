@@ -171,6 +171,8 @@ impl Meter<'_> {
 pub(super) struct Scratch {
     stack: Vec<(Board, i8)>,
     batch: Vec<(usize, Board, bool)>,
+    /// The previous batch's updates, applied after the next batch is generated.
+    ready: Vec<(usize, Board, bool)>,
     sends: Vec<u64>,
     /// Positions propagated since the last charge to the meter.
     propagated: u64,
@@ -232,7 +234,10 @@ impl State<'_> {
     /// instead of one after the other.
     fn propagate(&self, t: i8, s: &mut Scratch) {
         let len = self.cells.len() as u64;
-        while !s.stack.is_empty() {
+        // Software-pipelined: the updates of one batch are applied after the next batch's
+        // predecessors have been generated and prefetched, so that each prefetch has a whole
+        // batch's work to arrive in.
+        while !s.stack.is_empty() || !s.ready.is_empty() {
             s.batch.clear();
             for _ in 0..BATCH {
                 let Some((board, v)) = s.stack.pop() else { break };
@@ -250,9 +255,10 @@ impl State<'_> {
                     }
                 });
             }
-            for &(k, q, child_lost) in s.batch.iter() {
+            for &(k, q, child_lost) in s.ready.iter() {
                 self.update(t, k, || q, child_lost, &mut s.stack);
             }
+            std::mem::swap(&mut s.ready, &mut s.batch);
             if s.sends.len() >= SENDS {
                 self.flush(&mut s.sends);
             }
