@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
+use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer, LayerState};
 use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 
 /// What to verify in a directory.
@@ -37,7 +37,9 @@ use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 pub struct VerifyOptions {
     /// The layers to re-derive (inclusive). The layers below the range that they read are opened
     /// and checked (header, checksum) but not re-derived. `None`: every layer from 0 to the
-    /// highest one on disk (unreadable entries included), so a gap is reported as missing.
+    /// highest one on disk (unreadable entries included), so a gap is reported as missing, but
+    /// for an absent layer right below the highest one on disk of the range, which no layer
+    /// present needs (`oware build --for` leaves it out): [`LayerStatus::NotNeeded`].
     pub layers: Option<RangeInclusive<u32>>,
     /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
     /// Without it, the bounds present are checked and absent ones skipped.
@@ -161,6 +163,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
         observer.manifest(m)?;
     }
 
+    // A gap right below the highest layer of the range on disk is not needed by any layer
+    // present (layer B reads 0..=B-2), as `build --for` leaves it: not a problem.
+    let top = (first..=last).rev().find(|&n| !matches!(dir.state(n), LayerState::Absent));
+    let gap = top.and_then(crate::rules::layer_not_needed).filter(|&g| g >= first && matches!(dir.state(g), LayerState::Absent));
     let start = Instant::now();
     let mut layers: Vec<Option<Layer>> = Vec::new();
     let mut entries: Vec<LayerEntry> = Vec::new();
@@ -171,6 +177,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
             continue;
         }
         let status = match dir.open(n, true) {
+            Err(Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) if Some(n) == gap => {
+                layers.push(None);
+                LayerStatus::NotNeeded
+            }
             Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
                 layers.push(None);
                 LayerStatus::Missing(e)
@@ -206,7 +216,7 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
     let mut bounds: Vec<BoundsEntry> = Vec::new();
     for n in 0..=last {
-        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) {
+        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) || Some(n) == gap {
             bounds_layers.push(None);
             continue;
         }
@@ -245,7 +255,7 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     // depths of smaller layers are never read, so layers below the range are left out.
     let mut dtc: Vec<DtcEntry> = Vec::new();
     for n in first..=last {
-        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) {
+        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) || Some(n) == gap {
             continue;
         }
         let status = match dir.open_dtc(n, true) {
