@@ -36,7 +36,7 @@ pub struct BuildArgs {
     /// of N stones needs layers 0..=N-2 and N: a capture takes at least 2 stones, so layer N-1
     /// is never reached and is left out (shown as skipped by --dry-run; a later build without
     /// --for fills it in).
-    #[arg(long = "for", value_name = "TARGET", value_parser = parse_target, conflicts_with = "max_stones")]
+    #[arg(long = "for", value_name = "TARGET", value_parser = parse_target, conflicts_with = "max_stones", allow_negative_numbers = true)]
     target: Option<u32>,
     #[command(flatten)]
     dir: DirArg,
