@@ -301,3 +301,20 @@ fn a_full_build_fills_the_gap_and_keeps_the_other_layers() {
     }
     assert_eq!(DatabaseDir::native(tmp.path(), Ruleset::Awari).unwrap().gap(), None);
 }
+
+#[test]
+fn a_target_built_out_of_core_writes_the_same_files() {
+    let full = fixture(Ruleset::Awari, 14);
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out, err) = oware(&["build", "--for", "14", "--dir", s(tmp.path()), "--max-memory", "6M", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("layer 14") && out.contains("out of core in 3 parts") && out.contains("layer 13:") && out.contains("skipped"), "{out}");
+    let (code, _, err) = oware(&["build", "--for", "14", "--dir", s(tmp.path()), "--max-memory", "6M", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!tmp.path().join("awari/layer-13.owdb").exists());
+    for n in layers_needed(14) {
+        let name = format!("awari/layer-{n:02}.owdb");
+        assert!(std::fs::read(tmp.path().join(&name)).unwrap() == std::fs::read(full.join(&name)).unwrap(), "{name} differs");
+    }
+    assert!(!tmp.path().join("awari/.work").exists(), "the work directory is removed");
+}
