@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer, LayerState};
+use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
 use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 
 /// What to verify in a directory.
@@ -37,9 +37,10 @@ use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 pub struct VerifyOptions {
     /// The layers to re-derive (inclusive). The layers below the range that they read are opened
     /// and checked (header, checksum) but not re-derived. `None`: every layer from 0 to the
-    /// highest one on disk (unreadable entries included), so a gap is reported as missing, but
-    /// for an absent layer right below the highest one on disk of the range, which no layer
-    /// present needs (`oware build --for` leaves it out): [`LayerStatus::NotNeeded`].
+    /// highest one on disk (unreadable entries included), so a gap is reported as missing. The one
+    /// gap a directory may have without missing anything ([`DatabaseDir::gap`]: `oware build
+    /// --for` leaves out the layer right below the highest one, which no layer present needs) is
+    /// [`LayerStatus::NotNeeded`] instead, whenever the range goes past it.
     pub layers: Option<RangeInclusive<u32>>,
     /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
     /// Without it, the bounds present are checked and absent ones skipped.
@@ -163,10 +164,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
         observer.manifest(m)?;
     }
 
-    // A gap right below the highest layer of the range on disk is not needed by any layer
-    // present (layer B reads 0..=B-2), as `build --for` leaves it: not a problem.
-    let top = (first..=last).rev().find(|&n| !matches!(dir.state(n), LayerState::Absent));
-    let gap = top.and_then(crate::rules::layer_not_needed).filter(|&g| g >= first && matches!(dir.state(g), LayerState::Absent));
+    // The gap `build --for` leaves (the one absent layer, right below the highest one) is not
+    // needed by any layer present (layer B reads 0..=B-2): not a problem when the range goes
+    // past it.
+    let gap = dir.gap().filter(|&g| g >= first && g < last);
     let start = Instant::now();
     let mut layers: Vec<Option<Layer>> = Vec::new();
     let mut entries: Vec<LayerEntry> = Vec::new();

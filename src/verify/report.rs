@@ -32,9 +32,9 @@ pub enum LayerStatus {
     Damaged(Error),
     /// The file is absent: the error.
     Missing(Error),
-    /// The file is absent and no layer present needs it: it lies right below the highest layer
-    /// of the range on disk, which never reaches it (a capture takes at least 2 stones), as
-    /// `oware build --for` leaves it. Not a problem.
+    /// The file is absent and no layer present needs it: the directory's gap
+    /// ([`DatabaseDir::gap`]), right below the highest layer, which never reaches it (a capture
+    /// takes at least 2 stones), as `oware build --for` leaves it. Not a problem.
     NotNeeded,
 }
 

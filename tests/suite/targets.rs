@@ -318,3 +318,21 @@ fn a_target_built_out_of_core_writes_the_same_files() {
     }
     assert!(!tmp.path().join("awari/.work").exists(), "the work directory is removed");
 }
+
+#[test]
+fn verify_takes_the_gap_only_in_a_range_past_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    gapped(tmp.path());
+    for (range, code) in [("0..8", 0), ("0..7", 4), ("7..8", 0), ("8", 0), ("6..7", 4)] {
+        let (got, out, err) = oware(&["verify", "--dir", s(tmp.path()), "--layers", range]);
+        assert_eq!(got, code, "--layers {range}: {out}\n{err}");
+    }
+    let (code, out, _) = oware(&["verify", "--dir", s(tmp.path()), "--max-stones", "8"]);
+    assert_eq!(code, 0, "{out}");
+    // Another layer missing too: no gap, both missing.
+    std::fs::remove_file(tmp.path().join("awari/layer-03.owdb")).unwrap();
+    assert_eq!(DatabaseDir::native(tmp.path(), Ruleset::Awari).unwrap().gap(), None);
+    let (code, out, _) = oware(&["verify", "--dir", s(tmp.path())]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("missing layers 3, 7"), "{out}");
+}
