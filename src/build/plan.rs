@@ -201,7 +201,9 @@ pub struct LayerPlan {
     pub action: LayerAction,
     /// How it is solved.
     pub mode: Mode,
-    /// Bytes of memory building it needs ([`memory_needed`] in memory; the limit out of core).
+    /// Bytes of memory building it needs ([`memory_needed`] in memory, less the lower layers
+    /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
+    /// out).
     pub memory_bytes: u64,
     /// Out of core: the limits it is solved within.
     #[serde(skip_serializing_if = "Option::is_none")]
