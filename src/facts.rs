@@ -392,7 +392,7 @@ fn fact_start_position(rules: Ruleset, layers: &[Option<&[i8]>]) -> FactReport {
             FactStatus::NotCheckable,
             format!(
                 "the start position is in no layer; its value comes from its children in {} \
-                 ({} positions, built from every layer below it); present: {}",
+                 ({} positions, which need layers 0..46 below them, not 47); present: {}",
                 layers_phrase(missing.iter().copied()),
                 group_digits(missing.iter().map(|&l| layer_size(l)).sum()),
                 present(layers)

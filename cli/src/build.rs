@@ -31,6 +31,13 @@ pub struct BuildArgs {
     /// Build layers 0..=N (N stones on the board at most, 0..=48).
     #[arg(long, value_name = "N", default_value_t = 18, value_parser = clap::value_parser!(u32).range(0..=MAX_STONES as i64))]
     max_stones: u32,
+    /// Build only the layers TARGET needs: TARGET is a position, in `oware query`'s syntax as
+    /// one argument (e.g. "4 4 4 4 4 4 4 4 4 4 4 4"), or its stone count N (0..=48). A position
+    /// of N stones needs layers 0..=N-2 and N: a capture takes at least 2 stones, so layer N-1
+    /// is never reached and is left out (shown as skipped by --dry-run; a later build without
+    /// --for fills it in).
+    #[arg(long = "for", value_name = "TARGET", value_parser = parse_target, conflicts_with = "max_stones", allow_negative_numbers = true)]
+    target: Option<u32>,
     #[command(flatten)]
     dir: DirArg,
     #[command(flatten)]
@@ -65,6 +72,23 @@ pub struct BuildArgs {
     quiet: QuietArg,
     #[command(flatten)]
     json: JsonArg,
+}
+
+/// Parses `--for`'s TARGET: a stone count (digits only, 0..=48), or a position in any form
+/// [`oware::Position`] parses; its stone count.
+///
+/// # Errors
+/// [`Error::Usage`] for a count above 48; the position's [`Error::InvalidPosition`] otherwise
+/// (the program reports either with its own exit code, 2 or 3).
+pub(crate) fn parse_target(s: &str) -> Result<u32> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return match t.parse::<u32>() {
+            Ok(n) if n <= MAX_STONES => Ok(n),
+            _ => Err(Error::Usage(format!("--for {t}: a layer has 0..={MAX_STONES} stones"))),
+        };
+    }
+    Ok(t.parse::<oware::Position>()?.stones())
 }
 
 /// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
@@ -422,17 +446,23 @@ struct TotalScale {
 /// The plan for people: one line per layer to build, and totals.
 fn plan_text(plan: &BuildPlan, threads: usize) -> String {
     let build: Vec<_> = plan.to_build().collect();
-    let checked = plan.layers.len() - build.len();
+    let skipped: Vec<_> = plan.skipped().collect();
+    let checked = plan.layers.len() - build.len() - skipped.len();
     let mut s = format!(
-        "plan: {} layers 0..={} in {}: {checked} to check, {} to build with {threads} threads\n",
+        "plan: {} layers 0..={} in {}: {checked} to check, {} to build{} with {threads} threads\n",
         plan.rules,
         plan.layers.len().saturating_sub(1),
         plan.dir.display(),
-        build.len()
+        build.len(),
+        if skipped.is_empty() { String::new() } else { format!(", {} skipped (not needed)", skipped.len()) }
     );
-    for l in &build {
+    for l in plan.layers.iter().filter(|l| !matches!(l.action, LayerAction::Check)) {
         let why = match &l.action {
             LayerAction::Build { reason: Some(r) } => format!(" (replaces a damaged file: {r})"),
+            LayerAction::Skip { reason } => {
+                s.push_str(&format!("  layer {:>2}: {:>15} positions, skipped, {reason}\n", l.layer, group_digits(l.positions)));
+                continue;
+            }
             _ => String::new(),
         };
         let mode = match &l.out_of_core {
@@ -495,9 +525,11 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
 /// The plan in one line (the full table is `--dry-run`'s).
 fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
     let build: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
+    let skipped: Vec<u32> = plan.skipped().map(|l| l.layer).collect();
+    let skipped = if skipped.is_empty() { String::new() } else { format!("; {} skipped (not needed)", oware::units::layers_phrase(skipped)) };
     if build.is_empty() {
         return format!(
-            "plan: {} layers 0..={} in {}: every layer is built; checking them",
+            "plan: {} layers 0..={} in {}: every layer is built; checking them{skipped}",
             plan.rules,
             plan.layers.len().saturating_sub(1),
             plan.dir.display()
@@ -506,7 +538,7 @@ fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
     let peak = plan.to_build().map(|l| l.memory_bytes).max().unwrap_or(0);
     format!(
         "plan: {} {} to build in {} with {}{threads} threads: memory up to {}{}, disk {}, about {} \
-         (--dry-run shows every layer)",
+         (--dry-run shows every layer){skipped}",
         plan.rules,
         oware::units::layers_phrase(build),
         plan.dir.display(),
@@ -535,6 +567,11 @@ pub fn run(a: BuildArgs) -> Result<()> {
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
         bounds: a.bounds,
         dtc: a.dtc,
+        skip: Vec::new(),
+    };
+    let config = match a.target {
+        Some(stones) => config.for_stones(stones),
+        None => config,
     };
     #[cfg(feature = "mpi")]
     let _mpi = if oware::mpi_cluster::launched_by_mpirun() {

@@ -131,17 +131,28 @@ pub fn run(a: ExportArgs) -> Result<()> {
                 if let LayerState::Unreadable(e) = state {
                     return Err(e);
                 }
-                if !a.quiet.quiet {
-                    note(&format!("layer {k} is not built: exporting layers 0..{}", k - 1));
+                match (dir.gap(), dir.layers_on_disk().last()) {
+                    // The layer `build --for` leaves out: exported without it.
+                    (Some(gap), Some(&top)) if gap == k => {
+                        if !a.quiet.quiet {
+                            note(&format!("layer {k} is not built (layer {top} does not need it): exporting layers 0..{}, {top}", k - 1));
+                        }
+                        top
+                    }
+                    _ => {
+                        if !a.quiet.quiet {
+                            note(&format!("layer {k} is not built: exporting layers 0..{}", k - 1));
+                        }
+                        k - 1
+                    }
                 }
-                k - 1
             }
             None => MAX_STONES,
         },
     };
 
     // Open every layer first: a missing layer or a bad header stops the export before any write.
-    let layers: Vec<Layer> = (0..=last).map(|n| dir.open(n, false)).collect::<Result<_>>()?;
+    let layers: Vec<Layer> = dir.layers_up_to(last).into_iter().map(|n| dir.open(n, false)).collect::<Result<_>>()?;
     fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
@@ -195,7 +206,8 @@ pub fn run(a: ExportArgs) -> Result<()> {
         })
     } else {
         out.line(&format!(
-            "exported {rules} layers 0..{last}: {} positions, {} bytes written to {} in {seconds:.1} s",
+            "exported {rules} {}: {} positions, {} bytes written to {} in {seconds:.1} s",
+            oware::units::layers_phrase(layers.iter().map(|l| l.stones())),
             group_digits(total),
             group_digits(on_disk),
             a.out.display(),

@@ -360,20 +360,22 @@ pub fn hint(e: &Error) -> Option<String> {
     match e {
         Error::LayerMissing { layer, dir, rules } => {
             let positions = oware::index::layer_size((*layer).min(oware::index::MAX_STONES));
-            let total: u64 = (0..=*layer).map(oware::index::layer_size).sum();
-            let build = format!("oware build --rules {rules} --max-stones {layer}{}", dir_option(dir));
+            // A large layer: only the layers its positions need (not the one below it).
+            let total: u64 = oware::rules::layers_needed(*layer).into_iter().map(oware::index::layer_size).sum();
             if *layer <= 28 {
-                Some(format!("run `{build}`"))
+                Some(format!("run `oware build --rules {rules} --max-stones {layer}{}`", dir_option(dir)))
             } else {
+                let build = format!("oware build --rules {rules} --for {layer}{}", dir_option(dir));
                 let published = if *rules == Ruleset::Awari {
                     " or probe the published 2002 awari databases (scores.0 .. scores.48) with `--format vu --dir DIR`"
                 } else {
                     ""
                 };
                 Some(format!(
-                    "layer {layer} holds {} positions ({} for layers 0..={layer}); build it with `{build}` (see `oware build --dry-run`){published}",
+                    "layer {layer} holds {} positions ({} for the layers its positions need, 0..={} and {layer}); build them with `{build}` (see `oware build --dry-run`){published}",
                     oware::units::group_digits(positions),
                     oware::units::human_bytes(total),
+                    layer.saturating_sub(2),
                 ))
             }
         }

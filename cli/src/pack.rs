@@ -121,21 +121,31 @@ struct Doc {
     seconds: f64,
 }
 
-/// The layers to process: `0..=max` when given, else from 0 up to the first absent one.
-fn last_layer(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<u32> {
+/// The layers to process: `0..=max` when given, else from 0 up to the first absent one, or up
+/// to the highest one on disk past the one absent layer `build --for` leaves
+/// ([`DatabaseDir::gap`]), without it.
+fn layers_to_process(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<Vec<u32>> {
     if let Some(m) = max {
-        return Ok(m);
+        return Ok(dir.layers_up_to(m));
     }
     match dir.first_not_present() {
         Some((_, LayerState::Unreadable(e))) => Err(e),
         Some((0, _)) => Err(dir.missing(0)),
-        Some((k, _)) => {
-            if !quiet {
-                note(&format!("layer {k} is not there: layers 0..{}", k - 1));
+        Some((k, _)) => match (dir.gap(), dir.layers_on_disk().last()) {
+            (Some(gap), Some(&top)) if gap == k => {
+                if !quiet {
+                    note(&format!("layer {k} is not there (layer {top} does not need it): layers 0..{}, {top}", k - 1));
+                }
+                Ok(dir.layers_up_to(top))
             }
-            Ok(k - 1)
-        }
-        None => Ok(MAX_STONES),
+            _ => {
+                if !quiet {
+                    note(&format!("layer {k} is not there: layers 0..{}", k - 1));
+                }
+                Ok((0..k).collect())
+            }
+        },
+        None => Ok((0..=MAX_STONES).collect()),
     }
 }
 
@@ -212,10 +222,9 @@ impl Report {
             };
             return self.out.json(&doc);
         }
-        let first = self.layers.first().map_or(0, |l| l.layer);
-        let last = self.layers.last().map_or(0, |l| l.layer);
+        let which = oware::units::layers_phrase(self.layers.iter().map(|l| l.layer));
         self.out.line(&format!(
-            "{} {} layers {first}..{last}: {} positions, {} bytes ({:.1}% of {} raw) in {seconds:.1} s{}",
+            "{} {} {which}: {} positions, {} bytes ({:.1}% of {} raw) in {seconds:.1} s{}",
             self.command,
             self.rules,
             group_digits(self.raw),
@@ -239,13 +248,13 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
     dst.create()?;
-    let total: u64 = (0..=last).map(layer_size).sum();
+    let total: u64 = layers.iter().map(|&n| layer_size(n)).sum();
     let bar = bar(a.quiet.quiet, total);
     let mut report = Report::new("packed", rules, a.json.json);
     let mut entries = Vec::new();
-    for n in 0..=last {
+    for &n in &layers {
         if signals::interrupted() {
             bar.finish_and_clear();
             return Err(Error::Interrupted);
@@ -321,8 +330,8 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
-    write_native_layers(&dst, last, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
+    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
@@ -336,18 +345,18 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     })
 }
 
-/// Writes native layers `0..=last` into `dst` under its build lock, with a progress bar, Ctrl-C
+/// Writes native layers `layers` into `dst` under its build lock, with a progress bar, Ctrl-C
 /// and `report`: `make(n)` reads layer `n`'s source and returns a [`LayerWriter`] of `dst` with
 /// the values in its payload (its header and checksum are written when the layer is finished; a
 /// writer dropped on an error leaves nothing behind).
 ///
 /// # Errors
 /// Those of `make`, of finishing a layer ([`Error::Io`]), [`Error::Interrupted`].
-fn write_native_layers(dst: &DatabaseDir, last: u32, mut report: Report, quiet: bool, mut make: impl FnMut(u32) -> Result<LayerWriter>) -> Result<()> {
+fn write_native_layers(dst: &DatabaseDir, layers: &[u32], mut report: Report, quiet: bool, mut make: impl FnMut(u32) -> Result<LayerWriter>) -> Result<()> {
     let _lock = BuildLock::acquire(dst)?;
-    let total: u64 = (0..=last).map(layer_size).sum();
+    let total: u64 = layers.iter().map(|&n| layer_size(n)).sum();
     let bar = bar(quiet, total);
-    for n in 0..=last {
+    for &n in layers {
         if signals::interrupted() {
             bar.finish_and_clear();
             return Err(Error::Interrupted);
@@ -376,8 +385,9 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
     let rules = Ruleset::Awari;
     let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
-    let last = last_layer(&src, a.max_stones.max_stones, a.quiet.quiet)?;
-    write_native_layers(&dst, last, Report::new("imported", rules, a.json.json), a.quiet.quiet, |n| {
+    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    let last = layers.last().copied().unwrap_or(0);
+    write_native_layers(&dst, &layers, Report::new("imported", rules, a.json.json), a.quiet.quiet, |n| {
         let layer = src.open(n, false)?;
         if let Some((index, value)) = layer.first_out_of_range() {
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));

@@ -200,7 +200,14 @@ pub fn run(a: StatsArgs) -> Result<()> {
     }
     let prefix_end = (0..=MAX_STONES).take_while(|n| on_disk.contains(n)).count() as u32;
     if prefix_end as usize != on_disk.len() && !a.quiet.quiet {
-        note(&format!("layers on disk: {} (layer {prefix_end} is missing)", describe_layers(on_disk.iter().copied())));
+        // The layer right below the highest one (and only it) absent: as `build --for` leaves it.
+        let top = on_disk.last().copied().unwrap_or(0);
+        let why = if oware::rules::layer_not_needed(top) == Some(prefix_end) && on_disk.len() as u32 == top {
+            format!("layer {prefix_end} is not built: layer {top} does not need it")
+        } else {
+            format!("layer {prefix_end} is missing")
+        };
+        note(&format!("layers on disk: {} ({why})", describe_layers(on_disk.iter().copied())));
     }
     let mut out = Stdout::new();
     let mut counts = Vec::new();

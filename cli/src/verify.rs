@@ -409,6 +409,7 @@ fn layer_text(first: u32, format: Format, e: &LayerEntry, earlier: &[LayerEntry]
         }
         LayerStatus::Damaged(e) => s.push_str(&format!("layer {n:>2}: DAMAGED: {e}\n")),
         LayerStatus::Missing(_) => s.push_str(&format!("layer {n:>2}: MISSING: not built\n")),
+        LayerStatus::NotNeeded => s.push_str(&format!("layer {n:>2}: skipped: not built and not needed (no position of layer {} reaches it)\n", n + 1)),
     }
     s
 }

@@ -87,3 +87,66 @@ fn manual_pages_are_generated_and_current() {
         );
     }
 }
+
+/// Runs the program: (exit code, stdout, stderr).
+fn oware_all(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `build --for TARGET`: a malformed position is an invalid position (3, as for `query`), a
+/// stone count past 48 or `--for` with `--max-stones` a bad command line (2); nothing is
+/// written.
+#[test]
+fn build_for_refuses_a_bad_target() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    for (target, code, says) in [
+        ("1 2 3", 3, "needs 12 pit counts"),
+        ("4 4 4 4 4 4 4 4 4 4 4 x", 3, "invalid position"),
+        ("9 9 9 9 9 9 9 9 9 9 9 9", 3, "invalid position"),
+        ("", 3, "invalid position"),
+        ("49", 2, "--for 49: a layer has 0..=48 stones"),
+        ("99999999999999999999", 2, "a layer has 0..=48 stones"),
+        ("-1", 3, "invalid position"),
+    ] {
+        let (got, _, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        assert_eq!(got, code, "--for {target:?}: {err}");
+        assert!(err.contains(says), "--for {target:?}: {err}");
+    }
+    let (got, _, err) = oware_all(&["build", "--for", "8", "--max-stones", "8", "--dir", dir]);
+    assert_eq!(got, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing is written");
+}
+
+/// The dry-run plan of a target: every form of the same target gives the same plan, with layer
+/// N-1 skipped (not needed) in the text and `"action": "skip"` in the JSON.
+#[test]
+fn build_for_plans_the_layers_a_target_needs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let mut plans = Vec::new();
+    for target in ["10", "4 4 2 0 0 0 0 0 0 0 0 0", "[4,4,2,0,0,0,0,0,0,0,0,0]", "S: 4 4 2 0 0 0  N: 0 0 0 0 0 0  S"] {
+        let (code, out, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        assert_eq!(code, 0, "{target}: {err}");
+        assert!(out.contains("layers 0..=10") && out.contains("10 to build, 1 skipped (not needed)"), "{out}");
+        assert!(out.contains("layer  9:") && out.contains("skipped, not needed: no position of layer 10 reaches it"), "{out}");
+        assert!(!out.contains("MISSING") && !out.contains("missing"), "{out}");
+        plans.push(out.replace(|c: char| c.is_ascii_digit(), ""));
+    }
+    assert!(plans.windows(2).all(|w| w[0] == w[1]), "{plans:?}");
+    let (code, out, err) = oware_all(&["build", "--for", "10", "--dir", dir, "--dry-run", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let actions: Vec<&str> = plan["layers"].as_array().unwrap().iter().map(|l| l["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["build", "build", "build", "build", "build", "build", "build", "build", "build", "skip", "build"]);
+    assert_eq!(plan["layers"][9]["disk_bytes"], 0);
+    // 0 and 1 stones: nothing to leave out.
+    for n in ["0", "1"] {
+        let (code, out, _) = oware_all(&["build", "--for", n, "--dir", dir, "--dry-run"]);
+        assert_eq!(code, 0);
+        assert!(!out.contains("skipped"), "{out}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "a dry run writes nothing");
+}

@@ -60,7 +60,8 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> 
 /// Makes layer `n`'s forced-capture bounds complete: checks the file there (`bp`), or builds
 /// them from the lower layers' bounds into a temporary file, checks them (the relation with
 /// `values` on every position, the equations on a spread of positions) and renames them into
-/// place; then writes `bounds-NN.json`. Returns the finished bounds.
+/// place; then writes `bounds-NN.json`. Returns the finished bounds. `lower[m]` is `None` for
+/// a layer the build leaves out (layer `n - 1` at most: never read).
 ///
 /// # Errors
 /// [`Error::BoundsCheck`] when the new bounds fail a check (nothing is published);
@@ -70,12 +71,13 @@ pub(super) fn bounds_layer(
     n: u32,
     bp: &BoundsPlan,
     values: &Layer,
-    lower: &[BoundsLayer],
+    lower: &[Option<BoundsLayer>],
     observer: &dyn BuildObserver,
 ) -> Result<BoundsLayer> {
     let rules = dir.rules();
     let replaced = match &bp.action {
         LayerAction::Build { reason } => reason.clone(),
+        LayerAction::Skip { .. } => None,
         LayerAction::Check => match check_bounds(dir, n, values)? {
             Ok((b, stats)) => {
                 restore_json(
@@ -96,7 +98,7 @@ pub(super) fn bounds_layer(
     observer.bounds_started(n, bounds_work_units(n));
     let start = Instant::now();
     let mut writer = LayerWriter::create_bounds(dir, n)?;
-    let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.payload()).collect();
+    let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.payload())).collect();
     solve_bounds(rules, n, &lower_payloads, writer.payload_mut(), observer)?;
     observer.phase("bounds: checking");
     let t = crate::bounds::tally(n, values.values(), writer.payload());
@@ -115,7 +117,7 @@ pub(super) fn bounds_layer(
 
 /// Re-derives the bounds of a spread of positions of a new layer from their moves with the
 /// verifier's independent derivation before the layer is published.
-fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[BoundsLayer]) -> Result<()> {
+fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[Option<BoundsLayer>]) -> Result<()> {
     let size = layer_size(n);
     let step = (size / SPOT_CHECKS).max(1);
     let codec = crate::bounds::Codec::new(n);
@@ -125,7 +127,12 @@ fn spot_check_bounds(rules: Ruleset, n: u32, payload: &[u8], lower: &[BoundsLaye
         let stored = codec.get(payload, i);
         let derived = derive_bounds(rules, &board, |m, child| {
             let j = rank_unchecked(child);
-            let got = if m == n { codec.get(payload, j) } else { lower[m as usize].codec().get(lower[m as usize].payload(), j) };
+            let got = match lower.get(m as usize) {
+                _ if m == n => codec.get(payload, j),
+                Some(Some(l)) => l.codec().get(l.payload(), j),
+                // A layer left out is never a child (a capture takes at least 2 stones).
+                _ => None,
+            };
             got.ok_or(m)
         });
         match (stored, derived) {

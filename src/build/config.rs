@@ -24,6 +24,30 @@ pub struct BuildConfig {
     pub bounds: bool,
     /// Also build every layer's depths to capture ([`crate::dtc`]), beside its values.
     pub dtc: bool,
+    /// Layers of `0..=max_stones` left out because no layer built needs them (empty: build them
+    /// all). A layer `m` may be left out only when no layer built is `m + 2` or more (a layer
+    /// needs `0..=n-2` and itself, [`crate::rules::layers_needed`]), so in practice only
+    /// `max_stones - 1`: see [`for_stones`](Self::for_stones). The plan shows them as skipped
+    /// ([`LayerAction::Skip`](super::LayerAction::Skip)), the build neither reads nor writes
+    /// them, and a later build without them fills the gap.
+    pub skip: Vec<u32>,
+}
+
+impl BuildConfig {
+    /// This configuration narrowed to the layers a position of `stones` stones needs
+    /// ([`crate::rules::layers_needed`]): `max_stones` becomes `stones` and `skip` the layer
+    /// below it (none for 0 or 1 stones). For `stones` above 48 the plan refuses it.
+    ///
+    /// Cost: none.
+    pub fn for_stones(self, stones: u32) -> BuildConfig {
+        BuildConfig { max_stones: stones, skip: crate::rules::layer_not_needed(stones).into_iter().collect(), ..self }
+    }
+
+    /// Whether layer `n` is one this configuration builds (or checks): in `0..=max_stones` and
+    /// not in `skip`.
+    pub fn wants(&self, n: u32) -> bool {
+        n <= self.max_stones && !self.skip.contains(&n)
+    }
 }
 
 impl Default for BuildConfig {
@@ -39,6 +63,7 @@ impl Default for BuildConfig {
             checkpoint_every: None,
             bounds: false,
             dtc: false,
+            skip: Vec::new(),
         }
     }
 }

@@ -59,10 +59,21 @@ fn check_dtc(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<std::result::R
 /// [`Error::Internal`] when the new depths fail a check (nothing is published: the values and
 /// the dtc pass disagree); [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a
 /// file cannot be written.
-pub(super) fn dtc_layer(dir: &DatabaseDir, n: u32, dp: &DtcPlan, values: &Layer, lower: &[Layer], work: &Path, observer: &dyn BuildObserver) -> Result<()> {
+///
+/// `lower[m]` is `None` for a layer the build leaves out (layer `n - 1` at most: never read).
+pub(super) fn dtc_layer(
+    dir: &DatabaseDir,
+    n: u32,
+    dp: &DtcPlan,
+    values: &Layer,
+    lower: &[Option<Layer>],
+    work: &Path,
+    observer: &dyn BuildObserver,
+) -> Result<()> {
     let rules = dir.rules();
     let replaced = match &dp.action {
         LayerAction::Build { reason } => reason.clone(),
+        LayerAction::Skip { .. } => return Ok(()),
         LayerAction::Check => match check_dtc(dir, n, values)? {
             Ok((_, stats)) => {
                 restore_json(&dir.dtc_stats_path(n), &stats, |s: &DtcStats| s.histogram == stats.histogram, observer)?;
@@ -77,7 +88,7 @@ pub(super) fn dtc_layer(dir: &DatabaseDir, n: u32, dp: &DtcPlan, values: &Layer,
     }
     observer.dtc_started(n, dtc_work_units(n));
     let start = Instant::now();
-    let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
+    let lower_values = super::pipeline::values_of(lower);
     let scratch_dir = dp.scratch.then(|| work.join(format!("dtc-{n:02}")));
     if let Some(d) = &scratch_dir {
         std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;

@@ -1,7 +1,8 @@
 //! The build pipeline: layers 0..N, each solved from the finished smaller ones and written safely.
 //!
-//! Layers are units of work with explicit dependencies (layer `n` needs every layer below it, as
-//! a capture always leads to a smaller layer). Before any work, [`plan`] looks at the whole
+//! Layers are units of work with explicit dependencies (layer `n` needs itself and every layer
+//! `0..=n-2`, as a capture always leads to a layer at least 2 stones smaller:
+//! [`crate::rules::layers_needed`]; [`BuildConfig::for_stones`] builds only those). Before any work, [`plan`] looks at the whole
 //! request (which layers are complete, which must be built, the memory each needs, the disk the
 //! new files need, a rough time) and refuses at once what cannot be done, naming the first layer
 //! that does not fit; a file of another ruleset or layer in the way is never replaced.
@@ -55,7 +56,8 @@ use crate::rules::Ruleset;
 /// finished smaller layers: the algorithm of [`build`] without files.
 ///
 /// - `lower[m]` must hold the values of layer `m` for every `m < n`, in index order
-///   ([`crate::index`]);
+///   ([`crate::index`]), except layer `n - 1`, which may be empty or not given: no move of layer
+///   `n` reaches it ([`MIN_CAPTURE`](crate::rules::MIN_CAPTURE)), so it is never read;
 /// - `out` receives one value per position of layer `n`, in index order (the byte of a value
 ///   `v` is `v as u8`, as in a layer file's payload); its length must be
 ///   [`layer_size`](crate::index::layer_size)`(n)`. Its previous contents are ignored.
@@ -81,7 +83,8 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
 /// to a build, without files.
 ///
 /// - `lower[m]` must hold the bounds payload of layer `m` for every `m < n`
-///   ([`payload_len`](crate::bounds::payload_len) bytes each);
+///   ([`payload_len`](crate::bounds::payload_len) bytes each), except layer `n - 1`, which may be
+///   empty or not given;
 /// - `out` receives layer `n`'s payload; its length must be
 ///   [`payload_len`](crate::bounds::payload_len)`(n)`. Its previous contents are ignored.
 ///

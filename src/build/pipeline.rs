@@ -26,7 +26,8 @@ use crate::verify::derive_value;
 /// Positions spot-checked against their children before a new layer is renamed into place.
 pub(super) const SPOT_CHECKS: u64 = 20_000;
 
-/// Builds (or completes) layers `0..=config.max_stones`, skipping intact layers, after
+/// Builds (or completes) layers `0..=config.max_stones` but those of `config.skip` (left out:
+/// neither read nor written), skipping intact layers, after
 /// `plan`ning the whole request (the plan is given to [`BuildObserver::planned`]).
 ///
 /// Runs on the current rayon thread pool. Returns the statistics of every layer. A missing or
@@ -49,9 +50,10 @@ fn identity(config: &BuildConfig) -> (u64, u64) {
     let binary = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map_or(0, |b| xxhash_rust::xxh3::xxh3_64(&b));
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let options = format!(
-        "{} {} {:?} {:?} {:?} {:?} {}",
+        "{} {} {:?} {:?} {:?} {:?} {:?} {}",
         config.rules.name(),
         config.max_stones,
+        config.skip,
         absolute(&config.dir),
         config.max_memory,
         config.work_dir.as_deref().map(absolute),
@@ -131,13 +133,20 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     // Rank 0's view of the files decides for every rank.
     let mine: Vec<u8> = the_plan.layers.iter().map(|l| u8::from(matches!(l.action, LayerAction::Build { .. }))).collect();
     let agreed = cluster.broadcast(&mine)?;
-    let mut lower: Vec<Layer> = Vec::new();
-    let mut lower_bounds: Vec<BoundsLayer> = Vec::new();
+    // `lower[m]`: layer m, `None` for a layer left out (`config.skip`; no layer built reads it).
+    let mut lower: Vec<Option<Layer>> = Vec::new();
+    let mut lower_bounds: Vec<Option<BoundsLayer>> = Vec::new();
     let mut all = Vec::new();
     for lp in &the_plan.layers {
         let n = lp.layer;
         if cluster.any(observer.cancelled())? {
             return Err(Error::Interrupted);
+        }
+        if let LayerAction::Skip { .. } = &lp.action {
+            // The plan given to the observer shows it.
+            lower.push(None);
+            lower_bounds.push(None);
+            continue;
         }
         'values: {
             let mut replaced = None;
@@ -156,9 +165,9 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
                             restore_stats(&dir, &stats, observer)?;
                             observer.layer_done(&stats, &LayerOutcome::Skipped);
                             all.push(stats);
-                            lower.push(layer);
+                            lower.push(Some(layer));
                         }
-                        None => lower.push(dir.open(n, false)?),
+                        None => lower.push(Some(dir.open(n, false)?)),
                     }
                     break 'values;
                 }
@@ -173,15 +182,16 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster)? {
                 all.push(stats);
             }
-            lower.push(dir.open(n, false)?);
+            lower.push(Some(dir.open(n, false)?));
         }
+        let Some(this) = lower[n as usize].as_ref() else { return Err(Error::Internal(format!("layer {n} is neither built nor left out"))) };
         // Bounds are built by one process (refused above with several ranks).
         if let Some(bp) = &lp.bounds {
             if observer.cancelled() {
                 return Err(Error::Interrupted);
             }
-            let b = bounds_layer(&dir, n, bp, &lower[n as usize], &lower_bounds, observer)?;
-            lower_bounds.push(b);
+            let b = bounds_layer(&dir, n, bp, this, &lower_bounds, observer)?;
+            lower_bounds.push(Some(b));
         }
         // Depths to capture are computed by rank 0 from the finished values (the same bytes
         // whatever mode built them); the other ranks wait.
@@ -191,7 +201,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             if me == 0 {
                 let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-                super::dtc::dtc_layer(&dir, n, dp, &lower[n as usize], &lower[..n as usize], &work, observer)?;
+                super::dtc::dtc_layer(&dir, n, dp, this, &lower[..n as usize], &work, observer)?;
             }
             cluster.barrier()?;
         }
@@ -215,7 +225,7 @@ fn build_layer(
     lp: &LayerPlan,
     work: &Path,
     every: std::time::Duration,
-    lower: &[Layer],
+    lower: &[Option<Layer>],
     replaced: Option<String>,
     observer: &dyn BuildObserver,
     cluster: &dyn Cluster,
@@ -253,9 +263,13 @@ fn build_layer(
         None
     };
     let checkpoint = Checkpoint::new(mine.join("checkpoint.bin"), rules.id(), n, len);
-    let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
+    let lower_values = values_of(lower);
     let note = |s: &str| observer.message(s);
-    let release_lower = |m: u32, r: std::ops::Range<u64>| lower[m as usize].release(r);
+    let release_lower = |m: u32, r: std::ops::Range<u64>| {
+        if let Some(Some(layer)) = lower.get(m as usize) {
+            layer.release(r);
+        }
+    };
     let metered = Metered::new(cluster);
     {
         let (payload, pages) = match (&mut share_file, &mut writer) {
@@ -368,7 +382,7 @@ fn publish(
     dir: &DatabaseDir,
     lp: &LayerPlan,
     writer: LayerWriter,
-    lower: &[Layer],
+    lower: &[Option<Layer>],
     model: &WorkModel,
     start: Instant,
     ranks: Option<Vec<RankFigures>>,
@@ -376,7 +390,7 @@ fn publish(
     observer: &dyn BuildObserver,
 ) -> Result<LayerStats> {
     let (rules, n) = (dir.rules(), lp.layer);
-    let lower_values: Vec<&[i8]> = lower.iter().map(|l| l.values()).collect();
+    let lower_values = values_of(lower);
     observer.phase("checking");
     match lp.out_of_core {
         None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
@@ -385,7 +399,7 @@ fn publish(
             let group = (l.lower_window / (7 << 16)).max(16) as usize;
             let release_all = || {
                 writer.release(0..u64::MAX);
-                for layer in lower {
+                for layer in lower.iter().flatten() {
                     layer.release(0..u64::MAX);
                 }
             };
@@ -406,6 +420,12 @@ fn publish(
     write_json(&dir.stats_path(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
+}
+
+/// The values of the lower layers, an empty slice for a layer left out (which the solver and
+/// the spot check never read: no move of the layer built reaches it).
+pub(super) fn values_of(lower: &[Option<Layer>]) -> Vec<&[i8]> {
+    lower.iter().map(|l| l.as_ref().map_or(&[][..], |l| l.values())).collect()
 }
 
 /// Creates a layer's work directory (and its parents), refusing anything but a directory there.

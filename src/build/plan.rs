@@ -181,6 +181,12 @@ pub enum LayerAction {
         /// Why an existing file will be replaced (`None` when there is none).
         reason: Option<String>,
     },
+    /// The layer is left out ([`BuildConfig::skip`]): no layer of the build needs it. Its file,
+    /// if any, is neither read nor checked.
+    Skip {
+        /// Why it is not needed.
+        reason: String,
+    },
 }
 
 /// The plan of one layer.
@@ -195,7 +201,9 @@ pub struct LayerPlan {
     pub action: LayerAction,
     /// How it is solved.
     pub mode: Mode,
-    /// Bytes of memory building it needs ([`memory_needed`] in memory; the limit out of core).
+    /// Bytes of memory building it needs ([`memory_needed`] in memory, less the lower layers
+    /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
+    /// out).
     pub memory_bytes: u64,
     /// Out of core: the limits it is solved within.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -278,10 +286,39 @@ impl BuildPlan {
     pub fn to_build(&self) -> impl Iterator<Item = &LayerPlan> {
         self.layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. }))
     }
+
+    /// The layers left out ([`LayerAction::Skip`]).
+    pub fn skipped(&self) -> impl Iterator<Item = &LayerPlan> {
+        self.layers.iter().filter(|l| matches!(l.action, LayerAction::Skip { .. }))
+    }
+}
+
+/// Checks `config.skip`: every layer left out is within `0..=max_stones` and needed by no layer
+/// of the build (layer `n` needs `0..=n-2`).
+///
+/// # Errors
+/// [`Error::Usage`] naming the first layer that cannot be left out and why.
+fn check_skip(config: &BuildConfig) -> Result<()> {
+    for &m in &config.skip {
+        if m > config.max_stones {
+            return Err(Error::Usage(format!("layer {m} cannot be left out of a build of layers 0..={}: it is not one of them", config.max_stones)));
+        }
+        if let Some(n) = (m + crate::rules::MIN_CAPTURE..=config.max_stones).find(|&n| config.wants(n)) {
+            return Err(Error::Usage(format!("layer {m} cannot be left out: layer {n} needs it (a layer needs every layer at least 2 stones smaller)")));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the layers below `n` that the build leaves out (`skip`), as `size(m)` counts them:
+/// what the memory figures of layer `n` do not map.
+fn skipped_below(n: u32, skip: &[u32], size: impl Fn(u32) -> u64) -> u64 {
+    skip.iter().filter(|&&m| m < n).map(|&m| size(m)).fold(0u64, u64::saturating_add)
 }
 
 /// Plans `config` without building anything: classifies every layer `0..=max_stones` from its
-/// file (headers only), and checks that every layer to build fits in memory and that the disk
+/// file (headers only; the layers of `config.skip` are [`LayerAction::Skip`] whatever is there),
+/// and checks that every layer to build fits in memory and that the disk
 /// holds the new files.
 ///
 /// Parameters: `config`; `threads`, for the time estimate.
@@ -289,7 +326,8 @@ impl BuildPlan {
 /// Cost: one `stat` and one header read per layer present; no payload is read.
 ///
 /// # Errors
-/// [`Error::Usage`] for more than 48 stones; [`Error::RulesetMismatch`] /
+/// [`Error::Usage`] for more than 48 stones, or a layer of `config.skip` that is not in
+/// `0..=max_stones` or that a layer of the build needs; [`Error::RulesetMismatch`] /
 /// [`Error::LayerMismatch`] when a layer's path holds another ruleset's or layer's file (it is
 /// never replaced: move it away); [`Error::NotAFile`] / [`Error::Io`] when a layer's path holds
 /// something unreadable; [`Error::OutOfMemory`] for the first layer to build that does not fit;
@@ -336,6 +374,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     if config.max_stones > MAX_STONES {
         return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
     }
+    check_skip(config)?;
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     let (limit, given) = match config.max_memory {
         Some(m) => (Some(m), true),
@@ -345,6 +384,23 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
     let mut layers = Vec::new();
     for n in 0..=config.max_stones {
+        if !config.wants(n) {
+            let reason = format!("not needed: no position of layer {} reaches it (a capture takes at least 2 stones)", n + 1);
+            layers.push(LayerPlan {
+                layer: n,
+                positions: layer_size(n),
+                action: LayerAction::Skip { reason },
+                mode: Mode::InMemory,
+                memory_bytes: 0,
+                out_of_core: None,
+                disk_bytes: 0,
+                scratch_bytes: 0,
+                seconds_estimate: 0.0,
+                bounds: None,
+                dtc: None,
+            });
+            continue;
+        }
         let action = match dir.state(n) {
             LayerState::Absent => LayerAction::Build { reason: None },
             LayerState::Unreadable(e) => return Err(e),
@@ -356,12 +412,17 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             },
         };
         let build = matches!(action, LayerAction::Build { .. });
-        let bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
-        let needed = memory_needed_per_rank(n, ranks);
+        let mut bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
+        if let Some(b) = &mut bounds {
+            b.memory_bytes = b.memory_bytes.saturating_sub(skipped_below(n, &config.skip, crate::bounds::payload_len));
+        }
+        // The layers left out are not mapped.
+        let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
+        let needed = memory_needed_per_rank(n, ranks).saturating_sub(unmapped);
         // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
         // layer (measured: docs/performance.md), on rank 0 alone.
         let dtc_seconds = 1.3 * speed.seconds(layer_size(n), Mode::InMemory, threads);
-        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds)?) } else { None };
+        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds, skipped_below(n, &config.skip, layer_size))?) } else { None };
         let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
         let fits = limit.map_or(true, |m| needed <= m);
         let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
@@ -452,7 +513,8 @@ pub(crate) fn dtc_memory_needed(n: u32) -> u64 {
 ///
 /// # Errors
 /// As the layers' plan: a foreign or unreadable file at the dtc path.
-fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64) -> Result<DtcPlan> {
+/// `unmapped`: bytes of the lower layers the build leaves out (not mapped).
+fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64) -> Result<DtcPlan> {
     let path = dir.dtc_path(n);
     let action = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
@@ -465,7 +527,7 @@ fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>,
             Err(e) => return Err(e),
         },
     };
-    let memory = dtc_memory_needed(n);
+    let memory = dtc_memory_needed(n).saturating_sub(unmapped);
     let build = matches!(action, LayerAction::Build { .. });
     Ok(DtcPlan {
         action,

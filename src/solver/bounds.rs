@@ -256,7 +256,8 @@ fn exits_pass(rules: Ruleset, n: u32, lower: &[&[u8]], codecs: &[Codec], cells: 
 /// Computes the forced-capture bounds of every position of layer `n` under `rules`.
 ///
 /// - `lower[m]` must hold the finished bounds payload of layer `m` for every `m < n`
-///   ([`bounds::payload_len`] bytes each, every code valid);
+///   ([`bounds::payload_len`] bytes each, every code valid), except layer `n - 1`, which may be
+///   empty or not given (never read);
 /// - `out` receives layer `n`'s payload; its length must be [`bounds::payload_len`]`(n)`. Its
 ///   previous contents are ignored.
 ///
@@ -279,7 +280,9 @@ pub fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], pro
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     assert_eq!(out.len() as u64, bounds::payload_len(n), "bounds output of layer {n} has the wrong length");
     for m in 0..n {
-        assert_eq!(lower[m as usize].len() as u64, bounds::payload_len(m), "lower bounds layer {m} has the wrong length");
+        // Layer n - 1 may be left out (empty or not given): no move reaches it (`MIN_CAPTURE`).
+        let len = lower.get(m as usize).map_or(0, |l| l.len()) as u64;
+        assert!(len == bounds::payload_len(m) || (m + 1 == n && len == 0), "lower bounds layer {m} has the wrong length");
     }
     let size = layer_size(n);
     let memory = huge_zeroed(4 * size as usize).map_err(|_| Error::OutOfMemory {

@@ -125,7 +125,8 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
 
 /// Computes the exact value of every position of layer `n` under `rules`, in one process.
 ///
-/// - `lower[m]` must hold the finished values of layer `m` for every `m < n` (in index order);
+/// - `lower[m]` must hold the finished values of layer `m` for every `m < n` (in index order),
+///   except layer `n - 1`, which may be empty or not given (no move reaches it: it is never read);
 /// - `out` receives one value per position of layer `n`, in index order; its length must be
 ///   `layer_size(n)`. Its previous contents are ignored;
 /// - `options`: in memory or out of core, checkpoints.
@@ -194,7 +195,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let len = own.end - own.start;
     assert_eq!(out.len() as u64, len, "output of layer {n} has the wrong length");
     for m in 0..n {
-        assert_eq!(lower[m as usize].len() as u64, layer_size(m), "lower layer {m} has the wrong length");
+        // Layer n - 1 may be left out (empty or not given): no move reaches it (`MIN_CAPTURE`).
+        let len = lower.get(m as usize).map_or(0, |l| l.len()) as u64;
+        assert!(len == layer_size(m) || (m + 1 == n && len == 0), "lower layer {m} has the wrong length");
     }
     let ooc = options.out_of_core.as_ref();
     // This process's scratch directory: its rank's own, or the out-of-core limits'.

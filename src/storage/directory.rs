@@ -263,7 +263,8 @@ impl DatabaseDir {
     }
 
     /// The first layer, from 0 up, that is not present as a regular file, with its state
-    /// (`None` when all 49 are present).
+    /// (`None` when all 49 are present). See [`gap`](Self::gap) for the one absent layer a
+    /// directory may have without missing anything.
     ///
     /// Cost: one `stat` per layer up to it.
     pub fn first_not_present(&self) -> Option<(u32, LayerState)> {
@@ -271,6 +272,30 @@ impl DatabaseDir {
             LayerState::Present => None,
             s => Some((n, s)),
         })
+    }
+
+    /// The gap `oware build --for` leaves, if this directory has one: layer `top - 1` absent,
+    /// where `top` (2 or more) is the highest layer present and every other layer below it is
+    /// present. No layer present needs it (layer `top` reads `0..=top-2`: a capture takes at
+    /// least 2 stones), so consumers of the whole directory take `0..=top` without it.
+    ///
+    /// Cost: one `stat` per possible layer (49).
+    pub fn gap(&self) -> Option<u32> {
+        let states: Vec<bool> = (0..=MAX_STONES).map(|n| matches!(self.state(n), LayerState::Present)).collect();
+        let top = states.iter().rposition(|&p| p)? as u32;
+        let gap = crate::rules::layer_not_needed(top)?;
+        let absent = (0..top).filter(|&n| !states[n as usize]).collect::<Vec<u32>>();
+        (absent == [gap] && matches!(self.state(gap), LayerState::Absent)).then_some(gap)
+    }
+
+    /// The layers of `0..=last` a consumer of the directory takes: all of them, less the
+    /// directory's [`gap`](Self::gap) when it lies below `last` (a layer asked for as the last
+    /// one is never left out).
+    ///
+    /// Cost: as [`gap`](Self::gap).
+    pub fn layers_up_to(&self, last: u32) -> Vec<u32> {
+        let gap = self.gap();
+        (0..=last.min(MAX_STONES)).filter(|&n| !(Some(n) == gap && n < last)).collect()
     }
 
     /// Opens layer `n` for reading all its values and checks it: header fields, ruleset, layer

@@ -37,7 +37,10 @@ use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 pub struct VerifyOptions {
     /// The layers to re-derive (inclusive). The layers below the range that they read are opened
     /// and checked (header, checksum) but not re-derived. `None`: every layer from 0 to the
-    /// highest one on disk (unreadable entries included), so a gap is reported as missing.
+    /// highest one on disk (unreadable entries included), so a gap is reported as missing. The one
+    /// gap a directory may have without missing anything ([`DatabaseDir::gap`]: `oware build
+    /// --for` leaves out the layer right below the highest one, which no layer present needs) is
+    /// [`LayerStatus::NotNeeded`] instead, whenever the range goes past it.
     pub layers: Option<RangeInclusive<u32>>,
     /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
     /// Without it, the bounds present are checked and absent ones skipped.
@@ -161,6 +164,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
         observer.manifest(m)?;
     }
 
+    // The gap `build --for` leaves (the one absent layer, right below the highest one) is not
+    // needed by any layer present (layer B reads 0..=B-2): not a problem when the range goes
+    // past it.
+    let gap = dir.gap().filter(|&g| g >= first && g < last);
     let start = Instant::now();
     let mut layers: Vec<Option<Layer>> = Vec::new();
     let mut entries: Vec<LayerEntry> = Vec::new();
@@ -171,6 +178,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
             continue;
         }
         let status = match dir.open(n, true) {
+            Err(Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) if Some(n) == gap => {
+                layers.push(None);
+                LayerStatus::NotNeeded
+            }
             Err(e @ (Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. })) => {
                 layers.push(None);
                 LayerStatus::Missing(e)
@@ -206,7 +217,7 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
     let mut bounds: Vec<BoundsEntry> = Vec::new();
     for n in 0..=last {
-        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) {
+        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) || Some(n) == gap {
             bounds_layers.push(None);
             continue;
         }
@@ -245,7 +256,7 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     // depths of smaller layers are never read, so layers below the range are left out.
     let mut dtc: Vec<DtcEntry> = Vec::new();
     for n in first..=last {
-        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) {
+        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) || Some(n) == gap {
             continue;
         }
         let status = match dir.open_dtc(n, true) {

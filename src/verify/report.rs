@@ -32,6 +32,10 @@ pub enum LayerStatus {
     Damaged(Error),
     /// The file is absent: the error.
     Missing(Error),
+    /// The file is absent and no layer present needs it: the directory's gap
+    /// ([`DatabaseDir::gap`]), right below the highest layer, which never reaches it (a capture
+    /// takes at least 2 stones), as `oware build --for` leaves it. Not a problem.
+    NotNeeded,
 }
 
 /// One layer's values in a [`DirectoryReport`].
@@ -44,8 +48,8 @@ pub struct LayerEntry {
 }
 
 impl LayerEntry {
-    /// `ok`, `mismatch`, `dependency`, `not-verified` (blocked), `damaged` or `missing`: the
-    /// `status` of the JSON document.
+    /// `ok`, `mismatch`, `dependency`, `not-verified` (blocked), `damaged`, `missing` or
+    /// `not-needed` (a gap no layer present needs): the `status` of the JSON document.
     pub fn status_name(&self) -> &'static str {
         match &self.status {
             LayerStatus::Dependency => "dependency",
@@ -54,6 +58,7 @@ impl LayerEntry {
             LayerStatus::Blocked { .. } => "not-verified",
             LayerStatus::Damaged(_) => "damaged",
             LayerStatus::Missing(_) => "missing",
+            LayerStatus::NotNeeded => "not-needed",
         }
     }
 }
@@ -390,6 +395,7 @@ impl DirectoryReport {
         }
         self.ok = problems.is_empty();
         let (first, last) = self.layers_requested;
+        let not_needed = self.layers_in("not-needed");
         self.summary = if self.ok {
             let bounds = if self.bounds_checked > 0 {
                 format!("; {} bounds entries checked, every one satisfies its equations and agrees with its value", group_digits(self.bounds_checked))
@@ -401,9 +407,10 @@ impl DirectoryReport {
             } else {
                 String::new()
             };
+            let gap = if not_needed.is_empty() { String::new() } else { format!(" ({} not built, not needed)", layers_phrase(not_needed.iter().copied())) };
             format!(
-                "OK: {} of {}: {} positions re-derived, every value follows from its children{bounds}{dtc}; no fact contradicted",
-                layers_phrase(first..=last),
+                "OK: {} of {}{gap}: {} positions re-derived, every value follows from its children{bounds}{dtc}; no fact contradicted",
+                layers_phrase((first..=last).filter(|n| !not_needed.contains(n))),
                 self.dir.rules(),
                 group_digits(self.positions_checked)
             )
@@ -562,7 +569,7 @@ impl Serialize for LayerEntry {
             error: None,
         };
         match &self.status {
-            LayerStatus::Dependency => {}
+            LayerStatus::Dependency | LayerStatus::NotNeeded => {}
             LayerStatus::Checked(r) => {
                 d.checked = Some(r.checked);
                 d.mismatches = Some(r.mismatches);

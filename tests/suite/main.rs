@@ -35,4 +35,5 @@ mod rules_examples;
 mod rules_vectors;
 mod serve;
 mod solver;
+mod targets;
 mod verify;

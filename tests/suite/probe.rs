@@ -474,7 +474,8 @@ fn start_position_needs_layer_48() {
     let o = query(awari16(), &[], Some("4 4 4 4 4 4 4 4 4 4 4 4"), None);
     assert_eq!(o.status.code(), Some(4));
     assert!(stderr(&o).contains("layer 48 of awari is not built"), "{}", stderr(&o));
-    assert!(stderr(&o).contains("oware build --rules awari --max-stones 48"), "{}", stderr(&o));
+    // Only the layers the start needs: 0..46 and 48.
+    assert!(stderr(&o).contains("oware build --rules awari --for 48") && stderr(&o).contains("0..=46 and 48"), "{}", stderr(&o));
     // Layer 48 is huge: the hint names the published 2002 files as the other way.
     assert!(stderr(&o).contains("published 2002"), "{}", stderr(&o));
 }

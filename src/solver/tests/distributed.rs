@@ -288,3 +288,23 @@ fn ranks_with_other_options_are_refused_at_start() {
     }
     assert!(!dir.path().join("awari").join("layer-00.owdb").exists());
 }
+
+#[test]
+fn distributed_builds_of_a_target_write_the_same_files() {
+    // Layers 0..=11 and 13 (12 is not needed), by 2 ranks in memory and 3 ranks out of core.
+    let (rules, top) = (Ruleset::Awari, 13);
+    let single = tempfile::tempdir().unwrap();
+    build(&config(single.path(), rules, top), &Silent).unwrap();
+    for (ranks, memory) in [(2, None), (3, Some(5u64 << 20))] {
+        let multi = tempfile::tempdir().unwrap();
+        let results = build_on_threads(ranks, |_| BuildConfig { max_memory: memory, ..config(multi.path(), rules, top) }.for_stones(top));
+        for r in &results {
+            assert!(r.is_ok(), "{r:?}");
+        }
+        assert!(!multi.path().join("awari/layer-12.owdb").exists());
+        for n in crate::rules::layers_needed(top) {
+            let name = format!("awari/layer-{n:02}.owdb");
+            assert!(std::fs::read(single.path().join(&name)).unwrap() == std::fs::read(multi.path().join(&name)).unwrap(), "{name}: {ranks} ranks differ");
+        }
+    }
+}
