@@ -107,7 +107,8 @@ impl ExitsPass<'_> {
 /// The lower layers a capture from layer `n` reaches (`0..=n - 2`: a capture takes at least two
 /// stones), copied into anonymous memory in transparent huge pages. The exits pass reads them at
 /// random, one read per capture: through the 4 KB pages of a file mapping nearly every read
-/// also misses the TLB, which cost about as much as the read itself (docs/performance.md).
+/// also misses the TLB. From the copy the exits pass ran about 1.5 times as fast at layers 27
+/// and 28 (docs/performance.md).
 pub(super) struct Resident<'a> {
     map: memmap2::MmapMut,
     /// Offset of each layer `0..=n - 2` in `map`.
