@@ -124,7 +124,8 @@ impl<'a> Resident<'a> {
     ///
     /// Cost: one sequential read of the lower layers; memory: their size, for the pass's length.
     pub(super) fn new(n: u32, lower: &'a [&'a [i8]], release: Option<&(dyn Fn(u32, Range<u64>) + Sync)>) -> Option<Resident<'a>> {
-        let copied = (n as usize).saturating_sub(1).min(lower.len());
+        // Layers 0..=n - MIN_CAPTURE: the ones a capture reaches.
+        let copied = ((n + 1).saturating_sub(crate::rules::MIN_CAPTURE) as usize).min(lower.len());
         let mut offsets = Vec::with_capacity(copied);
         let mut total = 0usize;
         for l in &lower[..copied] {
