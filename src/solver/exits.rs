@@ -14,7 +14,7 @@ use super::work::EXIT_UNITS;
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::rules::{Board, Outcome, Ruleset};
+use crate::rules::{Board, Exits, Ruleset};
 
 /// What every way of running the exits pass works on.
 pub(super) struct Pass<'a> {
@@ -307,21 +307,11 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u
 /// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
 /// whose value the caller folds into the best exit.
 #[inline]
-pub(super) fn exits(rules: Ruleset, board: &Board, mut capture: impl FnMut(u8, &Board)) -> (i8, u8) {
-    let moves = rules.moves(board);
-    if let Some(ending) = moves.ending() {
-        return (ending, 0);
+pub(super) fn exits(rules: Ruleset, board: &Board, capture: impl FnMut(u8, &Board)) -> (i8, u8) {
+    match rules.exits(board, capture) {
+        Exits::Ended(value) => (value, 0),
+        Exits::Moves { best_end, same_layer } => (best_end.unwrap_or(NO_EXIT), same_layer),
     }
-    let mut best = NO_EXIT;
-    let mut pending = 0u8;
-    for m in moves.as_slice() {
-        match m.outcome {
-            Outcome::End { value } => best = best.max(value),
-            Outcome::Child { captured: 0, .. } => pending += 1,
-            Outcome::Child { captured, ref child } => capture(captured, child),
-        }
-    }
-    (best, pending)
 }
 
 /// The exits pass of a rank's share: in batches of at most `share.lookups` capture lookups,
