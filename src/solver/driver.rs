@@ -36,7 +36,7 @@ use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership, Solo};
 use super::exits::{ExitsPass, Pass};
-use super::state::{split, Cells, Failure, Meter, Router, State, CHUNK, RESOLVED};
+use super::state::{split, Cells, Failure, Lookahead, Meter, Router, State, CHUNK, RESOLVED};
 use super::work::WorkModel;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
@@ -344,6 +344,11 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         ranks: outbox.as_ref().map(|o| (owners, o)),
     });
     progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
+    // One resident part: thresholds can be seeded from lists gathered by earlier scans.
+    let lookahead = match &parts[..] {
+        [part] if ooc.is_none() && reached.next_threshold > 0 => Lookahead::new(&cells[part.start as usize..part.end as usize]),
+        _ => None,
+    };
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
@@ -359,7 +364,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let mut round = 0;
         loop {
             // A process told to stop goes on to the agreement below.
-            part_round(t, round, &parts, inboxes.as_ref(), &state_of, progress, &release_part, &stopped)?;
+            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_ref(), &state_of, progress, &release_part, &stopped)?;
             if let (Some(outbox), Some(router)) = (&outbox, &router) {
                 exchange_outboxes(cluster, outbox, router, inboxes.is_some(), &|m| state_of(&parts[0]).apply(t, m))?;
             }
@@ -482,7 +487,7 @@ impl SaveClock {
 }
 
 /// One round of threshold `t` over `parts` (cells `parts[k]` solved by `state_of(&parts[k])`):
-/// round 0 seeds every part, and every round applies what a part's bucket holds (later rounds
+/// round 0 seeds every part (from `lookahead`'s lists where it has them), and every round applies what a part's bucket holds (later rounds
 /// skip parts with nothing waiting); each part's pages are given back when it is done. Returns
 /// false when `stopped` says so after a part.
 ///
@@ -494,6 +499,7 @@ pub(super) fn part_round<'s>(
     round: u32,
     parts: &[Range<u64>],
     inboxes: Option<&Inboxes>,
+    lookahead: Option<&Lookahead>,
     state_of: &dyn Fn(&Range<u64>) -> State<'s>,
     progress: &dyn Progress,
     release_part: &dyn Fn(&Range<u64>),
@@ -509,7 +515,12 @@ pub(super) fn part_round<'s>(
         }
         let state = state_of(part);
         if round == 0 {
-            state.seed(t, 0..part.end - part.start, progress);
+            match lookahead {
+                Some(ahead) => ahead.seed(&state, t, part.end - part.start, progress),
+                None => {
+                    state.seed(t, 0..part.end - part.start, t..t, progress);
+                }
+            }
         }
         if let Some(inboxes) = inboxes {
             inboxes.drain(pi, 1 << 20, |messages| {

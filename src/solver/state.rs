@@ -290,17 +290,78 @@ impl State<'_> {
         });
     }
 
-    /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates.
-    pub(super) fn seed(&self, t: i8, range: Range<u64>, progress: &dyn Progress) {
+    /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates. Also
+    /// gathers, for every threshold `u` of `ahead` (below `t`), the open positions whose best
+    /// exit is `u` or `-u`: the only ones that can be seeds of threshold `u` (see [`Lookahead`]).
+    /// Returns them by threshold (`ahead.start` first), each list in ascending order.
+    pub(super) fn seed(&self, t: i8, range: Range<u64>, ahead: Range<i8>, progress: &dyn Progress) -> Vec<Vec<u32>> {
         let ranges: Vec<Range<u64>> = split(range, CHUNK);
-        ranges.par_iter().for_each_init(Scratch::default, |s, r| {
+        let span = ahead.len();
+        let gathered: Vec<Vec<Vec<u32>>> = ranges
+            .par_iter()
+            .map_init(Scratch::default, |s, r| {
+                let mut lists: Vec<Vec<u32>> = vec![Vec::new(); span];
+                if progress.cancelled() || self.failure.failed.load(Relaxed) {
+                    return lists;
+                }
+                // The board of the last seed: a seed a few positions after it is reached by
+                // stepping through the index order, cheaper than unranking it.
+                let mut last: Option<(usize, Board)> = None;
+                for k in r.start as usize..r.end as usize {
+                    let m = self.cells[k].load(Relaxed);
+                    if m & RESOLVED != 0 {
+                        continue;
+                    }
+                    let best = value_of(m);
+                    let v = if best >= t {
+                        t
+                    } else if m & PENDING == 0 && best <= -t {
+                        -t
+                    } else {
+                        if span > 0 {
+                            // `NO_EXIT` (-128) is no threshold's seed here: its absolute value is
+                            // above every threshold.
+                            let u = best.unsigned_abs() as i8;
+                            if ahead.contains(&u) {
+                                lists[(u - ahead.start) as usize].push(k as u32);
+                            }
+                        }
+                        continue;
+                    };
+                    self.seed_one(t, k, v, &mut last, s);
+                }
+                self.propagate(t, s);
+                self.flush(&mut s.sends);
+                self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+                lists
+            })
+            .collect::<Vec<_>>();
+        // Joined threshold by threshold, each chunk's piece freed once copied.
+        let mut gathered = gathered;
+        (0..span)
+            .map(|u| {
+                let mut list = Vec::with_capacity(gathered.iter().map(|lists| lists[u].len()).sum());
+                for lists in &mut gathered {
+                    list.extend_from_slice(&std::mem::take(&mut lists[u]));
+                }
+                list
+            })
+            .collect()
+    }
+
+    /// Seeds threshold `t` from the positions `list` (part-relative, ascending) gathered for it
+    /// by an earlier [`State::seed`], and propagates; `scanned` is the number of cells the list
+    /// stands for (charged to progress as a scan of them).
+    pub(super) fn seed_listed(&self, t: i8, list: &[u32], scanned: u64, progress: &dyn Progress) {
+        const BLOCK: usize = 1 << 12;
+        let blocks = list.len().div_ceil(BLOCK).max(1) as u64;
+        list.par_chunks(BLOCK).for_each_init(Scratch::default, |s, block| {
             if progress.cancelled() || self.failure.failed.load(Relaxed) {
                 return;
             }
-            // The board of the last seed: a seed a few positions after it is reached by stepping
-            // through the index order, cheaper than unranking it.
             let mut last: Option<(usize, Board)> = None;
-            for k in r.start as usize..r.end as usize {
+            for &k in block {
+                let k = k as usize;
                 let m = self.cells[k].load(Relaxed);
                 if m & RESOLVED != 0 {
                     continue;
@@ -313,29 +374,115 @@ impl State<'_> {
                 } else {
                     continue;
                 };
-                if self.resolve(k, v) {
-                    let board = match last {
-                        Some((at, mut b)) if k - at <= WALK => {
-                            for _ in at..k {
-                                LayerWalker::advance(&mut b);
-                            }
-                            b
-                        }
-                        _ => unrank_unchecked(self.n, self.base + k as u64),
-                    };
-                    last = Some((k, board));
-                    s.stack.push((board, v));
-                    // Seeds are gathered into full batches before propagating (order within a
-                    // threshold does not matter), so that many cache misses overlap.
-                    if s.stack.len() >= BATCH {
-                        self.propagate(t, s);
-                    }
-                }
+                self.seed_one(t, k, v, &mut last, s);
             }
             self.propagate(t, s);
             self.flush(&mut s.sends);
-            self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+            self.meter.charge(scan_units(scanned) / blocks + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
         });
+    }
+
+    /// Resolves seed `k` with `v` at threshold `t` (unless another thread got there first) and
+    /// queues it, propagating when a batch is full. `last` is the board of the previous seed.
+    #[inline]
+    fn seed_one(&self, t: i8, k: usize, v: i8, last: &mut Option<(usize, Board)>, s: &mut Scratch) {
+        if !self.resolve(k, v) {
+            return;
+        }
+        let board = match *last {
+            Some((at, mut b)) if k - at <= WALK => {
+                for _ in at..k {
+                    LayerWalker::advance(&mut b);
+                }
+                b
+            }
+            _ => unrank_unchecked(self.n, self.base + k as u64),
+        };
+        *last = Some((k, board));
+        s.stack.push((board, v));
+        // Seeds are gathered into full batches before propagating (order within a threshold
+        // does not matter), so that many cache misses overlap.
+        if s.stack.len() >= BATCH {
+            self.propagate(t, s);
+        }
+    }
+}
+
+/// Seeding by lists instead of scans, where a part's cells stay resident across thresholds.
+///
+/// Every threshold below the first one this solve runs has seeds of one kind only: an open
+/// position whose best exit is exactly `u` (it wins `u`), or exactly `-u` with no same-layer
+/// move left (it loses `u`). A larger best exit would have made it a seed of an earlier
+/// threshold; a position whose last same-layer move was refuted while its best exit was `-v`
+/// or less for the threshold `v` then current lost at once; and a position's best exit does
+/// not change while it is open. So a scan at threshold `t` can gather, for the thresholds
+/// just below, the open positions whose best exit has that absolute value, and those
+/// thresholds visit their lists instead of every cell. The lists take at most `budget`
+/// entries of four bytes (an eighth of the positions, half a byte per position against the
+/// cells' two; a layer's lower layers, counted in its memory, are not read by then); a
+/// threshold whose positions alone exceed that is scanned.
+pub(super) struct Lookahead {
+    /// Open positions by the absolute value of their best exit, when the thresholds began.
+    counts: [u64; 49],
+    budget: u64,
+    /// The lists gathered by the last scan: the first threshold, then one list per threshold.
+    held: Mutex<(i8, Vec<Vec<u32>>)>,
+}
+
+impl Lookahead {
+    /// Counts the open positions among `cells` (a part's) by their best exit. `None` when the
+    /// part has more than `u32::MAX` cells (the lists hold four-byte offsets): every threshold
+    /// then scans.
+    ///
+    /// Cost: one parallel pass over the cells.
+    pub(super) fn new(cells: &[AtomicU16]) -> Option<Lookahead> {
+        let len = cells.len() as u64;
+        if len > u64::from(u32::MAX) {
+            return None;
+        }
+        let counts = split(0..len, CHUNK)
+            .par_iter()
+            .map(|r| {
+                let mut c = [0u64; 49];
+                for cell in &cells[r.start as usize..r.end as usize] {
+                    let m = cell.load(Relaxed);
+                    let u = value_of(m).unsigned_abs() as usize;
+                    if m & RESOLVED == 0 && u < c.len() {
+                        c[u] += 1;
+                    }
+                }
+                c
+            })
+            .reduce(
+                || [0u64; 49],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        Some(Lookahead { counts, budget: len / 8, held: Mutex::new((0, Vec::new())) })
+    }
+
+    /// Seeds threshold `t` of `state` (cells `0..len`): from its list when an earlier scan
+    /// gathered one, else by a scan that gathers the lists of as many thresholds below as the
+    /// budget allows.
+    pub(super) fn seed(&self, state: &State, t: i8, len: u64, progress: &dyn Progress) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let (first, lists) = &mut *held;
+        if t >= *first && ((t - *first) as usize) < lists.len() {
+            let list = std::mem::take(&mut lists[(t - *first) as usize]);
+            drop(held);
+            state.seed_listed(t, &list, len, progress);
+            return;
+        }
+        lists.clear();
+        let mut lo = t;
+        let mut total = 0u64;
+        while lo > 1 && total + self.counts[(lo - 1) as usize] <= self.budget {
+            lo -= 1;
+            total += self.counts[lo as usize];
+        }
+        *held = (lo, state.seed(t, 0..len, lo..t, progress));
     }
 }
 
