@@ -487,9 +487,10 @@ impl SaveClock {
 }
 
 /// One round of threshold `t` over `parts` (cells `parts[k]` solved by `state_of(&parts[k])`):
-/// round 0 seeds every part (from `lookahead`'s lists where it has them), and every round applies what a part's bucket holds (later rounds
-/// skip parts with nothing waiting); each part's pages are given back when it is done. Returns
-/// false when `stopped` says so after a part.
+/// round 0 seeds every part (from `lookahead`'s lists where it has them), and every round
+/// applies what a part's bucket holds (later rounds skip parts with nothing waiting); each
+/// part's pages are given back when it is done. Returns false when `stopped` says so after a
+/// part.
 ///
 /// # Errors
 /// [`Error::Io`] when a bucket cannot be read.

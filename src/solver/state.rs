@@ -420,7 +420,9 @@ impl State<'_> {
 /// thresholds visit their lists instead of every cell. The lists take at most `budget`
 /// entries of four bytes (an eighth of the positions, half a byte per position against the
 /// cells' two; a layer's lower layers, counted in its memory, are not read by then); a
-/// threshold whose positions alone exceed that is scanned.
+/// threshold whose positions alone exceed that is scanned. Out of core the lists would not fit
+/// the memory limit beside a part's cells (tried: 471 MiB at its peak against a limit of 368
+/// MiB at layer 24), so there every threshold scans.
 pub(super) struct Lookahead {
     /// Open positions by the absolute value of their best exit, when the thresholds began.
     counts: [u64; 49],

@@ -115,7 +115,9 @@ pub fn work_units(n: u32) -> u64 {
 }
 
 /// Bytes of working memory [`solve_layer`] allocates besides its output in memory mode: two
-/// per position.
+/// per position. (During the thresholds, the lists of positions that seed the next thresholds
+/// take up to half a byte more per position; the lower layers, which a layer's memory counts,
+/// are no longer read by then.)
 pub fn working_memory(n: u32) -> u64 {
     2 * layer_size(n)
 }
