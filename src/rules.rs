@@ -453,9 +453,9 @@ impl Ruleset {
     /// The same moves as [`moves`](Self::moves) (a test compares the two), without building the
     /// children of the moves that capture nothing.
     ///
-    /// Cost: under `awari`, at most six sowings and no board but the capturing children's
-    /// (about half the cost of [`moves`](Self::moves) in the exits pass, where most moves
-    /// capture nothing); under `abapa`, [`moves`](Self::moves).
+    /// Cost: under `awari`, at most six sowings and no board but the capturing children's (most
+    /// moves capture nothing: the exits pass of layer 24 took 11.0 s with it, 14.3 s with
+    /// [`moves`](Self::moves)); under `abapa`, [`moves`](Self::moves).
     ///
     /// # Panics
     /// As [`moves`](Self::moves): only for boards with more than 48 stones.

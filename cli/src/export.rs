@@ -26,15 +26,14 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::ProgressBar;
 use oware::error::Damage;
-use oware::index::MAX_STONES;
-use oware::storage::{vu_path, AtomicFile, Format, Layer, LayerState};
+use oware::storage::{vu_path, AtomicFile, Format, Layer};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{database_dir, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
+use super::output::{Stdout, SCHEMA_VERSION};
+use super::{database_dir, last_layer_to_take, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]
@@ -124,31 +123,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
     let dir = database_dir(&a.dir, Format::Native, rules)?;
     let last = match a.max_stones.max_stones {
         Some(m) => m,
-        None => match dir.first_not_present() {
-            Some((0, LayerState::Unreadable(e))) => return Err(e),
-            Some((0, _)) => return Err(dir.missing(0)),
-            Some((k, state)) => {
-                if let LayerState::Unreadable(e) = state {
-                    return Err(e);
-                }
-                match (dir.gap(), dir.layers_on_disk().last()) {
-                    // The layer `build --for` leaves out: exported without it.
-                    (Some(gap), Some(&top)) if gap == k => {
-                        if !a.quiet.quiet {
-                            note(&format!("layer {k} is not built (layer {top} does not need it): exporting layers 0..{}, {top}", k - 1));
-                        }
-                        top
-                    }
-                    _ => {
-                        if !a.quiet.quiet {
-                            note(&format!("layer {k} is not built: exporting layers 0..{}", k - 1));
-                        }
-                        k - 1
-                    }
-                }
-            }
-            None => MAX_STONES,
-        },
+        None => last_layer_to_take(&dir, "exporting", a.quiet.quiet)?,
     };
 
     // Open every layer first: a missing layer or a bad header stops the export before any write.

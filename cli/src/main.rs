@@ -289,6 +289,34 @@ pub fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<Data
     DatabaseDir::new(format, &dir.dir, rules)
 }
 
+/// The highest layer a command reading a whole directory takes when `--max-stones` is not
+/// given: 48 when every layer is there; else the last one below the first absent layer or,
+/// when that is the one layer `build --for` leaves out ([`DatabaseDir::gap`]), the highest on
+/// disk past it (the command then takes [`DatabaseDir::layers_up_to`] it). Unless `quiet`, a
+/// note names the absent layer; `doing` says what the command does with the layers
+/// ("exporting").
+///
+/// # Errors
+/// The layer's own error when the first absent layer is unreadable; [`DatabaseDir::missing`]'s
+/// when layer 0 is absent.
+pub fn last_layer_to_take(dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<u32> {
+    let Some((k, state)) = dir.first_not_present() else { return Ok(oware::index::MAX_STONES) };
+    if let oware::storage::LayerState::Unreadable(e) = state {
+        return Err(e);
+    }
+    if k == 0 {
+        return Err(dir.missing(0));
+    }
+    let (last, why) = match (dir.gap(), dir.layers_on_disk().last()) {
+        (Some(gap), Some(&top)) if gap == k => (top, format!("layer {k} is not built (layer {top} does not need it): {doing} layers 0..{}, {top}", k - 1)),
+        _ => (k - 1, format!("layer {k} is not built: {doing} layers 0..{}", k - 1)),
+    };
+    if !quiet {
+        output::note(&why);
+    }
+    Ok(last)
+}
+
 /// Rewords the help of shared options ([`JsonArg`], [`QuietArg`], [`MaxStonesArg`]) for one
 /// command: `#[command(mut_args(reword(&[("json", "...")])))]` on its arguments struct. The
 /// options keep their place (in help and completion scripts), that of their fields.

@@ -22,16 +22,16 @@ use clap::Args;
 use indicatif::ProgressBar;
 use oware::build::BuildLock;
 use oware::error::Damage;
-use oware::index::{layer_size, MAX_STONES};
+use oware::index::layer_size;
 use oware::manifest::{self, Entry};
 use oware::pack::{pack_layer, PackOptions, BLOCK_VALUES};
-use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, LayerWriter, Table};
+use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerWriter, Table};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
+use super::{last_layer_to_take, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
 
 /// Arguments of `oware pack`.
 #[derive(Args, Debug)]
@@ -121,32 +121,14 @@ struct Doc {
     seconds: f64,
 }
 
-/// The layers to process: `0..=max` when given, else from 0 up to the first absent one, or up
-/// to the highest one on disk past the one absent layer `build --for` leaves
-/// ([`DatabaseDir::gap`]), without it.
-fn layers_to_process(dir: &DatabaseDir, max: Option<u32>, quiet: bool) -> Result<Vec<u32>> {
-    if let Some(m) = max {
-        return Ok(dir.layers_up_to(m));
-    }
-    match dir.first_not_present() {
-        Some((_, LayerState::Unreadable(e))) => Err(e),
-        Some((0, _)) => Err(dir.missing(0)),
-        Some((k, _)) => match (dir.gap(), dir.layers_on_disk().last()) {
-            (Some(gap), Some(&top)) if gap == k => {
-                if !quiet {
-                    note(&format!("layer {k} is not there (layer {top} does not need it): layers 0..{}, {top}", k - 1));
-                }
-                Ok(dir.layers_up_to(top))
-            }
-            _ => {
-                if !quiet {
-                    note(&format!("layer {k} is not there: layers 0..{}", k - 1));
-                }
-                Ok((0..k).collect())
-            }
-        },
-        None => Ok((0..=MAX_STONES).collect()),
-    }
+/// The layers to process: `0..=max` when given, else those [`last_layer_to_take`] picks;
+/// `doing` names the command's work in its note ("packing").
+fn layers_to_process(dir: &DatabaseDir, max: Option<u32>, doing: &str, quiet: bool) -> Result<Vec<u32>> {
+    let last = match max {
+        Some(m) => m,
+        None => last_layer_to_take(dir, doing, quiet)?,
+    };
+    Ok(dir.layers_up_to(last))
 }
 
 /// Ctrl-C or SIGTERM cancels hashing and waiting for the manifest's lock.
@@ -248,7 +230,7 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    let layers = layers_to_process(&src, a.max_stones.max_stones, "packing", a.quiet.quiet)?;
     dst.create()?;
     let total: u64 = layers.iter().map(|&n| layer_size(n)).sum();
     let bar = bar(a.quiet.quiet, total);
@@ -330,7 +312,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    let layers = layers_to_process(&src, a.max_stones.max_stones, "unpacking", a.quiet.quiet)?;
     write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
@@ -385,7 +367,7 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
     let rules = Ruleset::Awari;
     let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, a.quiet.quiet)?;
+    let layers = layers_to_process(&src, a.max_stones.max_stones, "importing", a.quiet.quiet)?;
     let last = layers.last().copied().unwrap_or(0);
     write_native_layers(&dst, &layers, Report::new("imported", rules, a.json.json), a.quiet.quiet, |n| {
         let layer = src.open(n, false)?;
