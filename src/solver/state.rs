@@ -312,23 +312,18 @@ impl State<'_> {
                     if m & RESOLVED != 0 {
                         continue;
                     }
-                    let best = value_of(m);
-                    let v = if best >= t {
-                        t
-                    } else if m & PENDING == 0 && best <= -t {
-                        -t
-                    } else {
-                        if span > 0 {
+                    match seed_value(m, t) {
+                        Some(v) => self.seed_one(t, k, v, &mut last, s),
+                        None if span > 0 => {
                             // `NO_EXIT` (-128) is no threshold's seed here: its absolute value is
                             // above every threshold.
-                            let u = best.unsigned_abs() as i8;
+                            let u = value_of(m).unsigned_abs() as i8;
                             if ahead.contains(&u) {
                                 lists[(u - ahead.start) as usize].push(k as u32);
                             }
                         }
-                        continue;
-                    };
-                    self.seed_one(t, k, v, &mut last, s);
+                        None => {}
+                    }
                 }
                 self.propagate(t, s);
                 self.flush(&mut s.sends);
@@ -366,15 +361,9 @@ impl State<'_> {
                 if m & RESOLVED != 0 {
                     continue;
                 }
-                let best = value_of(m);
-                let v = if best >= t {
-                    t
-                } else if m & PENDING == 0 && best <= -t {
-                    -t
-                } else {
-                    continue;
-                };
-                self.seed_one(t, k, v, &mut last, s);
+                if let Some(v) = seed_value(m, t) {
+                    self.seed_one(t, k, v, &mut last, s);
+                }
             }
             self.propagate(t, s);
             self.flush(&mut s.sends);
@@ -405,6 +394,21 @@ impl State<'_> {
         if s.stack.len() >= BATCH {
             self.propagate(t, s);
         }
+    }
+}
+
+/// The value an open cell `m` takes as a seed of threshold `t`: `t` when its best exit is `t`
+/// or more, `-t` when no same-layer move is left and its best exit is `-t` or less (or none);
+/// `None` when it is no seed of `t`.
+#[inline(always)]
+fn seed_value(m: u16, t: i8) -> Option<i8> {
+    let best = value_of(m);
+    if best >= t {
+        Some(t)
+    } else if m & PENDING == 0 && best <= -t {
+        Some(-t)
+    } else {
+        None
     }
 }
 
