@@ -345,7 +345,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     });
     progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
     // One resident part: thresholds can be seeded from lists gathered by earlier scans.
-    let lookahead = match &parts[..] {
+    let mut lookahead = match &parts[..] {
         [part] if ooc.is_none() && reached.next_threshold > 0 => Lookahead::new(&cells[part.start as usize..part.end as usize]),
         _ => None,
     };
@@ -364,7 +364,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let mut round = 0;
         loop {
             // A process told to stop goes on to the agreement below.
-            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_ref(), &state_of, progress, &release_part, &stopped)?;
+            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_mut(), &state_of, progress, &release_part, &stopped)?;
             if let (Some(outbox), Some(router)) = (&outbox, &router) {
                 exchange_outboxes(cluster, outbox, router, inboxes.is_some(), &|m| state_of(&parts[0]).apply(t, m))?;
             }
@@ -500,7 +500,7 @@ pub(super) fn part_round<'s>(
     round: u32,
     parts: &[Range<u64>],
     inboxes: Option<&Inboxes>,
-    lookahead: Option<&Lookahead>,
+    mut lookahead: Option<&mut Lookahead>,
     state_of: &dyn Fn(&Range<u64>) -> State<'s>,
     progress: &dyn Progress,
     release_part: &dyn Fn(&Range<u64>),
@@ -516,7 +516,7 @@ pub(super) fn part_round<'s>(
         }
         let state = state_of(part);
         if round == 0 {
-            match lookahead {
+            match lookahead.as_deref_mut() {
                 Some(ahead) => ahead.seed(&state, t, part.end - part.start, progress),
                 None => {
                     state.seed(t, 0..part.end - part.start, t..t, progress);

@@ -297,7 +297,7 @@ impl State<'_> {
     pub(super) fn seed(&self, t: i8, range: Range<u64>, ahead: Range<i8>, progress: &dyn Progress) -> Vec<Vec<u32>> {
         let ranges: Vec<Range<u64>> = split(range, CHUNK);
         let span = ahead.len();
-        let gathered: Vec<Vec<Vec<u32>>> = ranges
+        let mut gathered: Vec<Vec<Vec<u32>>> = ranges
             .par_iter()
             .map_init(Scratch::default, |s, r| {
                 let mut lists: Vec<Vec<u32>> = vec![Vec::new(); span];
@@ -330,9 +330,8 @@ impl State<'_> {
                 self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
                 lists
             })
-            .collect::<Vec<_>>();
+            .collect();
         // Joined threshold by threshold, each chunk's piece freed once copied.
-        let mut gathered = gathered;
         (0..span)
             .map(|u| {
                 let mut list = Vec::with_capacity(gathered.iter().map(|lists| lists[u].len()).sum());
@@ -431,8 +430,9 @@ pub(super) struct Lookahead {
     /// Open positions by the absolute value of their best exit, when the thresholds began.
     counts: [u64; 49],
     budget: u64,
-    /// The lists gathered by the last scan: the first threshold, then one list per threshold.
-    held: Mutex<(i8, Vec<Vec<u32>>)>,
+    /// The lists gathered by the last scan: for thresholds `first..first + lists.len()`.
+    first: i8,
+    lists: Vec<Vec<u32>>,
 }
 
 impl Lookahead {
@@ -466,29 +466,27 @@ impl Lookahead {
                     a
                 },
             );
-        Some(Lookahead { counts, budget: len / 8, held: Mutex::new((0, Vec::new())) })
+        Some(Lookahead { counts, budget: len / 8, first: 0, lists: Vec::new() })
     }
 
     /// Seeds threshold `t` of `state` (cells `0..len`): from its list when an earlier scan
     /// gathered one, else by a scan that gathers the lists of as many thresholds below as the
     /// budget allows.
-    pub(super) fn seed(&self, state: &State, t: i8, len: u64, progress: &dyn Progress) {
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        let (first, lists) = &mut *held;
-        if t >= *first && ((t - *first) as usize) < lists.len() {
-            let list = std::mem::take(&mut lists[(t - *first) as usize]);
-            drop(held);
+    pub(super) fn seed(&mut self, state: &State, t: i8, len: u64, progress: &dyn Progress) {
+        if t >= self.first && ((t - self.first) as usize) < self.lists.len() {
+            let list = std::mem::take(&mut self.lists[(t - self.first) as usize]);
             state.seed_listed(t, &list, len, progress);
             return;
         }
-        lists.clear();
+        self.lists.clear();
         let mut lo = t;
         let mut total = 0u64;
         while lo > 1 && total + self.counts[(lo - 1) as usize] <= self.budget {
             lo -= 1;
             total += self.counts[lo as usize];
         }
-        *held = (lo, state.seed(t, 0..len, lo..t, progress));
+        self.lists = state.seed(t, 0..len, lo..t, progress);
+        self.first = lo;
     }
 }
 
