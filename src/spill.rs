@@ -157,13 +157,17 @@ impl Inboxes {
     /// [`Error::Io`] when the bucket file cannot be written (a full disk included).
     pub fn send(&self, part: usize, messages: &[u64]) -> Result<()> {
         let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.extend_from_slice(messages);
-        if guard.0.len() >= self.buffer {
+        if guard.0.len() + messages.len() > self.buffer {
+            // The buffer never grows past its size: what would not fit goes to the file with it.
             let path = self.path(part);
-            append(&path, &guard.0)?;
-            guard.1 += guard.0.len() as u64;
+            append(&path, &[&guard.0, messages])?;
+            guard.1 += (guard.0.len() + messages.len()) as u64;
             guard.0.clear();
-            guard.0.shrink_to(self.buffer);
+        } else {
+            if guard.0.capacity() == 0 {
+                guard.0.reserve_exact(self.buffer);
+            }
+            guard.0.extend_from_slice(messages);
         }
         Ok(())
     }
@@ -288,7 +292,7 @@ impl Drop for Bucket {
     }
 }
 
-fn append(path: &Path, words: &[u64]) -> Result<()> {
+fn append(path: &Path, pieces: &[&[u64]]) -> Result<()> {
     let mut options = OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]
@@ -298,7 +302,7 @@ fn append(path: &Path, words: &[u64]) -> Result<()> {
     }
     let file = options.open(path).map_err(|e| Error::io(path, e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    for x in words {
+    for x in pieces.iter().flat_map(|p| p.iter()) {
         w.write_all(&x.to_le_bytes()).map_err(|e| Error::io(path, e))?;
     }
     w.flush().map_err(|e| Error::io(path, e))
@@ -536,6 +540,9 @@ mod tests {
         let msgs: Vec<u64> = (0..10_000).collect();
         for c in msgs.chunks(333) {
             inboxes.send(1, c).unwrap();
+            // The buffer in front of the file never grows past its size.
+            let guard = inboxes.parts[1].lock().unwrap();
+            assert!(guard.0.len() <= inboxes.buffer && guard.0.capacity() <= inboxes.buffer, "{} / {}", guard.0.capacity(), inboxes.buffer);
         }
         assert!(inboxes.pending(1) && !inboxes.pending(0));
         let mut got = Vec::new();

@@ -56,7 +56,8 @@ pub struct OutOfCore<'a> {
     pub lookup_bytes: u64,
     /// Bytes of the lower layers read between two releases of their pages.
     pub lower_window: u64,
-    /// Bytes of messages buffered in memory in front of the bucket files.
+    /// Bytes of messages buffered in memory in front of the bucket files (the thresholds also
+    /// use `lookup_bytes` and `lower_window`, which only the exits pass needs).
     pub message_bytes: u64,
     /// Directory for the scratch files (state and buckets).
     pub work_dir: &'a Path,
@@ -334,7 +335,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         _ => None,
     };
     let inboxes = match (ooc, scratch) {
-        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes)?),
+        // The thresholds also buffer messages in the memory of the exits pass's lookups and
+        // lower-layer window, idle from now on: fewer of them go through the bucket files.
+        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes + o.lookup_bytes + o.lower_window)?),
         _ => None,
     };
     let router = (inboxes.is_some() || outbox.is_some()).then(|| Router {

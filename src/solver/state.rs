@@ -103,15 +103,38 @@ impl Router<'_> {
         }
     }
 
-    /// Sends `messages` to their buckets, grouped by destination (sorted on the way), and
+    /// Sends `messages` to their buckets, grouped by destination, and
     /// empties it.
     ///
     /// # Errors
     /// [`Error::Io`] when a bucket file cannot be written.
     pub(super) fn send_all(&self, messages: &mut Vec<u64>) -> Result<()> {
-        messages.sort_unstable_by_key(|m| m & !LOST);
-        for group in messages.chunk_by(|a, b| self.route(a & !LOST) == self.route(b & !LOST)) {
-            self.send(self.route(group[0] & !LOST), group)?;
+        // A counting sort by destination: one pass to count, one to place. A comparison sort
+        // would find a message's destination (a division) at every comparison; the order
+        // within a group buys nothing (its positions lie far apart).
+        let slot = |m: u64| match self.route(m & !LOST) {
+            Route::Part(k) => 2 * k,
+            Route::Rank(r) => 2 * r + 1,
+        };
+        let slots: Vec<usize> = messages.iter().map(|&m| slot(m)).collect();
+        let mut start = vec![0usize; slots.iter().max().map_or(0, |&s| s + 1) + 1];
+        for &s in &slots {
+            start[s + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut at = start.clone();
+        let mut grouped = vec![0u64; messages.len()];
+        for (&m, &s) in messages.iter().zip(&slots) {
+            grouped[at[s]] = m;
+            at[s] += 1;
+        }
+        for (s, w) in start.windows(2).enumerate() {
+            if w[0] < w[1] {
+                let to = if s % 2 == 0 { Route::Part(s / 2) } else { Route::Rank(s / 2) };
+                self.send(to, &grouped[w[0]..w[1]])?;
+            }
         }
         messages.clear();
         Ok(())
@@ -177,6 +200,9 @@ pub(super) struct Scratch {
     /// Positions propagated since the last charge to the meter.
     propagated: u64,
 }
+
+/// How many messages ahead [`State::apply`] prefetches the cell of.
+const APPLY_AHEAD: usize = 16;
 
 /// Messages buffered per thread before they are handed to the buckets.
 const SENDS: usize = 1 << 13;
@@ -276,7 +302,11 @@ impl State<'_> {
     /// Applies a block of messages to this part and propagates what they resolve.
     pub(super) fn apply(&self, t: i8, messages: &[u64]) {
         messages.par_chunks(1 << 12).for_each_init(Scratch::default, |s, block| {
-            for &m in block {
+            for (i, &m) in block.iter().enumerate() {
+                // The cells of the messages a few ahead are fetched while this one is applied.
+                if let Some(&ahead) = block.get(i + APPLY_AHEAD) {
+                    prefetch(&self.cells[((ahead & !LOST) - self.base) as usize]);
+                }
                 let j = m & !LOST;
                 let k = (j - self.base) as usize;
                 self.update(t, k, || unrank_unchecked(self.n, j), m & LOST != 0, &mut s.stack);
