@@ -103,8 +103,7 @@ impl Router<'_> {
         }
     }
 
-    /// Sends `messages` to their buckets, grouped by destination, and
-    /// empties it.
+    /// Sends `messages` to their buckets, grouped by destination, and empties it.
     ///
     /// # Errors
     /// [`Error::Io`] when a bucket file cannot be written.
