@@ -52,7 +52,8 @@ pub struct OutOfCore<'a> {
     /// Positions per part (rounded to a multiple of [`CHUNK`]); the part's state takes two
     /// bytes per position.
     pub part_len: u64,
-    /// Bytes of capture lookups collected before they are sorted and served (16 per lookup).
+    /// Bytes of capture lookups collected before they are sorted and served (8 per lookup: the
+    /// child's place in the lower layers and the parent's offset, packed in one word).
     pub lookup_bytes: u64,
     /// Bytes of the lower layers read between two releases of their pages.
     pub lower_window: u64,

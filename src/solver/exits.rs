@@ -84,6 +84,7 @@ impl ExitsPass<'_> {
             }
             ExitsPass::Sorted(o) => {
                 debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
+                let places = Places::new(p.n);
                 for (pi, part) in p.parts.iter().enumerate() {
                     if part.end <= from {
                         continue;
@@ -91,7 +92,7 @@ impl ExitsPass<'_> {
                     p.progress.phase(&format!("exits {}/{}", pi + 1, p.parts.len()));
                     let start = part.start.max(from);
                     let mut on_flush = |k: u64| if k < len { done(k) } else { Ok(()) };
-                    exits_out_of_core(p.rules, p.n, p.lower, p.cells, start..part.end, o, p.progress, p.failure, &mut on_flush)?;
+                    exits_out_of_core(p.rules, p.n, p.lower, p.cells, start..part.end, o, &places, p.progress, p.failure, &mut on_flush)?;
                     (p.release_part)(part);
                     if p.stopped() {
                         return Ok(());
@@ -208,10 +209,114 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
     });
 }
 
+/// The places of the lower layers a capture from layer `n` reaches (layers `0..=n - 2`, laid
+/// end to end), and how the out-of-core pass packs a capture lookup into one `u64`: the child's
+/// place in the high bits, the parent's offset from the first position of its run ([`Run`]) in
+/// the low `parent_bits`. One word per lookup instead of a (key, parent) pair: half the memory,
+/// so twice the lookups per sweep of the lower layers, and a sort of plain integers (by place,
+/// then parent).
+#[derive(Clone, Debug)]
+struct Places {
+    /// Place of the first position of each layer a capture reaches, then the end of the last
+    /// (layer `m` covers `offsets[m]..offsets[m + 1]`).
+    offsets: Vec<u64>,
+    /// Bits of the parent's offset: a run covers at most `2^parent_bits` positions.
+    parent_bits: u32,
+}
+
+/// Bits of the place of a child of a capture from layer `n` (at least 1, so the shifts stay
+/// below 64): enough for the sum of the sizes of layers `0..=n - MIN_CAPTURE`.
+const fn place_bits(n: u32) -> u32 {
+    let mut total = 0u64;
+    let mut m = 0;
+    while m + crate::rules::MIN_CAPTURE <= n {
+        total += layer_size(m);
+        m += 1;
+    }
+    let bits = 64 - total.leading_zeros();
+    if bits == 0 {
+        1
+    } else {
+        bits
+    }
+}
+
+// Up to 48 stones, places take at most 40 bits: the parent field keeps at least 24, so a run
+// covers at least 16 M positions (512 chunks, far more than a group of chunks).
+const _: () = {
+    let mut n = 0;
+    while n <= crate::index::MAX_STONES {
+        assert!(place_bits(n) <= 40);
+        n += 1;
+    }
+};
+
+impl Places {
+    /// The places of layer `n`'s captures, with every bit not taken by a place for the parent.
+    fn new(n: u32) -> Places {
+        Places::with_parent_bits(n, 64 - place_bits(n))
+    }
+
+    /// The same with a narrower parent field (tests: many runs in a buffer).
+    fn with_parent_bits(n: u32, parent_bits: u32) -> Places {
+        assert!(parent_bits + place_bits(n) <= 64 && 1u64 << parent_bits >= CHUNK, "a chunk must fit the parent field");
+        let reached = (n + 1).saturating_sub(crate::rules::MIN_CAPTURE);
+        let offsets = (0..=reached)
+            .scan(0u64, |acc, m| {
+                let at = *acc;
+                *acc += if m < reached { layer_size(m) } else { 0 };
+                Some(at)
+            })
+            .collect();
+        Places { offsets, parent_bits }
+    }
+
+    /// Positions one run may cover: its parents' offsets fit the parent field.
+    fn span(&self) -> u64 {
+        1 << self.parent_bits
+    }
+
+    /// The lookup of child `index` of layer `m` for the parent `offset` positions past its
+    /// run's first.
+    #[inline]
+    fn pack(&self, m: u32, index: u64, offset: u64) -> u64 {
+        debug_assert!(index < layer_size(m) && offset < self.span());
+        ((self.offsets[m as usize] + index) << self.parent_bits) | offset
+    }
+
+    #[inline]
+    fn place(&self, lookup: u64) -> u64 {
+        lookup >> self.parent_bits
+    }
+
+    #[inline]
+    fn offset(&self, lookup: u64) -> u64 {
+        lookup & (self.span() - 1)
+    }
+
+    /// The layer holding `place`.
+    fn layer_of(&self, place: u64) -> u32 {
+        debug_assert!(place < self.offsets[self.offsets.len() - 1]);
+        (self.offsets.partition_point(|&o| o <= place) - 1) as u32
+    }
+
+    /// Layer and index of `place`.
+    fn unpack_place(&self, place: u64) -> (u32, u64) {
+        let m = self.layer_of(place);
+        (m, place - self.offsets[m as usize])
+    }
+}
+
 /// The exits pass over `range` (inside one part) out of core: moves are generated in index
 /// order and the capture lookups collected; each full buffer is sorted by place in the lower
 /// layers and served in one sweep, window by window, and the windows' pages given back.
 /// `on_flush(done)` is called when every position below `done` is complete.
+///
+/// A lookup holds its parent as an offset from the first position of its run ([`Places`]); a
+/// new run starts whenever the next group of chunks would take the parents past the offset's
+/// bits. Runs are sorted apart and served in the same sweep, so that the buffer is served when
+/// it is full however many positions it covers (from layer 36 up, a run covers fewer positions
+/// than a buffer of a few GB of lookups needs).
 #[allow(clippy::too_many_arguments)]
 fn exits_out_of_core(
     rules: Ruleset,
@@ -220,34 +325,39 @@ fn exits_out_of_core(
     cells: &[AtomicU16],
     range: Range<u64>,
     o: &OutOfCore,
+    places: &Places,
     progress: &dyn Progress,
     failure: &Failure,
     on_flush: &mut dyn FnMut(u64) -> Result<()>,
 ) -> Result<()> {
-    let offsets: Vec<u64> = (0..=n)
-        .scan(0u64, |acc, m| {
-            let at = *acc;
-            *acc += layer_size(m);
-            Some(at)
-        })
-        .collect();
-    let cap = (o.lookup_bytes / 16).max(1 << 12) as usize;
-    let mut lookups: Vec<(u64, u64)> = Vec::new();
+    let cap = (o.lookup_bytes / 8).max(1 << 12) as usize;
+    let span = places.span();
+    let mut lookups: Vec<u64> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     let ranges = split(range, CHUNK);
-    let group = rayon::current_num_threads().max(1);
+    // A group of chunks always fits a new run (chunks are at most CHUNK long).
+    let group = rayon::current_num_threads().clamp(1, (span / CHUNK) as usize);
     for rs in ranges.chunks(group) {
         if progress.cancelled() || failure.failed.load(Relaxed) {
             return Ok(());
         }
-        let pieces: Vec<Vec<(u64, u64)>> = rs
+        let end = rs[rs.len() - 1].end;
+        if !runs.last().is_some_and(|r| end - r.base <= span) {
+            // An empty run is replaced rather than kept.
+            if runs.last().is_some_and(|r| r.from == lookups.len()) {
+                runs.pop();
+            }
+            runs.push(Run { from: lookups.len(), base: rs[0].start });
+        }
+        let base = runs[runs.len() - 1].base;
+        let pieces: Vec<Vec<u64>> = rs
             .par_iter()
             .map(|r| {
                 let mut mine = Vec::new();
                 let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
                 for (i, b) in walker {
                     let (best, pending) = exits(rules, &b, |captured, child| {
-                        let key = (u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child);
-                        mine.push((key, i));
+                        mine.push(places.pack(n - u32::from(captured), rank_unchecked(child), i - base));
                     });
                     cells[i as usize].store(pack(best, pending), Relaxed);
                 }
@@ -259,48 +369,76 @@ fn exits_out_of_core(
             lookups.extend_from_slice(&p);
         }
         if lookups.len() >= cap {
-            serve(n, lower, cells, &mut lookups, &offsets, o);
-            on_flush(rs.last().map_or(0, |r| r.end))?;
+            serve(n, lower, cells, &mut lookups, &mut runs, places, o);
+            on_flush(end)?;
         }
     }
-    serve(n, lower, cells, &mut lookups, &offsets, o);
+    serve(n, lower, cells, &mut lookups, &mut runs, places, o);
     Ok(())
 }
 
-/// Sorts `lookups` (key: layer and index of a child; parent index) and folds each child's value
-/// into its parent's best exit, sweeping the lower layers in order; the pages of each window of
-/// `o.lower_window` bytes are given back once it is served.
-fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<(u64, u64)>, offsets: &[u64], o: &OutOfCore) {
-    if lookups.is_empty() {
-        return;
+/// A run of a buffer of lookups: those from index `from` of the buffer on (to the next run's),
+/// whose parents are offsets from position `base`.
+struct Run {
+    from: usize,
+    base: u64,
+}
+
+/// Sorts each run of `lookups` (packed by `places`) and folds each child's value into its
+/// parent's best exit, sweeping the lower layers in order: each window of `o.lower_window`
+/// bytes of places, from the lowest place not yet served, is served from every run, then its
+/// pages are given back. Empties `lookups` and `runs`.
+fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, runs: &mut Vec<Run>, places: &Places, o: &OutOfCore) {
+    // Each run's lookups, as (start, end, base); each sorted.
+    let bounds: Vec<(usize, usize, u64)> = runs.iter().enumerate().map(|(k, r)| (r.from, runs.get(k + 1).map_or(lookups.len(), |s| s.from), r.base)).collect();
+    for &(a, b, _) in &bounds {
+        lookups[a..b].par_sort_unstable();
     }
-    lookups.par_sort_unstable_by_key(|l| l.0);
-    let mask = (1u64 << KEY_SHIFT) - 1;
-    let place = |key: u64| offsets[(key >> KEY_SHIFT) as usize] + (key & mask);
+    let lookups_ref = &lookups[..];
     let window = o.lower_window.max(1 << 16);
-    let mut start = 0;
-    while start < lookups.len() {
-        let first = place(lookups[start].0);
-        let end = start + lookups[start..].partition_point(|l| place(l.0) < first + window);
-        let seg = &lookups[start..end];
-        seg.par_chunks(1 << 14).for_each(|c| {
-            for &(key, parent) in c {
-                let m = (key >> KEY_SHIFT) as u32;
-                let v = lower[m as usize][(key & mask) as usize];
-                let e = (n - m) as i8 - v;
-                let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+    let offsets = &places.offsets;
+    // Where each run's lookups not yet served start.
+    let mut at: Vec<usize> = bounds.iter().map(|&(a, _, _)| a).collect();
+    loop {
+        let heads = bounds.iter().zip(&at).filter(|&(&(_, b, _), &k)| k < b).map(|(_, &k)| places.place(lookups_ref[k]));
+        let Some(first) = heads.min() else { break };
+        // The window's lookups in every run.
+        let mut served: Vec<(&[u64], u64)> = Vec::with_capacity(bounds.len());
+        for (&(_, b, base), k) in bounds.iter().zip(at.iter_mut()) {
+            let rest = &lookups_ref[*k..b];
+            let len = rest.partition_point(|&l| places.place(l) < first + window);
+            if len > 0 {
+                served.push((&rest[..len], base));
             }
+            *k += len;
+        }
+        served.par_iter().for_each(|&(seg, base)| {
+            seg.par_chunks(1 << 14).for_each(|c| {
+                // The places rise through the chunk: its layer only moves forward.
+                let mut m = places.layer_of(places.place(c[0])) as usize;
+                for &l in c {
+                    let place = places.place(l);
+                    while place >= offsets[m + 1] {
+                        m += 1;
+                    }
+                    let v = lower[m][(place - offsets[m]) as usize];
+                    let e = (n - m as u32) as i8 - v;
+                    let parent = base + places.offset(l);
+                    let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+                }
+            });
         });
         // Give back the window's pages, layer by layer.
-        let (lo, hi) = (seg[0].0, seg[seg.len() - 1].0);
-        for m in (lo >> KEY_SHIFT) as u32..=(hi >> KEY_SHIFT) as u32 {
-            let a = if m == (lo >> KEY_SHIFT) as u32 { lo & mask } else { 0 };
-            let b = if m == (hi >> KEY_SHIFT) as u32 { (hi & mask) + 1 } else { layer_size(m) };
+        let last = served.iter().map(|(seg, _)| places.place(seg[seg.len() - 1])).max().expect("the lowest head is served");
+        let (lo, hi) = (places.unpack_place(first), places.unpack_place(last));
+        for m in lo.0..=hi.0 {
+            let a = if m == lo.0 { lo.1 } else { 0 };
+            let b = if m == hi.0 { hi.1 + 1 } else { layer_size(m) };
             (o.release_lower)(m, a..b);
         }
-        start = end;
     }
     lookups.clear();
+    runs.clear();
 }
 
 /// The best exit value of `board` among its game-ending moves, and the number of its moves that
@@ -406,4 +544,96 @@ fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Ran
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::index::MAX_STONES;
+    use crate::progress::NoProgress;
+    use crate::solver::tests::{as_i8, memory_layers};
+
+    #[test]
+    fn lookups_pack_and_unpack_for_every_layer() {
+        for n in 0..=MAX_STONES {
+            let places = Places::new(n);
+            assert!(place_bits(n) <= 40, "layer {n}: {} bits of place", place_bits(n));
+            let total = places.offsets[places.offsets.len() - 1];
+            assert!(total < 1 << place_bits(n), "layer {n}");
+            assert_eq!(places.parent_bits, 64 - place_bits(n));
+            let reached = (n + 1).saturating_sub(crate::rules::MIN_CAPTURE);
+            assert_eq!(total, (0..reached).map(layer_size).sum::<u64>(), "layer {n}");
+            let mut last = None;
+            for m in 0..reached {
+                let mut indices = vec![0, layer_size(m) / 2, layer_size(m) - 1];
+                indices.dedup();
+                for index in indices {
+                    for offset in [0, 1, places.span() / 3, places.span() - 1] {
+                        let l = places.pack(m, index, offset);
+                        assert_eq!(places.unpack_place(places.place(l)), (m, index), "layer {n}: child {index} of layer {m}");
+                        assert_eq!(places.offset(l), offset, "layer {n}: child {index} of layer {m}");
+                        // Sorting the words sorts by layer, index, then parent.
+                        assert!(last < Some(l), "layer {n}: child {index} of layer {m}, parent {offset}");
+                        last = Some(l);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A parent field of one or two chunks: a run per group or two of chunks, many of them in
+    /// one buffer (a cap far above the layer's lookups) or a few (the smallest cap). The cells
+    /// come out as in memory, the buffer is served only when full, and the pages released lie
+    /// inside the layers.
+    #[test]
+    fn runs_of_narrow_parent_fields_fill_the_cells_as_in_memory() {
+        let n = 12;
+        for rules in Ruleset::ALL {
+            let layers = memory_layers(rules, n - 1);
+            let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
+            let len = layer_size(n);
+            let expected: Vec<AtomicU16> = (0..len).map(|_| AtomicU16::new(0)).collect();
+            exits_in_memory(rules, n, &lower, &expected, 0..len, &NoProgress);
+            for (parent_bits, lookup_bytes) in [(15, 1 << 30), (16, 1 << 30), (15, 0), (16, 0)] {
+                let released = Mutex::new(Vec::new());
+                let release = |m: u32, r: Range<u64>| released.lock().unwrap().push((m, r));
+                let work = tempfile::tempdir().unwrap();
+                let o = OutOfCore {
+                    part_len: len,
+                    lookup_bytes,
+                    lower_window: 1 << 16,
+                    message_bytes: 1 << 16,
+                    work_dir: work.path(),
+                    release_lower: &release,
+                    release_out: &|_| {},
+                };
+                let places = Places::with_parent_bits(n, parent_bits);
+                let cells: Vec<AtomicU16> = (0..len).map(|_| AtomicU16::new(0)).collect();
+                let mut flushes = Vec::new();
+                let mut on_flush = |k: u64| {
+                    flushes.push(k);
+                    Ok(())
+                };
+                let from = CHUNK / 2;
+                exits_out_of_core(rules, n, &lower, &cells, from..len, &o, &places, &NoProgress, &Failure::new(), &mut on_flush).unwrap();
+                let what = format!("{}, {parent_bits} bits, {lookup_bytes} bytes", rules.name());
+                for i in from..len {
+                    assert_eq!(cells[i as usize].load(Relaxed), expected[i as usize].load(Relaxed), "{what}: position {i}");
+                }
+                assert!(flushes.windows(2).all(|w| w[0] < w[1]), "{what}: {flushes:?}");
+                if lookup_bytes == 0 {
+                    assert!(flushes.len() > 4, "{what}: {} flushes", flushes.len());
+                } else {
+                    assert!(flushes.is_empty(), "{what}: {flushes:?}");
+                }
+                let released = released.into_inner().unwrap();
+                assert!(released.len() > 4, "{what}: {} releases", released.len());
+                for (m, r) in released {
+                    assert!(m + crate::rules::MIN_CAPTURE <= n && r.start < r.end && r.end <= layer_size(m), "{what}: layer {m}: {r:?}");
+                }
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ type Solved = Vec<(Ruleset, &'static [Vec<u8>])>;
 /// Layers `0..=top` of `rules`, solved in memory: once per test binary and ruleset, shared by
 /// every test that asks (read-only; layer `n` depends on layers `0..n` only, so a shorter list
 /// is a prefix of a longer one).
-fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
+pub(super) fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
     static SOLVED: Mutex<Solved> = Mutex::new(Vec::new());
     let mut all = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
     let known: &[Vec<u8>] = all.iter().find(|(r, _)| *r == rules).map(|(_, l)| *l).unwrap_or(&[]);
@@ -39,7 +39,7 @@ fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
 }
 
 /// A layer's bytes as values.
-fn as_i8(b: &[u8]) -> &[i8] {
+pub(super) fn as_i8(b: &[u8]) -> &[i8] {
     // SAFETY: same size and alignment, every bit pattern valid.
     unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
 }
