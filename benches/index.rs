@@ -1,6 +1,6 @@
 //! Speed of the combinatorial indexer on layer 24 boards (382,628,610 boards, the middle of the
-//! range the solver works in): nanoseconds per `rank_unchecked`, per `unrank_unchecked`, and per
-//! board of a `LayerWalker` walk in index order.
+//! range the solver works in): nanoseconds per `rank_unchecked`, per `unrank_unchecked`, per
+//! index of `unrank_many` (eight in lockstep), and per board of a `LayerWalker` walk in index order.
 //!
 //! The pseudo-random indices and boards are made before timing starts; each timed iteration
 //! handles a batch of them, and criterion reports time per element (`Throughput::Elements`).
@@ -13,7 +13,7 @@ use common::Rng;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use oware::index::{layer_size, rank_unchecked, tables, unrank_unchecked, LayerWalker};
+use oware::index::{layer_size, rank_unchecked, tables, unrank_many, unrank_unchecked, LayerWalker};
 use oware::Board;
 
 const LAYER: u32 = 24;
@@ -54,6 +54,13 @@ fn bench_index(c: &mut Criterion) {
                 acc ^= u64::from(b[11]);
             }
             acc
+        })
+    });
+    let mut many = Vec::with_capacity(BATCH);
+    g.bench_function("unrank_many", |bch| {
+        bch.iter(|| {
+            unrank_many(LAYER, black_box(&indices), &mut many);
+            many.iter().fold(0u64, |acc, b| acc.wrapping_add(u64::from_le_bytes(b[..8].try_into().unwrap_or_default())) ^ u64::from(b[11]))
         })
     });
 

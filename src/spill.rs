@@ -82,6 +82,8 @@ impl ScratchState {
 /// A message is a `u64`: a position's global index, and bit 63 for "a child was lost".
 pub struct Inboxes {
     dir: PathBuf,
+    /// The files' names begin with it.
+    prefix: &'static str,
     /// Per part: buffered messages, and how many are in the file.
     parts: Vec<Mutex<(Vec<u64>, u64)>>,
     /// Messages buffered per part before they are written to its file.
@@ -89,10 +91,11 @@ pub struct Inboxes {
 }
 
 /// Whether `name` is one of the scratch files this module writes in a work directory: the
-/// state, a message bucket (being written or being read) or a checkpoint's temporary.
+/// state, a bucket of messages or of seed lists (being written or being read) or a
+/// checkpoint's temporary.
 fn is_scratch_name(name: &str) -> bool {
     name == STATE_FILE
-        || (name.starts_with("inbox-") && (name.ends_with(".bin") || name.ends_with(".reading")))
+        || ((name.starts_with("inbox-") || name.starts_with("lists-")) && (name.ends_with(".bin") || name.ends_with(".reading")))
         || (name.starts_with(".checkpoint.") && name.ends_with(".tmp"))
 }
 
@@ -132,13 +135,24 @@ impl Inboxes {
     /// # Errors
     /// [`Error::Io`] when old bucket files cannot be removed.
     pub fn new(dir: &Path, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
+        Inboxes::named(dir, "inbox", parts, buffer_bytes)
+    }
+
+    /// Like [`Inboxes::new`], with files named `{prefix}-NNNNN.bin` (`prefix` is `inbox` or
+    /// `lists`, the names [`remove_stale`] knows).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when old bucket files cannot be removed.
+    pub fn named(dir: &Path, prefix: &'static str, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
+        debug_assert!(is_scratch_name(&format!("{prefix}-00000.bin")));
         let inboxes = Inboxes {
             dir: dir.into(),
+            prefix,
             parts: (0..parts).map(|_| Mutex::new((Vec::new(), 0))).collect(),
             buffer: ((buffer_bytes / 8 / parts.max(1) as u64) as usize).max(1024),
         };
         for p in 0..parts {
-            for path in [inboxes.path(p), inboxes.dir.join(format!("inbox-{p:05}.reading"))] {
+            for path in [inboxes.path(p), inboxes.reading(p)] {
                 if fs::symlink_metadata(&path).is_ok() {
                     fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
                 }
@@ -148,7 +162,12 @@ impl Inboxes {
     }
 
     fn path(&self, part: usize) -> PathBuf {
-        self.dir.join(format!("inbox-{part:05}.bin"))
+        self.dir.join(format!("{}-{part:05}.bin", self.prefix))
+    }
+
+    /// Where a taken bucket is read from.
+    fn reading(&self, part: usize) -> PathBuf {
+        self.dir.join(format!("{}-{part:05}.reading", self.prefix))
     }
 
     /// Adds `messages` to part `part`'s bucket.
@@ -207,7 +226,7 @@ impl Inboxes {
     /// # Errors
     /// [`Error::Io`] when the bucket file cannot be taken (renamed) or opened.
     pub fn take(&self, part: usize) -> Result<Bucket> {
-        let taken = self.dir.join(format!("inbox-{part:05}.reading"));
+        let taken = self.reading(part);
         let (buffered, in_file) = {
             // The file is renamed under the lock, so its length and the count agree.
             let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
@@ -490,13 +509,15 @@ mod tests {
     fn remove_stale_takes_only_scratch_files() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        for name in ["state.bin", "inbox-00000.bin", "inbox-00070.reading", ".checkpoint.AbC12.tmp", "checkpoint.bin", "notes.txt", "inbox-1.txt"] {
+        for name in
+            ["state.bin", "inbox-00000.bin", "inbox-00070.reading", "lists-00240.bin", ".checkpoint.AbC12.tmp", "checkpoint.bin", "notes.txt", "inbox-1.txt"]
+        {
             fs::write(d.join(name), b"x").unwrap();
         }
         fs::create_dir(d.join("inbox-00001.bin")).unwrap();
         let removed = remove_stale(d).unwrap();
         let names: Vec<_> = removed.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
-        assert_eq!(names, [".checkpoint.AbC12.tmp", "inbox-00000.bin", "inbox-00070.reading", "state.bin"]);
+        assert_eq!(names, [".checkpoint.AbC12.tmp", "inbox-00000.bin", "inbox-00070.reading", "lists-00240.bin", "state.bin"]);
         for kept in ["checkpoint.bin", "notes.txt", "inbox-1.txt", "inbox-00001.bin"] {
             assert!(d.join(kept).exists(), "{kept} kept");
         }

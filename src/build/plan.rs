@@ -45,8 +45,9 @@ pub enum Mode {
 
 /// The limits of an out-of-core layer, derived from the memory limit `m`: half for one part's
 /// state (two bytes per position), a quarter for capture lookups, a quarter for the window of
-/// the lower layers, a sixteenth of the half for message buffers (during the thresholds, when
-/// the exits pass is over, the message buffers also take the lookups' and the window's share).
+/// the lower layers, a sixteenth of the half for buffers of messages and seed lists (during the
+/// thresholds, when the exits pass is over, the message buffers also take the lookups' and the
+/// window's share).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct OutOfCoreLimits {
     /// Positions per part.

@@ -36,7 +36,7 @@ use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership, Solo};
 use super::exits::{ExitsPass, Pass};
-use super::state::{split, Cells, Failure, Lookahead, Meter, Router, State, CHUNK, RESOLVED};
+use super::state::{split, Cells, Failure, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED};
 use super::work::WorkModel;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
@@ -57,8 +57,9 @@ pub struct OutOfCore<'a> {
     pub lookup_bytes: u64,
     /// Bytes of the lower layers read between two releases of their pages.
     pub lower_window: u64,
-    /// Bytes of messages buffered in memory in front of the bucket files (the thresholds also
-    /// use `lookup_bytes` and `lower_window`, which only the exits pass needs).
+    /// Bytes of messages buffered in memory in front of the bucket files, half of them for the
+    /// files of seed lists (the thresholds' message buffers also use `lookup_bytes` and
+    /// `lower_window`, which only the exits pass needs).
     pub message_bytes: u64,
     /// Directory for the scratch files (state and buckets).
     pub work_dir: &'a Path,
@@ -337,8 +338,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     };
     let inboxes = match (ooc, scratch) {
         // The thresholds also buffer messages in the memory of the exits pass's lookups and
-        // lower-layer window, idle from now on: fewer of them go through the bucket files.
-        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes + o.lookup_bytes + o.lower_window)?),
+        // lower-layer window, idle from now on: fewer of them go through the bucket files. Half
+        // the message buffers' own share goes to the seed lists (below).
+        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes / 2 + o.lookup_bytes + o.lower_window)?),
         _ => None,
     };
     let router = (inboxes.is_some() || outbox.is_some()).then(|| Router {
@@ -348,9 +350,19 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         ranks: outbox.as_ref().map(|o| (owners, o)),
     });
     progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
-    // One resident part: thresholds can be seeded from lists gathered by earlier scans.
-    let mut lookahead = match &parts[..] {
-        [part] if ooc.is_none() && reached.next_threshold > 0 => Lookahead::new(&cells[part.start as usize..part.end as usize]),
+    // Thresholds are seeded from lists gathered by earlier scans: in memory where one part is
+    // resident, else in files of the scratch directory. Out of core they take half the message
+    // buffers' share: a quarter to buffer them, a quarter to read them back (two copies of
+    // eight bytes an entry); a chunk's lists are handed on as soon as they are gathered.
+    let mut lookahead = match (ooc, scratch) {
+        _ if reached.next_threshold == 0 => None,
+        (None, _) if parts.len() == 1 => Lookahead::new(cells, &parts, &release_part, Lists::Memory(Vec::new())),
+        (Some(o), Some(w)) => {
+            let quarter = o.message_bytes / 4;
+            let buckets = Inboxes::named(w, "lists", parts.len() * MAX_SPAN, quarter)?;
+            let lists = Lists::Disk { buckets, block: (quarter / 16).max(1 << 12) as usize };
+            Lookahead::new(cells, &parts, &release_part, lists)
+        }
         _ => None,
     };
     for t in (1..=reached.next_threshold as i8).rev() {
@@ -365,6 +377,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             failure: &failure,
             meter: &meter,
         };
+        if let Some(ahead) = lookahead.as_mut() {
+            ahead.begin(t);
+        }
         let mut round = 0;
         loop {
             // A process told to stop goes on to the agreement below.
@@ -521,9 +536,9 @@ pub(super) fn part_round<'s>(
         let state = state_of(part);
         if round == 0 {
             match lookahead.as_deref_mut() {
-                Some(ahead) => ahead.seed(&state, t, part.end - part.start, progress),
+                Some(ahead) => ahead.seed(&state, pi, t, part.end - part.start, progress)?,
                 None => {
-                    state.seed(t, 0..part.end - part.start, t..t, progress);
+                    state.seed(t, 0..part.end - part.start, t..t, None, progress);
                 }
             }
         }

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use super::work::{scan_units, RESOLVE_UNITS};
 use crate::error::{Error, MemoryLimit, Result};
-use crate::index::{in_some_layer, rank_unchecked, unrank_unchecked, LayerWalker};
+use crate::index::{in_some_layer, rank_unchecked, unrank_many, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Ruleset};
 use crate::spill::{Inboxes, ScratchState};
@@ -196,6 +196,11 @@ pub(super) struct Scratch {
     /// The previous batch's updates, applied after the next batch is generated.
     ready: Vec<(usize, Board, bool)>,
     sends: Vec<u64>,
+    /// Positions resolved by messages, by index, with their values, before they are unranked
+    /// ([`State::apply`]); the indices and boards of an unranked batch.
+    found: Vec<(u64, i8)>,
+    indices: Vec<u64>,
+    boards: Vec<Board>,
     /// Positions propagated since the last charge to the meter.
     propagated: u64,
 }
@@ -225,15 +230,14 @@ impl State<'_> {
         }
     }
 
-    /// Applies to cell `k` (board `q`) the news that one of its children entered LOSS
-    /// (`child_lost`) or WIN at threshold `t`; a newly resolved position goes on `stack`.
+    /// Applies to cell `k` the news that one of its children entered LOSS (`child_lost`) or
+    /// WIN at threshold `t`; returns the value the position is resolved with when this news
+    /// resolves it.
     #[inline]
-    fn update(&self, t: i8, k: usize, q: impl FnOnce() -> Board, child_lost: bool, stack: &mut Vec<(Board, i8)>) {
+    fn update(&self, t: i8, k: usize, child_lost: bool) -> Option<i8> {
         if child_lost {
             // q can move to a position lost by at least t: q wins at least t.
-            if self.resolve(k, t) {
-                stack.push((q(), t));
-            }
+            self.resolve(k, t).then_some(t)
         } else {
             // One more of q's same-layer moves is worth -t or less. A resolved position's
             // counter is never read again: it is left alone, and its cache line clean (a
@@ -241,13 +245,11 @@ impl State<'_> {
             // another thread after this read is decremented: harmless, as each same-layer
             // move is counted once.
             if self.cells[k].load(Relaxed) & RESOLVED != 0 {
-                return;
+                return None;
             }
             let prev = self.cells[k].fetch_sub(PENDING_ONE, Relaxed);
             debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
-            if prev & RESOLVED == 0 && prev & PENDING == PENDING_ONE && value_of(prev) <= -t && self.resolve(k, -t) {
-                stack.push((q(), -t));
-            }
+            (prev & RESOLVED == 0 && prev & PENDING == PENDING_ONE && value_of(prev) <= -t && self.resolve(k, -t)).then_some(-t)
         }
     }
 
@@ -281,13 +283,26 @@ impl State<'_> {
                 });
             }
             for &(k, q, child_lost) in s.ready.iter() {
-                self.update(t, k, || q, child_lost, &mut s.stack);
+                if let Some(v) = self.update(t, k, child_lost) {
+                    s.stack.push((q, v));
+                }
             }
             std::mem::swap(&mut s.ready, &mut s.batch);
             if s.sends.len() >= SENDS {
                 self.flush(&mut s.sends);
             }
         }
+    }
+
+    /// Puts the positions messages resolved (`s.found`, by index) on the stack with their
+    /// boards: a message carries only an index, and unranking a batch at once lets the
+    /// unranks overlap ([`unrank_many`]).
+    fn unrank_found(&self, s: &mut Scratch) {
+        s.indices.clear();
+        s.indices.extend(s.found.iter().map(|&(j, _)| j));
+        unrank_many(self.n, &s.indices, &mut s.boards);
+        s.stack.extend(s.boards.iter().zip(&s.found).map(|(&b, &(_, v))| (b, v)));
+        s.found.clear();
     }
 
     /// Hands the buffered messages to the buckets of their parts.
@@ -307,12 +322,15 @@ impl State<'_> {
                     prefetch(&self.cells[((ahead & !LOST) - self.base) as usize]);
                 }
                 let j = m & !LOST;
-                let k = (j - self.base) as usize;
-                self.update(t, k, || unrank_unchecked(self.n, j), m & LOST != 0, &mut s.stack);
-                if s.stack.len() >= BATCH {
-                    self.propagate(t, s);
+                if let Some(v) = self.update(t, (j - self.base) as usize, m & LOST != 0) {
+                    s.found.push((j, v));
+                    if s.found.len() >= BATCH {
+                        self.unrank_found(s);
+                        self.propagate(t, s);
+                    }
                 }
             }
+            self.unrank_found(s);
             self.propagate(t, s);
             self.flush(&mut s.sends);
             self.meter.charge(std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
@@ -322,8 +340,18 @@ impl State<'_> {
     /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates. Also
     /// gathers, for every threshold `u` of `ahead` (below `t`), the open positions whose best
     /// exit is `u` or `-u`: the only ones that can be seeds of threshold `u` (see [`Lookahead`]).
-    /// Returns them by threshold (`ahead.start` first), each list in ascending order.
-    pub(super) fn seed(&self, t: i8, range: Range<u64>, ahead: Range<i8>, progress: &dyn Progress) -> Vec<Vec<u32>> {
+    /// Returns them by threshold (`ahead.start` first), each list in ascending order; or, when
+    /// `sink` is given, hands each chunk's lists to it as soon as they are gathered (in no
+    /// particular order of the chunks; a failure of the sink stops the phase) and returns
+    /// empty lists.
+    pub(super) fn seed(
+        &self,
+        t: i8,
+        range: Range<u64>,
+        ahead: Range<i8>,
+        sink: Option<&(dyn Fn(Vec<Vec<u32>>) -> Result<()> + Sync)>,
+        progress: &dyn Progress,
+    ) -> Vec<Vec<u32>> {
         let ranges: Vec<Range<u64>> = split(range, CHUNK);
         let span = ahead.len();
         let mut gathered: Vec<Vec<Vec<u32>>> = ranges
@@ -357,7 +385,15 @@ impl State<'_> {
                 self.propagate(t, s);
                 self.flush(&mut s.sends);
                 self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
-                lists
+                match sink {
+                    Some(sink) if span > 0 => {
+                        if let Err(e) = sink(lists) {
+                            self.failure.set(e);
+                        }
+                        vec![Vec::new(); span]
+                    }
+                    _ => lists,
+                }
             })
             .collect();
         // Joined threshold by threshold, each chunk's piece freed once copied.
@@ -375,7 +411,7 @@ impl State<'_> {
     /// Seeds threshold `t` from the positions `list` (part-relative, ascending) gathered for it
     /// by an earlier [`State::seed`], and propagates; `scanned` is the number of cells the list
     /// stands for (charged to progress as a scan of them).
-    pub(super) fn seed_listed(&self, t: i8, list: &[u32], scanned: u64, progress: &dyn Progress) {
+    pub(super) fn seed_listed<K: Copy + Into<u64> + Sync>(&self, t: i8, list: &[K], scanned: u64, progress: &dyn Progress) {
         const BLOCK: usize = 1 << 12;
         let blocks = list.len().div_ceil(BLOCK).max(1) as u64;
         list.par_chunks(BLOCK).for_each_init(Scratch::default, |s, block| {
@@ -384,7 +420,7 @@ impl State<'_> {
             }
             let mut last: Option<(usize, Board)> = None;
             for &k in block {
-                let k = k as usize;
+                let k = k.into() as usize;
                 let m = self.cells[k].load(Relaxed);
                 if m & RESOLVED != 0 {
                     continue;
@@ -440,7 +476,7 @@ fn seed_value(m: u16, t: i8) -> Option<i8> {
     }
 }
 
-/// Seeding by lists instead of scans, where a part's cells stay resident across thresholds.
+/// Seeding by lists instead of scans.
 ///
 /// Every threshold below the first one this solve runs has seeds of one kind only: an open
 /// position whose best exit is exactly `u` (it wins `u`), or exactly `-u` with no same-layer
@@ -449,73 +485,135 @@ fn seed_value(m: u16, t: i8) -> Option<i8> {
 /// or less for the threshold `v` then current lost at once; and a position's best exit does
 /// not change while it is open. So a scan at threshold `t` can gather, for the thresholds
 /// just below, the open positions whose best exit has that absolute value, and those
-/// thresholds visit their lists instead of every cell. The lists take at most `budget`
-/// entries of four bytes (an eighth of the positions, half a byte per position against the
-/// cells' two; a layer's lower layers, counted in its memory, are not read by then); a
-/// threshold whose positions alone exceed that is scanned. Out of core the lists would not fit
-/// the memory limit beside a part's cells (tried: 471 MiB at its peak against a limit of 368
-/// MiB at layer 24), so there every threshold scans.
+/// thresholds visit their lists instead of every cell. The lists hold at most `budget`
+/// entries, an eighth of the positions.
+///
+/// Where the cells stay resident (one part), the lists are kept in memory as four-byte
+/// offsets: half a byte per position against the cells' two (a layer's lower layers, counted
+/// in its memory, are not read by then). Out of core they would not fit the memory limit
+/// beside a part's cells (tried: 471 MiB at its peak against a limit of 368 MiB at layer 24),
+/// so there they go to files in the scratch directory ([`Inboxes`], one bucket per part and
+/// threshold), written as the scan goes and read back in blocks.
 pub(super) struct Lookahead {
     /// Open positions by the absolute value of their best exit, when the thresholds began.
     counts: [u64; 49],
     budget: u64,
-    /// The lists gathered by the last scan: for thresholds `first..first + lists.len()`.
+    /// The last scan gathered the lists of thresholds `first..first + span`.
     first: i8,
-    lists: Vec<Vec<u32>>,
+    span: usize,
+    /// Whether the threshold being seeded ([`Lookahead::begin`]) reads lists.
+    listed: bool,
+    lists: Lists,
 }
 
+/// Where a [`Lookahead`] keeps its lists.
+pub(super) enum Lists {
+    /// One resident part: its lists, by threshold (`first` first).
+    Memory(Vec<Vec<u32>>),
+    /// Parts out of core: the list of part `p` for threshold `first + i` in bucket
+    /// `p * MAX_SPAN + i`, written chunk by chunk as the scan goes (so in ascending runs, not
+    /// wholly ascending) and read in blocks of `block` entries.
+    Disk { buckets: Inboxes, block: usize },
+}
+
+/// The most thresholds one scan gathers lists for (thresholds are at most 48).
+pub(super) const MAX_SPAN: usize = 48;
+
 impl Lookahead {
-    /// Counts the open positions among `cells` (a part's) by their best exit. `None` when the
-    /// part has more than `u32::MAX` cells (the lists hold four-byte offsets): every threshold
-    /// then scans.
+    /// Counts the open positions of `parts` of `cells` by their best exit, giving back each
+    /// part's pages after it (`release`, out of core). `None` when a part has more than
+    /// `u32::MAX` cells (the lists hold offsets in a part as `u32`): every threshold then scans.
     ///
     /// Cost: one parallel pass over the cells.
-    pub(super) fn new(cells: &[AtomicU16]) -> Option<Lookahead> {
-        let len = cells.len() as u64;
-        if len > u64::from(u32::MAX) {
+    pub(super) fn new(cells: &[AtomicU16], parts: &[Range<u64>], release: &dyn Fn(&Range<u64>), lists: Lists) -> Option<Lookahead> {
+        if parts.iter().any(|p| p.end - p.start > u64::from(u32::MAX)) {
             return None;
         }
-        let counts = split(0..len, CHUNK)
-            .par_iter()
-            .map(|r| {
-                let mut c = [0u64; 49];
-                for cell in &cells[r.start as usize..r.end as usize] {
-                    let m = cell.load(Relaxed);
-                    let u = value_of(m).unsigned_abs() as usize;
-                    if m & RESOLVED == 0 && u < c.len() {
-                        c[u] += 1;
+        let mut counts = [0u64; 49];
+        for part in parts {
+            let c = split(part.clone(), CHUNK)
+                .par_iter()
+                .map(|r| {
+                    let mut c = [0u64; 49];
+                    for cell in &cells[r.start as usize..r.end as usize] {
+                        let m = cell.load(Relaxed);
+                        let u = value_of(m).unsigned_abs() as usize;
+                        if m & RESOLVED == 0 && u < c.len() {
+                            c[u] += 1;
+                        }
                     }
-                }
-                c
-            })
-            .reduce(
-                || [0u64; 49],
-                |mut a, b| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
-                },
-            );
-        Some(Lookahead { counts, budget: len / 8, first: 0, lists: Vec::new() })
+                    c
+                })
+                .reduce(
+                    || [0u64; 49],
+                    |mut a, b| {
+                        a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                        a
+                    },
+                );
+            counts.iter_mut().zip(c).for_each(|(x, y)| *x += y);
+            release(part);
+        }
+        let len: u64 = parts.iter().map(|p| p.end - p.start).sum();
+        Some(Lookahead { counts, budget: len / 8, first: 0, span: 0, listed: false, lists })
     }
 
-    /// Seeds threshold `t` of `state` (cells `0..len`): from its list when an earlier scan
-    /// gathered one, else by a scan that gathers the lists of as many thresholds below as the
-    /// budget allows.
-    pub(super) fn seed(&mut self, state: &State, t: i8, len: u64, progress: &dyn Progress) {
-        if t >= self.first && ((t - self.first) as usize) < self.lists.len() {
-            let list = std::mem::take(&mut self.lists[(t - self.first) as usize]);
-            state.seed_listed(t, &list, len, progress);
+    /// Starts threshold `t`: it reads the lists an earlier scan gathered for it, or, when there
+    /// are none, its scans gather the lists of as many thresholds below as the budget allows.
+    pub(super) fn begin(&mut self, t: i8) {
+        self.listed = t >= self.first && ((t - self.first) as usize) < self.span;
+        if self.listed {
             return;
         }
-        self.lists.clear();
         let mut lo = t;
         let mut total = 0u64;
-        while lo > 1 && total + self.counts[(lo - 1) as usize] <= self.budget {
+        while lo > 1 && (t - lo) < MAX_SPAN as i8 && total + self.counts[(lo - 1) as usize] <= self.budget {
             lo -= 1;
             total += self.counts[lo as usize];
         }
-        self.lists = state.seed(t, 0..len, lo..t, progress);
         self.first = lo;
+        self.span = (t - lo) as usize;
+        if let Lists::Memory(l) = &mut self.lists {
+            l.clear();
+        }
+    }
+
+    /// Seeds threshold `t` (begun with [`Lookahead::begin`]) of `state`, part `part` (cells
+    /// `0..len`): from its list, or by a scan that gathers the lists of the thresholds below.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a list file cannot be written or read.
+    pub(super) fn seed(&mut self, state: &State, part: usize, t: i8, len: u64, progress: &dyn Progress) -> Result<()> {
+        let (first, span) = (self.first, self.span);
+        match &mut self.lists {
+            Lists::Memory(lists) if self.listed => {
+                let list = std::mem::take(&mut lists[(t - first) as usize]);
+                state.seed_listed(t, &list, len, progress);
+            }
+            Lists::Memory(lists) => *lists = state.seed(t, 0..len, first..t, None, progress),
+            Lists::Disk { buckets, block, .. } if self.listed => {
+                let mut bucket = buckets.take(part * MAX_SPAN + (t - first) as usize)?;
+                let total = bucket.len().max(1);
+                let mut words = Vec::new();
+                while !bucket.is_empty() {
+                    bucket.next(*block, &mut words)?;
+                    state.seed_listed(t, &words, len * words.len() as u64 / total, progress);
+                }
+                bucket.close()?;
+            }
+            Lists::Disk { buckets, .. } => {
+                debug_assert!(span <= MAX_SPAN);
+                let send = |gathered: Vec<Vec<u32>>| -> Result<()> {
+                    for (i, list) in gathered.iter().enumerate().filter(|(_, l)| !l.is_empty()) {
+                        let words: Vec<u64> = list.iter().map(|&k| u64::from(k)).collect();
+                        buckets.send(part * MAX_SPAN + i, &words)?;
+                    }
+                    Ok(())
+                };
+                state.seed(t, 0..len, first..t, Some(&send), progress);
+            }
+        }
+        Ok(())
     }
 }
 
