@@ -54,7 +54,7 @@ pub struct OutOfCoreLimits {
     pub part_len: u64,
     /// Parts of the layer.
     pub parts: u64,
-    /// Bytes of capture lookups sorted at a time.
+    /// Bytes of capture lookups served at a time.
     pub lookup_bytes: u64,
     /// Bytes of lower layers resident at a time.
     pub lower_window: u64,

@@ -8,7 +8,7 @@
 //! play). The driver's phases:
 //!
 //! 1. **Exits pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
-//!    position, reading the lower layers at random (in memory), in sorted sweeps (out of core) or
+//!    position, reading the lower layers at random (in memory), in sweeps (out of core) or
 //!    through their owners (distributed).
 //! 2. **Thresholds** from `n` down to 1: every part of this process's positions is seeded and
 //!    propagated ([`State`]); an update for a position of another part becomes a message in that
@@ -52,7 +52,7 @@ pub struct OutOfCore<'a> {
     /// Positions per part (rounded to a multiple of [`CHUNK`]); the part's state takes two
     /// bytes per position.
     pub part_len: u64,
-    /// Bytes of capture lookups collected before they are sorted and served (8 per lookup: the
+    /// Bytes of capture lookups collected before they are served (8 per lookup: the
     /// child's place in the lower layers and the parent's offset, packed in one word).
     pub lookup_bytes: u64,
     /// Bytes of the lower layers read between two releases of their pages.
@@ -141,7 +141,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
 /// Out of core: resident memory of one part's state (two bytes per position), the lookup
 /// buffer, the lower-layer window and the message buffers of [`OutOfCore`], plus a fixed
 /// overhead; the scratch file takes two bytes per position of disk and the buckets up to eight
-/// bytes per message of a round; the lower layers are read in sorted sweeps, once per lookup
+/// bytes per message of a round; the lower layers are read in sweeps, once per lookup
 /// buffer.
 ///
 /// The result does not depend on the mode, the limits, the number of threads or a checkpoint
@@ -311,7 +311,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     if !resumed || reached.exits_done < len {
         let pass = match (share, ooc) {
             (Some(share), _) if ranks > 1 => ExitsPass::Exchanged { share, release_lower: ooc.map(|o| o.release_lower) },
-            (_, Some(o)) => ExitsPass::Sorted(o),
+            (_, Some(o)) => ExitsPass::Swept(o),
             _ => ExitsPass::Direct { release_lower: options.release_lower },
         };
         let p = Pass { rules, n, lower, cells, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_part };

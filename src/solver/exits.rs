@@ -47,9 +47,9 @@ pub(super) enum ExitsPass<'a> {
     /// into anonymous memory in 2 MB pages ([`Resident`]); `release_lower` then gives back the
     /// copied pages of the file mappings.
     Direct { release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
-    /// Out of core, one process: part by part, the capture lookups collected, sorted by their
-    /// place in the lower layers and served in sweeps whose pages are given back.
-    Sorted(&'a OutOfCore<'a>),
+    /// Out of core, one process: part by part, the capture lookups collected, grouped by
+    /// window of the lower layers and served window by window, each window's pages given back.
+    Swept(&'a OutOfCore<'a>),
     /// A rank of a distributed solve: the lookups sent to the ranks owning the children, served
     /// there in sorted order and answered (`release_lower` out of core).
     Exchanged { share: &'a Share<'a>, release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
@@ -82,7 +82,7 @@ impl ExitsPass<'_> {
                     }
                 }
             }
-            ExitsPass::Sorted(o) => {
+            ExitsPass::Swept(o) => {
                 debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
                 let places = Places::new(p.n);
                 for (pi, part) in p.parts.iter().enumerate() {
@@ -213,8 +213,7 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
 /// end to end), and how the out-of-core pass packs a capture lookup into one `u64`: the child's
 /// place in the high bits, the parent's offset from the first position of its run ([`Run`]) in
 /// the low `parent_bits`. One word per lookup instead of a (key, parent) pair: half the memory,
-/// so twice the lookups per sweep of the lower layers, and a sort of plain integers (by place,
-/// then parent).
+/// so twice the lookups per sweep of the lower layers.
 #[derive(Clone, Debug)]
 struct Places {
     /// Place of the first position of each layer a capture reaches, then the end of the last
@@ -301,6 +300,7 @@ impl Places {
     }
 
     /// Layer and index of `place`.
+    #[cfg(test)]
     fn unpack_place(&self, place: u64) -> (u32, u64) {
         let m = self.layer_of(place);
         (m, place - self.offsets[m as usize])
@@ -308,13 +308,13 @@ impl Places {
 }
 
 /// The exits pass over `range` (inside one part) out of core: moves are generated in index
-/// order and the capture lookups collected; each full buffer is sorted by place in the lower
+/// order and the capture lookups collected; each full buffer is grouped by window of the lower
 /// layers and served in one sweep, window by window, and the windows' pages given back.
 /// `on_flush(done)` is called when every position below `done` is complete.
 ///
 /// A lookup holds its parent as an offset from the first position of its run ([`Places`]); a
 /// new run starts whenever the next group of chunks would take the parents past the offset's
-/// bits. Runs are sorted apart and served in the same sweep, so that the buffer is served when
+/// bits. Runs are grouped apart and served in the same sweep, so that the buffer is served when
 /// it is full however many positions it covers (from layer 36 up, a run covers fewer positions
 /// than a buffer of a few GB of lookups needs).
 #[allow(clippy::too_many_arguments)]
@@ -384,61 +384,132 @@ struct Run {
     base: u64,
 }
 
-/// Sorts each run of `lookups` (packed by `places`) and folds each child's value into its
-/// parent's best exit, sweeping the lower layers in order: each window of `o.lower_window`
-/// bytes of places, from the lowest place not yet served, is served from every run, then its
-/// pages are given back. Empties `lookups` and `runs`.
+/// Folds the value of each child of `lookups` (packed by `places`, in `runs`) into its
+/// parent's best exit, sweeping the lower layers in order, window by window: a window is
+/// `2^k` bytes of places, the largest power of two within `o.lower_window`. The lookups are not
+/// sorted but only partitioned by window, in place ([`partition`]), each run in pieces, one
+/// per thread, partitioned in parallel; then each window is served from every piece (its reads
+/// fall within the window, which the pass has resident) and its pages are given back.
+/// Empties `lookups` and `runs`.
+///
+/// Cost: two passes over the lookups to partition them, and one random read of the window
+/// and one of the cells per lookup, prefetched in groups. A full sort of the buffer made the
+/// exits pass of layer 24 about 2 s slower (docs/performance.md).
 fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, runs: &mut Vec<Run>, places: &Places, o: &OutOfCore) {
-    // Each run's lookups, as (start, end, base); each sorted.
-    let bounds: Vec<(usize, usize, u64)> = runs.iter().enumerate().map(|(k, r)| (r.from, runs.get(k + 1).map_or(lookups.len(), |s| s.from), r.base)).collect();
-    for &(a, b, _) in &bounds {
-        lookups[a..b].par_sort_unstable();
-    }
-    let lookups_ref = &lookups[..];
-    let window = o.lower_window.max(1 << 16);
     let offsets = &places.offsets;
-    // Where each run's lookups not yet served start.
-    let mut at: Vec<usize> = bounds.iter().map(|&(a, _, _)| a).collect();
-    loop {
-        let heads = bounds.iter().zip(&at).filter(|&(&(_, b, _), &k)| k < b).map(|(_, &k)| places.place(lookups_ref[k]));
-        let Some(first) = heads.min() else { break };
-        // The window's lookups in every run.
-        let mut served: Vec<(&[u64], u64)> = Vec::with_capacity(bounds.len());
-        for (&(_, b, base), k) in bounds.iter().zip(at.iter_mut()) {
-            let rest = &lookups_ref[*k..b];
-            let len = rest.partition_point(|&l| places.place(l) < first + window);
-            if len > 0 {
-                served.push((&rest[..len], base));
-            }
-            *k += len;
+    let total = offsets[offsets.len() - 1];
+    if lookups.is_empty() || total == 0 {
+        lookups.clear();
+        runs.clear();
+        return;
+    }
+    let shift = 63 - o.lower_window.max(1 << 16).leading_zeros();
+    let windows = ((total - 1) >> shift) as usize + 1;
+    // Each run in pieces (start, end, base), one per thread.
+    let threads = rayon::current_num_threads().max(1);
+    let mut pieces: Vec<(usize, usize, u64)> = Vec::new();
+    for (k, r) in runs.iter().enumerate() {
+        let end = runs.get(k + 1).map_or(lookups.len(), |s| s.from);
+        let step = (end - r.from).div_ceil(threads).max(1);
+        let mut a = r.from;
+        while a < end {
+            pieces.push((a, (a + step).min(end), r.base));
+            a += step;
         }
-        served.par_iter().for_each(|&(seg, base)| {
+    }
+    // Partition every piece by window, in parallel: the window starts of each piece.
+    let mut slices: Vec<&mut [u64]> = Vec::with_capacity(pieces.len());
+    let mut rest: &mut [u64] = &mut lookups[..];
+    let mut at = 0;
+    for &(a, b, _) in &pieces {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(a - at);
+        let (piece, tail) = tail.split_at_mut(b - a);
+        slices.push(piece);
+        rest = tail;
+        at = b;
+    }
+    let starts: Vec<Vec<usize>> = slices.into_par_iter().map(|piece| partition(piece, windows, |l| (places.place(l) >> shift) as usize)).collect();
+    let words = &lookups[..];
+    for w in 0..windows {
+        let lo = (w as u64) << shift;
+        let hi = (lo + (1 << shift)).min(total);
+        // The layers the window overlaps: a place's layer is the last of them starting at or below it.
+        let first = places.layer_of(lo) as usize;
+        let last = places.layer_of(hi - 1) as usize;
+        let segs: Vec<(&[u64], u64)> =
+            pieces.iter().zip(&starts).map(|(&(a, _, base), st)| (&words[a + st[w]..a + st[w + 1]], base)).filter(|(seg, _)| !seg.is_empty()).collect();
+        if segs.is_empty() {
+            continue;
+        }
+        segs.par_iter().for_each(|&(seg, base)| {
             seg.par_chunks(1 << 14).for_each(|c| {
-                // The places rise through the chunk: its layer only moves forward.
-                let mut m = places.layer_of(places.place(c[0])) as usize;
-                for &l in c {
-                    let place = places.place(l);
-                    while place >= offsets[m + 1] {
+                let layer = |place: u64| {
+                    let mut m = first;
+                    while m < last && place >= offsets[m + 1] {
                         m += 1;
                     }
-                    let v = lower[m][(place - offsets[m]) as usize];
-                    let e = (n - m as u32) as i8 - v;
-                    let parent = base + places.offset(l);
-                    let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+                    m
+                };
+                for group in c.chunks(BATCH) {
+                    // Prefetch the group's values and cells, then fold them in.
+                    for &l in group {
+                        let place = places.place(l);
+                        let m = layer(place);
+                        prefetch(&lower[m][(place - offsets[m]) as usize]);
+                        prefetch(&cells[(base + places.offset(l)) as usize]);
+                    }
+                    for &l in group {
+                        let place = places.place(l);
+                        let m = layer(place);
+                        let v = lower[m][(place - offsets[m]) as usize];
+                        let e = (n - m as u32) as i8 - v;
+                        let parent = base + places.offset(l);
+                        let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+                    }
                 }
             });
         });
         // Give back the window's pages, layer by layer.
-        let last = served.iter().map(|(seg, _)| places.place(seg[seg.len() - 1])).max().expect("the lowest head is served");
-        let (lo, hi) = (places.unpack_place(first), places.unpack_place(last));
-        for m in lo.0..=hi.0 {
-            let a = if m == lo.0 { lo.1 } else { 0 };
-            let b = if m == hi.0 { hi.1 + 1 } else { layer_size(m) };
-            (o.release_lower)(m, a..b);
+        for m in first..=last {
+            let a = lo.max(offsets[m]) - offsets[m];
+            let b = hi.min(offsets[m + 1]) - offsets[m];
+            (o.release_lower)(m as u32, a..b);
         }
     }
     lookups.clear();
     runs.clear();
+}
+
+/// Reorders `words` in place so that their keys (`key(w) < buckets`) ascend, and returns where
+/// each bucket starts (`buckets + 1` entries, the last `words.len()`). The order within a
+/// bucket is not kept.
+///
+/// Cost: one pass to count, one to move every word at most once (cycles of swaps); `key` is
+/// called about twice per word.
+fn partition(words: &mut [u64], buckets: usize, key: impl Fn(u64) -> usize) -> Vec<usize> {
+    let mut start = vec![0usize; buckets + 1];
+    for &w in words.iter() {
+        start[key(w) + 1] += 1;
+    }
+    for b in 0..buckets {
+        start[b + 1] += start[b];
+    }
+    // The next slot of each bucket not yet holding one of its own words.
+    let mut next = start[..buckets].to_vec();
+    for b in 0..buckets {
+        while next[b] < start[b + 1] {
+            let mut w = words[next[b]];
+            let mut k = key(w);
+            while k != b {
+                std::mem::swap(&mut w, &mut words[next[k]]);
+                next[k] += 1;
+                k = key(w);
+            }
+            words[next[b]] = w;
+            next[b] += 1;
+        }
+    }
+    start
 }
 
 /// The best exit value of `board` among its game-ending moves, and the number of its moves that
@@ -580,6 +651,32 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn partition_groups_words_by_key_in_place() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for (len, buckets) in [(0, 1), (1, 1), (5, 3), (1000, 1), (1000, 7), (4096, 64), (777, 1000)] {
+            let mut words: Vec<u64> = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state
+                })
+                .collect();
+            let key = |w: u64| (w % buckets as u64) as usize;
+            let mut before = words.clone();
+            let start = partition(&mut words, buckets, key);
+            assert_eq!(start.len(), buckets + 1);
+            assert_eq!((start[0], start[buckets]), (0, len));
+            for b in 0..buckets {
+                assert!(words[start[b]..start[b + 1]].iter().all(|&w| key(w) == b), "{len} words, {buckets} buckets: bucket {b}");
+            }
+            before.sort_unstable();
+            words.sort_unstable();
+            assert_eq!(words, before, "{len} words, {buckets} buckets: the same words");
         }
     }
 
