@@ -408,7 +408,8 @@ impl State<'_> {
             .collect()
     }
 
-    /// Seeds threshold `t` from the positions `list` (part-relative, ascending) gathered for it
+    /// Seeds threshold `t` from the positions `list` (part-relative; ascending, or in ascending
+    /// runs when read back from files, where nearby seeds are found by stepping) gathered for it
     /// by an earlier [`State::seed`], and propagates; `scanned` is the number of cells the list
     /// stands for (charged to progress as a scan of them).
     pub(super) fn seed_listed<K: Copy + Into<u64> + Sync>(&self, t: i8, list: &[K], scanned: u64, progress: &dyn Progress) {
