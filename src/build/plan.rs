@@ -212,7 +212,7 @@ pub struct LayerPlan {
     pub out_of_core: Option<OutOfCoreLimits>,
     /// Bytes of disk its file takes (`disk_needed`).
     pub disk_bytes: u64,
-    /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets).
+    /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets, seed lists).
     pub scratch_bytes: u64,
     /// Rough seconds to build it (0 when it is only checked).
     pub seconds_estimate: f64,
@@ -432,7 +432,9 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         } else {
             let m = limit.unwrap_or(0);
             let ooc = OutOfCoreLimits::for_positions(share, m);
-            let scratch = if ooc.parts > 1 { 4 * share } else { 0 };
+            // Two bytes per position of state, up to two of a round's buckets and up to one of
+            // the thresholds' seed lists (eight bytes for at most an eighth of the positions).
+            let scratch = if ooc.parts > 1 { 5 * share } else { 0 };
             (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
         };
         // Messages to other ranks that do not fit their buffers (about as many as a part's).
