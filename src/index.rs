@@ -255,25 +255,7 @@ fn unrank_pit(low: &[u64; ROWLEN], top: &[u64; ROWLEN], rem: usize, index: &mut 
 /// behaviour).
 #[inline]
 pub fn unrank_unchecked(n: u32, index: u64) -> Board {
-    let t = tables();
-    let mut board = [0u8; PITS];
-    let mut rem = n as usize;
-    let mut index = index;
-    let mut z = 0usize;
-    // Opponent pits: the first empty one switches to state z = 1.
-    for k in (ROW..PITS).rev() {
-        let x = unrank_pit(&t.low[k][z], &t.top[k][z], rem, &mut index);
-        z |= usize::from(x == 0);
-        board[k] = x as u8;
-        rem -= x;
-    }
-    // Own pits 5..1 (every board of a layer is in state z = 1 by now); pit 0 takes the rest.
-    for k in (1..ROW).rev() {
-        let x = unrank_pit(&t.low[k][1], &t.top[k][1], rem, &mut index);
-        board[k] = x as u8;
-        rem -= x;
-    }
-    board[0] = rem as u8;
+    let [board] = unrank_lanes(n, [index]);
     board
 }
 
@@ -289,36 +271,44 @@ const LANES: usize = 8;
 /// project's machine an index took about a third of the time (`cargo bench --bench index`).
 /// Outside its domain it may panic or return meaningless boards (never undefined behaviour).
 pub fn unrank_many(n: u32, indices: &[u64], out: &mut Vec<Board>) {
-    let t = tables();
     out.clear();
     out.reserve(indices.len());
     let mut groups = indices.chunks_exact(LANES);
     for group in &mut groups {
-        let mut index: [u64; LANES] = std::array::from_fn(|l| group[l]);
-        let mut boards = [[0u8; PITS]; LANES];
-        let mut rem = [n as usize; LANES];
-        let mut z = [0usize; LANES];
-        for k in (ROW..PITS).rev() {
-            for l in 0..LANES {
-                let x = unrank_pit(&t.low[k][z[l]], &t.top[k][z[l]], rem[l], &mut index[l]);
-                z[l] |= usize::from(x == 0);
-                boards[l][k] = x as u8;
-                rem[l] -= x;
-            }
-        }
-        for k in (1..ROW).rev() {
-            for l in 0..LANES {
-                let x = unrank_pit(&t.low[k][1], &t.top[k][1], rem[l], &mut index[l]);
-                boards[l][k] = x as u8;
-                rem[l] -= x;
-            }
-        }
-        for l in 0..LANES {
-            boards[l][0] = rem[l] as u8;
-        }
-        out.extend_from_slice(&boards);
+        out.extend_from_slice(&unrank_lanes::<LANES>(n, std::array::from_fn(|l| group[l])));
     }
     out.extend(groups.remainder().iter().map(|&i| unrank_unchecked(n, i)));
+}
+
+/// The boards at `index` of layer `n`, pit by pit for all `N` indices at once (see
+/// [`unrank_pit`]): [`unrank_unchecked`] with `N = 1`, [`unrank_many`] with `N = LANES`.
+#[inline(always)]
+fn unrank_lanes<const N: usize>(n: u32, mut index: [u64; N]) -> [Board; N] {
+    let t = tables();
+    let mut boards = [[0u8; PITS]; N];
+    let mut rem = [n as usize; N];
+    let mut z = [0usize; N];
+    // Opponent pits: the first empty one switches to state z = 1.
+    for k in (ROW..PITS).rev() {
+        for l in 0..N {
+            let x = unrank_pit(&t.low[k][z[l]], &t.top[k][z[l]], rem[l], &mut index[l]);
+            z[l] |= usize::from(x == 0);
+            boards[l][k] = x as u8;
+            rem[l] -= x;
+        }
+    }
+    // Own pits 5..1 (every board of a layer is in state z = 1 by now); pit 0 takes the rest.
+    for k in (1..ROW).rev() {
+        for l in 0..N {
+            let x = unrank_pit(&t.low[k][1], &t.top[k][1], rem[l], &mut index[l]);
+            boards[l][k] = x as u8;
+            rem[l] -= x;
+        }
+    }
+    for l in 0..N {
+        boards[l][0] = rem[l] as u8;
+    }
+    boards
 }
 
 /// Walks the boards of a layer in index order, one step per board, without ranking.

@@ -450,21 +450,20 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, r
                     }
                     m
                 };
+                // Each lookup's layer, index in it and parent, found once.
+                let mut targets = [(0usize, 0usize, 0usize); BATCH];
                 for group in c.chunks(BATCH) {
                     // Prefetch the group's values and cells, then fold them in.
-                    for &l in group {
+                    for (&l, target) in group.iter().zip(&mut targets) {
                         let place = places.place(l);
                         let m = layer(place);
-                        prefetch(&lower[m][(place - offsets[m]) as usize]);
-                        prefetch(&cells[(base + places.offset(l)) as usize]);
+                        *target = (m, (place - offsets[m]) as usize, (base + places.offset(l)) as usize);
+                        prefetch(&lower[m][target.1]);
+                        prefetch(&cells[target.2]);
                     }
-                    for &l in group {
-                        let place = places.place(l);
-                        let m = layer(place);
-                        let v = lower[m][(place - offsets[m]) as usize];
-                        let e = (n - m as u32) as i8 - v;
-                        let parent = base + places.offset(l);
-                        let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+                    for &(m, j, parent) in &targets[..group.len()] {
+                        let e = (n - m as u32) as i8 - lower[m][j];
+                        let _ = cells[parent].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
                     }
                 }
             });
