@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::checksum;
-use crate::sys::{release_within, reserve};
+use crate::sys::{release_within, reserve, write_zeros};
 
 /// Creates a new file (never following a link at its name), replacing an old one.
 fn create_file(path: &Path) -> Result<File> {
@@ -53,7 +53,10 @@ impl ScratchState {
     /// [`Error::Io`] when the file cannot be created or the disk cannot hold it.
     pub fn create(path: &Path, positions: u64) -> Result<ScratchState> {
         let file = create_file(path)?;
-        reserve(&file, (2 * positions).max(1)).map_err(|e| Error::io(path, e))?;
+        let len = (2 * positions).max(1);
+        // Reserved first, so that a full disk fails at once; then written, which makes the
+        // faults of every later visit of a part cheaper ([`write_zeros`]).
+        reserve(&file, len).and_then(|()| write_zeros(&file, len)).map_err(|e| Error::io(path, e))?;
         // SAFETY: the file was just created by us under the build's lock; nothing else writes or
         // truncates it while the map lives.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
@@ -504,6 +507,33 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    #[test]
+    fn scratch_state_starts_zeroed_and_keeps_what_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(STATE_FILE);
+        // A file of more than one 2 MiB piece of zeros, ending in a partial one; an old file
+        // of the same name is replaced, its contents gone.
+        fs::write(&path, vec![0xAB_u8; 1 << 20]).unwrap();
+        let positions = 1_500_001;
+        let state = ScratchState::create(&path, positions).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().len(), 2 * positions);
+        let cells = state.cells();
+        assert_eq!(cells.len() as u64, positions);
+        assert!(cells.iter().all(|c| c.load(Relaxed) == 0));
+        for k in [0, 1_048_575, 1_048_576, 1_500_000] {
+            cells[k].store(0x8000 | k as u16, Relaxed);
+        }
+        state.release(0..positions);
+        for k in [0, 1_048_575, 1_048_576, 1_500_000] {
+            assert_eq!(cells[k].load(Relaxed), 0x8000 | k as u16, "cell {k} after its pages were given back");
+        }
+        assert_eq!(cells.iter().filter(|c| c.load(Relaxed) != 0).count(), 4);
+        drop(state);
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(u16::from_le_bytes([bytes[2 * 1_048_576], bytes[2 * 1_048_576 + 1]]), 0x8000);
+    }
 
     #[test]
     fn remove_stale_takes_only_scratch_files() {
