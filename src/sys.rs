@@ -124,20 +124,37 @@ pub unsafe fn release_pages(ptr: *const u8, len: usize) {
 /// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
 /// (which would kill the process with SIGBUS instead of returning an error).
 pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+    if !allocate(file, len)? {
+        // No fallocate on this file system: allocate by writing zeros.
+        write_zeros(file, len)?;
+    }
+    Ok(())
+}
+
+/// Like [`reserve`], and the bytes are written with zeros as well ([`write_zeros`]; once only
+/// where the file system has no `fallocate`).
+pub fn reserve_written(file: &File, len: u64) -> std::io::Result<()> {
+    // Reserved first where the file system can, so that a full disk fails at once.
+    allocate(file, len)?;
+    write_zeros(file, len)
+}
+
+/// `fallocate`s `len` bytes of `file`: false when the file system (or the system) cannot.
+fn allocate(file: &File, len: u64) -> std::io::Result<bool> {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::io::AsRawFd;
         // SAFETY: a plain system call on a file descriptor we own.
         let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len as libc::off_t) };
         if r == 0 {
-            return Ok(());
+            return Ok(true);
         }
         if r != libc::EOPNOTSUPP && r != libc::EINVAL {
             return Err(std::io::Error::from_raw_os_error(r));
         }
     }
-    // No fallocate on this file system: allocate by writing zeros.
-    write_zeros(file, len)
+    let _ = (file, len);
+    Ok(false)
 }
 
 /// Writes `len` zero bytes at the start of `file`, in pieces of 2 MiB (the size of the page
