@@ -153,6 +153,7 @@ fn allocate(file: &File, len: u64) -> std::io::Result<bool> {
             return Err(std::io::Error::from_raw_os_error(r));
         }
     }
+    #[cfg(not(target_os = "linux"))]
     let _ = (file, len);
     Ok(false)
 }

@@ -417,16 +417,15 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, r
             a += step;
         }
     }
-    // Partition every piece by window, in parallel: the window starts of each piece.
+    // Partition every piece by window, in parallel: the window starts of each piece. The runs,
+    // so the pieces, follow each other from the buffer's start to its end.
+    debug_assert_eq!(runs[0].from, 0, "the first run starts the buffer");
     let mut slices: Vec<&mut [u64]> = Vec::with_capacity(pieces.len());
     let mut rest: &mut [u64] = &mut lookups[..];
-    let mut at = 0;
     for &(a, b, _) in &pieces {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(a - at);
-        let (piece, tail) = tail.split_at_mut(b - a);
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(b - a);
         slices.push(piece);
         rest = tail;
-        at = b;
     }
     let starts: Vec<Vec<usize>> = slices.into_par_iter().map(|piece| partition(piece, windows, |l| (places.place(l) >> shift) as usize)).collect();
     let words = &lookups[..];
