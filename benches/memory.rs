@@ -10,7 +10,8 @@
 //! ratio of a small layer's cost to a large one's (`scripts/bench-cost`) says how much of it is
 //! paid.
 //!
-//! Run with `cargo bench --bench memory` (about 1 minute; 1.6 GiB of memory at its largest).
+//! Run with `cargo bench --bench memory` (about 1 minute; 1.6 GiB of memory at its largest, 2 GiB
+//! with 1 GiB pages).
 
 use std::hint::black_box;
 
