@@ -168,7 +168,7 @@ fn allocate(file: &File, len: u64) -> std::io::Result<bool> {
 ///
 /// # Errors
 /// The write's I/O error (a full disk among them).
-pub fn write_zeros(file: &File, len: u64) -> std::io::Result<()> {
+fn write_zeros(file: &File, len: u64) -> std::io::Result<()> {
     use std::io::{Seek, SeekFrom};
     const PIECE: u64 = 2 << 20;
     let zeros = vec![0u8; PIECE.min(len) as usize];
