@@ -40,26 +40,38 @@ enum Pages {
     Giant,
 }
 
-/// An array of `mib` MiB holding a single random cycle through all its lines (Sattolo's
-/// shuffle), in `pages`; `None` when 1 GiB pages are asked for and none are reserved.
-fn chain(mib: usize, pages: Pages) -> Option<memmap2::MmapMut> {
-    let bytes = mib << 20;
-    let mut map = match pages {
+/// `bytes` of zeroed anonymous memory in `pages`; `None` when 1 GiB pages are asked for and
+/// none are reserved.
+fn anonymous(bytes: usize, pages: Pages) -> Option<memmap2::MmapMut> {
+    let map = match pages {
         Pages::Giant => memmap2::MmapOptions::new().len(bytes).huge(Some(30)).map_anon().ok()?,
-        _ => memmap2::MmapMut::map_anon(bytes).expect("anonymous memory for the chase"),
+        _ => memmap2::MmapMut::map_anon(bytes).expect("anonymous memory for the bench"),
     };
     #[cfg(target_os = "linux")]
     if pages != Pages::Giant {
         let _ = map.advise(if pages == Pages::Huge { memmap2::Advice::HugePage } else { memmap2::Advice::NoHugePage });
     }
+    Some(map)
+}
+
+/// The next number of a xorshift generator (the bench's random cycles and cell numbers).
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// An array of `mib` MiB holding a single random cycle through all its lines (Sattolo's
+/// shuffle), in `pages`; `None` when 1 GiB pages are asked for and none are reserved.
+fn chain(mib: usize, pages: Pages) -> Option<memmap2::MmapMut> {
+    let bytes = mib << 20;
+    let mut map = anonymous(bytes, pages)?;
     let lines = bytes / 64;
     let mut order: Vec<u32> = (0..lines as u32).collect();
     let mut state = 0x9E37_79B9_7F4A_7C15u64 ^ mib as u64;
     for i in (1..lines).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        order.swap(i, (state % i as u64) as usize);
+        order.swap(i, (xorshift(&mut state) % i as u64) as usize);
     }
     // SAFETY: the map is `bytes` long, writable and page-aligned, so 8-aligned.
     let words = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u64>(), bytes / 8) };
@@ -154,21 +166,12 @@ fn group(batch: &[u32], out: &mut Vec<u32>, counts: &mut Vec<u32>) {
 }
 
 fn bench_updates(c: &mut Criterion) {
-    let mut map = memmap2::MmapMut::map_anon(2 * CELLS).expect("anonymous memory for the cells");
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
+    let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
     map.fill(1);
     // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
     let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
     let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let targets: Vec<u32> = (0..UPDATES)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % CELLS as u64) as u32
-        })
-        .collect();
+    let targets: Vec<u32> = (0..UPDATES).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
     let mut g = c.benchmark_group("update");
     g.sample_size(10);
     g.throughput(Throughput::Elements(UPDATES as u64));
