@@ -389,6 +389,20 @@ fn child_move(pit: usize, captured: u8, after: u128) -> Move {
 }
 
 impl Ruleset {
+    /// What a repetition gives the side to move of `board` (mover-first) when it ends the game:
+    /// awari splits the stones on the board evenly (0), abapa gives each side the stones in
+    /// his row (his row minus the opponent's).
+    pub fn repetition_value(self, board: &Board) -> i8 {
+        match self {
+            Ruleset::Awari => 0,
+            Ruleset::Abapa(_) => {
+                let own: i32 = board[..ROW].iter().map(|&c| i32::from(c)).sum();
+                let opp: i32 = board[ROW..].iter().map(|&c| i32::from(c)).sum();
+                (own - opp) as i8
+            }
+        }
+    }
+
     /// The legal moves of `board` (mover-first) under this ruleset, or its ending value.
     ///
     /// Cost: at most six sowings (one add each) and capture checks; no allocation.

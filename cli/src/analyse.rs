@@ -80,13 +80,40 @@ impl SearchArgs {
 /// # Errors
 /// As [`Engine::new`]: a present layer that is damaged or foreign.
 pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet: bool) -> Result<Engine> {
+    hash_fits(search.hash as u64).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
     let mut engine = Engine::new(rules, Some(Arc::new(db.database_for(rules)?)), search.max_table)?;
+    if let Some(e) = engine.unusable() {
+        // Said whatever `quiet` asks: the answers lose the layers above the damaged file.
+        let below = match engine.tables() {
+            Some(t) => format!("probing layers 0..={t} only"),
+            None => "searching with the evaluation alone".to_string(),
+        };
+        note(&format!("{e}: not probed, nor anything above it; {below}"));
+    }
     if engine.tables().is_none() && !quiet {
         note(&format!("no layers of {rules} in {}: searching with the evaluation alone", db.dir.dir.display()));
     }
     engine.set_hash_mb(search.hash);
     engine.set_threads(search.threads.unwrap_or_else(super::cores));
     Ok(engine)
+}
+
+/// Refuses a transposition table larger than three quarters of the memory the system reports
+/// available (allocating it would end the process, or push the machine into swap): the one
+/// guard of `--hash` and the engine's `Hash` option.
+pub fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
+    match memory_available() {
+        Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("{mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
+        _ => Ok(mb),
+    }
+}
+
+/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
+fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// A score in stones, signed, as people read it: `+3`, `-1.25`.

@@ -17,13 +17,14 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use clap::Args;
-use oware::game::Captured;
+use oware::game::{Captured, End, Game};
 use oware::position::{excerpt, house, Side};
 use oware::probe::Database;
-use oware::rules::{Board, Outcome, PITS, TOTAL_STONES};
-use oware::search::{Control, Engine, Limits, Report, Root, DEFAULT_HASH_MB};
+use oware::rules::{PITS, TOTAL_STONES};
+use oware::search::{Control, Engine, Limits, Report, DEFAULT_HASH_MB};
 use oware::{Error, Position, Result, Ruleset};
 
+use super::analyse::hash_fits;
 use super::query::{read_bounded, Line};
 use super::{DirArg, RulesArg};
 
@@ -132,64 +133,6 @@ struct Options {
     engine_turn: Side,
 }
 
-/// The game as `position` set it: the current position and what the search needs of the past.
-#[derive(Clone, Debug)]
-struct Game {
-    position: Position,
-    side: Side,
-    captured: Captured,
-    /// Mover-first boards since the last capture, oldest first, the current one excluded.
-    history: Vec<Board>,
-    /// Why the game is over by a move that ended it (no more moves are accepted).
-    ended: Option<String>,
-}
-
-impl Game {
-    fn start() -> Game {
-        Game { position: Position::start(), side: Side::South, captured: Captured::default(), history: Vec::new(), ended: None }
-    }
-
-    /// Plays `pit` of the side to move under `rules`.
-    fn play(&mut self, rules: Ruleset, pit: u8) -> std::result::Result<(), String> {
-        if let Some(why) = &self.ended {
-            return Err(format!("the game is over ({why})"));
-        }
-        let (s, n) = (self.captured.of(Side::South), self.captured.of(Side::North));
-        if s > 24 || n > 24 || (s == 24 && n == 24) {
-            return Err(format!("the game is over ({s}:{n} captured)"));
-        }
-        let board = *self.position.board();
-        let Some(m) = rules.play(&board, usize::from(pit)) else {
-            let reason = if board[usize::from(pit)] == 0 {
-                "that house is empty".to_string()
-            } else if board[..6].iter().all(|&c| c == 0) {
-                "the side to move has no stones".to_string()
-            } else {
-                format!("{rules} does not allow it here (feeding, eradication or grand-slam rule)")
-            };
-            return Err(reason);
-        };
-        match m.outcome {
-            Outcome::Child { captured, child } => {
-                self.history.push(board);
-                if captured > 0 {
-                    self.history.clear();
-                }
-                self.captured.add(self.side, u32::from(captured));
-                self.position = Position::new(child).map_err(|e| e.to_string())?;
-                self.side = self.side.other();
-            }
-            Outcome::End { value } => self.ended = Some(format!("the move ended it, worth {value} to its mover")),
-        }
-        Ok(())
-    }
-
-    /// The search's root: mover-first captured counts and the history.
-    fn root(&self) -> Root {
-        Root { position: self.position, captured: Some((self.captured.of(self.side), self.captured.of(self.side.other()))), history: self.history.clone() }
-    }
-}
-
 /// A search running on its worker thread.
 struct Search {
     control: Arc<Control>,
@@ -213,7 +156,8 @@ struct Session {
 
 impl Session {
     fn new(options: Options, out: Arc<Out>) -> Session {
-        Session { out, options, engine: None, game: Game::start(), search: None }
+        let game = Game::start(options.rules);
+        Session { out, options, engine: None, game, search: None }
     }
 
     /// Handles one line; `false` after `quit`.
@@ -238,7 +182,7 @@ impl Session {
                 if let Some((_, e)) = &self.engine {
                     e.clear();
                 }
-                self.game = Game::start();
+                self.game = Game::start(self.options.rules);
             }
             "setoption" => self.setoption(line),
             "position" => self.position(&rest),
@@ -292,7 +236,7 @@ impl Session {
             }
         };
         let result = match name.to_ascii_lowercase().as_str() {
-            "hash" => number(MAX_HASH_MB, 1).and_then(hash_fits).map(|v| self.options.hash_mb = v),
+            "hash" => number(MAX_HASH_MB, 1).and_then(|mb| hash_fits(mb).map_err(|m| format!("Hash {m}"))).map(|v| self.options.hash_mb = v),
             "threads" => number(MAX_ENGINE_THREADS, 1).map(|v| self.options.threads = v),
             "maxtable" => number(48, 0).map(|v| self.options.max_table = v as u32),
             "dir" if value.trim().is_empty() => Err("Dir needs a directory".to_string()),
@@ -366,9 +310,19 @@ impl Session {
         }
         match Engine::new(o.rules, Some(Arc::new(db)), Some(o.max_table)) {
             Ok(e) => {
+                if let Some(bad) = e.unusable() {
+                    self.out.info(&format!("{bad}: not probed, nor anything above it"));
+                }
                 match e.tables() {
-                    Some(top) => self.out.info(&format!("probing layers 0..={top} of {}", place.display())),
-                    None => self.out.info(&format!("no layers in {}: searching with the evaluation alone", place.display())),
+                    Some(top) => {
+                        let depths = match e.dtc_tables() {
+                            None => String::new(),
+                            Some(d) if d == top => " with their depths to capture".to_string(),
+                            Some(d) => format!(" (depths to capture of 0..={d})"),
+                        };
+                        self.out.info(&format!("probing layers 0..={top} of {}{depths}", place.display()));
+                    }
+                    None => self.out.info(&format!("no usable layers in {}: searching with the evaluation alone", place.display())),
                 }
                 e
             }
@@ -393,7 +347,7 @@ impl Session {
         };
         let engine = self.engine();
         let game = self.game.clone();
-        let normal = go.allocation(game.side);
+        let normal = go.allocation(game.side());
         let mut limits = Limits { depth: go.depth, nodes: go.nodes, ..Limits::default() };
         let waits = go.infinite || go.ponder;
         if !waits {
@@ -457,23 +411,6 @@ impl Session {
     }
 }
 
-/// Refuses a table larger than three quarters of the memory the system reports available
-/// (allocating it would end the process).
-fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
-    match memory_available() {
-        Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("Hash {mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
-        _ => Ok(mb),
-    }
-}
-
-/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
-fn memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 /// `setoption`'s name and value (each may hold spaces; the keywords in any case).
 fn option_parts(line: &str) -> Option<(String, Option<String>)> {
     let mut spans = Vec::new();
@@ -508,10 +445,10 @@ fn option_parts(line: &str) -> Option<(String, Option<String>)> {
 /// Parses a `position` command's arguments into a game.
 fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, String> {
     let (mut game, rest) = match args.first().copied() {
-        Some("startpos") => (Game::start(), &args[1..]),
+        Some("startpos") => (Game::start(rules), &args[1..]),
         Some("fen") => {
             let Some(fen) = args.get(1) else { return Err("position fen needs a FEN: A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N".into()) };
-            (parse_fen(fen)?, &args[2..])
+            (parse_fen(rules, fen)?, &args[2..])
         }
         _ => return Err("position needs startpos or fen FEN".into()),
     };
@@ -522,7 +459,7 @@ fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, St
     };
     for (i, c) in moves.into_iter().enumerate() {
         let ply = i + 1;
-        let side = game.side;
+        let side = game.side();
         let pit = match (c, side) {
             ('A'..='F', Side::South) => c as u8 - b'A',
             ('a'..='f', Side::North) => c as u8 - b'a',
@@ -530,13 +467,13 @@ fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, St
             ('a'..='f', Side::South) => return Err(format!("illegal move '{c}' at ply {ply}: South is to move (South's houses are A..F)")),
             _ => return Err(format!("illegal move {} at ply {ply}: a move is a house, A..F (South) or a..f (North)", excerpt(&c.to_string()))),
         };
-        game.play(rules, pit).map_err(|why| format!("illegal move '{c}' at ply {ply}: {why}"))?;
+        game.play(pit).map_err(|e| format!("illegal move '{c}' at ply {ply}: {}", illegal_reason(&e)))?;
     }
     Ok(game)
 }
 
 /// Parses `A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N`.
-fn parse_fen(fen: &str) -> std::result::Result<Game, String> {
+fn parse_fen(rules: Ruleset, fen: &str) -> std::result::Result<Game, String> {
     let bad = |why: &str| format!("bad fen {}: {why}", excerpt(fen));
     let parts: Vec<&str> = fen.split('-').take(16).collect();
     if parts.len() != 15 {
@@ -572,7 +509,39 @@ fn parse_fen(fen: &str) -> std::result::Result<Game, String> {
     };
     let position = Position::new(board).map_err(|e| bad(&e.to_string()))?;
     let captured = Captured { south: counts[12], north: counts[13] };
-    Ok(Game { position, side, captured, history: Vec::new(), ended: None })
+    Ok(Game::from_position(rules, position, side, Some(captured)))
+}
+
+/// `the game is over: ...` with the reason and the final score for the side to move.
+fn game_over(game: &Game, end: End) -> String {
+    let why = match end {
+        End::Captures => "a side has captured more than 24 stones (or both 24); the stones left count as split evenly".to_string(),
+        End::NoMove { .. } => "the side to move has no legal move; the rules share out the stones left".to_string(),
+        End::ByMove { .. } => "the last move ended it and shared out the stones left".to_string(),
+        End::Repetition { .. } => match game.rules() {
+            Ruleset::Awari => "the last move repeated a position; the stones left are split evenly".to_string(),
+            Ruleset::Abapa(_) => "the last move repeated a position; each side takes the stones in his row".to_string(),
+        },
+        _ => "it has ended".to_string(),
+    };
+    match game.verdict() {
+        Some(v) => {
+            let (me, them) = match game.side() {
+                Side::South => (v.south, v.north),
+                Side::North => (v.north, v.south),
+            };
+            format!("the game is over: {why}: score cp {} for the side to move (exact)", ((me - them) * 100.0).round() as i64)
+        }
+        None => format!("the game is over: {why}"),
+    }
+}
+
+/// Why a move was refused, in the words of `info string illegal move ...`.
+fn illegal_reason(e: &oware::Error) -> String {
+    match e {
+        oware::Error::InvalidPosition(oware::error::PositionError::IllegalMove { reason, .. }) => (*reason).to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// A `go` command.
@@ -674,9 +643,9 @@ impl Job {
 
     /// Searches and returns the `bestmove` line.
     fn search(&self) -> String {
-        let side = self.game.side;
-        if let Some(why) = &self.game.ended {
-            self.out.info(&format!("the game is over: {why}"));
+        let side = self.game.side();
+        if let Some(end) = self.game.end() {
+            self.out.info(&game_over(&self.game, end));
             return "bestmove 0000".into();
         }
         let root = self.game.root();
@@ -754,11 +723,11 @@ mod tests {
 
     #[test]
     fn fen_is_strict() {
-        let g = parse_fen("4-4-4-4-4-4-4-4-4-4-4-4-0-0-S").unwrap();
-        assert_eq!(g.position, Position::start());
-        let g = parse_fen("1-0-0-0-0-0-0-0-0-0-0-2-20-25-N").unwrap();
-        assert_eq!(g.side, Side::North);
-        assert_eq!(g.position.board(), &[0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0]);
+        let g = parse_fen(Ruleset::Awari, "4-4-4-4-4-4-4-4-4-4-4-4-0-0-S").unwrap();
+        assert_eq!(*g.position(), Position::start());
+        let g = parse_fen(Ruleset::Awari, "1-0-0-0-0-0-0-0-0-0-0-2-20-25-N").unwrap();
+        assert_eq!(g.side(), Side::North);
+        assert_eq!(g.position().board(), &[0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0]);
         assert_eq!(g.root().captured, Some((25, 20)));
         for bad in [
             "",
@@ -771,7 +740,7 @@ mod tests {
             "x-4-4-4-4-4-4-4-4-4-4-4-0-0-S",
             "+4-4-4-4-4-4-4-4-4-4-4-4-0-0-S",
         ] {
-            assert!(parse_fen(bad).is_err(), "{bad}");
+            assert!(parse_fen(Ruleset::Awari, bad).is_err(), "{bad}");
         }
     }
 
@@ -779,9 +748,9 @@ mod tests {
     fn moves_are_checked_and_refused_whole() {
         let g = parse_position(Ruleset::Awari, &["startpos", "moves", "FbDe"]).unwrap();
         let h = parse_position(Ruleset::Awari, &["startpos", "moves", "F", "b", "De"]).unwrap();
-        assert_eq!(g.position, h.position);
-        assert_eq!(g.side, Side::South);
-        assert_eq!(g.history.len(), 4);
+        assert_eq!(g.position(), h.position());
+        assert_eq!(g.side(), Side::South);
+        assert_eq!(g.history().len(), 4);
         let e = parse_position(Ruleset::Awari, &["startpos", "moves", "FF"]).unwrap_err();
         assert!(e.starts_with("illegal move 'F' at ply 2: North is to move"), "{e}");
         let e = parse_position(Ruleset::Awari, &["startpos", "moves", "Fbx"]).unwrap_err();

@@ -246,6 +246,10 @@ pub struct Engine {
     /// Forced-capture bounds of layers `0..=bounds` are built (used under abapa with captured
     /// counts).
     bounds: Option<u32>,
+    /// Depths to capture of layers `0..=dtc` are built (the root's moves are ranked by them).
+    dtc: Option<u32>,
+    /// The first file that could not be used.
+    unusable: Option<Error>,
     tt: Table,
     threads: usize,
 }
@@ -261,35 +265,83 @@ impl Engine {
     /// to the first missing one, capped at `max_table` when given; `None` searches with the
     /// evaluation alone. One thread and a [`DEFAULT_HASH_MB`] table.
     ///
-    /// Cost: opens (and, as `db` says, checks) every layer used, once.
+    /// A present layer that cannot be opened (damaged, foreign, unreadable) ends the layers
+    /// probed below it, and its error is kept ([`unusable`](Self::unusable)); so do the
+    /// forced-capture bounds (abapa) and the depths to capture, each probed up to its first
+    /// missing or unusable file.
+    ///
+    /// Cost: opens (and, as `db` says, checks) every layer, bounds and dtc file used, once.
     ///
     /// # Errors
-    /// As [`Database::layer`] for a present layer that cannot be opened (damaged, foreign).
+    /// None today: damaged files are reported by [`unusable`](Self::unusable); the `Result`
+    /// is kept for errors of opening to come.
     pub fn new(rules: Ruleset, db: Option<Arc<Database>>, max_table: Option<u32>) -> Result<Engine> {
         let mut tables = None;
         let mut bounds = None;
+        let mut dtc = None;
+        let mut unusable = None;
         if let Some(db) = &db {
             let present = db.layers_present();
-            let mut top = None;
             for n in 0..=max_table.unwrap_or(48).min(48) {
                 if !present.contains(&n) {
                     break;
                 }
-                db.layer(n)?;
-                top = Some(n);
+                if let Err(e) = db.layer(n) {
+                    unusable = Some(e);
+                    break;
+                }
+                tables = Some(n);
             }
-            tables = top;
-            if let (Some(top), Ruleset::Abapa(_)) = (top, rules) {
+            if let (Some(top), Ruleset::Abapa(_)) = (tables, rules) {
                 for n in 0..=top {
                     match db.bounds_layer(n) {
                         Ok(_) => bounds = Some(n),
                         Err(Error::BoundsMissing { .. }) => break,
-                        Err(e) => return Err(e),
+                        Err(e) => {
+                            unusable.get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            if let Some(top) = tables {
+                for n in 0..=top {
+                    match db.dtc_layer(n) {
+                        Ok(Some(_)) => dtc = Some(n),
+                        Ok(None) => break,
+                        Err(e) => {
+                            unusable.get_or_insert(e);
+                            break;
+                        }
                     }
                 }
             }
         }
-        Ok(Engine { rules, db, tables, bounds, tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
+        Ok(Engine { rules, db, tables, bounds, dtc, unusable, tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
+    }
+
+    /// The first file of the database that could not be used, when one could not: the layers
+    /// (or bounds, or depths to capture) from its layer up are not probed.
+    pub fn unusable(&self) -> Option<&Error> {
+        self.unusable.as_ref()
+    }
+
+    /// The largest layer whose depths to capture are used (`0..=n` are), `None` without them.
+    pub fn dtc_tables(&self) -> Option<u32> {
+        self.dtc
+    }
+
+    /// The root's moves and their depths to capture, when the root is inside the layers and
+    /// their depths are built: how the engine converts a won position (the winner among moves
+    /// of equal score takes the least depth, the loser the greatest, as perfect play does).
+    /// Empty otherwise.
+    fn preferences(&self, root: &Root) -> Result<Vec<(u8, u16)>> {
+        let (Some(db), Some(top)) = (&self.db, self.dtc) else { return Ok(Vec::new()) };
+        if root.position.stones() > top {
+            return Ok(Vec::new());
+        }
+        // A move into a position of value 0 has no depth (no capture is forced).
+        Ok(db.move_values(&root.position)?.iter().filter_map(|m| Some((m.pit, m.dtc?))).collect())
     }
 
     /// The ruleset.
@@ -344,6 +396,12 @@ impl Engine {
         }
         self.tt.new_search();
         let game = root.captured.map(|(m, o)| (m.min(48) as u8, o.min(48) as u8));
+        // The game's positions that play can repeat: those since its last capture (as many
+        // stones as the root; any before them hold more and cannot come again).
+        let n0 = root.position.stones();
+        let since = root.history.iter().rev().take_while(|b| stones(b) == n0).count();
+        let history: Vec<(u64, u32)> = root.history[root.history.len() - since..].iter().map(|b| (board_key(b), n0)).collect();
+        let salt = history.iter().fold(0x5EED_0F_0A7A_u64, |h, &(k, _)| splitmix(h ^ k)) | 1;
         let shared = Shared {
             engine: self,
             control,
@@ -353,9 +411,11 @@ impl Engine {
             error: Mutex::new(None),
             node_limit: limits.nodes,
             start,
+            region: (since > 0).then_some(n0),
+            salt,
+            prefer: self.preferences(root)?,
         };
         let node = Node { board: *root.position.board(), cm: game.map_or(0, |g| g.0), cn: game.map_or(0, |g| g.1) };
-        let history: Vec<(u64, u32)> = root.history.iter().map(|b| (shared.key_of(b, 0, 0), stones(b))).collect();
         let single = limits.depth.is_some() || limits.nodes.is_some();
         let helpers = if single { 0 } else { self.threads - 1 };
         let max_depth = limits.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
@@ -386,18 +446,41 @@ impl Engine {
                 mv.score += base;
             }
         }
-        self.extend_pv(&root.position, &mut report.pv);
+        self.extend_pv(root, &mut report.pv);
         Ok(report)
     }
 
-    /// Follows the layers' best moves past the end of a line that ends inside them.
-    fn extend_pv(&self, start: &Position, pv: &mut Vec<u8>) {
+    /// Follows the layers' best moves past the end of a line that ends inside them, as long as
+    /// the line repeats no position (of the game since its last capture, or of the line): a
+    /// repetition ends the game.
+    fn extend_pv(&self, root: &Root, pv: &mut Vec<u8>) {
         let (Some(db), Some(top)) = (&self.db, self.tables) else { return };
-        let mut board = *start.board();
+        let mut board = *root.position.board();
+        let n0 = stones(&board);
+        // Boards since the last capture, each with its ply's parity (the side to move).
+        let mut seen: Vec<(Board, usize)> = Vec::new();
+        let h = root.history.iter().rev().take_while(|b| stones(b) == n0).count();
+        for (i, b) in root.history[root.history.len() - h..].iter().enumerate() {
+            seen.push((*b, (h - i) % 2));
+        }
+        let mut ply = 0usize;
+        let step = |board: &mut Board, pit: u8, seen: &mut Vec<(Board, usize)>, ply: &mut usize| -> bool {
+            seen.push((*board, *ply % 2));
+            match self.rules.play(board, pit as usize).map(|m| m.outcome) {
+                Some(Outcome::Child { child, captured }) => {
+                    if captured > 0 {
+                        seen.clear();
+                    }
+                    *board = child;
+                    *ply += 1;
+                    !seen.iter().any(|&(b, p)| p == *ply % 2 && b == child)
+                }
+                _ => false,
+            }
+        };
         for &pit in pv.iter() {
-            match self.rules.play(&board, pit as usize).map(|m| m.outcome) {
-                Some(Outcome::Child { child, .. }) => board = child,
-                _ => return,
+            if !step(&mut board, pit, &mut seen, &mut ply) {
+                return;
             }
         }
         while pv.len() < 60 && stones(&board) <= top {
@@ -405,9 +488,8 @@ impl Engine {
             let Ok(best) = db.best_moves(&position) else { return };
             let Some(m) = best.first() else { return };
             pv.push(m.pit);
-            match self.rules.play(&board, m.pit as usize).map(|m| m.outcome) {
-                Some(Outcome::Child { child, .. }) => board = child,
-                _ => return,
+            if !step(&mut board, m.pit, &mut seen, &mut ply) {
+                return;
             }
         }
     }
@@ -424,15 +506,35 @@ struct Node {
     cn: u8,
 }
 
-/// A score and whether it is proven true (see the module's "Exact answers").
+/// How far a score is known to be true (see the module's "Exact answers"). Ordered: a score
+/// that rests on several is as good as the worst of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Proof {
+    /// An estimate: it rests on an evaluated leaf, a stand-pat, or a repetition below the
+    /// game's positions.
+    Estimate,
+    /// True for this node with the positions before it (the game's and the line's): it rests
+    /// on repetitions of them. Never stored in the table as proven.
+    Here,
+    /// True whatever came before: layer values, game ends, and bounds that hold in any
+    /// history.
+    Proven,
+}
+
+/// A score and how far it is proven.
 #[derive(Clone, Copy, Debug)]
 struct Scored {
     v: i32,
-    proven: bool,
+    proof: Proof,
 }
 
-const fn scored(v: i32, proven: bool) -> Scored {
-    Scored { v, proven }
+const fn scored(v: i32, proof: Proof) -> Scored {
+    Scored { v, proof }
+}
+
+/// A proven score when `proven`, else an estimate.
+const fn scored_if(v: i32, proven: bool) -> Scored {
+    Scored { v, proof: if proven { Proof::Proven } else { Proof::Estimate } }
 }
 
 /// What every thread of one search shares.
@@ -446,14 +548,36 @@ struct Shared<'a> {
     error: Mutex<Option<Error>>,
     node_limit: Option<u64>,
     start: Instant,
+    /// The stone count of the game's positions before the root (since its last capture), when
+    /// there are any: nodes of that count can repeat them.
+    region: Option<u32>,
+    /// Mixed into the table keys of those nodes: a digest of the game's positions, so that
+    /// what depends on them serves only searches with the same ones.
+    salt: u64,
+    /// The root's moves' depths to capture (pit, plies), when the root is inside layers with
+    /// depths built: among moves of equal score the winner takes the least, the loser the
+    /// greatest ([`Engine::preferences`]).
+    prefer: Vec<(u8, u16)>,
+}
+
+/// The key of a board alone (repetitions compare boards with the same side to move).
+#[inline]
+fn board_key(board: &Board) -> u64 {
+    let mut k = 0u64;
+    for (p, &c) in board.iter().enumerate() {
+        k ^= ZOBRIST[p][c as usize];
+    }
+    k
 }
 
 impl Shared<'_> {
+    /// The table key of a node: its board, the captured counts in a game, and the salt where
+    /// the game's positions matter.
     #[inline]
     fn key_of(&self, board: &Board, cm: u8, cn: u8) -> u64 {
-        let mut k = 0u64;
-        for (p, &c) in board.iter().enumerate() {
-            k ^= ZOBRIST[p][c as usize];
+        let mut k = board_key(board);
+        if self.region(stones(board)) {
+            k ^= self.salt;
         }
         if self.game {
             k ^= ZOBRIST[PITS][cm.min(48) as usize] ^ ZOBRIST[PITS + 1][cn.min(48) as usize] ^ 1;
@@ -467,46 +591,76 @@ impl Shared<'_> {
         self.control.stop();
     }
 
-    /// The layers' answer for a node inside them: (score, proven). `None` above the layers
-    /// or for a board outside every layer (its children are, one ply down).
+    /// What the layers say of a node inside them (`None` above the layers or for a board
+    /// outside every layer: its children are, one ply down).
+    ///
+    /// The layers' value is the position's value when nothing came before it (or when only
+    /// positions with more stones did). With earlier positions of as many stones that play can
+    /// repeat, the value is bounded only, by what holds in any history: under the even split of
+    /// a repetition, between the value and 0 (a side that can keep the value at or above 0
+    /// keeps it so, a repetition giving 0); under abapa's rule with captured counts, by the
+    /// forced-capture bounds when they are built.
     #[inline]
-    fn table(&self, nd: &Node, n: u32) -> Option<Scored> {
+    fn table(&self, nd: &Node, n: u32) -> Option<TableAnswer> {
         let e = self.engine;
         let top = e.tables?;
         if n > top || !in_some_layer(&nd.board) {
             return None;
         }
         let db = e.db.as_ref()?;
-        let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
-            Ok(v) => i32::from(v),
-            Err(err) => {
-                self.fail(err);
-                return Some(scored(0, false));
-            }
+        let failed = |err| {
+            self.fail(err);
+            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false })
         };
-        if !self.game {
-            return Some(scored(v * 100, true));
-        }
-        match e.rules {
-            Ruleset::Awari => Some(scored(v * 100, true)),
+        let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
+            Ok(v) => i32::from(v) * 100,
+            Err(err) => return failed(err),
+        };
+        if self.game && matches!(e.rules, Ruleset::Abapa(_)) {
             // Abapa's own-side repetition: the even-split value is exact only where the
             // forced-capture bounds force the split; elsewhere it is clamped into them.
-            Ruleset::Abapa(_) => {
-                if e.bounds.is_some_and(|b| n <= b) {
-                    match db.bounds_layer(n).and_then(|b| b.get(rank_unchecked(&nd.board))) {
-                        Ok(b) => {
-                            let (low, high) = (2 * i32::from(b.mover) - n as i32, n as i32 - 2 * i32::from(b.opponent));
-                            Some(scored(v.clamp(low, high) * 100, low == high))
-                        }
-                        Err(err) => {
-                            self.fail(err);
-                            Some(scored(0, false))
-                        }
+            if e.bounds.is_some_and(|b| n <= b) {
+                return match db.bounds_layer(n).and_then(|b| b.get(rank_unchecked(&nd.board))) {
+                    Ok(b) => {
+                        let (low, high) = ((2 * i32::from(b.mover) - n as i32) * 100, (n as i32 - 2 * i32::from(b.opponent)) * 100);
+                        Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false })
                     }
-                } else {
-                    Some(scored(v * 100, false))
-                }
+                    Err(err) => failed(err),
+                };
             }
+            let n = n as i32 * 100;
+            return Some(TableAnswer { est: v, low: -n, high: n, clean: false });
+        }
+        Some(TableAnswer { est: v, low: v.min(0), high: v.max(0), clean: true })
+    }
+
+    /// Whether a node of `n` stones can repeat a position of the game before the root (the
+    /// game has positions of `n` stones since its last capture). Such nodes are searched, not
+    /// settled by the layers, and their table entries are kept apart ([`Shared::salt`]).
+    #[inline]
+    fn region(&self, n: u32) -> bool {
+        self.region == Some(n)
+    }
+}
+
+/// The layers' answer for a node: `est` the layer value (or, under abapa with captured counts,
+/// that value clamped into the bounds), `low..=high` what holds whatever came before.
+/// `clean`: `est` is the true value when nothing came before (awari, or no captured counts).
+#[derive(Clone, Copy, Debug)]
+struct TableAnswer {
+    est: i32,
+    low: i32,
+    high: i32,
+    clean: bool,
+}
+
+impl TableAnswer {
+    /// The answer at a node that follows a capture (or the game's positions do not matter).
+    fn settled(self) -> Scored {
+        if self.clean || self.low == self.high {
+            scored(self.est, Proof::Proven)
+        } else {
+            scored(self.est, Proof::Estimate)
         }
     }
 }
@@ -567,15 +721,11 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.pending = 0;
     }
 
-    /// The ruleset's score of a repetition at `nd`: even split, or each side his row (abapa,
-    /// with captured counts).
+    /// The ruleset's score of a repetition at `nd`: each side his row under abapa with captured
+    /// counts (the game's rule), else an even split (the layers' convention).
     fn repetition_score(&self, nd: &Node) -> i32 {
         match (self.sh.game, self.sh.engine.rules) {
-            (true, Ruleset::Abapa(_)) => {
-                let own: i32 = nd.board[..6].iter().map(|&c| i32::from(c)).sum();
-                let opp: i32 = nd.board[6..].iter().map(|&c| i32::from(c)).sum();
-                (own - opp) * 100
-            }
+            (true, rules @ Ruleset::Abapa(_)) => i32::from(rules.repetition_value(&nd.board)) * 100,
             _ => 0,
         }
     }
@@ -605,43 +755,72 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.sh.game && (nd.cm > 24 || nd.cn > 24 || (nd.cm == 24 && nd.cn == 24))
     }
 
-    /// What ends a node without a search: the layers, the 25-stone rule (the stones left on
-    /// the board then count as split evenly: exact only on an empty board), a position
-    /// without moves.
+    /// What ends a node without a search: a position without moves (the rules share the stones
+    /// out), the 25-stone rule (the game is over; the stones left on the board count as split
+    /// evenly, by definition), the layers (except where the game's positions can repeat:
+    /// [`Shared::region`]).
     #[inline]
     fn settled(&self, nd: &Node, n: u32, moves: &Moves) -> Option<Scored> {
-        if let Some(s) = self.sh.table(nd, n) {
-            return Some(s);
+        if let Some(e) = moves.ending() {
+            return Some(scored(i32::from(e) * 100, Proof::Proven));
         }
         if self.decided(nd) {
-            return Some(scored(0, n == 0));
+            return Some(scored(0, Proof::Proven));
         }
-        moves.ending().map(|e| scored(i32::from(e) * 100, true))
+        if !self.sh.region(n) {
+            if let Some(t) = self.sh.table(nd, n) {
+                return Some(t.settled());
+            }
+        }
+        None
+    }
+
+    /// Whether `pit`, scoring `s` at the root, is to be preferred to the best move so far,
+    /// `best` scoring `b`: a higher score, or at an equal score a better depth to capture (the
+    /// winner the least, the loser the greatest; [`Shared::prefer`]).
+    fn preferred(&self, pit: u8, s: i32, best: Option<(u8, i32)>) -> bool {
+        let Some((bp, b)) = best else { return true };
+        if s != b {
+            return s > b;
+        }
+        let depth = |p: u8| self.sh.prefer.iter().find(|&&(q, _)| q == p).map(|&(_, d)| d);
+        match (depth(pit), depth(bp)) {
+            (Some(d), Some(e)) if s > 0 => d < e,
+            (Some(d), Some(e)) if s < 0 => d > e,
+            _ => false,
+        }
     }
 
     fn iterate(&mut self, root: &Node, max_depth: u32, limits: &Limits, on_info: &mut dyn FnMut(&Report)) -> Report {
         let rules = self.sh.engine.rules;
         let moves = rules.moves(&root.board);
         let n = stones(&root.board);
-        let key = self.sh.key_of(&root.board, root.cm, root.cn);
+        let bkey = board_key(&root.board);
         let mut report =
             Report { best_pit: None, score: 0, exact: false, depth: 0, seldepth: 0, nodes: 0, seconds: 0.0, pv: Vec::new(), moves: Vec::new(), hashfull: 0 };
         // A root with moves is searched even inside the layers, so that every move is ranked
         // (each is settled one ply down).
-        if self.decided(root) {
-            let s = self.settled(root, n, &moves).unwrap_or(scored(0, false));
-            report.score = s.v;
-            report.exact = s.proven;
-            return report;
-        }
         if let Some(e) = moves.ending() {
             report.score = i32::from(e) * 100;
             report.exact = true;
             return report;
         }
+        if self.decided(root) {
+            report.exact = true;
+            return report;
+        }
+        // A root that repeats a position of the game: the game ended there.
+        if self.repeats(bkey, n) {
+            report.score = self.repetition_score(root);
+            report.exact = true;
+            return report;
+        }
+        self.path.push((bkey, n));
         let mut order: Vec<RootMove> =
             moves.as_slice().iter().map(|m| RootMove { pit: m.pit, score: -INFINITE, bound: ScoreBound::Upper, exact: false }).collect();
-        self.path.push((key, n));
+        // With depths to capture, moves that tie with the best are scored exactly too, so that
+        // the depth decides between them.
+        let ties = !self.sh.prefer.is_empty();
         let first = 1 + (self.id as u32 % 2);
         for depth in first..=max_depth {
             // The main thread's first iteration always finishes (it is cheap).
@@ -650,39 +829,47 @@ impl<'s, 'a> Worker<'s, 'a> {
                 break;
             }
             let mut alpha = -INFINITE;
-            let mut best: Option<(u8, i32, bool)> = None;
-            let mut all_proven = true;
+            let mut best: Option<(u8, i32)> = None;
+            let mut proof = Proof::Proven;
             for (i, rm) in order.iter_mut().enumerate() {
                 let m = *moves.from_pit(rm.pit).expect("root move");
-                let s = match m.outcome {
-                    Outcome::End { value } => scored(i32::from(value) * 100, true),
+                let (s, full) = match m.outcome {
+                    Outcome::End { value } => (scored(i32::from(value) * 100, Proof::Proven), true),
                     Outcome::Child { captured, child } => {
                         let cap = i32::from(captured) * 100;
                         let cnode = Node { board: child, cm: root.cn, cn: root.cm.saturating_add(captured) };
-                        let full = limits.all_moves || i == 0;
-                        let r = if full {
-                            self.search(&cnode, -INFINITE, INFINITE, depth as i32 - 1, 1)
+                        let d = depth as i32 - 1;
+                        if limits.all_moves || i == 0 {
+                            let r = self.search(&cnode, -INFINITE, INFINITE, d, 1);
+                            (scored(cap - r.v, r.proof), true)
                         } else {
-                            let r = self.search(&cnode, cap - alpha - 1, cap - alpha, depth as i32 - 1, 1);
-                            if !self.stopped && cap - r.v > alpha {
-                                self.search(&cnode, -INFINITE, cap - alpha, depth as i32 - 1, 1)
+                            // A null window at alpha: a move above it (or, with ties, at it)
+                            // is searched again with a full window.
+                            let edge = cap - alpha;
+                            let mut r = if ties { self.search(&cnode, edge, edge + 1, d, 1) } else { self.search(&cnode, edge - 1, edge, d, 1) };
+                            let above = if ties { r.v <= edge } else { r.v < edge };
+                            if !self.stopped && above {
+                                let r = self.search(&cnode, -INFINITE, INFINITE, d, 1);
+                                (scored(cap - r.v, r.proof), true)
                             } else {
-                                r
+                                if ties && !self.stopped && r.proof < Proof::Here {
+                                    // Below alpha by an estimate: try for a proven bound at it.
+                                    r = self.search(&cnode, edge - 1, edge, d, 1);
+                                }
+                                (scored(cap - r.v, r.proof), false)
                             }
-                        };
-                        scored(cap - r.v, r.proven)
+                        }
                     }
                 };
                 if self.stopped {
                     break;
                 }
-                let exact_score = limits.all_moves || i == 0 || s.v > alpha;
                 rm.score = s.v;
-                rm.bound = if exact_score { ScoreBound::Exact } else { ScoreBound::Upper };
-                rm.exact = s.proven;
-                all_proven &= s.proven;
-                if best.map_or(true, |(_, b, _)| s.v > b) {
-                    best = Some((rm.pit, s.v, s.proven));
+                rm.bound = if full { ScoreBound::Exact } else { ScoreBound::Upper };
+                rm.exact = s.proof >= Proof::Here;
+                proof = proof.min(s.proof);
+                if full && self.preferred(rm.pit, s.v, best) {
+                    best = Some((rm.pit, s.v));
                     self.update_pv(0, rm.pit, matches!(m.outcome, Outcome::Child { .. }));
                 }
                 alpha = alpha.max(s.v);
@@ -690,12 +877,12 @@ impl<'s, 'a> Worker<'s, 'a> {
             if self.stopped && depth > first {
                 break;
             }
-            let Some((pit, score, _)) = best else { break };
+            let Some((pit, score)) = best else { break };
             // Best first for the next iteration; the others by their scores (stable).
             order.sort_by_key(|rm| std::cmp::Reverse(if rm.pit == pit { INFINITE } else { rm.score }));
             report.best_pit = Some(pit);
             report.score = score;
-            report.exact = all_proven && !self.stopped;
+            report.exact = proof >= Proof::Here && !self.stopped;
             report.depth = depth;
             report.seldepth = self.seldepth as u32;
             report.pv = self.pv[0][..self.pv_len[0]].to_vec();
@@ -739,7 +926,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     #[inline]
     fn enter(&mut self, nd: &Node, ply: usize) -> std::result::Result<(u32, Moves), Scored> {
         if self.tick() {
-            return Err(scored(0, false));
+            return Err(scored(0, Proof::Estimate));
         }
         self.pv_len[ply] = ply;
         self.seldepth = self.seldepth.max(ply);
@@ -757,13 +944,36 @@ impl<'s, 'a> Worker<'s, 'a> {
             Ok(x) => x,
             Err(s) => return s,
         };
-        let key = self.sh.key_of(&nd.board, nd.cm, nd.cn);
-        if self.repeats(key, n) {
-            return scored(self.repetition_score(nd), false);
+        let bkey = board_key(&nd.board);
+        let region = self.sh.region(n);
+        if self.repeats(bkey, n) {
+            // Among the game's positions a repetition ends the game: its score is the true one
+            // for this line. Below them (after a capture in the line) it stays an estimate, so
+            // that what is proven there holds without the line.
+            return scored(self.repetition_score(nd), if region { Proof::Here } else { Proof::Estimate });
+        }
+        if region {
+            // Inside the layers, where the game's positions can repeat: the layer value is
+            // bounded only; the bounds hold whatever came before.
+            if let Some(t) = self.sh.table(nd, n) {
+                if t.low == t.high {
+                    return scored(t.low, Proof::Proven);
+                }
+                if t.high <= alpha {
+                    return scored(t.high, Proof::Proven);
+                }
+                if t.low >= beta {
+                    return scored(t.low, Proof::Proven);
+                }
+                if depth <= 0 {
+                    return scored(t.est, Proof::Estimate);
+                }
+            }
         }
         if depth <= 0 || ply >= MAX_PLY - QUIESCENCE_PLIES as usize - 2 {
             return self.quiescence(nd, &moves, alpha, beta, ply, 0);
         }
+        let key = self.sh.key_of(&nd.board, nd.cm, nd.cn);
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
         if let Some(e) = tt {
@@ -775,7 +985,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                     Bound::Upper => e.score <= alpha,
                 };
                 if usable {
-                    return scored(e.score, e.proven);
+                    return scored_if(e.score, e.proven);
                 }
             }
         }
@@ -802,15 +1012,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         let list = &mut list[..slice.len()];
         list.sort_unstable_by_key(|&(k, _)| std::cmp::Reverse(k));
 
-        self.path.push((key, n));
+        self.path.push((bkey, n));
         let alpha0 = alpha;
-        let mut best = scored(-INFINITE, true);
+        let mut best = scored(-INFINITE, Proof::Proven);
         let mut best_pit = None;
-        let mut all_proven = true;
+        let mut proof = Proof::Proven;
         for (count, &(_, i)) in list.iter().enumerate() {
             let m = slice[i];
             let s = match m.outcome {
-                Outcome::End { value } => scored(i32::from(value) * 100, true),
+                Outcome::End { value } => scored(i32::from(value) * 100, Proof::Proven),
                 Outcome::Child { captured, child } => {
                     let cap = i32::from(captured) * 100;
                     let c = Node { board: child, cm: nd.cn, cn: nd.cm.saturating_add(captured) };
@@ -828,14 +1038,13 @@ impl<'s, 'a> Worker<'s, 'a> {
                         }
                         r
                     };
-                    scored(cap - r.v, r.proven)
+                    scored(cap - r.v, r.proof)
                 }
             };
             if self.stopped {
                 self.path.pop();
-                return scored(0, false);
+                return scored(0, Proof::Estimate);
             }
-            all_proven &= s.proven;
             if s.v > best.v {
                 best = s;
                 best_pit = Some(m.pit);
@@ -853,17 +1062,19 @@ impl<'s, 'a> Worker<'s, 'a> {
                             *h = (*h + depth * depth).min(400_000);
                         }
                         self.path.pop();
-                        self.sh.engine.tt.put(key, Entry { score: s.v, depth, bound: Bound::Lower, proven: s.proven, best: Some(m.pit) });
+                        // A bound proven only with the line's positions is stored as an
+                        // estimate (it would not hold when the node is reached otherwise).
+                        self.sh.engine.tt.put(key, Entry { score: s.v, depth, bound: Bound::Lower, proven: s.proof == Proof::Proven, best: Some(m.pit) });
                         return s;
                     }
                 }
             }
+            proof = proof.min(s.proof);
         }
         self.path.pop();
         let bound = if best.v > alpha0 { Bound::Exact } else { Bound::Upper };
-        let result = scored(best.v, all_proven);
-        self.sh.engine.tt.put(key, Entry { score: best.v, depth, bound, proven: all_proven, best: best_pit });
-        result
+        self.sh.engine.tt.put(key, Entry { score: best.v, depth, bound, proven: proof == Proof::Proven, best: best_pit });
+        scored(best.v, proof)
     }
 
     /// Captures only, with the evaluation as the score of stopping (never proven).
@@ -872,13 +1083,13 @@ impl<'s, 'a> Worker<'s, 'a> {
         let rules = self.sh.engine.rules;
         let stand = eval::evaluate(rules, &nd.board);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
-            return scored(stand, false);
+            return scored(stand, Proof::Estimate);
         }
-        let mut best = scored(stand, false);
+        let mut best = scored(stand, Proof::Estimate);
         alpha = alpha.max(stand);
         for m in moves.as_slice() {
             let s = match m.outcome {
-                Outcome::End { value } => scored(i32::from(value) * 100, true),
+                Outcome::End { value } => scored(i32::from(value) * 100, Proof::Proven),
                 Outcome::Child { captured, child } if captured > 0 => {
                     let cap = i32::from(captured) * 100;
                     let c = Node { board: child, cm: nd.cn, cn: nd.cm.saturating_add(captured) };
@@ -886,16 +1097,16 @@ impl<'s, 'a> Worker<'s, 'a> {
                         Ok((_, cm)) => self.quiescence(&c, &cm, cap - beta, cap - alpha, ply + 1, qply + 1),
                         Err(r) => r,
                     };
-                    scored(cap - r.v, r.proven)
+                    scored(cap - r.v, r.proof)
                 }
                 Outcome::Child { .. } => continue,
             };
             if self.stopped {
-                return scored(0, false);
+                return scored(0, Proof::Estimate);
             }
             if s.v > best.v {
                 // Only a refutation by a proven move is a proven bound; a stand-pat never is.
-                best = scored(s.v, s.v >= beta && s.proven);
+                best = scored(s.v, if s.v >= beta { s.proof } else { Proof::Estimate });
                 if s.v > alpha {
                     alpha = s.v;
                     self.update_pv(ply, m.pit, matches!(m.outcome, Outcome::Child { .. }));

@@ -111,18 +111,20 @@ fn a_fixed_depth_answer_does_not_depend_on_threads() {
 
 #[test]
 fn the_25_stone_rule_and_game_ends_settle_the_root() {
-    let (_d, db) = built(Ruleset::Awari, 2, false);
-    let p: Position = "1 0 0 0 0 0 0 1 0 0 0 0".parse().unwrap();
+    let (_d, db) = built(Ruleset::Awari, 4, false);
+    let p: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse().unwrap();
     let mut root = Root::new(p);
-    root.captured = Some((25, 21));
+    root.captured = Some((25, 19));
     let bare = Engine::new(Ruleset::Awari, None, None).unwrap();
     let r = run(&bare, &root, Limits { depth: Some(5), ..Default::default() });
-    assert!(!r.exact && r.best_pit.is_none(), "the game is over; the board's split is estimated");
-    assert_eq!(r.score, 400);
+    assert!(r.exact && r.best_pit.is_none(), "the game is over; the board's stones split evenly by definition");
+    assert_eq!(r.score, 600);
+    // With the layers too: the 25-stone rule ends the game, whatever the board would be worth.
     let tables = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    assert_ne!(db.value(&p).unwrap(), 0);
     let r = run(&tables, &root, Limits { depth: Some(5), ..Default::default() });
     assert!(r.exact && r.best_pit.is_none());
-    assert_eq!(r.score, 400 + i32::from(db.value(&p).unwrap()) * 100);
+    assert_eq!(r.score, 600);
     // No stones in the mover's row: the game is over, the opponent takes his.
     let p: Position = "0 0 0 0 0 0 0 3 0 0 0 0".parse().unwrap();
     let r = run(&bare, &Root::new(p), Limits { depth: Some(5), ..Default::default() });
@@ -141,7 +143,9 @@ fn with_captured_counts_the_score_is_the_games() {
             root.captured = Some((m, o));
             let r = run(&engine, &root, Limits { depth: Some(3), ..Default::default() });
             assert!(r.exact, "{p} {m}:{o}");
-            assert_eq!(r.score, (m as i32 - o as i32 + v) * 100, "{p} {m}:{o}");
+            // A side past 24 has ended the game: the board's stones split evenly.
+            let board = if m > 24 || o > 24 { 0 } else { v };
+            assert_eq!(r.score, (m as i32 - o as i32 + board) * 100, "{p} {m}:{o}");
             assert_eq!(r.best_pit.is_none(), m > 24 || o > 24);
         }
     }
@@ -168,4 +172,146 @@ fn a_stopped_search_still_answers() {
     assert!(r.best_pit.is_some() && r.depth == 1 && !r.exact);
     let r = run(&engine, &Root::new(Position::start()), Limits { movetime: Some(Duration::from_millis(50)), ..Default::default() });
     assert!(r.best_pit.is_some() && r.depth >= 1);
+}
+
+/// The true score of `board` (mover-first) with the positions `seen` before it since the last
+/// capture (oldest first, the last one its parent's), under the rule that a repetition ends the
+/// game with the stones split evenly: a plain minimax over every line (captures lead to
+/// positions with nothing before them, whose layer value is their true value). `None` past
+/// `budget` nodes.
+fn truth(db: &Database, board: &Board, seen: &mut Vec<Board>, budget: &mut u64) -> Option<i32> {
+    if *budget == 0 || seen.len() > 40 {
+        return None;
+    }
+    *budget -= 1;
+    let len = seen.len();
+    if (2..=len).step_by(2).any(|back| seen[len - back] == *board) {
+        return Some(0);
+    }
+    let moves = db.rules().moves(board);
+    if let Some(e) = moves.ending() {
+        return Some(i32::from(e));
+    }
+    let mut best = i32::MIN;
+    for m in moves.as_slice() {
+        let v = match m.outcome {
+            Outcome::End { value } => i32::from(value),
+            Outcome::Child { captured, child } if captured > 0 => i32::from(captured) - i32::from(db.value(&Position::new(child).unwrap()).unwrap()),
+            Outcome::Child { child, .. } => {
+                seen.push(*board);
+                let r = truth(db, &child, seen, budget);
+                seen.pop();
+                -r?
+            }
+        };
+        best = best.max(v);
+    }
+    Some(best)
+}
+
+/// Games that wander without captures: from a sampled position, up to `plies` random quiet
+/// moves that repeat nothing. Returns (history, root).
+fn wander(db: &Database, start: Position, plies: usize, seed: u64) -> (Vec<Board>, Position) {
+    let mut history = Vec::new();
+    let mut board = *start.board();
+    let mut x = seed;
+    for _ in 0..plies {
+        let quiet: Vec<Board> = db
+            .rules()
+            .moves(&board)
+            .as_slice()
+            .iter()
+            .filter_map(|m| match m.outcome {
+                Outcome::Child { captured: 0, child } => Some(child),
+                _ => None,
+            })
+            .filter(|c| {
+                let mut all = history.clone();
+                all.push(board);
+                let len = all.len();
+                !(2..=len).step_by(2).any(|back| all[len - back] == *c)
+            })
+            .collect();
+        if quiet.is_empty() {
+            break;
+        }
+        x = splitmix(x);
+        history.push(board);
+        board = quiet[(x % quiet.len() as u64) as usize];
+    }
+    (history, Position::new(board).unwrap())
+}
+
+/// With a game's history the search scores repetitions as the game ends them, and every exact
+/// claim (the root's, each move's, each proven bound) is the true score with that history,
+/// checked against a plain minimax of the game. One engine serves every search, histories and
+/// none, so that nothing proven with one history serves another.
+#[test]
+fn exact_claims_with_a_history_are_true() {
+    for rules in [Ruleset::Awari, Ruleset::Abapa(GrandSlam::NoCapture)] {
+        let (_d, db) = built(rules, 6, false);
+        let (mut claims, mut checked, mut repetitions, mut changed, mut changed_moves) = (0, 0, 0, 0, 0);
+        for tables in [Some(6), Some(3)] {
+            let engine = Engine::new(rules, Some(db.clone()), tables).unwrap();
+            for n in 3..=6 {
+                for (k, p) in sample(&db, n, 3000, u64::from(n) * 31 + 7).into_iter().enumerate() {
+                    let (history, root) = wander(&db, p, 1 + k % 14, k as u64);
+                    let mut budget = 100_000;
+                    let Some(true_root) = truth(&db, root.board(), &mut history.clone(), &mut budget) else { continue };
+                    checked += 1;
+                    changed += usize::from(true_root != i32::from(db.value(&root).unwrap()));
+                    for depth in [2, 6, 14] {
+                        // The same position without its history first: its proven entries
+                        // must not answer for the search with the history.
+                        run(&engine, &Root::new(root), Limits { depth: Some(depth), ..Default::default() });
+                        let r = run(
+                            &engine,
+                            &Root { position: root, captured: None, history: history.clone() },
+                            Limits { depth: Some(depth), all_moves: depth == 6, ..Default::default() },
+                        );
+                        if r.exact {
+                            claims += 1;
+                            assert_eq!(r.score, true_root * 100, "{rules} tables {tables:?} {root} after {history:?}");
+                        }
+                        for m in r.moves.iter().filter(|m| m.exact) {
+                            let mv = *rules.moves(root.board()).from_pit(m.pit).unwrap();
+                            let t = match mv.outcome {
+                                Outcome::End { value } => i32::from(value),
+                                Outcome::Child { captured, child } if captured > 0 => {
+                                    i32::from(captured) - i32::from(db.value(&Position::new(child).unwrap()).unwrap())
+                                }
+                                Outcome::Child { child, .. } => {
+                                    let mut seen = history.clone();
+                                    seen.push(*root.board());
+                                    let len = seen.len();
+                                    if (2..=len).step_by(2).any(|back| seen[len - back] == child) {
+                                        repetitions += 1;
+                                    }
+                                    let mut budget = 100_000;
+                                    let Some(t) = truth(&db, &child, &mut seen, &mut budget) else { continue };
+                                    -t
+                                }
+                            } * 100;
+                            claims += 1;
+                            let free = db.move_values(&root).unwrap().iter().find(|v| v.pit == m.pit).map(|v| i32::from(v.value) * 100);
+                            changed_moves += usize::from(free != Some(t));
+                            match m.bound {
+                                ScoreBound::Exact => assert_eq!(m.score, t, "{rules} tables {tables:?} {root} pit {} after {history:?}", m.pit),
+                                ScoreBound::Upper => assert!(t <= m.score, "{rules} {root} pit {}", m.pit),
+                                ScoreBound::Lower => assert!(t >= m.score, "{rules} {root} pit {}", m.pit),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "{rules}: {checked} roots with histories ({changed} worth another value than without), {claims} exact claims checked \
+             ({changed_moves} on moves worth another value than without, {repetitions} on moves repeating a position)"
+        );
+        assert!(
+            checked >= 5000 && changed >= 20 && claims >= 20000 && changed_moves >= 100 && repetitions >= 100,
+            "{rules}: too few cases ({checked}, {changed}, {claims}, {changed_moves}, {repetitions})"
+        );
+    }
 }

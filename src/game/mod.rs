@@ -12,6 +12,9 @@
 
 use serde::Serialize;
 
+mod state;
+pub use state::{End, Game};
+
 use crate::error::{Error, PositionError, Result};
 use crate::position::{house, parse_move, Position, Side};
 use crate::probe::{Database, MoveResult, MoveValue};
