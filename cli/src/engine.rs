@@ -30,6 +30,8 @@ use super::{DirArg, RulesArg};
 
 /// Search time when `go` names no limit at all (Aalina's default).
 const DEFAULT_MOVETIME_MS: u64 = 2000;
+/// How long a search may go on after the input ends before it is stopped.
+const EOF_GRACE: Duration = Duration::from_millis(900);
 /// Largest `Hash`, MiB.
 const MAX_HASH_MB: u64 = 65536;
 /// Largest `Threads`.
@@ -338,13 +340,10 @@ impl Session {
         // A search with limits that has not answered yet (commands piped ahead of the answers):
         // this one waits for it.
         self.wait_for_search();
-        let go = match parse_go(args) {
-            Ok(g) => g,
-            Err(msg) => {
-                self.out.info(&msg);
-                return;
-            }
-        };
+        let (go, notes) = parse_go(args);
+        for note in notes {
+            self.out.info(&note);
+        }
         let engine = self.engine();
         let game = self.game.clone();
         let normal = go.allocation(game.side());
@@ -390,8 +389,17 @@ impl Session {
 
     /// The input has ended: a search with limits is let finish (so that a piped script gets
     /// its answer), one that would wait for `stop` (`go infinite`, `go ponder`) is stopped.
+    /// The input has ended: a search still running gets [`EOF_GRACE`] to answer by itself,
+    /// then is stopped (it answers with its best so far), so the engine never outlives its GUI
+    /// by more than that, whatever the limits (`go depth 99`, a clock of 2^64 ms).
     fn end_of_input(&mut self) {
-        self.settle();
+        if let Some(s) = &self.search {
+            let until = std::time::Instant::now() + EOF_GRACE;
+            while !s.handle.is_finished() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        self.stop();
     }
 
     /// Waits for a running search with limits to answer (it ends by itself).
@@ -580,41 +588,77 @@ impl Go {
     }
 }
 
-fn parse_go(args: &[&str]) -> std::result::Result<Go, String> {
+/// The words `go` takes; `searchmoves` takes the moves after it up to the next one.
+const GO_WORDS: [&str; 12] = ["movetime", "depth", "nodes", "wtime", "btime", "winc", "binc", "movestogo", "mate", "infinite", "ponder", "searchmoves"];
+
+/// Reads a `go` command. One policy for every irregular argument: `go` always searches and
+/// always answers `bestmove`, and each argument it cannot take as given is named in a note
+/// (sent as `info string`) saying how it was read: a value out of its range is brought into it
+/// (`depth 1..=100`, `nodes` and `movetime` at least 1, `movestogo` at least 1), a negative clock
+/// reads as no time left, a value that is not a whole number and the arguments of chess this
+/// engine does not search for (`mate`, `searchmoves`) or does not know are ignored.
+fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
     let mut go = Go::default();
+    let mut notes = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let key = args[i];
-        let mut num = || -> std::result::Result<u64, String> {
-            i += 1;
-            let v = args.get(i).ok_or_else(|| format!("go {key} needs a number"))?;
-            // Clocks may run below zero in some GUIs: read that as no time left.
-            let clock = matches!(key, "wtime" | "btime" | "winc" | "binc");
-            if clock && v.len() > 1 && v.starts_with('-') && v[1..].bytes().all(|b| b.is_ascii_digit()) {
-                return Ok(0);
+        i += 1;
+        let takes_number = matches!(key, "movetime" | "depth" | "nodes" | "wtime" | "btime" | "winc" | "binc" | "movestogo" | "mate");
+        if !takes_number {
+            match key {
+                "infinite" => go.infinite = true,
+                "ponder" => go.ponder = true,
+                "searchmoves" => {
+                    let from = i;
+                    while i < args.len() && !GO_WORDS.contains(&args[i]) {
+                        i += 1;
+                    }
+                    notes.push(format!("go searchmoves {} ignored: every move is searched", args[from..i].join(" ")));
+                }
+                other => notes.push(format!("go: unknown argument {} ignored", excerpt(other))),
             }
-            v.parse::<u64>().map_err(|_| format!("go {key} needs a number, not {}", excerpt(v)))
+            continue;
+        }
+        let Some(text) = args.get(i).filter(|t| !GO_WORDS.contains(t)) else {
+            notes.push(format!("go {key} needs a number: ignored"));
+            continue;
+        };
+        i += 1;
+        let negative = text.len() > 1 && text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit());
+        let clock = matches!(key, "wtime" | "btime" | "winc" | "binc");
+        let value = if negative && clock {
+            notes.push(format!("go {key} {text} is negative: read as no time left"));
+            0
+        } else {
+            match text.parse::<u64>() {
+                Ok(v) => v,
+                Err(_) => {
+                    notes.push(format!("go {key} {} is not a whole number of 0 or more: ignored", excerpt(text)));
+                    continue;
+                }
+            }
+        };
+        let mut at_least = |min: u64, max: u64, what: &str| -> u64 {
+            let v = value.clamp(min, max);
+            if v != value {
+                notes.push(format!("go {key} {value}: {what} is {min}..={max}; read as {v}"));
+            }
+            v
         };
         match key {
-            "movetime" => go.movetime = Some(num()?),
-            "depth" => go.depth = Some(num()?.clamp(1, u64::from(oware::search::MAX_DEPTH)) as u32),
-            "nodes" => go.nodes = Some(num()?.max(1)),
-            "wtime" => go.clock[0] = Some(num()?),
-            "btime" => go.clock[1] = Some(num()?),
-            "winc" => go.clock[2] = Some(num()?),
-            "binc" => go.clock[3] = Some(num()?),
-            "movestogo" => go.movestogo = Some(num()?),
-            // Accepted and ignored: mate searches and move subsets are chess's.
-            "mate" => {
-                num()?;
-            }
-            "infinite" => go.infinite = true,
-            "ponder" => go.ponder = true,
-            other => return Err(format!("go: unknown argument {}", excerpt(other))),
+            "movetime" => go.movetime = Some(at_least(1, u64::MAX, "a move time in ms")),
+            "depth" => go.depth = Some(at_least(1, u64::from(oware::search::MAX_DEPTH), "a depth") as u32),
+            "nodes" => go.nodes = Some(at_least(1, u64::MAX, "a node count")),
+            "movestogo" => go.movestogo = Some(at_least(1, u64::MAX, "moves to go")),
+            "wtime" => go.clock[0] = Some(value),
+            "btime" => go.clock[1] = Some(value),
+            "winc" => go.clock[2] = Some(value),
+            "binc" => go.clock[3] = Some(value),
+            _ => notes.push(format!("go mate {value} ignored: the engine searches for the best score, not for a mate")),
         }
-        i += 1;
     }
-    Ok(go)
+    (go, notes)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -773,20 +817,48 @@ mod tests {
 
     #[test]
     fn clock_allocation() {
-        let go = parse_go(&["wtime", "60000", "btime", "1000", "winc", "1000"]).unwrap();
+        let go = parse_go(&["wtime", "60000", "btime", "1000", "winc", "1000"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(3000 + 750)));
         assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(50)));
-        let go = parse_go(&["wtime", "9", "btime", "-20"]).unwrap();
+        let go = parse_go(&["wtime", "9", "btime", "-20"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(MIN_MOVE_MS)));
         assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(MIN_MOVE_MS)));
-        let go = parse_go(&["wtime", "18446744073709551615", "winc", "18446744073709551615"]).unwrap();
+        let go = parse_go(&["wtime", "18446744073709551615", "winc", "18446744073709551615"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(u64::MAX / 3)));
-        let go = parse_go(&["wtime", "3000", "winc", "3000", "movestogo", "1"]).unwrap();
+        let go = parse_go(&["wtime", "3000", "winc", "3000", "movestogo", "1"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(1000)));
-        assert_eq!(parse_go(&["depth", "3"]).unwrap().allocation(Side::South), None);
-        assert_eq!(parse_go(&[]).unwrap().allocation(Side::South), Some(Duration::from_millis(DEFAULT_MOVETIME_MS)));
-        assert!(parse_go(&["movetime"]).is_err());
-        assert!(parse_go(&["depth", "x"]).is_err());
-        assert!(parse_go(&["sideways"]).is_err());
+        assert_eq!(parse_go(&["depth", "3"]).0.allocation(Side::South), None);
+        assert_eq!(parse_go(&[]).0.allocation(Side::South), Some(Duration::from_millis(DEFAULT_MOVETIME_MS)));
+    }
+
+    /// Every irregular argument is read one way and said in a note; `go` always searches.
+    #[test]
+    fn irregular_go_arguments_are_read_and_said() {
+        let cases: [(&[&str], &str); 12] = [
+            (&["depth", "101"], "go depth 101: a depth is 1..=100; read as 100"),
+            (&["depth", "99999"], "read as 100"),
+            (&["depth", "0"], "read as 1"),
+            (&["nodes", "0"], "go nodes 0: a node count is 1..="),
+            (&["nodes", "1e30"], "go nodes '1e30' is not a whole number of 0 or more: ignored"),
+            (&["movetime", "-1"], "go movetime '-1' is not a whole number of 0 or more: ignored"),
+            (&["movestogo", "-3"], "go movestogo '-3' is not a whole number of 0 or more: ignored"),
+            (&["wtime", "-1000"], "go wtime -1000 is negative: read as no time left"),
+            (&["mate", "3"], "go mate 3 ignored"),
+            (&["searchmoves", "A", "B", "depth", "2"], "go searchmoves A B ignored"),
+            (&["movetime"], "go movetime needs a number: ignored"),
+            (&["sideways"], "go: unknown argument 'sideways' ignored"),
+        ];
+        for (args, said) in cases {
+            let (_, notes) = parse_go(args);
+            assert!(notes.iter().any(|n| n.contains(said)), "{args:?}: {notes:?}");
+        }
+        let (go, _) = parse_go(&["depth", "101"]);
+        assert_eq!(go.depth, Some(100));
+        let (go, _) = parse_go(&["searchmoves", "A", "B", "depth", "2"]);
+        assert_eq!(go.depth, Some(2));
+        let (go, _) = parse_go(&["nodes", "0"]);
+        assert_eq!(go.nodes, Some(1));
+        let (go, notes) = parse_go(&["depth", "3", "movetime", "600"]);
+        assert!(notes.is_empty() && go.depth == Some(3) && go.movetime == Some(600));
     }
 }

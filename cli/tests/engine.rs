@@ -262,13 +262,15 @@ fn ponder_then_ponderhit() {
 #[test]
 fn hostile_input_never_breaks_it() {
     let mut e = Session::start(&["--dir", "/nonexistent/oware-test"]);
+    // A `go` always answers (its irregular arguments said and read as `go` reads them).
+    for go in ["go depth", "go movetime -5 depth 1", "go nodes 99999999999999999999999 depth 1", "go depth 3 wtime x"] {
+        e.send(go);
+        let got = e.bestmove(Duration::from_secs(10));
+        assert!(got.iter().any(|l| l.starts_with("info string go")), "{go}: {got:?}");
+    }
     for line in [
         "",
         "   ",
-        "go depth",
-        "go movetime -5",
-        "go nodes 99999999999999999999999",
-        "go depth 3 wtime x",
         "setoption",
         "setoption name",
         "setoption name Threads value 0",
@@ -323,4 +325,218 @@ fn a_closed_stdout_ends_it_with_141() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Builds awari layers 0..=12 with their depths to capture into `dir`.
+fn build_dtc(dir: &Path) {
+    let out = Command::new(OWARE).args(["build", "--max-stones", "12", "--dtc", "--quiet", "--dir"]).arg(dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `count` won positions of layers 10..=12 as fens, South to move and winning the game, each
+/// with a depth to capture of at least 10 plies: the positions where an engine that keeps the
+/// value without making progress circles (seeded, spread over the layers).
+fn won_fens(dir: &Path, count: usize) -> Vec<String> {
+    use oware::{index::unrank, Database, Position, Ruleset};
+    let db = Database::open(dir, Ruleset::Awari).unwrap();
+    let mut fens = Vec::new();
+    let mut x = 0x5EED_u64;
+    while fens.len() < count {
+        let n = 10 + (fens.len() % 3) as u32;
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        let p = Position::new(unrank(n, (x >> 11) % db.layer(n).unwrap().len()).unwrap()).unwrap();
+        let left = 48 - n;
+        let (south, north) = (left / 2, left - left / 2);
+        let v = i32::from(db.value(&p).unwrap());
+        if v + south as i32 - north as i32 <= 0 || db.dtc(&p).unwrap().is_none_or(|d| d < 10) {
+            continue;
+        }
+        let pits: Vec<String> = p.board().iter().map(|c| c.to_string()).collect();
+        fens.push(format!("{}-{south}-{north}-S", pits.join("-")));
+    }
+    fens
+}
+
+/// Engine against engine from won positions, driven as a GUI drives it (the position at the
+/// last capture and the moves since) and refereed by `scripts/match`: the winner converts every
+/// one. Before the engine saw the game's positions and the depths to capture, such games ended
+/// level by repetition (6 of 100 in a sample lost outright).
+#[test]
+fn won_positions_are_converted_through_the_protocol() {
+    let tmp = tempfile::tempdir().unwrap();
+    build_dtc(tmp.path());
+    let fens = won_fens(tmp.path(), 20);
+    let file = tmp.path().join("won.fens");
+    std::fs::write(&file, fens.join("\n")).unwrap();
+    let json = tmp.path().join("games.json");
+    let engine = format!("{OWARE} engine --dir {}", tmp.path().display());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/match");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args([&engine, &engine, "--fens"])
+        .arg(&file)
+        .args(["--single", "--movetime", "50", "--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .expect("python3 runs scripts/match");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let games = doc["time_controls"][0]["game_records"].as_array().unwrap();
+    assert_eq!(games.len(), 20);
+    for g in games {
+        assert_eq!(g["start_side_ahead"], true, "not converted: {g}");
+    }
+}
+
+/// The same positions through `oware play`, the computer playing both sides (`b` at each turn):
+/// every game ends with South ahead.
+#[test]
+fn won_positions_are_converted_by_play() {
+    let tmp = tempfile::tempdir().unwrap();
+    build_dtc(tmp.path());
+    for fen in won_fens(tmp.path(), 20) {
+        let c: Vec<&str> = fen.split('-').collect();
+        let side_form = format!("S: {}  N: {}  S", c[..6].join(" "), c[6..12].join(" "));
+        let mut child = Command::new(OWARE)
+            .args(["play", "--computer", "nobody", "--movetime", "50", "--dir"])
+            .arg(tmp.path())
+            .args(["--from", &side_form, "--captured", &format!("{}:{}", c[12], c[13])])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all("b\n".repeat(1000).as_bytes());
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{fen}: {}", String::from_utf8_lossy(&out.stderr));
+        let last =
+            text.lines().rev().find(|l| l.starts_with("final score")).unwrap_or_else(|| panic!("{fen}: no end: {}", &text[text.len().saturating_sub(2000)..]));
+        assert!(last.ends_with("South wins"), "{fen}: {last}");
+    }
+}
+
+/// The repetitions of the game given with `position ... moves` are scored as the rules end the
+/// game there: awari splits the stones evenly, abapa gives each side his row. These were scored
+/// from the layers (awari: `score cp -200 ... exact` for a move that repeats a position) or as
+/// ordinary moves (abapa: -100 for a return to the fen's own position).
+#[test]
+fn the_games_repetitions_are_scored_by_the_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let mut e = Session::start(&["--dir", tmp.path().to_str().unwrap()]);
+    e.sync();
+    e.send("position fen 3-0-0-0-0-0-0-2-2-0-0-1-20-20-S moves AcBeDdEbCeDdEcFfBaAeCdBcEeDdCbEdDcEdFeAcBbDaCdDbEaFfBaAeCcBeDbCdDcEaFfBbAaCeBdEcDb");
+    e.send("go depth 12");
+    let lines = e.bestmove(Duration::from_secs(30));
+    let last_info = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
+    assert_eq!(field(last_info, "cp"), Some("0"), "{lines:?}");
+    // The position after C is an earlier one with South to move again: the game ends there.
+    e.send("position fen 3-0-0-0-0-0-0-2-2-0-0-1-20-20-S moves AcBeDdEbCeDdEcFfBaAeCdBcEeDdCbEdDcEdFeAcBbDaCdDbEaFfBaAeCcBeDbCdDcEaFfBbAaCeBdEcDbC");
+    e.send("go depth 3");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert_eq!(lines.last().unwrap(), "bestmove 0000", "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("the game is over: the last move repeated a position") && l.contains("score cp 0")), "{lines:?}");
+    // Abapa: F returns to the fen's own position; each side takes his row: 24 each.
+    e.send("setoption name Rules value abapa");
+    e.sync();
+    e.send("position fen 1-0-0-1-0-0-1-0-0-0-0-0-22-23-N moves aAbBcDdCeEf");
+    e.send("go depth 20");
+    let lines = e.bestmove(Duration::from_secs(30));
+    let last_info = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
+    assert!(lines.last().unwrap().starts_with("bestmove F"), "{lines:?}");
+    assert_eq!(field(last_info, "cp"), Some("0"), "{lines:?}");
+    assert!(last_info.ends_with("string exact"), "{lines:?}");
+    // The 25-stone rule: the stones left count as split evenly, not by the layers.
+    e.send("setoption name Rules value awari");
+    e.sync();
+    e.send("position fen 1-0-0-0-0-0-2-0-0-0-0-0-30-15-S");
+    e.send("go depth 5");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert!(lines.iter().any(|l| l.contains("score cp 1500 for the side to move (exact)")), "{lines:?}");
+    assert_eq!(lines.last().unwrap(), "bestmove 0000");
+}
+
+/// A search that would run for ages (`go depth 99`, `go depth 99999`, a clock of 2^64 - 1 ms)
+/// stops within a second of the end of the input, and still answers. It searched on forever.
+#[test]
+fn the_end_of_input_stops_a_search_within_a_second() {
+    for go in ["go depth 99", "go depth 99999", "go wtime 18446744073709551615"] {
+        let mut child = Command::new(OWARE)
+            .args(["engine", "--dir", "/nonexistent/oware-test"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "position startpos\n{go}").unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let closed = Instant::now();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let took = closed.elapsed();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(took < Duration::from_millis(1500), "{go}: {took:?} after the end of input");
+        assert!(text.lines().any(|l| l.starts_with("bestmove ") && l != "bestmove 0000"), "{go}: {text}");
+    }
+}
+
+/// Every `go` is answered with a `bestmove`, whatever its arguments; those it cannot take as
+/// given are said in an `info string`. `go movetime -1`, `go movestogo -3` and `go nodes 1e30`
+/// gave only an `info string` (a GUI waited forever), `go depth 101` and `go mate 3` were taken
+/// silently.
+#[test]
+fn every_go_gets_a_bestmove() {
+    let mut e = Session::start(&["--dir", "/nonexistent/oware-test"]);
+    e.sync();
+    e.send("position startpos");
+    for (go, said) in [
+        ("go depth 101 movetime 200", Some("read as 100")),
+        ("go movetime -1 depth 2", Some("not a whole number")),
+        ("go movestogo -3 depth 2", Some("not a whole number")),
+        ("go nodes 1e30 depth 2", Some("not a whole number")),
+        ("go wtime -1000 btime 1000", Some("read as no time left")),
+        ("go mate 3 depth 2", Some("go mate 3 ignored")),
+        ("go searchmoves A B depth 2", Some("searchmoves A B ignored")),
+        ("go nodes 0 movetime 200", Some("a node count")),
+        ("go depth 3 movetime 600", None),
+    ] {
+        e.send(go);
+        let lines = e.bestmove(Duration::from_secs(60));
+        assert!(lines.last().unwrap().starts_with("bestmove ") && lines.last().unwrap() != "bestmove 0000", "{go}: {lines:?}");
+        match said {
+            Some(words) => assert!(lines.iter().any(|l| l.starts_with("info string") && l.contains(words)), "{go}: {lines:?}"),
+            None => assert!(!lines.iter().any(|l| l.starts_with("info string")), "{go}: {lines:?}"),
+        }
+    }
+    // `go nodes 0` is one node's worth: the first iteration, no more.
+    e.send("go nodes 1");
+    let lines = e.bestmove(Duration::from_secs(10));
+    let info = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
+    assert_eq!(field(info, "depth"), Some("1"), "{lines:?}");
+}
+
+/// `setoption name Dir` with one damaged layer probes the layers below it and says which file
+/// stopped it; it dropped every layer ("evaluation alone").
+#[test]
+fn a_damaged_layer_ends_the_tables_below_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let layer = tmp.path().join("awari").join("layer-07.owdb");
+    let mut bytes = std::fs::read(&layer).unwrap();
+    let at = bytes.len() - 1;
+    bytes[at] ^= 1;
+    std::fs::write(&layer, &bytes).unwrap();
+    let mut e = Session::start(&[]);
+    e.sync();
+    e.send(&format!("setoption name Dir value {}", tmp.path().display()));
+    let said = e.sync();
+    assert!(said.iter().any(|l| l.contains("layer-07.owdb") && l.contains("not probed")), "{said:?}");
+    assert!(said.iter().any(|l| l.starts_with("info string probing layers 0..=6 of")), "{said:?}");
 }

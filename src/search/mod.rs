@@ -897,6 +897,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             if self.stopped || report.exact {
                 break;
             }
+            // The node limit is checked every 1024 nodes inside an iteration, and here between
+            // iterations (those answered from the table take a few nodes each).
+            if self.sh.node_limit.is_some_and(|l| self.sh.nodes.load(Relaxed) + self.pending >= l) {
+                break;
+            }
             // A timed search does not begin an iteration it is unlikely to finish.
             if let (Some(t), Some(left)) = (limits.movetime, self.sh.control.left()) {
                 if left < t.mul_f64(0.45) {
