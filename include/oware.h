@@ -216,6 +216,31 @@ int oware_analyse(const struct oware_db *db,
                   int *exact,
                   int *depth_reached);
 
+// As `oware_analyse`, from a position reached in a game: `history` holds the positions since
+// the last capture, `history_len` boards of 12 bytes each (mover-first, oldest first, the last
+// one the position just before `pits`, with the other side to move). A move that repeats one of
+// them ends the game as the rules say (awari splits the stones on the board evenly), and the
+// search scores it so. `history` may be NULL when `history_len` is 0.
+//
+// Returns as `oware_analyse`; `OWARE_INVALID_POSITION` also for a board of the history that is
+// not a position.
+//
+// Cost: as `oware_analyse`, plus copying the history.
+//
+// # Safety
+// As `oware_analyse`; `history` points to `12 * history_len` bytes (or is NULL with
+// `history_len` 0).
+int oware_analyse_game(const struct oware_db *db,
+                       const uint8_t *pits,
+                       const uint8_t *history,
+                       size_t history_len,
+                       uint32_t movetime_ms,
+                       uint32_t depth,
+                       int *best_pit,
+                       int *score,
+                       int *exact,
+                       int *depth_reached);
+
 // The largest layer `N` such that the files of every layer 0..=N are present in the handle's
 // directory: every position of at most `N` stones can be probed (as Fathom's `TB_LARGEST`). -1
 // when layer 0 is absent (nothing can be probed), or on a NULL handle. Files are found, not yet

@@ -517,10 +517,47 @@ pub unsafe extern "C" fn oware_analyse(
     exact: *mut c_int,
     depth_reached: *mut c_int,
 ) -> c_int {
+    // SAFETY: as documented for the caller; no history.
+    unsafe { oware_analyse_game(db, pits, std::ptr::null(), 0, movetime_ms, depth, best_pit, score, exact, depth_reached) }
+}
+
+/// As `oware_analyse`, from a position reached in a game: `history` holds the positions since
+/// the last capture, `history_len` boards of 12 bytes each (mover-first, oldest first, the last
+/// one the position just before `pits`, with the other side to move). A move that repeats one of
+/// them ends the game as the rules say (awari splits the stones on the board evenly), and the
+/// search scores it so. `history` may be NULL when `history_len` is 0.
+///
+/// Returns as `oware_analyse`; `OWARE_INVALID_POSITION` also for a board of the history that is
+/// not a position.
+///
+/// Cost: as `oware_analyse`, plus copying the history.
+///
+/// # Safety
+/// As `oware_analyse`; `history` points to `12 * history_len` bytes (or is NULL with
+/// `history_len` 0).
+#[no_mangle]
+pub unsafe extern "C" fn oware_analyse_game(
+    db: *const oware_db,
+    pits: *const u8,
+    history: *const u8,
+    history_len: usize,
+    movetime_ms: u32,
+    depth: u32,
+    best_pit: *mut c_int,
+    score: *mut c_int,
+    exact: *mut c_int,
+    depth_reached: *mut c_int,
+) -> c_int {
     use oware_core::search::{Control, Engine, Limits, Root, MAX_DEPTH};
     guard(|| {
         if db.is_null() || best_pit.is_null() || score.is_null() || exact.is_null() || depth_reached.is_null() {
             return bad_argument("db, best_pit, score, exact or depth_reached is NULL");
+        }
+        if history.is_null() && history_len > 0 {
+            return bad_argument("history is NULL with history_len > 0");
+        }
+        if history_len > MAX_HISTORY {
+            return bad_argument(&format!("history_len {history_len} is more than {MAX_HISTORY} positions"));
         }
         if movetime_ms == 0 && (depth == 0 || depth > MAX_DEPTH) {
             return bad_argument(&format!("give movetime_ms > 0, or depth 1..{MAX_DEPTH}"));
@@ -530,6 +567,14 @@ pub unsafe extern "C" fn oware_analyse(
             Ok(p) => (unsafe { &*db }, p),
             Err(c) => return c,
         };
+        let mut earlier = Vec::with_capacity(history_len);
+        for i in 0..history_len {
+            // SAFETY: `history` holds `12 * history_len` bytes, as documented for the caller.
+            match unsafe { position(history.add(12 * i)) } {
+                Ok(p) => earlier.push(*p.board()),
+                Err(c) => return c,
+            }
+        }
         let engine = match db.engine.get() {
             Some(e) => e,
             None => match Engine::new(db.db.rules(), Some(db.db.clone()), None) {
@@ -542,7 +587,8 @@ pub unsafe extern "C" fn oware_analyse(
         } else {
             Limits { depth: Some(depth), ..Default::default() }
         };
-        match engine.search(&Root::new(pos), &limits, &Control::new(), &mut |_| {}) {
+        let root = Root { position: pos, captured: None, history: earlier };
+        match engine.search(&root, &limits, &Control::new(), &mut |_| {}) {
             Ok(r) => {
                 // SAFETY: as documented for the caller.
                 unsafe {
@@ -557,6 +603,10 @@ pub unsafe extern "C" fn oware_analyse(
         }
     })
 }
+
+/// The longest history `oware_analyse_game` takes (a game has far fewer positions between two
+/// captures).
+const MAX_HISTORY: usize = 1 << 20;
 
 /// The largest layer `N` such that the files of every layer 0..=N are present in the handle's
 /// directory: every position of at most `N` stones can be probed (as Fathom's `TB_LARGEST`). -1

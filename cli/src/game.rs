@@ -130,13 +130,22 @@ fn engine_notes(args: &DatabaseArgs, db: &Database, g: &AnnotatedGame, ms: u64) 
     let engine = open_engine(args, db.rules(), &search, false)?;
     let limits = search.limits(true);
     let mut notes = Vec::with_capacity(g.plies.len());
+    // The positions since the last capture (the search scores a move that repeats one as the
+    // rules end the game there).
+    let mut since: Vec<oware::Board> = Vec::new();
     for p in &g.plies {
+        let history = since.clone();
+        since.push(*p.before.position.board());
+        if matches!(p.result, MoveResult::Continues { captured, .. } if captured > 0) {
+            since.clear();
+        }
         if p.move_value.is_some() || p.before.game_over() {
             notes.push(None);
             continue;
         }
         engine.clear();
-        let r = engine.search(&Root::new(p.before.position), &limits, &Control::new(), &mut |_| {})?;
+        let root = Root { position: p.before.position, captured: None, history };
+        let r = engine.search(&root, &limits, &Control::new(), &mut |_| {})?;
         let Some(best) = r.best_pit else {
             notes.push(None);
             continue;

@@ -502,7 +502,11 @@ impl Engine {
     /// game's final result (the 25-stone rule ends it). Returns a dict: `best_pit` (None when the
     /// game is over), `score` (stones, mover's view), `exact`, `depth`, `nodes`, `nps`,
     /// `seconds`, `pv` (pits) and `moves` (`{"pit", "score", "bound", "exact"}` for every move).
-    #[pyo3(signature = (board, movetime_ms = None, depth = None, nodes = None, captured = None))]
+    /// `history`: the game's positions since its last capture (boards, mover-first, oldest
+    /// first, the last one just before `board`); a move that repeats one of them ends the game
+    /// as the rules say, and is scored so.
+    #[pyo3(signature = (board, movetime_ms = None, depth = None, nodes = None, captured = None, history = None))]
+    #[allow(clippy::too_many_arguments)]
     fn analyse<'py>(
         &self,
         py: Python<'py>,
@@ -511,6 +515,7 @@ impl Engine {
         depth: Option<u32>,
         nodes: Option<u64>,
         captured: Option<(u32, u32)>,
+        history: Option<Vec<Bound<'py, PyAny>>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         use oware_core::search::{Control, Limits, Root, ScoreBound, MAX_DEPTH};
         use std::time::Duration;
@@ -529,7 +534,8 @@ impl Engine {
             _ => None,
         };
         let limits = Limits { depth, movetime, nodes, all_moves: true };
-        let root = Root { position: pos, captured, history: Vec::new() };
+        let history = history.unwrap_or_default().iter().map(|b| self::board(b).map(|p| *p.board())).collect::<PyResult<Vec<_>>>()?;
+        let root = Root { position: pos, captured, history };
         let r = py.allow_threads(|| self.engine.search(&root, &limits, &Control::new(), &mut |_| {})).map_err(|e| py_err(&e))?;
         let out = PyDict::new(py);
         out.set_item("best_pit", r.best_pit)?;

@@ -471,6 +471,14 @@ def test_engine_is_exact_inside_the_layers_and_estimates_above(db_dir, db):
     # With captured counts the score is the game's.
     g = engine.analyse([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0], depth=3, captured=(20, 24))
     assert g["exact"] and g["score"] == -4 + db.value([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0])
+    # A game's history: the only move returns to the position before with the same side to
+    # move; the game ends there, the stones split evenly, where the layers say -3.
+    root, before = [0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0], [1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1]
+    assert engine.analyse(root, depth=4)["score"] == -3
+    h = engine.analyse(root, depth=4, history=[before])
+    assert h["exact"] and h["score"] == 0 and h["best_pit"] == 4
+    with pytest.raises(oware.InvalidPosition):
+        engine.analyse(root, depth=4, history=[[4, 4, 4]])
     # No tables: the evaluation alone; bad arguments raise.
     bare = oware.Engine(None)
     assert bare.tables is None and not bare.analyse(start, movetime_ms=50)["exact"]
