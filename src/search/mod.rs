@@ -571,12 +571,11 @@ fn board_key(board: &Board) -> u64 {
 }
 
 impl Shared<'_> {
-    /// The table key of a node: its board, the captured counts in a game, and the salt where
-    /// the game's positions matter.
+    /// The table key of a node from its board's key `k` and its stone count `n`: the board,
+    /// the captured counts in a game, and the salt where the game's positions matter.
     #[inline]
-    fn key_of(&self, board: &Board, cm: u8, cn: u8) -> u64 {
-        let mut k = board_key(board);
-        if self.region(stones(board)) {
+    fn key_with(&self, mut k: u64, n: u32, cm: u8, cn: u8) -> u64 {
+        if self.region(n) {
             k ^= self.salt;
         }
         if self.game {
@@ -978,7 +977,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         if depth <= 0 || ply >= MAX_PLY - QUIESCENCE_PLIES as usize - 2 {
             return self.quiescence(nd, &moves, alpha, beta, ply, 0);
         }
-        let key = self.sh.key_of(&nd.board, nd.cm, nd.cn);
+        let key = self.sh.key_with(bkey, n, nd.cm, nd.cn);
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
         if let Some(e) = tt {
