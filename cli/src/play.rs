@@ -44,8 +44,8 @@ pub struct PlayArgs {
 }
 
 const HELP: &str = "commands: a house (A-F for South, a-f for North) plays it; h shows every
-move's value (the engine's scores above the layers); b plays a best move; u takes
-back your last move; n starts a new game; ? shows this; q quits\n";
+move's value (above the layers, the engine's scores); b plays a best move;
+u takes back your last move; n starts a new game; ? shows this; q quits\n";
 
 /// Plays until the game ends (then says why, with the final score), the player quits, or
 /// standard input ends. Input lines longer than [`MAX_LINE`] bytes, or not UTF-8, are refused
@@ -233,7 +233,7 @@ fn engine_advice(engine: &Engine, limits: &oware::search::Limits, now: &Game) ->
         })
         .collect();
     let what = if now.captured().is_some() { "final scores" } else { "scores of the board" };
-    Ok(format!("moves: {}  (* best; the engine's {what}, ~ estimated, depth {})\n", parts.join(", "), r.depth))
+    Ok(format!("moves: {}  (* best)\n(the engine's {what}, ~ estimated, depth {})\n", parts.join(", "), r.depth))
 }
 
 /// Why the game ended and its final score: the last lines of a session.
