@@ -401,7 +401,7 @@ impl Engine {
         let n0 = root.position.stones();
         let since = root.history.iter().rev().take_while(|b| stones(b) == n0).count();
         let history: Vec<(u64, u32)> = root.history[root.history.len() - since..].iter().map(|b| (board_key(b), n0)).collect();
-        let salt = history.iter().fold(0x5EED_0F_0A7A_u64, |h, &(k, _)| splitmix(h ^ k)) | 1;
+        let salt = history.iter().fold(0x005E_ED0F_0A7A_u64, |h, &(k, _)| splitmix(h ^ k)) | 1;
         let shared = Shared {
             engine: self,
             control,
