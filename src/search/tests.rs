@@ -4,6 +4,7 @@ use super::*;
 use crate::build::{self, BuildConfig, Silent};
 use crate::index::unrank;
 use crate::rules::GrandSlam;
+use std::time::Duration;
 
 fn built(rules: Ruleset, max: u32, bounds: bool) -> (tempfile::TempDir, Arc<Database>) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,155 @@
+//! The search's public types: what to search from ([`Root`]), how long ([`Limits`], [`Control`]),
+//! and what it answers ([`Report`], [`RootMove`], [`ScoreBound`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use crate::position::Position;
+use crate::rules::Board;
+
+/// What to search from: a position, and optionally the captured stones and the game so far.
+#[derive(Clone, Debug)]
+pub struct Root {
+    /// The position, mover-first.
+    pub position: Position,
+    /// Stones captured so far by the player to move and by the opponent; `None` scores the
+    /// board only, as the layers do (see the module's "Scores").
+    pub captured: Option<(u32, u32)>,
+    /// Earlier positions of the game, oldest first, each mover-first (so the last one is the
+    /// position before `position`, with the other player to move). A position met again is a
+    /// repetition.
+    pub history: Vec<Board>,
+}
+
+impl Root {
+    /// A root without captured counts or history.
+    pub fn new(position: Position) -> Root {
+        Root { position, captured: None, history: Vec::new() }
+    }
+}
+
+/// How long to search. Unset limits do not limit; with none set the search runs until
+/// [`Control::stop`] (or until it proves the root's value).
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// Deepest iteration, in plies (1..=[`MAX_DEPTH`]). Makes the search single-threaded.
+    pub depth: Option<u32>,
+    /// Time for the search.
+    pub movetime: Option<Duration>,
+    /// Nodes to search at most (checked every 1024 nodes). Makes the search single-threaded.
+    pub nodes: Option<u64>,
+    /// Score every move of the root exactly (each with a full window) rather than only the
+    /// best: slower, what analysis wants.
+    pub all_moves: bool,
+}
+
+/// Stops a search from another thread, or moves its deadline (UCI `stop`, `ponderhit`).
+#[derive(Debug)]
+pub struct Control {
+    stop: AtomicBool,
+    start: Instant,
+    /// Milliseconds after `start`; `u64::MAX` for none.
+    deadline_ms: AtomicU64,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Control::new()
+    }
+}
+
+impl Control {
+    /// A control with no deadline, not stopped.
+    pub fn new() -> Control {
+        Control { stop: AtomicBool::new(false), start: Instant::now(), deadline_ms: AtomicU64::new(u64::MAX) }
+    }
+
+    /// Asks the search to stop as soon as it can; it then reports its best answer so far.
+    pub fn stop(&self) {
+        self.stop.store(true, Relaxed);
+    }
+
+    /// Whether [`stop`](Self::stop) was called.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    /// Sets the deadline `after` from now.
+    pub fn set_deadline(&self, after: Duration) {
+        let ms = self.start.elapsed().saturating_add(after).as_millis();
+        self.deadline_ms.store(u64::try_from(ms).unwrap_or(u64::MAX - 1), Relaxed);
+    }
+
+    pub(super) fn past_deadline(&self) -> bool {
+        let d = self.deadline_ms.load(Relaxed);
+        d != u64::MAX && self.start.elapsed().as_millis() as u64 >= d
+    }
+
+    /// Time left to the deadline, if one is set.
+    pub(super) fn left(&self) -> Option<Duration> {
+        let d = self.deadline_ms.load(Relaxed);
+        (d != u64::MAX).then(|| Duration::from_millis(d).saturating_sub(self.start.elapsed()))
+    }
+}
+
+/// How a reported score relates to the move's true score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScoreBound {
+    /// The score is the search's score of the move.
+    Exact,
+    /// The move's score is at most this (the move was refuted without an exact score).
+    Upper,
+    /// The move's score is at least this.
+    Lower,
+}
+
+/// One move of the root and its score.
+#[derive(Clone, Copy, Debug)]
+pub struct RootMove {
+    /// The pit, 0..5 from the mover's first house.
+    pub pit: u8,
+    /// Centi-stones, the mover's view (see the module's "Scores").
+    pub score: i32,
+    /// How the score bounds the move's score.
+    pub bound: ScoreBound,
+    /// The score (or bound) is proven true.
+    pub exact: bool,
+}
+
+/// What one finished iteration found (reported while searching) or the search's answer.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The best move, `None` when the game is over at the root.
+    pub best_pit: Option<u8>,
+    /// The score of the best move (centi-stones; see the module's "Scores").
+    pub score: i32,
+    /// The score is the true value (proven), not an estimate.
+    pub exact: bool,
+    /// Depth of the last finished iteration (0 when the root needed no search).
+    pub depth: u32,
+    /// Deepest ply reached (quiescence included).
+    pub seldepth: u32,
+    /// Nodes searched, every thread counted.
+    pub nodes: u64,
+    /// Seconds since the search began.
+    pub seconds: f64,
+    /// The best line, pits 0..5 each from its mover's first house; extended by the layers'
+    /// best moves when it ends inside them.
+    pub pv: Vec<u8>,
+    /// Every legal move of the root, best first (only the best scored exactly unless
+    /// [`Limits::all_moves`]).
+    pub moves: Vec<RootMove>,
+    /// Permille of the transposition table written by this search.
+    pub hashfull: u32,
+}
+
+impl Report {
+    /// Nodes per second.
+    pub fn nps(&self) -> u64 {
+        if self.seconds > 0.0 {
+            (self.nodes as f64 / self.seconds) as u64
+        } else {
+            0
+        }
+    }
+}

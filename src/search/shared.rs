@@ -1,0 +1,170 @@
+//! What every thread of one search shares: the engine, the control, the node count, the game's
+//! salt and the root's depths to capture; the layers' answer for a node ([`TableAnswer`]); the
+//! scores passed up the tree with their proof ([`Scored`], [`Proof`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::error::Error;
+use crate::index::{in_some_layer, rank_unchecked};
+use crate::rules::{Board, Ruleset, PITS};
+
+use super::keys::ZOBRIST;
+use super::{Control, Engine};
+
+/// A node: the board (mover-first) and, in a game, the captured counts (mover, opponent).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Node {
+    pub(super) board: Board,
+    pub(super) cm: u8,
+    pub(super) cn: u8,
+}
+
+/// How far a score is known to be true (see the module's "Exact answers"). Ordered: a score
+/// that rests on several is as good as the worst of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Proof {
+    /// An estimate: it rests on an evaluated leaf, a stand-pat, or a repetition below the
+    /// game's positions.
+    Estimate,
+    /// True for this node with the positions before it (the game's and the line's): it rests
+    /// on repetitions of them. Never stored in the table as proven.
+    Here,
+    /// True whatever came before: layer values, game ends, and bounds that hold in any
+    /// history.
+    Proven,
+}
+
+/// A score and how far it is proven.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scored {
+    pub(super) v: i32,
+    pub(super) proof: Proof,
+}
+
+pub(super) const fn scored(v: i32, proof: Proof) -> Scored {
+    Scored { v, proof }
+}
+
+/// A proven score when `proven`, else an estimate.
+pub(super) const fn scored_if(v: i32, proven: bool) -> Scored {
+    Scored { v, proof: if proven { Proof::Proven } else { Proof::Estimate } }
+}
+
+/// What every thread of one search shares.
+pub(super) struct Shared<'a> {
+    pub(super) engine: &'a Engine,
+    pub(super) control: &'a Control,
+    pub(super) game: bool,
+    pub(super) nodes: AtomicU64,
+    /// The main thread has finished: helpers stop.
+    pub(super) done: AtomicBool,
+    pub(super) error: Mutex<Option<Error>>,
+    pub(super) node_limit: Option<u64>,
+    pub(super) start: Instant,
+    /// The stone count of the game's positions before the root (since its last capture), when
+    /// there are any: nodes of that count can repeat them.
+    pub(super) region: Option<u32>,
+    /// Mixed into the table keys of those nodes: a digest of the game's positions, so that
+    /// what depends on them serves only searches with the same ones.
+    pub(super) salt: u64,
+    /// The root's moves' depths to capture (pit, plies), when the root is inside layers with
+    /// depths built: among moves of equal score the winner takes the least, the loser the
+    /// greatest ([`Engine::preferences`]).
+    pub(super) prefer: Vec<(u8, u16)>,
+}
+
+impl Shared<'_> {
+    /// The table key of a node from its board's key `k` and its stone count `n`: the board,
+    /// the captured counts in a game, and the salt where the game's positions matter.
+    #[inline]
+    pub(super) fn key_with(&self, mut k: u64, n: u32, cm: u8, cn: u8) -> u64 {
+        if self.region(n) {
+            k ^= self.salt;
+        }
+        if self.game {
+            k ^= ZOBRIST[PITS][cm.min(48) as usize] ^ ZOBRIST[PITS + 1][cn.min(48) as usize] ^ 1;
+        }
+        k
+    }
+
+    pub(super) fn fail(&self, e: Error) {
+        let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+        slot.get_or_insert(e);
+        self.control.stop();
+    }
+
+    /// What the layers say of a node inside them (`None` above the layers or for a board
+    /// outside every layer: its children are, one ply down).
+    ///
+    /// The layers' value is the position's value when nothing came before it (or when only
+    /// positions with more stones did). With earlier positions of as many stones that play can
+    /// repeat, the value is bounded only, by what holds in any history: under the even split of
+    /// a repetition, between the value and 0 (a side that can keep the value at or above 0
+    /// keeps it so, a repetition giving 0); under abapa's rule with captured counts, by the
+    /// forced-capture bounds when they are built.
+    #[inline]
+    pub(super) fn table(&self, nd: &Node, n: u32) -> Option<TableAnswer> {
+        let e = self.engine;
+        let top = e.tables?;
+        if n > top || !in_some_layer(&nd.board) {
+            return None;
+        }
+        let db = e.db.as_ref()?;
+        let failed = |err| {
+            self.fail(err);
+            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false })
+        };
+        let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
+            Ok(v) => i32::from(v) * 100,
+            Err(err) => return failed(err),
+        };
+        if self.game && matches!(e.rules, Ruleset::Abapa(_)) {
+            // Abapa's own-side repetition: the even-split value is exact only where the
+            // forced-capture bounds force the split; elsewhere it is clamped into them.
+            if e.bounds.is_some_and(|b| n <= b) {
+                return match db.bounds_layer(n).and_then(|b| b.get(rank_unchecked(&nd.board))) {
+                    Ok(b) => {
+                        let (low, high) = ((2 * i32::from(b.mover) - n as i32) * 100, (n as i32 - 2 * i32::from(b.opponent)) * 100);
+                        Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false })
+                    }
+                    Err(err) => failed(err),
+                };
+            }
+            let n = n as i32 * 100;
+            return Some(TableAnswer { est: v, low: -n, high: n, clean: false });
+        }
+        Some(TableAnswer { est: v, low: v.min(0), high: v.max(0), clean: true })
+    }
+
+    /// Whether a node of `n` stones can repeat a position of the game before the root (the
+    /// game has positions of `n` stones since its last capture). Such nodes are searched, not
+    /// settled by the layers, and their table entries are kept apart ([`Shared::salt`]).
+    #[inline]
+    pub(super) fn region(&self, n: u32) -> bool {
+        self.region == Some(n)
+    }
+}
+
+/// The layers' answer for a node: `est` the layer value (or, under abapa with captured counts,
+/// that value clamped into the bounds), `low..=high` what holds whatever came before.
+/// `clean`: `est` is the true value when nothing came before (awari, or no captured counts).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TableAnswer {
+    pub(super) est: i32,
+    pub(super) low: i32,
+    pub(super) high: i32,
+    pub(super) clean: bool,
+}
+
+impl TableAnswer {
+    /// The answer at a node that follows a capture (or the game's positions do not matter).
+    pub(super) fn settled(self) -> Scored {
+        if self.clean || self.low == self.high {
+            scored(self.est, Proof::Proven)
+        } else {
+            scored(self.est, Proof::Estimate)
+        }
+    }
+}
