@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if i32::from(v) + south as i32 - north as i32 <= 0 {
             continue;
         }
-        if db.dtc(&p)?.is_none_or(|d| d < min_dtc) {
+        if db.dtc(&p)?.map_or(true, |d| d < min_dtc) {
             continue;
         }
         found[i] += 1;

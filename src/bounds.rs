@@ -193,6 +193,20 @@ impl Codec {
         (word >> (bit % 8)) & ((1 << self.width) - 1)
     }
 
+    /// The raw code of entry `i` from `bytes`, the payload from entry `i`'s first byte
+    /// ([`byte_of`](Self::byte_of)) on: as many of its next 4 bytes as the payload has (a reader
+    /// that fetches the entry alone, with `pread`).
+    pub(crate) fn raw_from(&self, bytes: &[u8], i: u64) -> u32 {
+        if self.width == 0 {
+            return 0;
+        }
+        let bit = i * u64::from(self.width);
+        let mut w = [0u8; 4];
+        let k = bytes.len().min(4);
+        w[..k].copy_from_slice(&bytes[..k]);
+        (u32::from_le_bytes(w) >> (bit % 8)) & ((1 << self.width) - 1)
+    }
+
     /// The pair with code `c`, if `c` is a valid code of the layer.
     #[inline]
     pub fn decode(&self, c: u32) -> Option<Bounds> {

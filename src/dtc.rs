@@ -62,6 +62,12 @@ pub fn record(index: u64, depth: u16) -> u64 {
     index | (u64::from(depth) << INDEX_BITS)
 }
 
+/// The index and depth a record holds (the inverse of [`record`]).
+#[inline]
+pub fn split_record(r: u64) -> (u64, u16) {
+    (r & ((1 << INDEX_BITS) - 1), (r >> INDEX_BITS) as u16)
+}
+
 /// Payload bytes of layer `n`'s dtc with `escaped` escaped depths.
 pub fn payload_len(n: u32, escaped: u64) -> u64 {
     layer_size(n) + RECORD_LEN * escaped + 8
@@ -163,8 +169,7 @@ impl<'a> DtcPayload<'a> {
     /// Escaped record `k`: (index, depth).
     pub fn escaped_record(&self, k: u64) -> (u64, u16) {
         let at = (k * RECORD_LEN) as usize;
-        let r = u64::from_le_bytes(self.records[at..at + 8].try_into().expect("8 bytes"));
-        (r & ((1 << INDEX_BITS) - 1), (r >> INDEX_BITS) as u16)
+        split_record(u64::from_le_bytes(self.records[at..at + 8].try_into().expect("8 bytes")))
     }
 
     /// The depth of position `i` (`None`: value 0).

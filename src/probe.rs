@@ -50,7 +50,7 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-use crate::storage::{BoundsLayer, DatabaseDir, DtcLayer, Format, LayerState, ReadMode, Table};
+use crate::storage::{BoundsTable, DatabaseDir, DtcTable, Format, LayerState, ReadMode, Table};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -82,12 +82,12 @@ pub struct Database {
     /// open (and verify) it once.
     opening: [Mutex<()>; LAYERS],
     /// The layers' forced-capture bounds, opened on first use like the layers.
-    bounds: [OnceLock<BoundsLayer>; LAYERS],
+    bounds: [OnceLock<BoundsTable>; LAYERS],
     opening_bounds: [Mutex<()>; LAYERS],
     /// The layers' depths to capture: looked for once (an absent file is remembered as `None`,
     /// so probes of databases without them cost nothing more), opened and checked like the
     /// layers.
-    dtc: [OnceLock<Option<DtcLayer>>; LAYERS],
+    dtc: [OnceLock<Option<DtcTable>>; LAYERS],
     opening_dtc: [Mutex<()>; LAYERS],
 }
 
@@ -371,8 +371,9 @@ impl Database {
     /// system call each (about a microsecond with the file in the page cache, against tens of
     /// nanoseconds mapped: a best line of 60 plies costs some 0.5 ms more). A file truncated or
     /// rewritten under it gives [`Error::Corrupt`] or values that
-    /// [`check_open_files`](Self::check_open_files) then rejects, never a crash. Packs are
-    /// still mapped, and so are forced-capture bounds files.
+    /// [`check_open_files`](Self::check_open_files) then rejects, never a crash. Forced-capture
+    /// bounds and depths to capture are read the same way (copied within the same budget, else
+    /// entry by entry). Packs are still mapped.
     ///
     /// ```
     /// # use oware::{probe::Database, storage::ReadMode, Ruleset};
@@ -410,13 +411,13 @@ impl Database {
         self.dir.layer_path(n)
     }
 
-    /// Checks that no open layer's (or bounds) file changed size or modification time since it
+    /// Checks that no open layer, bounds or dtc file changed size or modification time since it
     /// was opened (see "Files in use" above): a program answering requests calls it before each
     /// one, so a file truncated under it gives an error instead of a crash, and after each one
     /// (with [`ReadMode::Pread`]), so that values read while a file was rewritten in place are
     /// not trusted.
     ///
-    /// Cost: one `fstat` per open file (at most 98).
+    /// Cost: one `fstat` per open file (at most 147).
     ///
     /// # Errors
     /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]
@@ -444,7 +445,7 @@ impl Database {
     /// were replaced by rename (as a rebuild does) or removed. The values still read are the old
     /// file's; a long-running program opens a new `Database` to read the new files.
     ///
-    /// Cost: one `stat` per open file (at most 98).
+    /// Cost: one `stat` per open file (at most 147).
     pub fn replaced_files(&self) -> Vec<PathBuf> {
         let layers = self.layers.iter().filter_map(OnceLock::get).filter(|t| t.replaced()).map(|t| t.path().to_path_buf());
         let bounds = self.bounds.iter().filter_map(OnceLock::get).filter(|b| b.replaced()).map(|b| b.path().to_path_buf());
@@ -722,16 +723,17 @@ impl Database {
     /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or layer's
     /// file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file holds
     /// something else; [`Error::Io`] for other failures to read it.
-    pub(crate) fn dtc_layer(&self, n: u32) -> Result<Option<&DtcLayer>> {
+    pub(crate) fn dtc_layer(&self, n: u32) -> Result<Option<&DtcTable>> {
         if let Some(d) = self.dtc.get(n as usize).and_then(OnceLock::get) {
             return Ok(d.as_ref());
         }
         let missing = || Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
-        let opened = open_once(self.dtc.get(n as usize), self.opening_dtc.get(n as usize), missing, || match self.dir.open_dtc(n, self.verify) {
-            Ok(d) => Ok(Some(d)),
-            Err(Error::DtcMissing { .. }) => Ok(None),
-            Err(e) => Err(e),
-        })?;
+        let opened =
+            open_once(self.dtc.get(n as usize), self.opening_dtc.get(n as usize), missing, || match self.dir.open_dtc_with(n, self.verify, self.read) {
+                Ok(d) => Ok(Some(d)),
+                Err(Error::DtcMissing { .. }) => Ok(None),
+                Err(e) => Err(e),
+            })?;
         Ok(opened.as_ref())
     }
 
@@ -785,6 +787,8 @@ impl Database {
     fn dtc_of(&self, board: &Board) -> Result<Option<u16>> {
         if in_some_layer(board) {
             let n = stones(board);
+            // Without the layer's values its depths mean nothing: that is what is missing.
+            self.layer(n)?;
             return match self.dtc_layer(n)? {
                 Some(d) => d.get(rank_unchecked(board)),
                 None => Err(Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() }),
@@ -802,12 +806,12 @@ impl Database {
     /// none); [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or
     /// layer's file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file
     /// holds values; [`Error::Io`] for other failures to read it.
-    pub(crate) fn bounds_layer(&self, n: u32) -> Result<&BoundsLayer> {
+    pub(crate) fn bounds_layer(&self, n: u32) -> Result<&BoundsTable> {
         match self.bounds.get(n as usize).and_then(OnceLock::get) {
             Some(b) => Ok(b),
             None => {
                 let missing = || Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
-                open_once(self.bounds.get(n as usize), self.opening_bounds.get(n as usize), missing, || self.dir.open_bounds(n, self.verify))
+                open_once(self.bounds.get(n as usize), self.opening_bounds.get(n as usize), missing, || self.dir.open_bounds_with(n, self.verify, self.read))
             }
         }
     }
@@ -853,6 +857,7 @@ impl Database {
     fn bounds_of(&self, board: &Board) -> Result<Bounds> {
         if in_some_layer(board) {
             let n = stones(board);
+            self.layer(n)?;
             return self.bounds_layer(n)?.get(rank_unchecked(board));
         }
         // Outside every layer: the two equations over the moves (children are in layers).

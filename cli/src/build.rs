@@ -74,18 +74,25 @@ pub struct BuildArgs {
     json: JsonArg,
 }
 
-/// Parses `--for`'s TARGET: a stone count (digits only, 0..=48), or a position in any form
-/// [`oware::Position`] parses; its stone count.
+/// Parses `--for`'s TARGET: a stone count (one whole number, 0..=48), or a position in any form
+/// [`oware::Position`] parses; its stone count. One number, signed or not, is a stone count,
+/// never a position (a position has 12 counts).
 ///
 /// # Errors
-/// [`Error::Usage`] for a count above 48; the position's [`Error::InvalidPosition`] otherwise
-/// (the program reports either with its own exit code, 2 or 3).
+/// [`Error::Usage`] for a negative count or one above 48; the position's
+/// [`Error::InvalidPosition`] otherwise (the program reports either with its own exit code, 2
+/// or 3).
 pub(crate) fn parse_target(s: &str) -> Result<u32> {
     let t = s.trim();
-    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return match t.parse::<u32>() {
+    let (negative, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return match digits.parse::<u32>() {
+            _ if negative => Err(Error::Usage(format!("--for {t}: a stone count is 0..={MAX_STONES}, not negative"))),
             Ok(n) if n <= MAX_STONES => Ok(n),
-            _ => Err(Error::Usage(format!("--for {t}: a layer has 0..={MAX_STONES} stones"))),
+            _ => Err(Error::Usage(format!("--for {t}: a layer has 0..={MAX_STONES} stones, not more"))),
         };
     }
     Ok(t.parse::<oware::Position>()?.stones())

@@ -437,7 +437,7 @@ pub fn hint(e: &Error) -> Option<String> {
 /// the command that rewrites it there (never one that would write another kind of file into it:
 /// `build` writes native layers, so it is named for native layers only).
 fn corrupt_hint(path: &Path, damage: &oware::error::Damage) -> String {
-    use oware::error::Damage;
+    use oware::error::{Damage, FileContent};
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let dir = path.parent().unwrap_or(Path::new("."));
     let quoted = |p: &Path| shell_quote(&p.display().to_string());
@@ -459,7 +459,22 @@ fn corrupt_hint(path: &Path, damage: &oware::error::Damage) -> String {
         }
         Some(r) => {
             let opts = format!(" --rules {r}{}", dir_option(dir));
-            format!("check the files with `oware verify{opts}`; `oware build{opts} --max-stones N` replaces damaged layers")
+            // A dtc or bounds file is rebuilt by the build that asks for them.
+            let content = FileContent::of(path, damage);
+            let (option, what) = match content {
+                FileContent::Dtc => (" --dtc", "depths to capture"),
+                FileContent::Bounds => (" --bounds", "bounds"),
+                _ => ("", "layers"),
+            };
+            if let (Damage::WrongContent { found, .. }, FileContent::Dtc | FileContent::Bounds) = (damage, content) {
+                // A complete file of another kind is someone's data: the build refuses to replace
+                // it, so naming the build alone would name the command that just refused.
+                return format!(
+                    "{name} holds {found}, not the {what} its name says, and `oware build` never replaces it: move it away or remove it (`rm {}`), then `oware build{opts} --max-stones N{option}` computes them",
+                    quoted(path)
+                );
+            }
+            format!("check the files with `oware verify{opts}`; `oware build{opts} --max-stones N{option}` replaces damaged {what}")
         }
         None if name.starts_with("scores.") => format!("check the published files with `oware verify --format vu --dir {}`", quoted(dir)),
         None => "check the directory with `oware verify`".to_string(),
@@ -498,7 +513,11 @@ fn run() -> i32 {
         Command::Query(a) => query::run(a),
         Command::Analyse(a) => analyse::run(a),
         Command::Game(a) => game::run(a),
-        Command::Serve(a) => serve::run(a),
+        // Stopped by Ctrl-C or SIGTERM, the server has said so: there is nothing to resume.
+        Command::Serve(a) => match serve::run(a) {
+            Err(Error::Interrupted) => return exit_code(ErrorKind::Interrupted),
+            r => r,
+        },
         Command::Play(a) => play::run(a),
         Command::Engine(a) => engine::run(a),
         Command::Verify(a) => verify::run(a),

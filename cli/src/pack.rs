@@ -25,7 +25,7 @@ use oware::error::Damage;
 use oware::index::layer_size;
 use oware::manifest::{self, Entry};
 use oware::pack::{pack_layer, PackOptions, BLOCK_VALUES};
-use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerWriter, Table};
+use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, LayerWriter, Table};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
@@ -260,7 +260,7 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
             sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
             path: format!("{}/layer-{n:02}.owpk", rules.name()),
         });
-        if src.has_dtc(n) {
+        if !matches!(src.dtc_state(n), LayerState::Absent) {
             entries.push(copy_dtc(&src, &dst, n).inspect_err(|_| bar.finish_and_clear())?);
         }
         bar.inc(layer_size(n));
@@ -320,7 +320,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
         };
         let mut w = LayerWriter::create(&dst, n)?;
         pack.decode_into(w.payload_mut())?;
-        if src.has_dtc(n) {
+        if !matches!(src.dtc_state(n), LayerState::Absent) {
             copy_dtc(&src, &dst, n)?;
         }
         Ok(w)

@@ -222,10 +222,12 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
             )));
         }
     }
+    // The value first: where the layer's values are not built, that is the error (not the
+    // bounds or depths built from them).
+    let value = db.value(pos)?;
     let bounds = if a.bounds { Some(db.bounds(pos)?) } else { None };
     let dtc = if a.dtc { Some(db.dtc(pos)?) } else { None };
     if a.values_only {
-        let value = db.value(pos)?;
         return Ok(if a.json.json {
             let (forced_mover, forced_opponent) = (bounds.map(|b| b.mover), bounds.map(|b| b.opponent));
             let doc = ValueDoc { schema_version: SCHEMA_VERSION, position: *pos.board(), value, dtc, forced_mover, forced_opponent };

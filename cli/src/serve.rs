@@ -9,21 +9,24 @@
 //!   "values_only"}`: one report (or value) or error per position, in order;
 //! - `GET /api/v1/moves?..` (the same position parameters): the legal moves and where they lead,
 //!   from the rules alone;
+//! - `GET /api/v1/analyse?..&movetime=`: the search engine's answer (stopped when its client
+//!   hangs up);
 //! - `GET /api/v1/info`: version, rulesets and their built layers.
 //!
-//! Bad requests get 400, positions whose layers are not built 404, damaged files 500, each
-//! with `{"error": {"code", "kind", "message"}}`; so do the errors hyper answers itself (a
+//! Bad requests get 400, positions whose layers (or depths) are not built 404, damaged files
+//! 500, each with `{"error": {"code", "kind", "message"}}`; so do the errors hyper answers itself (a
 //! request line or head too long, a malformed request: see [`Guarded`]). Probing runs on tokio's
 //! blocking threads (batches under a semaphore that leaves threads for single positions); a
 //! request that fails (even by a panic) fails alone.
 //!
 //! Hostile clients: connections are capped, a request head (or body) must arrive within the
 //! client timeout and an idle keep-alive connection is closed after it, a response the client
-//! does not read is dropped after it; layers are read with `pread`, never mapped, so a file
-//! truncated or rewritten under the server fails the requests that need it, and the database is
-//! reopened when a file changed or was replaced. On a loopback address only `Host` values naming
-//! this machine are served (no DNS rebinding), and POST bodies must be `application/json` (no
-//! cross-site form posts).
+//! does not read is dropped after it; layers, bounds and dtc files are read with `pread` (or
+//! copied), never mapped, so a file truncated or rewritten under the server fails the requests
+//! that need it, and the database (and the search engine over it) is reopened when a file
+//! changed or was replaced. On a loopback address only `Host` values naming this machine are
+//! served (no DNS rebinding), and POST bodies must be `application/json` (no cross-site form
+//! posts).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -135,15 +138,20 @@ struct Shared {
     heavy: Semaphore,
     /// Seconds a request body may take to arrive.
     client_timeout: Duration,
-    /// One search engine per ruleset, made on first use of `GET /api/v1/analyse`.
-    engines: Mutex<HashMap<Ruleset, Arc<Engine>>>,
-    /// Engine searches running at once (one thread each).
-    searches: Semaphore,
+    /// One search engine per ruleset, made on first use of `GET /api/v1/analyse` over the
+    /// database then open (and made anew once that database is reopened).
+    engines: Mutex<HashMap<Ruleset, EngineOn>>,
+    /// Engine searches running at once (one thread each); a search holds its permit until it
+    /// has stopped.
+    searches: Arc<Semaphore>,
     /// The longest search `GET /api/v1/analyse` runs.
     max_movetime: Duration,
     /// On a loopback address: the `Host` values served (lowercase, without the port).
     hosts: Option<Vec<String>>,
 }
+
+/// A ruleset's search engine and the database it was made over.
+type EngineOn = (Arc<Database>, Arc<Engine>);
 
 /// How often (at most) the server looks for layer files replaced by rename.
 const REPLACED_CHECK: Duration = Duration::from_millis(500);
@@ -179,7 +187,7 @@ impl Shared {
     /// (or before): if one did, the database is reopened and `f` runs again, once, so that only
     /// the answers needing a damaged layer fail (naming it) and a file replaced by rename is
     /// read anew. A file still changing gives its error.
-    fn with_database<T>(&self, rules: Ruleset, f: impl Fn(&Database) -> std::result::Result<T, ApiError>) -> std::result::Result<T, ApiError> {
+    fn with_database<T>(&self, rules: Ruleset, f: impl Fn(&Arc<Database>) -> std::result::Result<T, ApiError>) -> std::result::Result<T, ApiError> {
         let mut attempt = 0;
         loop {
             let (db, look_for_replaced) = self.database(rules)?;
@@ -223,7 +231,9 @@ impl From<Error> for ApiError {
     fn from(e: Error) -> ApiError {
         let status = match e.kind() {
             ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange | ErrorKind::Usage => StatusCode::BAD_REQUEST,
-            ErrorKind::LayerMissing | ErrorKind::BoundsMissing => StatusCode::NOT_FOUND,
+            // Depths to capture not built are a missing layer too, as the C and Python
+            // libraries have them.
+            ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError { status, error: ErrorDoc { message: client_message(&e), ..ErrorDoc::of(&e) } }
@@ -235,7 +245,9 @@ impl From<Error> for ApiError {
 fn client_message(e: &Error) -> String {
     let text = e.to_string();
     let (path, shown) = match e {
-        Error::LayerMissing { dir, rules, .. } | Error::BoundsMissing { dir, rules, .. } => (dir, format!("the server's {rules} database")),
+        Error::LayerMissing { dir, rules, .. } | Error::BoundsMissing { dir, rules, .. } | Error::DtcMissing { dir, rules, .. } => {
+            (dir, format!("the server's {rules} database"))
+        }
         Error::PublishedLayerMissing { path, .. }
         | Error::RulesetMismatch { path, .. }
         | Error::LayerMismatch { path, .. }
@@ -323,15 +335,28 @@ fn params(
     Ok(q)
 }
 
-fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::Result<Ask, ApiError> {
+/// The parameters naming a position, which every endpoint but `/info` takes.
+const POSITION_PARAMS: [&str; 7] = ["pits", "position", "south", "north", "to_move", "rules", "captured"];
+
+/// Refuses a parameter other than [`POSITION_PARAMS`] and `extra`.
+fn check_known(q: &HashMap<String, String>, extra: &[&str]) -> std::result::Result<(), ApiError> {
     for key in q.keys() {
-        if !matches!(key.as_str(), "pits" | "position" | "south" | "north" | "to_move" | "rules" | "captured" | "max_plies") {
-            return Err(ApiError::bad(format!(
-                "unknown parameter '{}' (known: pits, position, south, north, to_move, rules, captured, max_plies)",
-                key.escape_debug()
-            )));
+        if !POSITION_PARAMS.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
+            let known = POSITION_PARAMS.iter().chain(extra).copied().collect::<Vec<_>>().join(", ");
+            return Err(ApiError::bad(format!("unknown parameter '{}' (known: {known})", key.escape_debug())));
         }
     }
+    Ok(())
+}
+
+/// The position's request of `GET /api/v1/position` and `/moves`.
+fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> std::result::Result<Ask, ApiError> {
+    check_known(q, &["max_plies"])?;
+    ask_of(shared, q)
+}
+
+/// The position and options `q` gives (its parameters already checked).
+fn ask_of(shared: &Shared, q: &HashMap<String, String>) -> std::result::Result<Ask, ApiError> {
     let get = |k: &str| q.get(k).map(String::as_str);
     let rules = parse_rules(shared, get("rules"))?;
     let side = parse_side(get("to_move"))?;
@@ -672,19 +697,81 @@ struct AnalyseMove {
 }
 
 impl Shared {
-    /// The engine of `rules`, made on first use over the ruleset's database (without tables when
-    /// it has no layer 0).
-    fn engine(&self, rules: Ruleset) -> std::result::Result<Arc<Engine>, ApiError> {
-        if let Some(e) = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&rules) {
-            return Ok(e.clone());
+    /// The engine of `rules` over `db`, the ruleset's open database: made on first use, and
+    /// anew when the database was reopened (a file changed or was replaced), so that the engine
+    /// reads what the other requests read. Without tables when it has no layer 0.
+    fn engine(&self, rules: Ruleset, db: &Arc<Database>) -> std::result::Result<Arc<Engine>, ApiError> {
+        if let Some((on, e)) = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&rules) {
+            if Arc::ptr_eq(on, db) {
+                return Ok(e.clone());
+            }
         }
-        let (db, _) = self.database(rules)?;
-        let engine = Arc::new(Engine::new(rules, Some(db), None).map_err(ApiError::from)?);
-        Ok(self.engines.lock().unwrap_or_else(|p| p.into_inner()).entry(rules).or_insert(engine).clone())
+        let engine = Arc::new(Engine::new(rules, Some(db.clone()), None).map_err(ApiError::from)?);
+        let mut engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
+        match engines.get(&rules) {
+            Some((on, e)) if Arc::ptr_eq(on, db) => Ok(e.clone()),
+            _ => {
+                engines.insert(rules, (db.clone(), engine.clone()));
+                Ok(engine)
+            }
+        }
     }
 }
 
-fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::result::Result<AnalyseDoc, ApiError> {
+/// The most positions `history` may name (a game has far fewer between two captures).
+const MAX_HISTORY: usize = 10_000;
+
+/// The `history` parameter of `/analyse`: the game's positions since its last capture, oldest
+/// first, separated by `;`, each the 12 counts of the board as drawn (South's `A..F`, then
+/// North's `a..f`, comma-separated). The sides to move alternate back from the position asked
+/// about: the last one has the other side to move. Returns them mover-first.
+fn parse_history(text: &str, to_move: Side) -> std::result::Result<Vec<oware::Board>, ApiError> {
+    let entries: Vec<&str> = text.split(';').filter(|e| !e.trim().is_empty()).take(MAX_HISTORY + 1).collect();
+    if entries.len() > MAX_HISTORY {
+        return Err(ApiError::bad(format!("history names more than {MAX_HISTORY} positions")));
+    }
+    let len = entries.len();
+    let mut out = Vec::with_capacity(len);
+    for (i, entry) in entries.iter().enumerate() {
+        let bad = |why: String| ApiError::bad(format!("history position {} of {len}: {why}", i + 1));
+        let counts: Vec<&str> = entry.split(',').map(str::trim).collect();
+        if counts.len() != 12 {
+            return Err(bad(format!("12 counts (South's A..F, then North's a..f), not {}", counts.len())));
+        }
+        let mut absolute = [0u8; 12];
+        for (slot, c) in absolute.iter_mut().zip(&counts) {
+            *slot = match c.parse::<u8>() {
+                Ok(v) if v <= 48 => v,
+                _ => return Err(bad(format!("'{}' is not a count 0..48", c.escape_debug()))),
+            };
+        }
+        // The last entry has the other side to move, the one before it this side, and so on.
+        let side = if (len - i) % 2 == 1 { to_move.other() } else { to_move };
+        let board = match side {
+            Side::South => absolute,
+            Side::North => oware::rules::turned(&absolute),
+        };
+        let position = Position::new(board).map_err(|e| bad(e.to_string()))?;
+        out.push(*position.board());
+    }
+    Ok(out)
+}
+
+/// Stops a search when dropped: hyper drops a request's future (the handler holding this) when
+/// its client hangs up, and the search, on a blocking thread that cannot be cancelled, then
+/// ends at once instead of running out its time.
+struct StopOnDrop(Arc<Control>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Control) -> std::result::Result<AnalyseDoc, ApiError> {
+    // `max_plies` has no meaning here: the engine's line is as long as its search.
+    check_known(&q, &["movetime", "history"])?;
+    let history = q.remove("history");
     let ms = match q.remove("movetime") {
         None => 500,
         Some(t) => match t.trim().parse::<u64>() {
@@ -693,12 +780,33 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>) -> std::resul
         },
     };
     let movetime = Duration::from_millis(ms).min(shared.max_movetime);
-    let ask = ask_from_query(shared, &q)?;
-    let engine = shared.engine(ask.rules)?;
+    let ask = ask_of(shared, &q)?;
+    // The score is then the game's final score: the counts must be the game's, as
+    // `oware analyse --captured` has them.
+    if let Some(c) = ask.captured {
+        let (south, north, board) = (c.of(Side::South), c.of(Side::North), ask.position.stones());
+        let total = south + north + board;
+        if total != oware::rules::TOTAL_STONES {
+            return Err(ApiError::bad(format!(
+                "{south} + {north} captured and {board} on the board make {total}: a game has {} stones",
+                oware::rules::TOTAL_STONES
+            )));
+        }
+    }
     let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
-    let root = Root { position: ask.position, captured, history: Vec::new() };
+    let history = match history {
+        Some(text) => parse_history(&text, ask.side)?,
+        None => Vec::new(),
+    };
+    let root = Root { position: ask.position, captured, history };
     let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
-    let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(ApiError::from)?;
+    // Checked for files changed under it as the other requests are (the engine is made anew
+    // over a reopened database).
+    let (engine, r) = shared.with_database(ask.rules, |db| {
+        let engine = shared.engine(ask.rules, db)?;
+        let r = engine.search(&root, &limits, control, &mut |_| {}).map_err(ApiError::from)?;
+        Ok((engine, r))
+    })?;
     let side = ask.side;
     let pv = line_houses(&r.pv, side);
     Ok(AnalyseDoc {
@@ -738,12 +846,20 @@ async fn analyse(
         Ok(q) => q,
         Err(e) => return e.into_response(),
     };
-    // Searches take a core each for up to --max-movetime: at most one per core at once.
-    let gate = shared.clone();
-    let Ok(_permit) = gate.searches.acquire().await else {
+    // A client that hangs up drops this future: the guard then stops its search (or it never
+    // starts, when it was still waiting for its turn).
+    let control = Arc::new(Control::new());
+    let _stop = StopOnDrop(control.clone());
+    // Searches take a core each for up to --max-movetime: at most one per core at once. The
+    // permit goes with the search, so a stopped search holds it until it has ended.
+    let Ok(permit) = shared.searches.clone().acquire_owned().await else {
         return ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down").into_response();
     };
-    let result = blocking(move || analyse_answer(&shared, q)).await;
+    let result = blocking(move || {
+        let _permit = permit;
+        analyse_answer(&shared, q, &control)
+    })
+    .await;
     match result {
         Ok(doc) => Json(doc).into_response(),
         Err(e) => e.into_response(),
@@ -889,7 +1005,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         heavy: Semaphore::new(threads.saturating_sub(1).max(1)),
         client_timeout,
         engines: Mutex::new(HashMap::new()),
-        searches: Semaphore::new(super::cores()),
+        searches: Arc::new(Semaphore::new(super::cores())),
         max_movetime: Duration::from_millis(a.max_movetime),
         hosts: allowed_hosts(a.host),
     });
@@ -910,6 +1026,8 @@ pub fn run(a: ServeArgs) -> Result<()> {
     // Blocking work still running (a batch past the grace period) is not waited for.
     runtime.shutdown_timeout(Duration::from_millis(100));
     served?;
+    // The caller exits with 130 (interrupted) and says nothing more: there is nothing to resume.
+    note("stopped serving (Ctrl-C or SIGTERM)");
     Err(Error::Interrupted)
 }
 
@@ -1179,7 +1297,7 @@ mod tests {
             open: Mutex::new(HashMap::new()),
             heavy: Semaphore::new(1),
             engines: Mutex::new(HashMap::new()),
-            searches: Semaphore::new(1),
+            searches: Arc::new(Semaphore::new(1)),
             max_movetime: Duration::from_millis(2000),
             client_timeout: Duration::from_secs(1),
             hosts: allowed_hosts("127.0.0.1".parse().unwrap()),
@@ -1189,6 +1307,27 @@ mod tests {
     fn refused_properly(e: &ApiError, input: &dyn std::fmt::Debug) {
         assert!(e.status.is_client_error() || e.status.is_server_error(), "{input:?}: status {}", e.status);
         assert!(!e.error.message.is_empty(), "{input:?}: an error without a message");
+    }
+
+    /// Old: depths to capture not built (`DtcMissing`) answered 500, where the C and Python
+    /// libraries report a missing layer, and its message showed the server's directory. New:
+    /// 404, as a missing layer or missing bounds, the directory named by its ruleset.
+    #[test]
+    fn missing_depths_to_capture_are_a_missing_layer() {
+        let dir = std::path::PathBuf::from("/srv/secret/awari");
+        let rules = Ruleset::Awari;
+        for e in [
+            Error::LayerMissing { layer: 30, dir: dir.clone(), rules },
+            Error::BoundsMissing { layer: 30, dir: dir.clone(), rules },
+            Error::DtcMissing { layer: 30, dir: dir.clone(), rules },
+        ] {
+            let kind = e.kind().as_str();
+            let answer = ApiError::from(e);
+            assert_eq!(answer.status, StatusCode::NOT_FOUND, "{kind}");
+            assert_eq!(answer.error.kind, kind);
+            let message = &answer.error.message;
+            assert!(message.contains("the server's awari database") && !message.contains("/srv/secret"), "{kind}: {message}");
+        }
     }
 
     #[test]

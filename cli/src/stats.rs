@@ -13,8 +13,10 @@
 //! Counted from the layers' payloads (not from the `layer-NN.json` files the build writes), after
 //! checking each native file's header and payload checksum. A damaged layer (bad header or
 //! checksum, a value outside `-n..=n`, an unreadable entry) is reported and not counted; the
-//! command then exits with that layer's error code (5 for a damaged file) after printing the
-//! others.
+//! command then exits with that layer's error code (5 for a damaged file, 7 for an entry that
+//! is not a readable regular file) after printing the others. So are its bounds and depths:
+//! anything at their paths is read, and a directory or a FIFO there is unreadable (7), never
+//! taken for absent.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +24,7 @@ use clap::Args;
 use oware::build::{bounds_stats, dtc_stats, histogram};
 use oware::error::Damage;
 use oware::index::MAX_STONES;
+use oware::storage::LayerState;
 use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -219,12 +222,13 @@ pub fn run(a: StatsArgs) -> Result<()> {
             if let Some((index, value)) = (c.out_of_range > 0).then(|| layer.first_out_of_range()).flatten() {
                 return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
             }
-            if dir.format() == oware::storage::Format::Native && dir.has_bounds(n) {
+            // Anything at the path is read (a directory or a FIFO there is an error, not absent).
+            if !matches!(dir.bounds_state(n), LayerState::Absent) {
                 let b = bounds_stats(rules, n, &layer, &dir.open_bounds(n, true)?)?;
                 c.bounds =
                     Some(BoundsDoc { forced: b.forced, forced_share: b.forced_share(), strictly_inside: b.strictly_inside, inside_share: b.inside_share() });
             }
-            if dir.format() == oware::storage::Format::Native && dir.has_dtc(n) {
+            if !matches!(dir.dtc_state(n), LayerState::Absent) {
                 let d = dtc_stats(rules, n, &layer, &dir.open_dtc(n, true)?)?;
                 c.dtc = Some(DtcDoc { with_dtc: d.with_dtc, max: d.max, mean: d.mean, histogram: d.histogram });
             }

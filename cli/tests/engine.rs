@@ -348,7 +348,7 @@ fn won_fens(dir: &Path, count: usize) -> Vec<String> {
         let left = 48 - n;
         let (south, north) = (left / 2, left - left / 2);
         let v = i32::from(db.value(&p).unwrap());
-        if v + south as i32 - north as i32 <= 0 || db.dtc(&p).unwrap().is_none_or(|d| d < 10) {
+        if v + south as i32 - north as i32 <= 0 || db.dtc(&p).unwrap().map_or(true, |d| d < 10) {
             continue;
         }
         let pits: Vec<String> = p.board().iter().map(|c| c.to_string()).collect();

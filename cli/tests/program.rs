@@ -108,7 +108,7 @@ fn build_for_refuses_a_bad_target() {
         ("", 3, "invalid position"),
         ("49", 2, "--for 49: a layer has 0..=48 stones"),
         ("99999999999999999999", 2, "a layer has 0..=48 stones"),
-        ("-1", 3, "invalid position"),
+        ("-1", 2, "--for -1: a stone count is 0..=48, not negative"),
     ] {
         let (got, _, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
         assert_eq!(got, code, "--for {target:?}: {err}");
@@ -117,6 +117,32 @@ fn build_for_refuses_a_bad_target() {
     let (got, _, err) = oware_all(&["build", "--for", "8", "--max-stones", "8", "--dir", dir]);
     assert_eq!(got, 2, "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing is written");
+}
+
+/// `build --for N`: one number, signed or not, is a stone count, never a position: 0..=48 plans
+/// those layers, a negative number or one past 48 is a bad command line (2) saying so; only
+/// what parses as a position is read as one.
+#[test]
+fn build_for_reads_one_number_as_a_stone_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    for target in ["-1", "-48", " -7 ", "--1"] {
+        let (got, _, err) = oware_all(&["build", &format!("--for={target}"), "--dir", dir, "--dry-run"]);
+        let (code, says) = if target == "--1" { (3, "invalid position") } else { (2, "a stone count is 0..=48, not negative") };
+        assert_eq!(got, code, "--for {target:?}: {err}");
+        assert!(err.contains(says) && (code == 3 || !err.contains("position")), "--for {target:?}: {err}");
+    }
+    for target in ["49", "+49", "4294967296", "00049"] {
+        let (got, _, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        assert_eq!(got, 2, "--for {target:?}: {err}");
+        assert!(err.contains("a layer has 0..=48 stones, not more") && !err.contains("position"), "--for {target:?}: {err}");
+    }
+    for (target, layers) in [("+8", "layers 0..=8"), ("048", "layers 0..=48"), ("0", "layers 0..=0")] {
+        let (got, out, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run", "--max-memory", "1024T"]);
+        assert!(got == 0 || err.contains("free, not enough"), "--for {target:?}: {err}");
+        assert!(out.contains(layers), "--for {target:?}: {out}");
+    }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing is written");
 }
 

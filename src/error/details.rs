@@ -1,6 +1,7 @@
 //! The data inside errors: what was wrong with a position, a file, a cluster, a memory limit.
 
 use std::fmt;
+use std::path::Path;
 
 use super::*;
 
@@ -310,7 +311,72 @@ impl FileKind {
     }
 }
 
-/// What is wrong with a damaged layer file: the first problem found, as data.
+/// What a file holds, as its name says: values (`layer-NN.owdb`, a pack, a published file),
+/// forced-capture bounds (`bounds-NN.owdb`) or depths to capture (`dtc-NN.owdb`). The message
+/// of a damaged file names its kind by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileContent {
+    /// A layer's values.
+    Values,
+    /// A layer's forced-capture bounds.
+    Bounds,
+    /// A layer's depths to capture.
+    Dtc,
+}
+
+impl FileContent {
+    /// What the damaged file at `path` holds: told by `damage` when only one kind of file can
+    /// have it (a bounds code, a depth), else by the file's name.
+    pub fn of(path: &Path, damage: &Damage) -> FileContent {
+        match damage {
+            Damage::BadBoundsCode { .. } | Damage::BoundsInconsistent { .. } | Damage::BoundsContradictValue { .. } => return FileContent::Bounds,
+            Damage::BadDtc { .. } | Damage::DtcContradictsValue { .. } | Damage::DtcInconsistent { .. } => return FileContent::Dtc,
+            _ => {}
+        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("dtc-") {
+            FileContent::Dtc
+        } else if name.starts_with("bounds-") {
+            FileContent::Bounds
+        } else {
+            FileContent::Values
+        }
+    }
+
+    /// The file's kind in words: `layer file`, `bounds file`, `dtc file`.
+    pub fn file(self) -> &'static str {
+        match self {
+            FileContent::Values => "layer file",
+            FileContent::Bounds => "bounds file",
+            FileContent::Dtc => "dtc file",
+        }
+    }
+
+    /// What it holds in words: `values`, `bounds`, `depths to capture`.
+    pub fn what(self) -> &'static str {
+        match self {
+            FileContent::Values => "values",
+            FileContent::Bounds => "bounds",
+            FileContent::Dtc => "depths to capture",
+        }
+    }
+}
+
+/// The message of a damaged file: `PATH: damaged KIND file: DAMAGE`, in the words of what it
+/// holds ([`FileContent::of`]).
+pub(super) fn corrupt_text(path: &Path, damage: &Damage) -> String {
+    struct InFile<'a>(&'a Damage, FileContent);
+    impl fmt::Display for InFile<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.fmt_in(f, self.1)
+        }
+    }
+    let content = FileContent::of(path, damage);
+    format!("{}: damaged {}: {}", path.display(), content.file(), InFile(damage, content))
+}
+
+/// What is wrong with a damaged layer, bounds or dtc file: the first problem found, as data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Damage {
@@ -500,12 +566,22 @@ fn escaped(bytes: &[u8]) -> String {
 }
 
 impl fmt::Display for Damage {
+    /// The damage in the words of a layer file (an error's message words it for its file:
+    /// [`FileContent`]).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_in(f, FileContent::Values)
+    }
+}
+
+impl Damage {
+    /// The damage in the words of a file holding `content`.
+    fn fmt_in(&self, f: &mut fmt::Formatter<'_>, content: FileContent) -> fmt::Result {
+        let file = content.file();
         match self {
             Damage::Empty => write!(f, "file is empty"),
             Damage::ShortHeader { len } => write!(f, "file is {len} bytes, shorter than the header"),
             Damage::BadMagic { found } => {
-                write!(f, "bad magic \"{}\": not an oware layer file", escaped(found))
+                write!(f, "bad magic \"{}\": not an oware {file}", escaped(found))
             }
             Damage::HeaderField { field, expected, found } if *field == "stones" => {
                 write!(f, "stone count field is {found}, at most {expected}")
@@ -529,7 +605,7 @@ impl fmt::Display for Damage {
                 write!(f, "file is {found} bytes, expected {expected} (truncated or extended)")
             }
             Damage::PayloadChecksum { stored, computed } => {
-                write!(f, "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): values were altered")
+                write!(f, "payload checksum mismatch (header {stored:016x}, payload {computed:016x}): {} were altered", content.what())
             }
             Damage::ValueOutOfRange { index, value, stones } => {
                 write!(f, "position {index} holds value {value}, outside -{stones}..={stones}")
@@ -556,10 +632,10 @@ impl fmt::Display for Damage {
                 write!(f, "position {} has depth to capture {} but its moves give {}", board_text(board), dtc_text(*stored), dtc_text(*derived))
             }
             Damage::ChangedWhileOpen { opened, now } if opened == now => {
-                write!(f, "the file was rewritten in place while it was open (same size, {now} bytes, new modification time): layer files must not be modified while in use")
+                write!(f, "the file was rewritten in place while it was open (same size, {now} bytes, new modification time): {file}s must not be modified while in use")
             }
             Damage::ChangedWhileOpen { opened, now } => {
-                write!(f, "the file changed while it was open ({opened} bytes when opened, {now} now): layer files must not be modified while in use")
+                write!(f, "the file changed while it was open ({opened} bytes when opened, {now} now): {file}s must not be modified while in use")
             }
         }
     }

@@ -14,7 +14,7 @@ use crate::rules::Ruleset;
 mod details;
 mod kind;
 
-pub use details::{ClusterError, Damage, ExchangePart, FileKind, MemoryLimit, Part, PositionError};
+pub use details::{ClusterError, Damage, ExchangePart, FileContent, FileKind, MemoryLimit, Part, PositionError};
 pub use kind::ErrorKind;
 
 /// Everything that can go wrong in the library. No variant is a panic in disguise: each names the
@@ -111,8 +111,10 @@ pub enum Error {
         expected: u32,
     },
 
-    /// A layer file is damaged: bad magic, wrong header field, wrong size or checksum.
-    #[error("{}: damaged layer file: {damage}", .path.display())]
+    /// A layer, bounds or dtc file is damaged: bad magic, wrong header field, wrong size or
+    /// checksum, or content that contradicts itself. The message names the kind of file
+    /// ([`FileContent::of`]: a dtc file, a bounds file, else a layer file).
+    #[error("{}", details::corrupt_text(.path, .damage))]
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -195,11 +197,16 @@ pub enum Error {
     #[error("internal error: {0}")]
     Internal(String),
 
-    /// `verify` found values that do not follow from their children, or a contradicted fact.
-    #[error("verification failed: {wrong_values} values do not follow from their children, {failed_facts} facts contradicted")]
+    /// `verify` found values, bounds entries or depths to capture that do not follow from their
+    /// children, or a contradicted fact.
+    #[error("verification failed: {}", verify_failed_text(*.wrong_values, *.wrong_bounds, *.wrong_dtc, *.failed_facts))]
     VerifyFailed {
         /// Positions whose stored value is wrong.
         wrong_values: u64,
+        /// Positions whose stored forced-capture bounds are wrong.
+        wrong_bounds: u64,
+        /// Positions whose stored depth to capture is wrong.
+        wrong_dtc: u64,
         /// Published facts the layers contradict.
         failed_facts: u64,
     },
@@ -244,6 +251,30 @@ fn not_in_layer_reason(layer: u32, stones: u32) -> String {
     } else {
         format!("the board holds {stones} stones")
     }
+}
+
+/// What `verify` found wrong, each kind in its own words (kinds with nothing wrong left out).
+fn verify_failed_text(values: u64, bounds: u64, dtc: u64, facts: u64) -> String {
+    let one = |k: u64, a: &'static str, b: &'static str| if k == 1 { a } else { b };
+    let mut parts = Vec::new();
+    if values > 0 || bounds + dtc + facts == 0 {
+        parts.push(format!("{values} value{} {} not follow from {} children", one(values, "", "s"), one(values, "does", "do"), one(values, "its", "their")));
+    }
+    if bounds > 0 {
+        parts.push(format!(
+            "{bounds} bounds entr{} {} not follow from {} children",
+            one(bounds, "y", "ies"),
+            one(bounds, "does", "do"),
+            one(bounds, "its", "their")
+        ));
+    }
+    if dtc > 0 {
+        parts.push(format!("{dtc} depth{} to capture {} not follow from {} moves", one(dtc, "", "s"), one(dtc, "does", "do"), one(dtc, "its", "their")));
+    }
+    if facts > 0 {
+        parts.push(format!("{facts} fact{} contradicted", one(facts, "", "s")));
+    }
+    parts.join(", ")
 }
 
 fn board_text(b: &[u8; 12]) -> String {
@@ -337,7 +368,7 @@ mod tests {
             (Error::Threads { threads: 4, reason: "no".into() }, ErrorKind::Threads),
             (Error::Interrupted, ErrorKind::Interrupted),
             (Error::Internal("x".into()), ErrorKind::Internal),
-            (Error::VerifyFailed { wrong_values: 1, failed_facts: 0 }, ErrorKind::VerificationFailed),
+            (Error::VerifyFailed { wrong_values: 1, wrong_bounds: 0, wrong_dtc: 0, failed_facts: 0 }, ErrorKind::VerificationFailed),
             (Error::SpotCheck { layer: 3, index: 0, board: [0; 12], stored: 1, derived: 0 }, ErrorKind::VerificationFailed),
             (Error::BoundsCheck { layer: 3, detail: "x".into() }, ErrorKind::VerificationFailed),
             (Error::Usage("x".into()), ErrorKind::Usage),
@@ -411,6 +442,31 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len());
+    }
+
+    #[test]
+    fn messages_name_the_kind_of_file_and_of_mismatch() {
+        let sum = || Damage::PayloadChecksum { stored: 1, computed: 2 };
+        let checksum = "payload checksum mismatch (header 0000000000000001, payload 0000000000000002)";
+        for (path, words) in [
+            ("/db/awari/layer-07.owdb", "damaged layer file: {c}: values were altered"),
+            ("/db/awari/bounds-07.owdb", "damaged bounds file: {c}: bounds were altered"),
+            ("/db/awari/dtc-07.owdb", "damaged dtc file: {c}: depths to capture were altered"),
+        ] {
+            assert_eq!(Error::corrupt(path, sum()).to_string(), format!("{path}: {}", words.replace("{c}", checksum)));
+        }
+        // A damage only one kind of file can have names that kind, whatever the file's name.
+        let e = Error::corrupt("/tmp/x.owdb", Damage::DtcContradictsValue { index: 3, dtc: Some(2), value: 0 });
+        assert_eq!(e.to_string(), "/tmp/x.owdb: damaged dtc file: position 3 has depth to capture 2 but value 0");
+        assert!(Error::corrupt("/tmp/x.owdb", Damage::BadBoundsCode { index: 0, code: 9 }).to_string().contains("damaged bounds file"));
+        let failed = |v, b, d, f| Error::VerifyFailed { wrong_values: v, wrong_bounds: b, wrong_dtc: d, failed_facts: f }.to_string();
+        assert_eq!(failed(1, 0, 0, 0), "verification failed: 1 value does not follow from its children");
+        assert_eq!(failed(0, 0, 1, 0), "verification failed: 1 depth to capture does not follow from its moves");
+        assert_eq!(
+            failed(3, 2, 4, 1),
+            "verification failed: 3 values do not follow from their children, 2 bounds entries do not follow from their children, 4 depths to capture do not follow from their moves, 1 fact contradicted"
+        );
+        assert_eq!(failed(0, 0, 0, 2), "verification failed: 2 facts contradicted");
     }
 
     #[test]

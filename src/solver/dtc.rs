@@ -67,11 +67,11 @@ const PROPAGATE_UNITS: u64 = 8;
 const SCAN_POSITIONS_PER_UNIT: u64 = 64;
 
 /// Bytes of working memory [`solve_dtc`] needs for layer `n` besides its input and output: four
-/// per position, and the level lists (at most 13 bytes, a board and its value, for one position
-/// in 16).
+/// per position, and two level lists, the level propagated and the next one gathered (each at
+/// most 13 bytes, a board and its value, for one position in 16): 5.6 bytes per position.
 pub fn dtc_working_memory(n: u32) -> u64 {
     let size = layer_size(n);
-    4 * size + level_list_cap(size) * std::mem::size_of::<(Board, i8)>() as u64
+    4 * size + 2 * level_list_cap(size) * std::mem::size_of::<(Board, i8)>() as u64
 }
 
 /// Work units of [`solve_dtc`] on layer `n`, for progress: an estimate (the levels' scans and
@@ -95,8 +95,8 @@ fn level_list_cap(size: u64) -> u64 {
 /// value with lower-layer lookups (wins) or same-layer lookups (losses), prefetched in batches;
 /// one predecessor generation per position of non-zero value, its cells prefetched in batches;
 /// one sequential scan of the cells per level whose list grew too long (and for levels 0 and 1).
-/// Memory: the cells, and the next level's list (at most [`dtc_working_memory`] minus the
-/// cells).
+/// Memory: the cells, the current level's list and the next one's (at most
+/// [`dtc_working_memory`] minus the cells).
 ///
 /// # Errors
 /// [`Error::Interrupted`] when `progress` cancels; [`Error::Internal`] when the values are

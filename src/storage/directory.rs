@@ -168,6 +168,29 @@ impl DatabaseDir {
         BoundsLayer::from_map(&path, file, map, self.rules, n, verify_payload)
     }
 
+    /// Opens the forced-capture bounds of layer `n` for probing as [`open_bounds`](Self::open_bounds)
+    /// does, read as `mode` says: with [`ReadMode::Pread`] the file is not mapped but copied
+    /// into memory while the copies fit in [`ReadMode::COPY_BUDGET`], else read entry by entry
+    /// ([`BoundsTable::File`]), so that a file truncated under the reader cannot crash it.
+    ///
+    /// Cost: as `open_bounds`; with `ReadMode::Pread`, one sequential read of the file (a copy)
+    /// or two `pread` calls (with `verify_payload`, one sequential read in 1 MiB pieces).
+    ///
+    /// # Errors
+    /// As [`open_bounds`](Self::open_bounds).
+    pub fn open_bounds_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<BoundsTable> {
+        if mode == ReadMode::Map {
+            return self.open_bounds(n, verify_payload).map(BoundsTable::Layer);
+        }
+        let missing = || Error::BoundsMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = self.bounds_path(n);
+        let file = open_regular(&path, missing)?;
+        BoundsTable::read(&path, file, self.rules, n, verify_payload)
+    }
+
     /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).
     ///
     /// Cost: one `stat`.
@@ -199,6 +222,29 @@ impl DatabaseDir {
         let path = self.dtc_path(n);
         let (file, map) = map_file(&path, missing)?;
         DtcLayer::from_map(&path, file, map, self.rules, n, verify_payload)
+    }
+
+    /// Opens the depths to capture of layer `n` for probing as [`open_dtc`](Self::open_dtc)
+    /// does, read as `mode` says: with [`ReadMode::Pread`] the file is not mapped but copied
+    /// into memory while the copies fit in [`ReadMode::COPY_BUDGET`], else read depth by depth
+    /// ([`DtcTable::File`]), so that a file truncated under the reader cannot crash it.
+    ///
+    /// Cost: as `open_dtc`; with `ReadMode::Pread`, one sequential read of the file (a copy) or
+    /// three `pread` calls (with `verify_payload`, one sequential read in 1 MiB pieces).
+    ///
+    /// # Errors
+    /// As [`open_dtc`](Self::open_dtc).
+    pub fn open_dtc_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<DtcTable> {
+        if mode == ReadMode::Map {
+            return self.open_dtc(n, verify_payload).map(DtcTable::Layer);
+        }
+        let missing = || Error::DtcMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = self.dtc_path(n);
+        let file = open_regular(&path, missing)?;
+        DtcTable::read(&path, file, self.rules, n, verify_payload)
     }
 
     /// Whether a regular file is at layer `n`'s dtc path (nothing is opened).

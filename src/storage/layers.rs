@@ -1,4 +1,5 @@
-//! Open layers and bounds: checked headers, memory-mapped payloads, pages given back.
+//! Open layers, bounds and depths to capture: checked headers, memory-mapped payloads (or, with
+//! [`ReadMode::Pread`], private copies and `pread`), pages given back.
 
 use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -6,7 +7,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use crate::bounds::{Bounds, Codec};
-use crate::dtc::DtcPayload;
+use crate::dtc::{DtcPayload, ESCAPE, NONE, RECORD_LEN};
 use crate::error::{Damage, Error, FileKind, Result};
 use crate::format::{Header, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
@@ -66,7 +67,9 @@ pub enum ReadMode {
     /// crash. For long-running programs whose files another program may change (a server).
     /// Layers are instead read whole into memory when they are opened, as long as the copies fit
     /// in [`ReadMode::COPY_BUDGET`] (as safe: the copy is private; probes as fast as mapped ones;
-    /// the memory is the layers' size). Packs are still read through a map.
+    /// the memory is the layers' size). Forced-capture bounds and depths to capture are read the
+    /// same way (copied within the same budget, else entry by entry). Packs are still read
+    /// through a map.
     Pread,
 }
 
@@ -549,14 +552,86 @@ impl Layer {
     }
 }
 
+/// Where the bytes of a file beside the layers (bounds, depths) are: a read-only map of it, or a
+/// private copy read by [`ReadMode::Pread`] (holding its share of the copy budget).
+pub(super) enum Bytes {
+    Map(Mmap),
+    Copied { bytes: Vec<u8>, _budget: CopyGuard },
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(map) => map,
+            Bytes::Copied { bytes, .. } => bytes,
+        }
+    }
+}
+
+impl Bytes {
+    /// Gives the pages of `bytes[at..]`'s `range` back to the system when they are mapped (a
+    /// copy is private memory: nothing to give back).
+    fn release(&self, at: usize, range: std::ops::Range<u64>) {
+        if let Bytes::Map(map) = self {
+            let b = &map[at..];
+            // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
+            unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
+        }
+    }
+}
+
+/// A file beside the layers read as [`ReadMode::Pread`] says: whole into memory when the copy
+/// fits in what is left of [`ReadMode::COPY_BUDGET`], else left in the file (its stamp taken
+/// when opened).
+enum SideFile {
+    Copied(Bytes, FileStamp),
+    InFile(FileStamp),
+}
+
+impl SideFile {
+    fn read(file: &File, path: &Path) -> Result<SideFile> {
+        let stamp = FileStamp::of(file, path)?;
+        if stamp.len == 0 {
+            return Err(Error::corrupt(path, Damage::Empty));
+        }
+        let Some(budget) = CopyGuard::reserve(stamp.len) else { return Ok(SideFile::InFile(stamp)) };
+        let mut bytes = vec![0u8; stamp.len as usize];
+        read_exact_at(file, path, &mut bytes, 0, stamp.len)?;
+        Ok(SideFile::Copied(Bytes::Copied { bytes, _budget: budget }, stamp))
+    }
+}
+
+/// The header of a file read with `pread` (as [`header_of`]).
+fn header_at(file: &File, path: &Path, len: u64, encoding: u32, rules: Ruleset, n: u32) -> Result<Header> {
+    let mut head = vec![0u8; PAYLOAD_OFFSET.min(len) as usize];
+    read_exact_at(file, path, &mut head, 0, len)?;
+    header_of(&head, path, encoding, rules, n)
+}
+
+/// The checksum of `file`'s bytes from `offset` to `len` (its length when opened), read in
+/// 1 MiB pieces.
+fn checksum_from(file: &File, path: &Path, offset: u64, len: u64) -> Result<u64> {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = offset;
+    while at < len {
+        let k = (len - at).min(buf.len() as u64) as usize;
+        read_exact_at(file, path, &mut buf[..k], at, len)?;
+        hasher.update(&buf[..k]);
+        at += k as u64;
+    }
+    Ok(hasher.digest())
+}
+
 /// The checked header of a file beside the layers (bounds, depths): decoded, holding `encoding`,
 /// of layer `n` of `rules`.
 ///
 /// # Errors
 /// [`Error::Corrupt`] for a bad header or another kind of payload; [`Error::RulesetMismatch`] /
 /// [`Error::LayerMismatch`] for another ruleset's or layer's file.
-fn header_of(map: &Mmap, path: &Path, encoding: u32, rules: Ruleset, n: u32) -> Result<Header> {
-    let header = Header::decode(&map[..map.len().min(PAYLOAD_OFFSET as usize)], path)?;
+fn header_of(bytes: &[u8], path: &Path, encoding: u32, rules: Ruleset, n: u32) -> Result<Header> {
+    let header = Header::decode(&bytes[..bytes.len().min(PAYLOAD_OFFSET as usize)], path)?;
     header.expect(encoding, path)?;
     if header.rules != rules {
         return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
@@ -567,7 +642,8 @@ fn header_of(map: &Mmap, path: &Path, encoding: u32, rules: Ruleset, n: u32) -> 
     Ok(header)
 }
 
-/// One layer's forced-capture bounds ([`crate::bounds`]), memory-mapped read-only.
+/// One layer's forced-capture bounds ([`crate::bounds`]), memory-mapped read-only (or, opened
+/// with [`ReadMode::Pread`], copied into memory).
 ///
 /// Invariant: the payload holds [`crate::bounds::payload_len`]`(stones())` bytes. The file must
 /// not be modified while it is mapped (see the module documentation).
@@ -576,7 +652,7 @@ pub struct BoundsLayer {
     pub(super) path: PathBuf,
     pub(super) file: File,
     pub(super) stamp: FileStamp,
-    pub(super) map: Mmap,
+    pub(super) bytes: Bytes,
     pub(super) header: Header,
     pub(super) codec: Codec,
 }
@@ -600,13 +676,17 @@ impl BoundsLayer {
     }
 
     pub(super) fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
-        let header = header_of(&map, path, BOUNDS_TRIANGULAR, rules, n)?;
-        let want = PAYLOAD_OFFSET + header.payload_len();
-        if map.len() as u64 != want {
-            return Err(Error::corrupt(path, Damage::Size { expected: want, found: map.len() as u64 }));
-        }
         let stamp = FileStamp::of(&file, path)?;
-        let layer = BoundsLayer { stones: n, path: path.into(), file, stamp, map, header, codec: Codec::new(n) };
+        BoundsLayer::from_bytes(path, file, stamp, Bytes::Map(map), rules, n, verify_payload)
+    }
+
+    fn from_bytes(path: &Path, file: File, stamp: FileStamp, bytes: Bytes, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        let header = header_of(&bytes, path, BOUNDS_TRIANGULAR, rules, n)?;
+        let want = PAYLOAD_OFFSET + header.payload_len();
+        if bytes.len() as u64 != want {
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: bytes.len() as u64 }));
+        }
+        let layer = BoundsLayer { stones: n, path: path.into(), file, stamp, bytes, header, codec: Codec::new(n) };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -649,7 +729,7 @@ impl BoundsLayer {
 
     /// The payload bytes.
     pub fn payload(&self) -> &[u8] {
-        &self.map[PAYLOAD_OFFSET as usize..]
+        &self.bytes[PAYLOAD_OFFSET as usize..]
     }
 
     /// The layer number (stones on the board).
@@ -667,13 +747,11 @@ impl BoundsLayer {
         &self.header
     }
 
-    /// Gives the pages of payload bytes `range` back to the system.
+    /// Gives the pages of payload bytes `range` back to the system (when mapped).
     ///
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
-        let b = self.payload();
-        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-        unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
+        self.bytes.release(PAYLOAD_OFFSET as usize, range);
     }
 
     /// Checks that the open file still has the length and modification time it had when it
@@ -693,7 +771,8 @@ impl BoundsLayer {
     }
 }
 
-/// One layer's depths to capture ([`crate::dtc`]), memory-mapped read-only.
+/// One layer's depths to capture ([`crate::dtc`]), memory-mapped read-only (or, opened with
+/// [`ReadMode::Pread`], copied into memory).
 ///
 /// Invariant: the payload splits into a [`DtcPayload`] of layer `stones()` (its length agrees
 /// with its count of escaped depths). The file must not be modified while it is mapped (see the
@@ -703,7 +782,7 @@ pub struct DtcLayer {
     path: PathBuf,
     file: File,
     stamp: FileStamp,
-    map: Mmap,
+    bytes: Bytes,
     header: Header,
 }
 
@@ -726,14 +805,18 @@ impl DtcLayer {
     }
 
     pub(super) fn from_map(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcLayer> {
-        let header = header_of(&map, path, DTC_U8_ESCAPED, rules, n)?;
-        let least = PAYLOAD_OFFSET + header.payload_len();
-        if (map.len() as u64) < least {
-            return Err(Error::corrupt(path, Damage::Size { expected: least, found: map.len() as u64 }));
-        }
-        DtcPayload::new(n, &map[PAYLOAD_OFFSET as usize..]).map_err(|e| Error::corrupt(path, Damage::BadDtc { what: e.to_string() }))?;
         let stamp = FileStamp::of(&file, path)?;
-        let layer = DtcLayer { stones: n, path: path.into(), file, stamp, map, header };
+        DtcLayer::from_bytes(path, file, stamp, Bytes::Map(map), rules, n, verify_payload)
+    }
+
+    fn from_bytes(path: &Path, file: File, stamp: FileStamp, bytes: Bytes, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcLayer> {
+        let header = header_of(&bytes, path, DTC_U8_ESCAPED, rules, n)?;
+        let least = PAYLOAD_OFFSET + header.payload_len();
+        if (bytes.len() as u64) < least {
+            return Err(Error::corrupt(path, Damage::Size { expected: least, found: bytes.len() as u64 }));
+        }
+        DtcPayload::new(n, &bytes[PAYLOAD_OFFSET as usize..]).map_err(|e| Error::corrupt(path, Damage::BadDtc { what: e.to_string() }))?;
+        let layer = DtcLayer { stones: n, path: path.into(), file, stamp, bytes, header };
         if verify_payload {
             let computed = checksum_released(layer.raw(), &|r| layer.release(r));
             if computed != layer.header.payload_checksum {
@@ -744,7 +827,7 @@ impl DtcLayer {
     }
 
     fn raw(&self) -> &[u8] {
-        &self.map[PAYLOAD_OFFSET as usize..]
+        &self.bytes[PAYLOAD_OFFSET as usize..]
     }
 
     /// The payload, split into its parts.
@@ -783,13 +866,11 @@ impl DtcLayer {
         &self.header
     }
 
-    /// Gives the pages of payload bytes `range` back to the system.
+    /// Gives the pages of payload bytes `range` back to the system (when mapped).
     ///
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
-        let b = self.raw();
-        // SAFETY: a read-only shared mapping of a file: dropping its pages loses nothing.
-        unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
+        self.bytes.release(PAYLOAD_OFFSET as usize, range);
     }
 
     /// Checks that the open file still has the length and modification time it had when it
@@ -809,6 +890,275 @@ impl DtcLayer {
     }
 }
 
+/// A layer's forced-capture bounds opened for probing ([`DatabaseDir::open_bounds_with`]): in
+/// memory (mapped, or copied by [`ReadMode::Pread`]), or read from the file entry by entry.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BoundsTable {
+    /// Every entry at hand, mapped or copied.
+    Layer(BoundsLayer),
+    /// Entries read from the file one by one ([`ReadMode::Pread`]).
+    File(BoundsFile),
+}
+
+impl BoundsTable {
+    /// Opens `file` (at `path`, a regular file) as layer `n`'s bounds as [`ReadMode::Pread`]
+    /// says: copied whole while the copy fits the budget, else read entry by entry.
+    pub(super) fn read(path: &Path, file: File, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsTable> {
+        Ok(match SideFile::read(&file, path)? {
+            SideFile::Copied(bytes, stamp) => BoundsTable::Layer(BoundsLayer::from_bytes(path, file, stamp, bytes, rules, n, verify_payload)?),
+            SideFile::InFile(stamp) => BoundsTable::File(BoundsFile::open(path, file, stamp, rules, n, verify_payload)?),
+        })
+    }
+
+    /// The bounds of the position of index `i` (see [`BoundsLayer::get`]).
+    ///
+    /// Cost: one or two byte reads ([`BoundsTable::Layer`]) or one `pread` ([`BoundsTable::File`]).
+    ///
+    /// # Errors
+    /// As [`BoundsLayer::get`]; for [`BoundsTable::File`], [`Error::Corrupt`] ([`Damage::Size`])
+    /// when the file is now shorter and [`Error::Io`] when the read fails.
+    #[inline]
+    pub fn get(&self, i: u64) -> Result<Bounds> {
+        match self {
+            BoundsTable::Layer(b) => b.get(i),
+            BoundsTable::File(b) => b.get(i),
+        }
+    }
+
+    /// The layer number.
+    pub fn stones(&self) -> u32 {
+        match self {
+            BoundsTable::Layer(b) => b.stones(),
+            BoundsTable::File(b) => b.stones,
+        }
+    }
+
+    /// The file the bounds are read from.
+    pub fn path(&self) -> &Path {
+        match self {
+            BoundsTable::Layer(b) => b.path(),
+            BoundsTable::File(b) => &b.path,
+        }
+    }
+
+    /// See [`BoundsLayer::check_unchanged`].
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        match self {
+            BoundsTable::Layer(b) => b.check_unchanged(),
+            BoundsTable::File(b) => b.stamp.check(&b.file, &b.path),
+        }
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        match self {
+            BoundsTable::Layer(b) => b.replaced(),
+            BoundsTable::File(b) => b.stamp.replaced(&b.path),
+        }
+    }
+}
+
+/// A layer's forced-capture bounds read from their file one entry at a time with `pread`
+/// ([`ReadMode::Pread`]): nothing is mapped, so a file truncated under the reader gives errors,
+/// never `SIGBUS`.
+pub struct BoundsFile {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    stamp: FileStamp,
+    payload_len: u64,
+    codec: Codec,
+}
+
+impl std::fmt::Debug for BoundsFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundsFile").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+impl BoundsFile {
+    /// Opens `file` as layer `n`'s bounds of `rules`, checked as [`BoundsLayer`]s are (header,
+    /// size and, with `verify_payload`, the payload checksum, read in 1 MiB pieces).
+    pub(super) fn open(path: &Path, file: File, stamp: FileStamp, rules: Ruleset, n: u32, verify_payload: bool) -> Result<BoundsFile> {
+        let header = header_at(&file, path, stamp.len, BOUNDS_TRIANGULAR, rules, n)?;
+        let want = PAYLOAD_OFFSET + header.payload_len();
+        if stamp.len != want {
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: stamp.len }));
+        }
+        if verify_payload {
+            let computed = checksum_from(&file, path, PAYLOAD_OFFSET, stamp.len)?;
+            if computed != header.payload_checksum {
+                return Err(Error::corrupt(path, Damage::PayloadChecksum { stored: header.payload_checksum, computed }));
+            }
+        }
+        Ok(BoundsFile { stones: n, path: path.into(), file, stamp, payload_len: header.payload_len(), codec: Codec::new(n) })
+    }
+
+    /// The bounds of the position of index `i`. Cost: one `pread` of at most 4 bytes.
+    fn get(&self, i: u64) -> Result<Bounds> {
+        let size = layer_size(self.stones);
+        if i >= size {
+            return Err(Error::IndexOutOfRange { layer: self.stones, index: i, size });
+        }
+        let at = self.codec.byte_of(i) as u64;
+        let mut buf = [0u8; 4];
+        let k = self.payload_len.saturating_sub(at).min(4) as usize;
+        read_exact_at(&self.file, &self.path, &mut buf[..k], PAYLOAD_OFFSET + at, self.stamp.len)?;
+        let code = self.codec.raw_from(&buf[..k], i);
+        self.codec.decode(code).ok_or_else(|| Error::corrupt(&self.path, Damage::BadBoundsCode { index: i, code }))
+    }
+}
+
+/// A layer's depths to capture opened for probing ([`DatabaseDir::open_dtc_with`]): in memory
+/// (mapped, or copied by [`ReadMode::Pread`]), or read from the file depth by depth.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DtcTable {
+    /// Every depth at hand, mapped or copied.
+    Layer(DtcLayer),
+    /// Depths read from the file one by one ([`ReadMode::Pread`]).
+    File(DtcFile),
+}
+
+impl DtcTable {
+    /// Opens `file` (at `path`, a regular file) as layer `n`'s depths as [`ReadMode::Pread`]
+    /// says: copied whole while the copy fits the budget, else read depth by depth.
+    pub(super) fn read(path: &Path, file: File, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcTable> {
+        Ok(match SideFile::read(&file, path)? {
+            SideFile::Copied(bytes, stamp) => DtcTable::Layer(DtcLayer::from_bytes(path, file, stamp, bytes, rules, n, verify_payload)?),
+            SideFile::InFile(stamp) => DtcTable::File(DtcFile::open(path, file, stamp, rules, n, verify_payload)?),
+        })
+    }
+
+    /// The depth to capture of the position of index `i` (see [`DtcLayer::get`]).
+    ///
+    /// Cost: one byte read ([`DtcTable::Layer`]) or one `pread` ([`DtcTable::File`]); for a
+    /// depth of 254 or more, a binary search of the escaped depths.
+    ///
+    /// # Errors
+    /// As [`DtcLayer::get`]; for [`DtcTable::File`], [`Error::Corrupt`] ([`Damage::Size`]) when
+    /// the file is now shorter and [`Error::Io`] when a read fails.
+    #[inline]
+    pub fn get(&self, i: u64) -> Result<Option<u16>> {
+        match self {
+            DtcTable::Layer(d) => d.get(i),
+            DtcTable::File(d) => d.get(i),
+        }
+    }
+
+    /// The layer number.
+    pub fn stones(&self) -> u32 {
+        match self {
+            DtcTable::Layer(d) => d.stones(),
+            DtcTable::File(d) => d.stones,
+        }
+    }
+
+    /// The file the depths are read from.
+    pub fn path(&self) -> &Path {
+        match self {
+            DtcTable::Layer(d) => d.path(),
+            DtcTable::File(d) => &d.path,
+        }
+    }
+
+    /// See [`DtcLayer::check_unchanged`].
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        match self {
+            DtcTable::Layer(d) => d.check_unchanged(),
+            DtcTable::File(d) => d.stamp.check(&d.file, &d.path),
+        }
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        match self {
+            DtcTable::Layer(d) => d.replaced(),
+            DtcTable::File(d) => d.stamp.replaced(&d.path),
+        }
+    }
+}
+
+/// A layer's depths to capture read from their file one at a time with `pread`
+/// ([`ReadMode::Pread`]): nothing is mapped, so a file truncated under the reader gives errors,
+/// never `SIGBUS`.
+pub struct DtcFile {
+    stones: u32,
+    path: PathBuf,
+    file: File,
+    stamp: FileStamp,
+    /// Escaped depths in the table after the bytes.
+    escaped: u64,
+}
+
+impl std::fmt::Debug for DtcFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DtcFile").field("stones", &self.stones).field("path", &self.path).finish()
+    }
+}
+
+impl DtcFile {
+    /// Opens `file` as layer `n`'s depths of `rules`, checked as [`DtcLayer`]s are (header, size,
+    /// the count of escaped depths against the size and, with `verify_payload`, the payload
+    /// checksum, read in 1 MiB pieces).
+    pub(super) fn open(path: &Path, file: File, stamp: FileStamp, rules: Ruleset, n: u32, verify_payload: bool) -> Result<DtcFile> {
+        let header = header_at(&file, path, stamp.len, DTC_U8_ESCAPED, rules, n)?;
+        let least = PAYLOAD_OFFSET + header.payload_len();
+        if stamp.len < least {
+            return Err(Error::corrupt(path, Damage::Size { expected: least, found: stamp.len }));
+        }
+        // The payload's last 8 bytes count its escaped depths, as DtcPayload::new checks.
+        let len = stamp.len - PAYLOAD_OFFSET;
+        let mut count = [0u8; 8];
+        read_exact_at(&file, path, &mut count, stamp.len - 8, stamp.len)?;
+        let escaped = u64::from_le_bytes(count);
+        if escaped > len || crate::dtc::payload_len(n, escaped) != len {
+            let what = crate::dtc::BadDtc::Length { len, escaped }.to_string();
+            return Err(Error::corrupt(path, Damage::BadDtc { what }));
+        }
+        if verify_payload {
+            let computed = checksum_from(&file, path, PAYLOAD_OFFSET, stamp.len)?;
+            if computed != header.payload_checksum {
+                return Err(Error::corrupt(path, Damage::PayloadChecksum { stored: header.payload_checksum, computed }));
+            }
+        }
+        Ok(DtcFile { stones: n, path: path.into(), file, stamp, escaped })
+    }
+
+    /// The depth of the position of index `i` (`None`: its value is 0). Cost: one `pread`; for
+    /// a depth of 254 or more, one more per step of a binary search of the escaped depths.
+    fn get(&self, i: u64) -> Result<Option<u16>> {
+        let size = layer_size(self.stones);
+        if i >= size {
+            return Err(Error::IndexOutOfRange { layer: self.stones, index: i, size });
+        }
+        let mut b = [0u8; 1];
+        read_exact_at(&self.file, &self.path, &mut b, PAYLOAD_OFFSET + i, self.stamp.len)?;
+        match b[0] {
+            NONE => Ok(None),
+            ESCAPE => {
+                let records = PAYLOAD_OFFSET + size;
+                let (mut lo, mut hi) = (0, self.escaped);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    let mut r = [0u8; 8];
+                    read_exact_at(&self.file, &self.path, &mut r, records + mid * RECORD_LEN, self.stamp.len)?;
+                    let (j, d) = crate::dtc::split_record(u64::from_le_bytes(r));
+                    match j.cmp(&i) {
+                        std::cmp::Ordering::Equal => return Ok(Some(d)),
+                        std::cmp::Ordering::Less => lo = mid + 1,
+                        std::cmp::Ordering::Greater => hi = mid,
+                    }
+                }
+                let what = crate::dtc::BadDtc::NoRecord { index: i }.to_string();
+                Err(Error::corrupt(&self.path, Damage::BadDtc { what }))
+            }
+            d => Ok(Some(u16::from(d))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod pread_tests {
     use super::*;
@@ -822,6 +1172,96 @@ mod pread_tests {
         assert!(CopyGuard::reserve(u64::MAX).is_none());
         let one = CopyGuard::reserve(1).expect("one byte fits");
         assert_eq!(one.bytes(), 1);
+    }
+
+    /// Bounds and depths to capture read with `pread` (copied whole, or entry by entry) give the
+    /// mapped answers, and errors (never a crash) once their files are truncated under them.
+    #[test]
+    fn bounds_and_depths_read_with_pread_survive_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let abapa: Ruleset = "abapa".parse().unwrap();
+        let config = BuildConfig { rules: abapa, max_stones: 9, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let d = DatabaseDir::native(dir.path(), abapa).unwrap();
+        let n = 9;
+        let size = layer_size(n);
+        let (bounds, dtc) = (d.open_bounds(n, true).unwrap(), d.open_dtc(n, true).unwrap());
+        let copied = (d.open_bounds_with(n, true, ReadMode::Pread).unwrap(), d.open_dtc_with(n, true, ReadMode::Pread).unwrap());
+        assert!(matches!(copied, (BoundsTable::Layer(_), DtcTable::Layer(_))), "{copied:?}");
+        // Entry by entry, as when the copies do not fit.
+        let open = |path: &Path| {
+            let file = open_regular(path, || Error::Internal("missing".into())).unwrap();
+            let stamp = FileStamp::of(&file, path).unwrap();
+            (file, stamp)
+        };
+        let (file, stamp) = open(&d.bounds_path(n));
+        let bounds_file = BoundsTable::File(BoundsFile::open(&d.bounds_path(n), file, stamp, abapa, n, true).unwrap());
+        let (file, stamp) = open(&d.dtc_path(n));
+        let dtc_file = DtcTable::File(DtcFile::open(&d.dtc_path(n), file, stamp, abapa, n, true).unwrap());
+        for i in 0..size {
+            let b = bounds.get(i).unwrap();
+            assert_eq!((copied.0.get(i).unwrap(), bounds_file.get(i).unwrap()), (b, b), "bounds of {i}");
+            let depth = dtc.get(i).unwrap();
+            assert_eq!((copied.1.get(i).unwrap(), dtc_file.get(i).unwrap()), (depth, depth), "depth of {i}");
+        }
+        assert!(matches!(bounds_file.get(size), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(dtc_file.get(size), Err(Error::IndexOutOfRange { .. })));
+        bounds_file.check_unchanged().unwrap();
+        dtc_file.check_unchanged().unwrap();
+        assert!(!bounds_file.replaced() && !dtc_file.replaced());
+        drop((bounds, dtc));
+        // Truncated in place into the header: errors, and the identity check sees it.
+        for path in [d.bounds_path(n), d.dtc_path(n)] {
+            OpenOptions::new().write(true).open(&path).unwrap().set_len(1000).unwrap();
+        }
+        for i in [0, size / 2, size - 1] {
+            assert!(matches!(bounds_file.get(i), Err(Error::Corrupt { damage: Damage::Size { .. }, .. })));
+            assert!(matches!(dtc_file.get(i), Err(Error::Corrupt { damage: Damage::Size { .. }, .. })));
+            // The copies are private: still the values read when opened.
+            copied.0.get(i).unwrap();
+            copied.1.get(i).unwrap();
+        }
+        assert!(bounds_file.check_unchanged().is_err() && dtc_file.check_unchanged().is_err());
+        assert!(copied.0.check_unchanged().is_err() && copied.1.check_unchanged().is_err());
+        // Opened again: refused, naming the file.
+        assert!(matches!(d.open_bounds_with(n, false, ReadMode::Pread), Err(Error::Corrupt { .. })));
+        assert!(matches!(d.open_dtc_with(n, false, ReadMode::Pread), Err(Error::Corrupt { .. })));
+    }
+
+    /// Escaped depths (254 or more, in the table after the bytes) read with `pread` are the
+    /// mapped ones, and an escape without its record is the same error.
+    #[test]
+    fn escaped_depths_read_with_pread() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap();
+        let n = 2;
+        let mut w = DtcWriter::create(&d, n, 3).unwrap();
+        {
+            let (bytes, records) = w.parts_mut();
+            bytes.fill(NONE);
+            bytes[2] = 7;
+            for i in [1, 5, 40, 41] {
+                bytes[i] = ESCAPE;
+            }
+            for (k, (i, depth)) in [(1, 300), (5, 400), (40, 1000)].into_iter().enumerate() {
+                records[k * 8..k * 8 + 8].copy_from_slice(&crate::dtc::record(i, depth).to_le_bytes());
+            }
+        }
+        w.finish().unwrap();
+        let mapped = d.open_dtc(n, true).unwrap();
+        let path = d.dtc_path(n);
+        let file = open_regular(&path, || Error::Internal("missing".into())).unwrap();
+        let stamp = FileStamp::of(&file, &path).unwrap();
+        let read = DtcFile::open(&path, file, stamp, Ruleset::Awari, n, true).unwrap();
+        for i in 0..layer_size(n) {
+            match (mapped.get(i), read.get(i)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "depth of {i}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("{i}: mapped {a:?}, read {b:?}"),
+            }
+        }
+        assert_eq!((read.get(1).unwrap(), read.get(40).unwrap(), read.get(2).unwrap(), read.get(0).unwrap()), (Some(300), Some(1000), Some(7), None));
+        assert!(matches!(read.get(41), Err(Error::Corrupt { damage: Damage::BadDtc { .. }, .. })));
     }
 
     #[test]

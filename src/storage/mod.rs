@@ -45,13 +45,15 @@ mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
 pub(crate) use layers::open_regular;
-pub use layers::{BoundsLayer, DtcLayer, FileLayer, Layer, ReadMode, Table};
+pub use layers::{BoundsFile, BoundsLayer, BoundsTable, DtcFile, DtcLayer, DtcTable, FileLayer, Layer, ReadMode, Table};
 pub(crate) use writers::DtcWriter;
 pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
 pub use writers::{AtomicFile, LayerWriter};
 
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, FileKind};
+use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
 
 /// The directory holding `rules`' layers under the database directory `base`.
@@ -121,5 +123,43 @@ impl std::str::FromStr for Format {
             "vu" | "scores" => Ok(Format::Vu),
             _ => Err(format!("unknown format '{s}' (expected 'native' or 'vu')")),
         }
+    }
+}
+
+/// What is at `path`, from its directory entry only (nothing is opened, so a FIFO never blocks):
+/// absent (nothing, or a dangling link), a regular file, or something unreadable as a file.
+fn entry_state(path: PathBuf) -> LayerState {
+    match std::fs::metadata(&path) {
+        Ok(m) => match FileKind::of(m.file_type()) {
+            FileKind::File => LayerState::Present,
+            found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerState::Absent,
+        Err(e) => LayerState::Unreadable(Error::io(path, e)),
+    }
+}
+
+impl DatabaseDir {
+    /// What is at layer `n`'s bounds path, as [`state`](Self::state) says of its values: a
+    /// directory or a FIFO there is [`LayerState::Unreadable`], not absent (unlike
+    /// [`has_bounds`](Self::has_bounds), which asks for a regular file). Always
+    /// [`LayerState::Absent`] for the published format and above layer 48.
+    ///
+    /// Cost: one `stat`.
+    pub fn bounds_state(&self, n: u32) -> LayerState {
+        if self.format() != Format::Native || n > MAX_STONES {
+            return LayerState::Absent;
+        }
+        entry_state(self.bounds_path(n))
+    }
+
+    /// What is at layer `n`'s dtc path: as [`bounds_state`](Self::bounds_state).
+    ///
+    /// Cost: one `stat`.
+    pub fn dtc_state(&self, n: u32) -> LayerState {
+        if self.format() != Format::Native || n > MAX_STONES {
+            return LayerState::Absent;
+        }
+        entry_state(self.dtc_path(n))
     }
 }

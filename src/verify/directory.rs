@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer};
+use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer, LayerState};
 use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
 
 /// What to verify in a directory.
@@ -217,7 +217,10 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
     let mut bounds: Vec<BoundsEntry> = Vec::new();
     for n in 0..=last {
-        if format != Format::Native || (!options.require_bounds && !dir.has_bounds(n)) || (n < first && n + 2 > last) || Some(n) == gap {
+        // Anything at the path is checked (a directory or a FIFO there is unreadable, never
+        // skipped as absent).
+        let present = !matches!(dir.bounds_state(n), LayerState::Absent);
+        if format != Format::Native || (!options.require_bounds && !present) || (n < first && n + 2 > last) || Some(n) == gap {
             bounds_layers.push(None);
             continue;
         }
@@ -256,7 +259,8 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     // depths of smaller layers are never read, so layers below the range are left out.
     let mut dtc: Vec<DtcEntry> = Vec::new();
     for n in first..=last {
-        if format != Format::Native || (!options.require_dtc && !dir.has_dtc(n)) || Some(n) == gap {
+        let present = !matches!(dir.dtc_state(n), LayerState::Absent);
+        if format != Format::Native || (!options.require_dtc && !present) || Some(n) == gap {
             continue;
         }
         let status = match dir.open_dtc(n, true) {

@@ -452,7 +452,9 @@ impl DirectoryReport {
         let first_of = |names: Vec<u32>| names.first().copied();
         match self.outcome {
             Outcome::Ok => None,
-            Outcome::WrongValues => Some(Error::VerifyFailed { wrong_values: self.mismatches + self.bounds_mismatches + self.dtc_mismatches, failed_facts }),
+            Outcome::WrongValues => {
+                Some(Error::VerifyFailed { wrong_values: self.mismatches, wrong_bounds: self.bounds_mismatches, wrong_dtc: self.dtc_mismatches, failed_facts })
+            }
             Outcome::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,

@@ -215,3 +215,71 @@ fn packs_carry_the_depths_and_unpack_gives_them_back() {
         }
     }
 }
+
+#[test]
+fn depths_asked_of_a_layer_without_values_report_the_missing_values() {
+    // Layers 0..=8 with neither bounds nor depths: a position of 9 stones has no value, so its
+    // value is what is missing (and what to build first), whatever else is asked.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    copy_fixture(Ruleset::Awari, 8, dir.path());
+    let nine = "0 0 0 0 2 1 1 0 0 0 0 5";
+    for extra in [&["--dtc"][..], &["--bounds"][..], &["--dtc", "--bounds"][..], &["--dtc", "--json"][..]] {
+        for values_only in [true, false] {
+            let mut args = vec!["query", "--dir", d];
+            if values_only {
+                args.push("--values-only");
+            }
+            args.extend_from_slice(extra);
+            args.push(nine);
+            let (code, _, err) = oware(&args);
+            assert_eq!(code, 4, "{args:?}: {err}");
+            assert!(err.contains("layer 9 of awari is not built") && err.contains("oware build --rules awari --max-stones 9"), "{args:?}: {err}");
+        }
+    }
+    // A batch names the kind in its error records.
+    let (code, out, _) = crate::common::oware_with_input(&["query", "--dir", d, "--values-only", "--dtc", "--json"], &format!("{nine}\n"));
+    assert_eq!(code, 4);
+    let record: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(record["error"]["kind"], "layer_missing", "{out}");
+    // With the values there, the depths are what is missing.
+    let (code, _, err) = oware(&["query", "--dir", d, "--values-only", "--dtc", "0 0 0 0 2 1 1 0 0 0 0 3"]);
+    assert_eq!(code, 4);
+    assert!(err.contains("depths to capture (dtc) of layer 7"), "{err}");
+}
+
+#[test]
+fn a_file_of_values_in_the_place_of_depths_or_bounds_gets_a_hint_that_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    copy_fixture(Ruleset::Awari, 8, dir.path());
+    for (option, name) in [("--dtc", "dtc-07.owdb"), ("--bounds", "bounds-07.owdb")] {
+        let foreign = dir.path().join("awari").join(name);
+        std::fs::copy(dir.path().join("awari/layer-07.owdb"), &foreign).unwrap();
+        let (code, _, err) = oware(&["build", "--max-stones", "8", "--dir", d, option, "-q"]);
+        assert_eq!(code, 5, "{err}");
+        let kind = if option == "--dtc" { "dtc file" } else { "bounds file" };
+        assert!(err.contains(&format!("{name}: damaged {kind}: the file holds values")), "{err}");
+        // The hint does not send the user back to the build that refused: the file must go first.
+        let hint = err.lines().find(|l| l.starts_with("oware: hint:")).unwrap_or_else(|| panic!("no hint: {err}"));
+        assert!(
+            hint.contains("never replaces it") && hint.contains("move it away or remove it") && hint.contains(&format!("rm {}", foreign.display())),
+            "{hint}"
+        );
+        assert!(hint.contains(&format!("--max-stones N {option}`")), "{hint}");
+        // Followed, it works.
+        std::fs::remove_file(&foreign).unwrap();
+        let (code, _, err) = oware(&["build", "--max-stones", "8", "--dir", d, option, "-q"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(foreign.is_file());
+    }
+    // A damaged (not foreign) dtc file: the hint names the build that replaces it, with --dtc.
+    let path = dir.path().join("awari/dtc-06.owdb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[4096] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    let (code, _, err) = oware(&["query", "--dir", d, "--values-only", "--dtc", "2 2 2 0 0 0 0 0 0 0 0 0"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("damaged dtc file") && err.contains("depths to capture were altered"), "{err}");
+    assert!(err.contains("--max-stones N --dtc` replaces damaged depths to capture"), "{err}");
+}

@@ -171,3 +171,162 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
     assert_eq!(doc["dtc"].as_array().unwrap().iter().find(|e| e["layer"] == 6).unwrap()["status"], "not-verified");
     assert_eq!(doc["dtc"].as_array().unwrap().iter().find(|e| e["layer"] == 3).unwrap()["status"], "ok");
 }
+
+/// Runs the program, killed (and the test failed) if it does not end within a minute: a FIFO
+/// opened for reading would block it forever.
+fn oware_within(args: &[&str]) -> (i32, String, String) {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(crate::common::oware_exe()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("{args:?} did not end within a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut e = String::new();
+    err.read_to_string(&mut e).unwrap();
+    (status.code().unwrap_or(-1), reader.join().unwrap(), e)
+}
+
+#[test]
+fn a_dtc_or_bounds_path_that_is_a_fifo_or_a_directory_is_unreadable_never_absent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = s(dir);
+    let (code, _, err) = oware(&["build", "--quiet", "--rules", "abapa", "--dtc", "--bounds", "--max-stones", "6", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    let io = oware::error::ErrorKind::Io.exit_status();
+    assert_eq!(io, 7);
+    for (kind, path) in [("dtc", dtc_path(dir, ABAPA, 5)), ("bounds", oware::storage::bounds_path(dir, ABAPA, 5))] {
+        let saved = std::fs::read(&path).unwrap();
+        for what in ["a FIFO (named pipe)", "a directory"] {
+            std::fs::remove_file(&path).unwrap();
+            if what == "a directory" {
+                std::fs::create_dir(&path).unwrap();
+            } else {
+                assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+            }
+            let said = format!("{} is {what}, not a regular file", path.display());
+            // verify: the entry is listed as damaged (unreadable), exit 7, with or without --dtc/--bounds.
+            for extra in [&[][..], &["--dtc", "--bounds"][..]] {
+                let mut args = vec!["verify", "--rules", "abapa", "--dir", d];
+                args.extend_from_slice(extra);
+                let (code, out, err) = oware_within(&args);
+                assert_eq!(code, io, "{kind} {what} {extra:?}: {out}\n{err}");
+                assert!(out.contains(&said) && err.contains(&said), "{out}\n{err}");
+                let column = if kind == "dtc" { "dtc     5: DAMAGED" } else { "bounds  5: DAMAGED" };
+                assert!(out.contains(column), "{out}");
+            }
+            args_json(d, kind, io);
+            // stats: the layer is reported, not counted, exit 7.
+            let (code, out, err) = oware_within(&["stats", "--rules", "abapa", "--dir", d]);
+            assert_eq!(code, io, "{kind} {what}: {out}\n{err}");
+            assert!(out.contains(&format!("layer  5: DAMAGED, not counted: {said}")), "{out}");
+            let (code, out, _) = oware_within(&["stats", "--rules", "abapa", "--dir", d, "--json"]);
+            assert_eq!(code, io);
+            let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!((doc["damaged"][0]["layer"].as_u64(), doc["damaged"][0]["error"]["kind"].as_str()), (Some(5), Some("io")), "{doc}");
+            if kind == "dtc" {
+                // pack copies the depths: an unreadable dtc file stops it, never left out.
+                let packed = tempfile::tempdir().unwrap();
+                let (code, _, err) = oware_within(&["pack", "--rules", "abapa", "--dir", d, "--out", s(packed.path()), "-q"]);
+                assert_eq!(code, io, "{err}");
+                assert!(err.contains(&said), "{err}");
+            }
+            if what == "a directory" {
+                std::fs::remove_dir(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
+            std::fs::write(&path, &saved).unwrap();
+        }
+    }
+    assert_eq!(verify(dir, &[]).0, 0);
+    assert_eq!(oware(&["stats", "--rules", "abapa", "--dir", d]).0, 0);
+}
+
+/// `verify --json` lists the unreadable entry of `kind` (layer 5) with its error (kind `io`).
+fn args_json(d: &str, kind: &str, io: i32) {
+    let (code, out, err) = oware_within(&["verify", "--rules", "abapa", "--dir", d, "--json", "--quiet"]);
+    assert_eq!(code, io, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let entries = doc[kind].as_array().unwrap();
+    assert_eq!(entries.len(), 7, "every layer's {kind} is listed: {out}");
+    let five = entries.iter().find(|e| e["layer"] == 5).unwrap();
+    assert_eq!(
+        (five["status"].as_str(), five["error"]["kind"].as_str(), five["error"]["code"].as_i64()),
+        (Some("damaged"), Some("io"), Some(i64::from(io))),
+        "{five}"
+    );
+    assert_eq!(doc["ok"], false);
+}
+
+#[test]
+fn damaged_dtc_and_bounds_files_are_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let d = s(dir);
+    let (code, _, err) = oware(&["build", "--quiet", "--rules", "abapa", "--dtc", "--bounds", "--max-stones", "6", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    // A flipped byte in each: verify names the kind of file and what was altered.
+    for (path, file, altered) in [
+        (dtc_path(dir, ABAPA, 6), "damaged dtc file", "depths to capture were altered"),
+        (oware::storage::bounds_path(dir, ABAPA, 6), "damaged bounds file", "bounds were altered"),
+    ] {
+        let saved = std::fs::read(&path).unwrap();
+        let mut bytes = saved.clone();
+        // A byte of a depth below 200 stays a depth (never the escape or "none").
+        let at = PAYLOAD_OFFSET as usize + (0..).find(|&k| (1..200).contains(&saved[PAYLOAD_OFFSET as usize + k])).unwrap();
+        bytes[at] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let (code, out, err) = verify(dir, &[]);
+        assert_eq!(code, 5, "{out}\n{err}");
+        let line = out.lines().find(|l| l.contains("DAMAGED")).unwrap_or_else(|| panic!("{out}"));
+        assert!(line.contains(file) && line.contains(altered) && !line.contains("layer file") && !line.contains("values"), "{line}");
+        assert!(err.contains(file), "{err}");
+        std::fs::write(&path, &saved).unwrap();
+    }
+    // A depth that contradicts its value (checksum resealed): a damaged dtc file.
+    let path = dtc_path(dir, ABAPA, 6);
+    let saved = std::fs::read(&path).unwrap();
+    let values = std::fs::read(layer_path(dir, ABAPA, 6)).unwrap();
+    let j = (0..layer_size(6)).find(|&j| values[PAYLOAD_OFFSET as usize + j as usize] == 0).unwrap();
+    let mut bytes = saved.clone();
+    bytes[PAYLOAD_OFFSET as usize + j as usize] = 3;
+    std::fs::write(&path, &bytes).unwrap();
+    reseal(&path, 6);
+    let (code, out, _) = verify(dir, &[]);
+    assert_eq!(code, 5);
+    assert!(out.contains(&format!("dtc-06.owdb: damaged dtc file: position {j} has depth to capture 3 but value 0")), "{out}");
+    // A wrong depth behind a valid checksum: the error speaks of depths, not values.
+    std::fs::write(&path, &saved).unwrap();
+    let size = layer_size(6);
+    let i = LayerWalker::new(6, 0..size)
+        .unwrap()
+        .find(|(i, b)| {
+            let mut parents = 0;
+            for_each_predecessor(ABAPA, b, |p, _| parents += usize::from(in_some_layer(p)));
+            parents == 0 && values[PAYLOAD_OFFSET as usize + *i as usize] != 0 && (1..200).contains(&saved[PAYLOAD_OFFSET as usize + *i as usize])
+        })
+        .map(|(i, _)| i)
+        .unwrap();
+    let mut bytes = saved.clone();
+    bytes[PAYLOAD_OFFSET as usize + i as usize] += 1;
+    std::fs::write(&path, &bytes).unwrap();
+    reseal(&path, 6);
+    let (code, _, err) = verify(dir, &[]);
+    assert_eq!(code, 8, "{err}");
+    assert!(err.contains("verification failed: 1 depth to capture does not follow from its moves") && !err.contains("values do not"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! `oware serve` under hostile use (issue 24, items 1 to 8): files changed under it, half-open
 //! and slow connections, heavy requests, SIGTERM, a missing directory, duplicate parameters,
-//! foreign `Host` values and form posts, and errors hyper answers itself. Each test failed
-//! before the server was hardened.
+//! foreign `Host` values and form posts, and errors hyper answers itself; then dtc and bounds
+//! files truncated under it, analyses whose clients hung up, `/analyse`'s parameters and the
+//! message it stops with. Each test failed before its fix.
 
 use crate::common;
 
@@ -26,10 +27,19 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Server {
+        Server::spawn(dir, extra, Stdio::null())
+    }
+
+    /// As [`start`](Self::start), with the server's stderr piped (`child.stderr`).
+    fn start_logged(dir: &Path, extra: &[&str]) -> Server {
+        Server::spawn(dir, extra, Stdio::piped())
+    }
+
+    fn spawn(dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let child = Command::new(common::oware_exe())
             .args([&["serve", "--dir", s(dir), "--port", &port.to_string()][..], extra].concat())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let mut server = Server { child, port };
@@ -71,6 +81,20 @@ impl Server {
         self.request("GET", path, "")
     }
 
+    /// A GET whose answer may never come (the server died): `None` then.
+    fn try_get(&self, path: &str) -> Option<(u16, Value)> {
+        let mut c = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+        let mut raw = Vec::new();
+        let _ = c.read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw);
+        if !text.starts_with("HTTP/") {
+            return None;
+        }
+        Some(json_of(answer_of(&text)))
+    }
+
     /// Whether the process is still running.
     fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
@@ -87,9 +111,13 @@ impl Drop for Server {
 fn read_answer(c: &mut TcpStream) -> (u16, String, String) {
     let mut raw = Vec::new();
     let _ = c.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
+    answer_of(&String::from_utf8_lossy(&raw))
+}
+
+/// An answer's status, lowercase head and body.
+fn answer_of(text: &str) -> (u16, String, String) {
     let status: u16 = text.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no status line in {text:?}"));
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
     let head = head.to_ascii_lowercase();
     let body = if head.contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
     (status, head, body)
@@ -489,4 +517,181 @@ fn serve_reports_depths_to_capture_per_position_and_per_move() {
     // Value 0: no depth.
     let (_, zero) = server.get("/api/v1/position?pits=0,0,0,0,0,0,0,0,0,0,0,0");
     assert!(zero["dtc"].is_null(), "{zero}");
+}
+
+/// A build of `rules`' layers `0..=max`, with their depths to capture and bounds when asked, in
+/// a temporary directory.
+fn build_with(rules: Ruleset, max: u32, dtc: bool, bounds: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let config = oware::build::BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc, bounds, ..Default::default() };
+    oware::build::build(&config, &oware::build::Silent).unwrap();
+    dir
+}
+
+/// Whether the server is still running a moment after a request (a process killed by a signal
+/// closes its sockets just before it can be reaped).
+fn still_alive(server: &mut Server) -> bool {
+    std::thread::sleep(Duration::from_millis(200));
+    server.alive()
+}
+
+/// Old: depths to capture (`dtc-NN.owdb`) were mapped even under `serve`: truncated in place,
+/// the next request that read one ended the server (SIGBUS, exit 5). New: they are read as the
+/// layers are (`ReadMode::Pread`): the requests that need the file fail with a 500 naming it,
+/// the others are answered, and the file is read anew once replaced.
+#[test]
+fn serve_survives_a_dtc_file_truncated_in_place() {
+    let tmp = build_with(Ruleset::Awari, 8, true, false);
+    let db = Database::open(tmp.path(), Ruleset::Awari).unwrap();
+    // A position of layer 8 whose report reads dtc-08.owdb: a move that captures nothing and
+    // leads to a child (of layer 8) of a value other than 0.
+    let reads_dtc =
+        |p: &Position| db.move_values(p).unwrap().iter().any(|m| m.value != 0 && matches!(m.result, oware::probe::MoveResult::Continues { captured: 0, .. }));
+    let eight = layer_positions(8, 500, 11).into_iter().find(reads_dtc).expect("a position reading layer 8's depths");
+    let dtc = tmp.path().join("awari/dtc-08.owdb");
+    let good = std::fs::read(&dtc).unwrap();
+    let mut server = Server::start(tmp.path(), &[]);
+    let path = format!("/api/v1/position?pits={}", pits(&eight));
+    let (st, before) = server.get(&path);
+    assert_eq!(st, 200, "{before}");
+    assert!(before["moves"].as_array().unwrap().iter().any(|m| m["captured"] == 0 && m["dtc"].is_u64()), "{before}");
+
+    // Truncated in place into its header: every payload page is gone.
+    std::fs::OpenOptions::new().write(true).open(&dtc).unwrap().set_len(1000).unwrap();
+    let answer = server.try_get(&path);
+    assert!(still_alive(&mut server), "the server died when a dtc file was truncated under it: {:?}", server.child.try_wait());
+    let (st, e) = answer.expect("an answer");
+    assert_eq!(st, 500, "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("dtc-08.owdb"), "{e}");
+    // What does not need the file is answered: layer 8's values, reports of other layers.
+    let body = serde_json::json!({"positions": [eight.board().to_vec()], "values_only": true}).to_string();
+    let (st, v) = server.request("POST", "/api/v1/positions", &body);
+    assert_eq!((st, v["results"][0]["value"].clone()), (200, Value::from(db.value(&eight).unwrap())), "{v}");
+    let small: Position = "0 0 1 0 0 0 0 1 0 0 1 0".parse().unwrap();
+    let (st, v) = server.get(&format!("/api/v1/position?pits={}", pits(&small)));
+    assert_eq!(st, 200, "{v}");
+
+    // Replaced by rename: read anew, the same report as before.
+    let fresh = tmp.path().join("awari/fresh.tmp");
+    std::fs::write(&fresh, &good).unwrap();
+    std::fs::rename(&fresh, &dtc).unwrap();
+    let (st, again) = server.get(&path);
+    assert_eq!((st, &again), (200, &before));
+    assert!(server.alive());
+}
+
+/// Old: forced-capture bounds were mapped under `serve` too: an abapa analysis after one was
+/// truncated in place ended the server (SIGBUS). New: they are read as the layers are; the
+/// server goes on.
+#[test]
+fn serve_survives_a_bounds_file_truncated_in_place() {
+    let abapa: Ruleset = "abapa".parse().unwrap();
+    let tmp = build_with(abapa, 8, false, true);
+    let mut server = Server::start(tmp.path(), &["--rules", "abapa"]);
+    // Eight stones, 20:20 captured: the game's score, where abapa's search reads the bounds.
+    let path = "/api/v1/analyse?pits=1,0,2,1,0,0,1,1,0,2,0,0&captured=20:20&movetime=300";
+    let (st, v) = server.get(path);
+    assert_eq!(st, 200, "{v}");
+    let bounds = tmp.path().join("abapa/bounds-08.owdb");
+    std::fs::OpenOptions::new().write(true).open(&bounds).unwrap().set_len(1000).unwrap();
+    for _ in 0..3 {
+        let answer = server.try_get(path);
+        assert!(still_alive(&mut server), "the server died when a bounds file was truncated under it: {:?}", server.child.try_wait());
+        let (st, v) = answer.expect("an answer");
+        assert!(st == 200 || st == 500, "{st}: {v}");
+    }
+    let (st, v) = server.get("/api/v1/position?pits=0,0,1,0,0,0,0,1,0,0,1,0");
+    assert_eq!(st, 200, "{v}");
+}
+
+/// Old: an analysis whose client hung up ran to its end: 20 abandoned analyses of 5 s delayed
+/// the next one of 100 ms by 12 to 26 s. New: the search stops when its client goes away.
+#[test]
+fn serve_stops_analyses_whose_clients_hung_up() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    // Each client goes away once its search has started (as one whose own timeout expired).
+    for _ in 0..20 {
+        let mut c = server.connect();
+        c.write_all(b"GET /api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=5000 HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let started = Instant::now();
+    let (st, v) = server.get("/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=100");
+    let took = started.elapsed();
+    assert_eq!(st, 200, "{v}");
+    assert!(took < Duration::from_secs(4), "an analysis of 100 ms took {took:?} after 20 abandoned ones");
+}
+
+/// Old: `/api/v1/analyse` took captured counts that do not make a game's 48 stones with the
+/// board (`oware analyse --captured` refuses them), and took `max_plies`, which it ignored.
+/// New: both are 400s, with `oware analyse`'s words for the first.
+#[test]
+fn serve_analyse_refuses_captured_counts_and_parameters_that_do_not_fit() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    let fourteen = "pits=2,2,1,1,1,1,2,1,1,1,0,1";
+    for captured in ["1:1", "0:0", "17:16"] {
+        let (st, e) = server.get(&format!("/api/v1/analyse?{fourteen}&captured={captured}&movetime=50"));
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{captured}: {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains("captured and 14 on the board make") && message.contains("a game has 48 stones"), "{e}");
+    }
+    // More than 48: refused, as everywhere.
+    let (st, e) = server.get(&format!("/api/v1/analyse?{fourteen}&captured=20:20&movetime=50"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    let (st, v) = server.get(&format!("/api/v1/analyse?{fourteen}&captured=17:17&movetime=50"));
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = server.get(&format!("/api/v1/analyse?{fourteen}&movetime=50"));
+    assert_eq!(st, 200, "{v}");
+    let (st, e) = server.get(&format!("/api/v1/analyse?{fourteen}&max_plies=10&movetime=50"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("unknown parameter 'max_plies'"), "{e}");
+    // And the other way round: movetime means nothing to /position.
+    let (st, e) = server.get(&format!("/api/v1/position?{fourteen}&movetime=50"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+}
+
+/// `history` gives `/analyse` the game's positions since the last capture: a move that repeats
+/// one ends the game (awari: the stones split evenly) and is scored so, where the layers say -3.
+#[test]
+fn serve_analyse_takes_the_games_history() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    // South to move; his only move (E) leads to the position before, North to move again.
+    let root = "south=0,0,0,0,2,0&north=0,0,0,0,1,0&to_move=south";
+    let (st, v) = server.get(&format!("/api/v1/analyse?{root}&movetime=100"));
+    assert_eq!((st, v["score"].as_f64()), (200, Some(-3.0)), "{v}");
+    let before = "0,0,0,0,0,1,1,0,0,0,1,0";
+    let (st, v) = server.get(&format!("/api/v1/analyse?{root}&history={before}&movetime=100"));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!((v["score"].as_f64(), v["exact"].as_bool(), v["best_house"].as_str()), (Some(0.0), Some(true), Some("E")), "{v}");
+    for bad in ["1,2,3", "0,0,0,0,0,1,1,0,0,0,1,x", "49,0,0,0,0,0,0,0,0,0,0,0"] {
+        let (st, e) = server.get(&format!("/api/v1/analyse?{root}&history={bad}&movetime=50"));
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{bad}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("history position 1 of 1"), "{e}");
+    }
+}
+
+/// Old: stopped by SIGTERM or Ctrl-C, the server said "interrupted: rerun the same command to
+/// resume (a build keeps its finished layers)". New: it says that it stopped serving.
+#[test]
+fn serve_says_it_stopped_when_signalled() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let mut server = Server::start_logged(common::fixture(Ruleset::Awari, 12), &[]);
+        let (st, _) = server.get("/api/v1/info");
+        assert_eq!(st, 200);
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(server.child.id() as libc::pid_t, signal) }, 0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(st) = server.child.try_wait().unwrap() {
+                break st;
+            }
+            assert!(Instant::now() < deadline, "the server did not stop after signal {signal}");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut err = String::new();
+        server.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert_eq!(status.code(), Some(130), "{err}");
+        assert!(!err.contains("resume") && !err.contains("build"), "signal {signal}: {err}");
+        assert!(err.contains("stopped serving"), "signal {signal}: {err}");
+    }
 }

@@ -336,3 +336,34 @@ fn verify_takes_the_gap_only_in_a_range_past_it() {
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("missing layers 3, 7"), "{out}");
 }
+
+/// The memory the plan gives a layer's depths to capture is what the pass holds (its values and
+/// new file, one byte per position each; four bytes of cells; two level lists of up to 13 bytes
+/// for one position in 16; the smaller layers' values it reads), and docs/dtc.md gives the
+/// same figures per position.
+#[test]
+fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = BuildConfig { rules: Ruleset::Awari, dir: tmp.path().into(), dtc: true, max_memory: Some(1 << 50), ..Default::default() };
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dtc.md")).unwrap();
+    let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The number of bytes `flat` says before `words`.
+    let stated = |words: &str| -> f64 {
+        let before = flat.split(words).next().filter(|b| b.len() < flat.len()).unwrap_or_else(|| panic!("docs/dtc.md does not say '{words}'"));
+        before.split_whitespace().last().unwrap().parse().unwrap()
+    };
+    let own = stated("bytes per position of the layer, plus the values of the smaller layers");
+    // Layer 24 in a build of layers 0..=24, layer 48 in one `--for 48` (layer 47 left out).
+    for (target, only, words) in [(24, false, "bytes per position of layer 24"), (48, true, "bytes per position of layer 48")] {
+        let plan = build::propose(&if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } }, 1).unwrap();
+        let n = target as usize;
+        let size = layer_size(target) as f64;
+        let dtc = plan.layers[n].dtc.as_ref().unwrap();
+        let lower: u64 = (0..target).filter(|&m| !only || Some(m) != layer_not_needed(target)).map(layer_size).sum();
+        let per_position = (dtc.memory_bytes - lower) as f64 / size;
+        assert!((per_position - own).abs() < 0.05, "layer {target}: {per_position:.3} bytes per position besides the smaller layers, docs/dtc.md says {own}");
+        let all = dtc.memory_bytes as f64 / size;
+        let said = stated(words);
+        assert!((all - said).abs() < 0.05 * said, "layer {target}: {all:.2} bytes per position in all, docs/dtc.md says {said}");
+    }
+}

@@ -12,6 +12,7 @@ Needs: the `oware` binary (OWARE_BIN, default target/release/oware), Chromium an
 import json
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -154,8 +155,10 @@ def test_page_shows_values_and_plays(server, browser):
 def test_setup_and_perfect_play(server, browser):
     browser.get(server + "/?rules=awari")
     from selenium.webdriver.support.ui import WebDriverWait
-    # The start position is not covered by layers 0..16: the page says so and still offers the moves.
-    WebDriverWait(browser, 15).until(lambda d: "layer 48" in d.find_element("id", "status").text)
+    # The start position is not covered by layers 0..16: the page gives the engine's view and still
+    # offers the moves.
+    WebDriverWait(browser, 15).until(lambda d: "Engine: best" in d.find_element("id", "status").text)
+    assert "above the built layers (0..16)" in browser.find_element("id", "status").text
     assert len(browser.find_elements("css selector", ".house.playable")) == 6
     # Set up S: 0 0 0 0 2 1 / N: 1 0 0 0 0 0, South to move, by clicking.
     browser.find_element("id", "mode-setup").click()
@@ -221,7 +224,7 @@ def test_the_computer_plays_beyond_the_layers_with_the_engine(server, browser):
     WebDriverWait(browser, 30).until(lambda d: d.find_element("id", "history").text.startswith("1."))
     moves = browser.find_element("id", "history").text.split()
     assert moves[0] == "1." and moves[1] in "abcdef", moves
-    WebDriverWait(browser, 30).until(lambda d: "Above the built layers. Engine:" in d.find_element("id", "status").text)
+    WebDriverWait(browser, 30).until(lambda d: "South to move. Engine: best" in d.find_element("id", "status").text)
     status = browser.find_element("id", "status").text
     assert "for South" in status and "an estimate" in status, status
     # The server's error text named its directory (/tmp/oware-web-…/awari): never shown.
@@ -230,6 +233,36 @@ def test_the_computer_plays_beyond_the_layers_with_the_engine(server, browser):
     # South (the user) can move.
     assert len(browser.find_elements("css selector", ".house.playable")) == 6
     browser.save_screenshot(str(SHOTS / "5-engine-above-the-layers.png"))
+
+
+def test_the_start_shows_the_engines_view_and_scores(server, browser):
+    # The 48-stone start, above layers 0..16. Old: the status began "layer 48 of awari is not built
+    # in the server's awari database" (an error's words) and the houses showed no value.
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.get(server + "/?rules=awari")
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 30).until(lambda d: "Engine:" in d.find_element("id", "status").text)
+    status = browser.find_element("id", "status")
+    text = status.text
+    assert "not built" not in text and "error" not in status.get_attribute("class"), text
+    # The engine's view: best move, score, estimate or exact.
+    m = re.match(r"South to move\. Engine: best ([A-F]), final score ([+-]?\d+(?:\.\d+)?) for South, (an estimate|exact)", text)
+    assert m, text
+    assert "48 stones: above the built layers (0..16)" in text, text
+    best = m.group(1)
+    shown = house_values(browser)
+    # Every move's engine score on its house, marked "~" when an estimate ("≤" when refuted).
+    for h in "ABCDEF":
+        cell = shown[h]
+        v = re.fullmatch(r"([~≤≥]?)([+-]?\d+(?:\.\d)?)", cell["value"])
+        assert v, (h, cell)
+        assert ("estimate" in cell["class"]) == (v.group(1) != ""), (h, cell)
+        x = float(v.group(2))
+        assert ("win" if x > 0 else "draw" if x == 0 else "loss") in cell["class"], (h, cell)
+    assert any(shown[h]["value"].startswith("~") for h in "ABCDEF"), shown
+    assert all(shown[h]["value"] == "" for h in "abcdef"), shown
+    assert "best" in browser.find_element("id", "house-" + best).get_attribute("class")
+    browser.save_screenshot(str(SHOTS / "6-engine-at-the-start.png"))
 
 
 def test_board_fits_a_narrow_screen(server, browser):
