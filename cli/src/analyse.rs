@@ -84,11 +84,12 @@ pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet
     let mut engine = Engine::new(rules, Some(Arc::new(db.database_for(rules)?)), search.max_table)?;
     if let Some(e) = engine.unusable() {
         // Said whatever `quiet` asks: the answers lose the layers above the damaged file.
-        let below = match engine.tables() {
-            Some(t) => format!("probing layers 0..={t} only"),
-            None => "searching with the evaluation alone".to_string(),
+        let below = match (engine.tables(), engine.dtc_tables()) {
+            (None, _) => "searching with the evaluation alone".to_string(),
+            (Some(t), None) => format!("probing layers 0..={t}, without depths to capture"),
+            (Some(t), Some(d)) => format!("probing layers 0..={t}, depths to capture of 0..={d}"),
         };
-        note(&format!("{e}: not probed, nor anything above it; {below}"));
+        note(&format!("{e}: not used, nor the files of its kind above it; {below}"));
     }
     if engine.tables().is_none() && !quiet {
         note(&format!("no layers of {rules} in {}: searching with the evaluation alone", db.dir.dir.display()));

@@ -313,7 +313,7 @@ impl Session {
         match Engine::new(o.rules, Some(Arc::new(db)), Some(o.max_table)) {
             Ok(e) => {
                 if let Some(bad) = e.unusable() {
-                    self.out.info(&format!("{bad}: not probed, nor anything above it"));
+                    self.out.info(&format!("{bad}: not used, nor the files of its kind above it"));
                 }
                 match e.tables() {
                     Some(top) => {

@@ -537,6 +537,6 @@ fn a_damaged_layer_ends_the_tables_below_it() {
     e.sync();
     e.send(&format!("setoption name Dir value {}", tmp.path().display()));
     let said = e.sync();
-    assert!(said.iter().any(|l| l.contains("layer-07.owdb") && l.contains("not probed")), "{said:?}");
+    assert!(said.iter().any(|l| l.contains("layer-07.owdb") && l.contains("not used")), "{said:?}");
     assert!(said.iter().any(|l| l.starts_with("info string probing layers 0..=6 of")), "{said:?}");
 }

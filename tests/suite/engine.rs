@@ -158,3 +158,39 @@ fn the_http_analyse_endpoint_answers_within_its_bound() {
     let (status, v) = get("/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=-1");
     assert_eq!(status, 400, "{v}");
 }
+
+/// `analyse --hash` larger than three quarters of the memory available is refused (exit 2), as
+/// the engine's `Hash` option is: it was accepted and grew without bound.
+#[test]
+fn analyse_refuses_a_hash_larger_than_the_memory() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let Some(kb) = text.lines().find(|l| l.starts_with("MemAvailable:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()) else {
+        return; // no /proc/meminfo: nothing to compare with (the guard then lets it be)
+    };
+    let too_much = (kb / 1024).min(65_536 * 4 / 3) * 4 / 5 + 1;
+    if too_much > 65_536 {
+        return; // more memory than --hash can ask for
+    }
+    let (code, _, err) = oware(&["analyse", "--dir", s(dir), "--depth", "2", "--hash", &too_much.to_string(), "4 4 4 4 4 4 4 4 4 4 4 4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--hash") && err.contains("three quarters"), "{err}");
+}
+
+/// A foreign depths-to-capture file (abapa's in an awari directory) is said on stderr, naming
+/// it, and the layers below it are still probed: `analyse` cut its line silently.
+#[test]
+fn analyse_names_a_foreign_dtc_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for rules in [Ruleset::Awari, Ruleset::Abapa(oware::rules::GrandSlam::NoCapture)] {
+        let (code, _, err) = oware(&["build", "--max-stones", "8", "--dtc", "--quiet", "--rules", &rules.to_string(), "--dir", s(dir)]);
+        assert_eq!(code, 0, "{err}");
+    }
+    std::fs::copy(dir.join("abapa").join("dtc-06.owdb"), dir.join("awari").join("dtc-06.owdb")).unwrap();
+    let (code, out, err) = oware(&["analyse", "--dir", s(dir), "--depth", "4", "0 0 0 1 2 0 1 0 1 0 1 0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("dtc-06.owdb") && err.contains("not used"), "{err}");
+    assert!(err.contains("probing layers 0..=8, depths to capture of 0..=5"), "{err}");
+    assert!(out.contains("best "), "{out}");
+}

@@ -488,3 +488,29 @@ fn server_errors_never_show_the_servers_paths() {
         assert!(!text.contains("secret-server-dir") && !text.contains(s(tmp.path())), "{st} {text}");
     }
 }
+
+/// `oware play` ends the game when a position repeats: from a won position after the win the
+/// last two stones were shuffled for 400 plies and more.
+#[test]
+fn play_ends_the_game_on_repetition() {
+    let (code, out) =
+        play(b"b\n".repeat(600), &["--from", "S: 3 0 0 0 0 0  N: 0 2 2 0 0 1  S", "--captured", "20:20", "--computer", "nobody", "--movetime", "20"]);
+    assert_eq!(code, 0, "{}", &out[out.len().saturating_sub(3000)..]);
+    assert!(out.contains("the game is over: the position repeats"), "{}", &out[out.len().saturating_sub(3000)..]);
+    assert!(out.matches(" plays ").count() < 200, "{} plies", out.matches(" plays ").count());
+    assert!(out.contains("final score: South"), "{}", &out[out.len().saturating_sub(2000)..]);
+}
+
+/// `h` above the layers gives the engine's score of every move, marked `~` when estimated (it
+/// printed `moves: B ?, C ?`), and no longer reprints the commands.
+#[test]
+fn play_hints_with_the_engines_scores_above_the_layers() {
+    let (code, out) =
+        play(b"h\nq\n".to_vec(), &["--from", "S: 3 1 0 2 0 1  N: 0 2 2 2 2 3  S", "--captured", "14:16", "--computer", "nobody", "--movetime", "100"]);
+    assert_eq!(code, 0, "{out}");
+    let hint = out.lines().find(|l| l.starts_with("moves: ") && l.contains('~')).unwrap_or_else(|| panic!("{out}"));
+    assert!(hint.contains("(* best)") && !hint.contains('?'), "{hint}");
+    assert!(out.contains("(the engine's final scores, ~ estimated, depth "), "{out}");
+    assert_eq!(out.matches("commands: ").count(), 1, "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+}
