@@ -19,12 +19,9 @@ use oware::index::unrank;
 use oware::search::{Control, Engine, Limits, Root};
 use oware::{Database, Position, Ruleset};
 
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
+#[path = "support/mod.rs"]
+mod support;
+use support::splitmix;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
