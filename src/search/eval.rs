@@ -7,7 +7,7 @@
 //! [`fit`] module holds what that tool and the tests need (sampling, least squares, the measures);
 //! it is reachable from outside the crate only through the hidden `oware::eval_fit` hook.
 
-use crate::rules::{stones, turned, Board, Outcome, Ruleset, PITS, ROW};
+use crate::rules::{stones, turned, Board, Moves, Outcome, Ruleset, PITS, ROW};
 
 /// Number of features.
 pub const K: usize = 51;
@@ -110,8 +110,13 @@ fn best_capture(rules: Ruleset, board: &Board) -> Result<(u8, u8), i8> {
 /// Cost: the mover's moves, the opponent's moves on the turned board, and the moves of each
 /// child: at most eight runs of the packed move generator, no allocation.
 pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
+    features_with(rules, board, &rules.moves(board))
+}
+
+/// [`features`] given the board's moves (`rules.moves(board)`), which the search has already.
+#[inline]
+fn features_with(rules: Ruleset, board: &Board, moves: &Moves) -> [f32; K] {
     let mut f = [0f32; K];
-    let moves = rules.moves(board);
     if let Some(v) = moves.ending() {
         f[ENDING] = f32::from(v);
         return f;
@@ -168,7 +173,13 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
 ///
 /// Cost: [`features`] and a dot product of [`K`] terms.
 pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
-    let f = features(rules, board);
+    evaluate_with(rules, board, &rules.moves(board))
+}
+
+/// [`evaluate`] given the board's moves (`rules.moves(board)`): one move generation fewer.
+#[inline]
+pub(crate) fn evaluate_with(rules: Ruleset, board: &Board, moves: &Moves) -> i32 {
+    let f = features_with(rules, board, moves);
     if f[0] == 0.0 {
         return 100 * i32::from(f[ENDING] as i8); // no legal move: the exact ending value
     }

@@ -432,7 +432,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// `moves` are `nd`'s, which [`enter`](Self::enter) did not settle.
     pub(super) fn quiescence(&mut self, nd: &Node, moves: &Moves, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
         let rules = self.sh.engine.rules;
-        let stand = eval::evaluate(rules, &nd.board);
+        let stand = eval::evaluate_with(rules, &nd.board, moves);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
             return scored(stand, Proof::Estimate);
         }
