@@ -282,6 +282,13 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.pv_len[ply] = ply;
         self.seldepth = self.seldepth.max(ply);
         let n = stones(&nd.board);
+        // Inside the layers the value needs no moves (a position without any holds its ending
+        // value there): ask the layer first. The 25-stone rule comes before it.
+        if !self.decided(nd) && !self.sh.region(n) {
+            if let Some(t) = self.sh.table(nd, n) {
+                return Err(t.settled());
+            }
+        }
         let moves = self.sh.engine.rules.moves(&nd.board);
         match self.settled(nd, n, &moves) {
             Some(s) => Err(s),
