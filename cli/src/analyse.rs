@@ -103,18 +103,10 @@ pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet
 /// available (allocating it would end the process, or push the machine into swap): the one
 /// guard of `--hash` and the engine's `Hash` option.
 pub fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
-    match memory_available() {
+    match oware::build::memory_available() {
         Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("{mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
         _ => Ok(mb),
     }
-}
-
-/// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
-fn memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// A score in stones, signed, as people read it: `+3`, `-1.25`.

@@ -101,24 +101,16 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.sh.game && (nd.cm > 24 || nd.cn > 24 || (nd.cm == 24 && nd.cn == 24))
     }
 
-    /// What ends a node without a search: a position without moves (the rules share the stones
-    /// out), the 25-stone rule (the game is over; the stones left on the board count as split
-    /// evenly, by definition), the layers (except where the game's positions can repeat:
-    /// [`Shared::region`]).
+    /// What ends a node, once its moves are known, without a search: a position without moves
+    /// (the rules share the stones out), the 25-stone rule (the game is over; the stones left
+    /// on the board count as split evenly, by definition). The layers were asked before the
+    /// moves ([`enter`](Self::enter)).
     #[inline]
-    pub(super) fn settled(&self, nd: &Node, n: u32, moves: &Moves) -> Option<Scored> {
+    pub(super) fn settled(&self, nd: &Node, moves: &Moves) -> Option<Scored> {
         if let Some(e) = moves.ending() {
             return Some(scored(i32::from(e) * 100, Proof::Proven));
         }
-        if self.decided(nd) {
-            return Some(scored(0, Proof::Proven));
-        }
-        if !self.sh.region(n) {
-            if let Some(t) = self.sh.table(nd, n) {
-                return Some(t.settled());
-            }
-        }
-        None
+        self.decided(nd).then_some(scored(0, Proof::Proven))
     }
 
     /// Whether `pit`, scoring `s` at the root, is to be preferred to the best move so far,
@@ -272,7 +264,8 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Enters a node: counts it, starts its line, and ends it at once when it needs no search
-    /// ([`settled`](Self::settled), or the search was stopped: `Err` with the score). Otherwise
+    /// (its layer, except where the game's positions can repeat: [`Shared::region`]; then
+    /// [`settled`](Self::settled); or the search was stopped: `Err` with the score). Otherwise
     /// its stone count and moves.
     #[inline]
     pub(super) fn enter(&mut self, nd: &Node, ply: usize) -> std::result::Result<(u32, Moves), Scored> {
@@ -290,7 +283,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         }
         let moves = self.sh.engine.rules.moves(&nd.board);
-        match self.settled(nd, n, &moves) {
+        match self.settled(nd, &moves) {
             Some(s) => Err(s),
             None => Ok((n, moves)),
         }
