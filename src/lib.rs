@@ -95,7 +95,8 @@ pub use probe::{Database, MoveValue};
 pub use rules::{Board, Ruleset};
 pub use verify::verify_directory;
 
-/// The search's static evaluation and its fitting, for `examples/fit_eval.rs` only: not part of
-/// the API, may change at any time (`docs/eval.md`).
-#[doc(hidden)]
+/// The search's static evaluation and its fitting, for `examples/fit_eval.rs` (`scripts/fit-eval`)
+/// only, with the feature `eval-fit`: not part of the stable API, may change at any time
+/// (`docs/eval.md`).
+#[cfg(feature = "eval-fit")]
 pub use search::eval::fit as eval_fit;

@@ -21,6 +21,7 @@ use oware::game::{Captured, End, Game};
 use oware::position::{excerpt, house, Side};
 use oware::probe::Database;
 use oware::rules::{PITS, TOTAL_STONES};
+use oware::search::time::{Clock, TimeControl};
 use oware::search::{Control, Engine, Limits, Report, DEFAULT_HASH_MB};
 use oware::{Error, Position, Result, Ruleset};
 
@@ -28,18 +29,12 @@ use super::analyse::hash_fits;
 use super::query::{read_bounded, Line};
 use super::{DirArg, RulesArg};
 
-/// Search time when `go` names no limit at all (Aalina's default).
-const DEFAULT_MOVETIME_MS: u64 = 2000;
 /// How long a search may go on after the input ends before it is stopped.
 const EOF_GRACE: Duration = Duration::from_millis(900);
 /// Largest `Hash`, MiB.
 const MAX_HASH_MB: u64 = 65536;
 /// Largest `Threads`.
 const MAX_ENGINE_THREADS: u64 = 256;
-/// Shortest time a timed search is given, however little is left on the clock.
-const MIN_MOVE_MS: u64 = 5;
-/// Moves the clock is shared between when `movestogo` is not given (or larger).
-const MOVES_TO_GO: u64 = 20;
 
 /// Arguments of `oware engine`.
 #[derive(Args, Debug)]
@@ -566,25 +561,16 @@ struct Go {
 }
 
 impl Go {
-    /// The time a normal search of `side` gets: movetime, else from the clock, else the
-    /// default when no limit at all was given (`None` when depth or nodes limit it).
+    /// The time a normal search of `side` gets ([`TimeControl::allocation`]): movetime, else
+    /// from the clock, else the default when no limit at all was given (`None` when depth or
+    /// nodes limit it).
     fn allocation(&self, side: Side) -> Option<Duration> {
-        if let Some(ms) = self.movetime {
-            return Some(Duration::from_millis(ms.max(1)));
-        }
         let (time, inc) = match side {
             Side::South => (self.clock[0], self.clock[2]),
             Side::North => (self.clock[1], self.clock[3]),
         };
-        if let Some(time) = time {
-            let inc = inc.unwrap_or(0);
-            let share = (time / self.movestogo.unwrap_or(MOVES_TO_GO).clamp(1, MOVES_TO_GO)).saturating_add(inc / 4 * 3);
-            return Some(Duration::from_millis(share.min(time / 3).max(MIN_MOVE_MS)));
-        }
-        if self.depth.is_some() || self.nodes.is_some() {
-            return None;
-        }
-        Some(Duration::from_millis(DEFAULT_MOVETIME_MS))
+        let clock = time.map(|time_ms| Clock { time_ms, increment_ms: inc.unwrap_or(0) });
+        TimeControl { move_time_ms: self.movetime, clock, moves_to_go: self.movestogo }.allocation(self.depth.is_some() || self.nodes.is_some())
     }
 }
 
@@ -764,6 +750,7 @@ fn info_line(r: &Report, side: Side, score: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oware::search::time::{DEFAULT_MOVE_TIME, MIN_MOVE_TIME};
 
     #[test]
     fn fen_is_strict() {
@@ -821,14 +808,14 @@ mod tests {
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(3000 + 750)));
         assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(50)));
         let go = parse_go(&["wtime", "9", "btime", "-20"]).0;
-        assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(MIN_MOVE_MS)));
-        assert_eq!(go.allocation(Side::North), Some(Duration::from_millis(MIN_MOVE_MS)));
+        assert_eq!(go.allocation(Side::South), Some(MIN_MOVE_TIME));
+        assert_eq!(go.allocation(Side::North), Some(MIN_MOVE_TIME));
         let go = parse_go(&["wtime", "18446744073709551615", "winc", "18446744073709551615"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(u64::MAX / 3)));
         let go = parse_go(&["wtime", "3000", "winc", "3000", "movestogo", "1"]).0;
         assert_eq!(go.allocation(Side::South), Some(Duration::from_millis(1000)));
         assert_eq!(parse_go(&["depth", "3"]).0.allocation(Side::South), None);
-        assert_eq!(parse_go(&[]).0.allocation(Side::South), Some(Duration::from_millis(DEFAULT_MOVETIME_MS)));
+        assert_eq!(parse_go(&[]).0.allocation(Side::South), Some(DEFAULT_MOVE_TIME));
     }
 
     /// Every irregular argument is read one way and said in a note; `go` always searches.

@@ -4,8 +4,9 @@
 //! [`evaluate`] predicts a position's value in centi-stones (value × 100) from the mover's view,
 //! clamped to `-100 n..=100 n` for the `n` stones on the board. Its weights are the `const` table
 //! of `weights.rs` beside this file, written by `examples/fit_eval.rs` (`scripts/fit-eval`). The
-//! [`fit`] module holds what that tool and the tests need (sampling, least squares, the measures);
-//! it is reachable from outside the crate only through the hidden `oware::eval_fit` hook.
+//! `fit` module holds what that tool and the tests need (sampling, least squares, the measures);
+//! it is compiled into the library only with the feature `eval-fit` (as `oware::eval_fit`) and for
+//! the tests.
 
 use crate::rules::{stones, turned, Board, Moves, Outcome, Ruleset, PITS, ROW};
 
@@ -14,6 +15,8 @@ pub const K: usize = 51;
 
 /// The features' names, in order (for the fitting tool's output and `docs/eval.md`); pits are
 /// numbered mover-first (0..5 the mover's, 6..11 the opponent's).
+#[cfg(any(test, feature = "eval-fit"))]
+#[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub const FEATURE_NAMES: [&str; K] = [
     "bias",
     "stones",
@@ -109,6 +112,8 @@ fn best_capture(rules: Ruleset, board: &Board) -> Result<(u8, u8), i8> {
 ///
 /// Cost: the mover's moves, the opponent's moves on the turned board, and the moves of each
 /// child: at most eight runs of the packed move generator, no allocation.
+#[cfg(any(test, feature = "eval-fit"))]
+#[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
     features_with(rules, board, &rules.moves(board))
 }
@@ -172,6 +177,8 @@ fn features_with(rules: Ruleset, board: &Board, moves: &Moves) -> [f32; K] {
 /// `-100 n..=100 n` for its `n` stones; exact (the ending value) when the mover cannot move.
 ///
 /// Cost: [`features`] and a dot product of [`K`] terms.
+#[cfg(any(test, feature = "eval-fit"))]
+#[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
     evaluate_with(rules, board, &rules.moves(board))
 }
@@ -189,7 +196,10 @@ pub(crate) fn evaluate_with(rules: Ruleset, board: &Board, moves: &Moves) -> i32
 }
 
 /// What the fitting tool and the tests need: seeded sampling of a layer, the least-squares fit, the
-/// measures of a predictor, the weights printed as Rust source.
+/// measures of a predictor, the weights printed as Rust source. Only with the feature `eval-fit`
+/// (and in the tests).
+#[cfg(any(test, feature = "eval-fit"))]
+#[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub mod fit {
     pub use super::{evaluate, features, FEATURE_NAMES, K};
     use crate::index::{layer_size, unrank_unchecked};

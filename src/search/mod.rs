@@ -36,6 +36,7 @@ mod api;
 pub(crate) mod eval;
 mod keys;
 mod shared;
+pub mod time;
 mod tt;
 mod worker;
 

@@ -126,7 +126,8 @@ impl Shared<'_> {
             if e.bounds.is_some_and(|b| n <= b) {
                 return match db.bounds_layer(n).and_then(|b| b.get(rank_unchecked(&nd.board))) {
                     Ok(b) => {
-                        let (low, high) = ((2 * i32::from(b.mover) - n as i32) * 100, (n as i32 - 2 * i32::from(b.opponent)) * 100);
+                        let (low, high) = b.value_range(n);
+                        let (low, high) = (low * 100, high * 100);
                         Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false })
                     }
                     Err(err) => failed(err),

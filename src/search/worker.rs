@@ -3,13 +3,24 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::rules::{stones, Moves, Outcome, Ruleset};
+use crate::rules::{stones, Move, Moves, Outcome, Ruleset};
 
 use super::eval;
 use super::keys::board_key;
 use super::shared::{scored, scored_if, Node, Proof, Scored, Shared};
+use super::time;
 use super::tt::{Bound, Entry};
 use super::{Limits, Report, RootMove, ScoreBound, INFINITE, MAX_PLY, QUIESCENCE_PLIES};
+
+/// Move ordering ([`Worker::order`]): the table's move before every other.
+const ORDER_TABLE_MOVE: i32 = i32::MAX;
+/// Move ordering: a capture, or a move that ends the game, before every quiet move (history
+/// counters stay below it).
+const ORDER_CAPTURE: i32 = 1_000_000;
+/// Move ordering: a capture's key grows by this for each stone it takes.
+const ORDER_STONE: i32 = 1000;
+/// Move ordering: a killer move of the ply before the other quiet moves.
+const ORDER_KILLER: i32 = 500_000;
 
 pub(super) struct Worker<'s, 'a> {
     pub(super) sh: &'s Shared<'a>,
@@ -242,13 +253,40 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
             // A timed search does not begin an iteration it is unlikely to finish.
             if let (Some(t), Some(left)) = (limits.movetime, self.sh.control.left()) {
-                if left < t.mul_f64(0.45) {
+                if !time::starts_iteration(t, left) {
                     break;
                 }
             }
         }
         self.flush();
         report
+    }
+
+    /// The moves' ordering keys, `(key, index in moves)`, the first `moves.len()` used: the
+    /// table's move first ([`ORDER_TABLE_MOVE`]), then captures and ends by the stones they
+    /// take ([`ORDER_CAPTURE`] plus [`ORDER_STONE`] a stone), then the killers of the ply
+    /// ([`ORDER_KILLER`]), each within its class by the history counters of the side's pits.
+    #[inline]
+    fn order(&self, moves: &[Move], ply: usize, tt_move: Option<u8>) -> [(i32, usize); 6] {
+        let side = ply & 1;
+        let mut keys = [(0, 0); 6];
+        for (i, m) in moves.iter().enumerate() {
+            let mut k = self.history[side][m.pit as usize];
+            match m.outcome {
+                Outcome::Child { captured, .. } if captured > 0 => k += ORDER_CAPTURE + i32::from(captured) * ORDER_STONE,
+                Outcome::End { value } => k += ORDER_CAPTURE + i32::from(value) * ORDER_STONE,
+                _ => {
+                    if self.killers[ply].contains(&Some(m.pit)) {
+                        k += ORDER_KILLER;
+                    }
+                }
+            }
+            if tt_move == Some(m.pit) {
+                k = ORDER_TABLE_MOVE;
+            }
+            keys[i] = (k, i);
+        }
+        keys
     }
 
     /// The line at `ply` becomes `pit` followed, when the move leads to a child searched at
@@ -340,28 +378,11 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
         }
-        // Order: table move, then captures (larger first), killers, history.
-        let side = ply & 1;
-        let mut list: [(i32, usize); 6] = [(0, 0); 6];
         let slice = moves.as_slice();
-        for (i, m) in slice.iter().enumerate() {
-            let mut k = self.history[side][m.pit as usize];
-            match m.outcome {
-                Outcome::Child { captured, .. } if captured > 0 => k += 1_000_000 + i32::from(captured) * 1000,
-                Outcome::End { value } => k += 1_000_000 + i32::from(value) * 1000,
-                _ => {
-                    if self.killers[ply].contains(&Some(m.pit)) {
-                        k += 500_000;
-                    }
-                }
-            }
-            if tt_move == Some(m.pit) {
-                k = i32::MAX;
-            }
-            list[i] = (k, i);
-        }
-        let list = &mut list[..slice.len()];
+        let mut keys = self.order(slice, ply, tt_move);
+        let list = &mut keys[..slice.len()];
         list.sort_unstable_by_key(|&(k, _)| std::cmp::Reverse(k));
+        let side = ply & 1;
 
         self.path.push((bkey, n));
         let alpha0 = alpha;
