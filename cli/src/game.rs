@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use oware::game::{annotate, record_moves, Analysed, AnnotatedGame, Captured, Ply, Verdict};
+use oware::game::{annotate, record_moves, Analysed, AnnotatedGame, Captured, Game, Ply, Verdict};
 use oware::position::{house, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
 use oware::rules::TOTAL_STONES;
@@ -130,15 +130,14 @@ fn engine_notes(args: &DatabaseArgs, db: &Database, g: &AnnotatedGame, ms: u64) 
     let engine = open_engine(args, db.rules(), &search, false)?;
     let limits = search.limits(true);
     let mut notes = Vec::with_capacity(g.plies.len());
-    // The positions since the last capture (the search scores a move that repeats one as the
-    // rules end the game there).
-    let mut since: Vec<oware::Board> = Vec::new();
+    // The game replayed: its positions since the last capture go into each search (a move
+    // that repeats one is scored as the rules end the game there).
+    let mut game = Game::from_position(db.rules(), g.start, g.start_side, g.start_captured);
     for p in &g.plies {
-        let history = since.clone();
-        since.push(*p.before.position.board());
-        if matches!(p.result, MoveResult::Continues { captured, .. } if captured > 0) {
-            since.clear();
-        }
+        let history = game.history().to_vec();
+        // The record was played through the same rules by `annotate`: this cannot fail, but
+        // an error is an error.
+        game.play(p.pit)?;
         if p.move_value.is_some() || p.before.game_over() {
             notes.push(None);
             continue;

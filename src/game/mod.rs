@@ -352,6 +352,11 @@ pub struct AnnotatedGame {
     pub verdict: Option<Verdict>,
 }
 
+/// The stones captured before ply `p`, when the game's captured stones are known.
+fn game_captured_before(known: Option<Captured>, p: &Ply) -> Option<Captured> {
+    known.map(|_| p.captured_before)
+}
+
 /// Splits a game record into its moves: whitespace, commas and semicolons separate them, and
 /// move numbers (`1.`, `12.`, `3...`) are skipped, so `1. F c 2. B e` and `F,c,B,e` both give
 /// four moves. A token of several house letters (`FcBe`) is read as that many moves.
@@ -382,24 +387,32 @@ pub fn record_moves(text: &str) -> Vec<String> {
 /// # Errors
 /// [`Error::Usage`] naming the ply and the side to move for a move that cannot be read (the
 /// message of [`PositionError::BadMove`]) or is not legal ([`PositionError::IllegalMove`]), for
-/// moves after the game is over, and for captured counts that do not fit the board; the probing
+/// moves after the game is over (by [`Game`]'s rules: no legal move, a move that ends it, the
+/// 25-stone rule, a repetition), and for captured counts that do not fit the board; the probing
 /// errors of [`analyse`].
 pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Captured>, moves: &[String]) -> Result<AnnotatedGame> {
-    let mut captured = Captured::known(captured, start.stones())?;
-    let start_captured = captured;
-    let (mut position, mut to_move) = (start, side);
+    let start_captured = Captured::known(captured, start.stones())?;
+    // The game's state (captured stones, side to move, the positions since the last capture,
+    // its end by the ruleset's rules) lives in one place: [`Game`].
+    let mut game = Game::from_position(db.rules(), start, side, start_captured);
     let mut plies = Vec::with_capacity(moves.len());
-    let mut over = false;
     for (i, text) in moves.iter().enumerate() {
         let number = i + 1;
-        if over {
-            return Err(Error::Usage(format!("ply {number} ('{}'): the game is already over", text.escape_debug())));
+        let to_move = game.side();
+        if let Some(end) = game.end() {
+            let why = match end {
+                End::Captures => "the game is already over (a player has captured more than 24 stones, or both 24)",
+                End::Repetition { .. } => "the game is already over (the last move repeated a position)",
+                End::NoMove { .. } | End::ByMove { .. } => "the game is already over",
+            };
+            return Err(Error::Usage(format!("ply {number} ('{}'): {why}", text.escape_debug())));
         }
         let at_ply = |e: Error| match e {
             Error::InvalidPosition(p) => Error::Usage(format!("ply {number} ({} to move): {p}", to_move.title())),
             other => other,
         };
         let pit = parse_move(text, to_move).map_err(at_ply)?;
+        let position = *game.position();
         let before = analyse(db, &position)?;
         let Some(m) = before.get(pit).copied() else {
             let reason = if before.game_over() {
@@ -415,7 +428,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
             (Some(v), Some(mv)) => Some(v - mv),
             _ => None,
         };
-        let captured_before = captured.unwrap_or_default();
+        let captured = game.captured();
         let verdict = match (captured, m.value) {
             (Some(c), Some(mv)) => Some(Verdict::new(c, position.stones(), mv, to_move)),
             _ => None,
@@ -423,7 +436,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         plies.push(Ply {
             number,
             side: to_move,
-            captured_before,
+            captured_before: captured.unwrap_or_default(),
             before,
             pit,
             house: house(to_move, pit),
@@ -432,26 +445,25 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
             error,
             verdict,
         });
-        match m.result {
-            MoveResult::Continues { captured: c, child } => {
-                if let Some(cap) = captured.as_mut() {
-                    cap.add(to_move, u32::from(c));
-                }
-                position = child;
-                to_move = to_move.other();
-            }
-            MoveResult::EndsGame => over = true,
-        }
+        game.play(pit).map_err(at_ply)?;
     }
+    // A move that ends the game by itself leaves the record where it was played, with the
+    // captures before it (its ply's verdict shares the board out).
+    let (position, to_move, captured) = match (game.end(), plies.last()) {
+        (Some(End::ByMove { .. }), Some(p)) => (p.before.position, p.side, game_captured_before(start_captured, p)),
+        _ => (*game.position(), game.side(), game.captured()),
+    };
     let end = analyse(db, &position)?;
-    let verdict = if over {
-        plies.last().and_then(|p| p.verdict)
-    } else {
-        match (captured, end.value) {
+    let verdict = match game.end() {
+        // A move that ended the game shared the board out: its ply's verdict is the result.
+        Some(End::ByMove { .. }) => plies.last().and_then(|p| p.verdict),
+        // A repetition ends the game with the ruleset's sharing of the board.
+        Some(End::Repetition { .. }) => game.verdict(),
+        _ => match (captured, end.value) {
             (Some(c), Some(v)) => Some(Verdict::new(c, position.stones(), v, to_move)),
             _ => None,
-        }
+        },
     };
-    over = over || end.game_over();
+    let over = matches!(game.end(), Some(End::ByMove { .. } | End::Repetition { .. })) || end.game_over();
     Ok(AnnotatedGame { start, start_side: side, start_captured, plies, end, end_side: to_move, end_captured: captured, over, verdict })
 }

@@ -1,7 +1,9 @@
 //! A game in progress: the one place where a game's rules beyond a single move live (the
 //! captured stones, the 25-stone rule, the positions since the last capture and repetition,
-//! moves that end the game). The engine command, `play`, the server, Python and C keep their
-//! games in it, and [`Game::root`] hands the search what it needs of the past.
+//! moves that end the game). The engine command, `play` and `game` (through
+//! [`annotate`](super::annotate)) keep their games in it, and [`Game::root`] hands the search what
+//! it needs of the past; the server, Python and C are stateless and take the game's positions
+//! since the last capture from their callers (the page keeps them as this type does).
 
 use crate::error::{Error, PositionError, Result};
 use crate::position::{house, Position, Side};

@@ -153,6 +153,34 @@ fn game_records_beyond_the_layers_are_not_covered_and_bad_moves_are_named() {
     assert_eq!(code, 3, "{err}");
 }
 
+/// `oware game` keeps the game's state in `oware::game::Game`: a record ends where the rules end
+/// the game (here a repetition, with its sharing of the board as the result), and a move after
+/// that is refused, naming the ply.
+#[test]
+fn game_records_end_on_repetition() {
+    use oware::game::{annotate, Captured, End, Game};
+    let db = Database::open(awari12(), Ruleset::Awari).unwrap();
+    let start: Position = "0 0 0 0 1 0 0 0 0 0 1 0".parse().unwrap();
+    let captured = Captured { south: 23, north: 23 };
+    // The first legal move at each turn until the rules end the game.
+    let mut g = Game::from_position(Ruleset::Awari, start, Side::South, Some(captured));
+    let mut moves = Vec::new();
+    while g.end().is_none() {
+        let pit = Ruleset::Awari.moves(g.position().board()).as_slice()[0].pit;
+        moves.push(house(g.side(), pit).to_string());
+        g.play(pit).unwrap();
+    }
+    assert!(matches!(g.end(), Some(End::Repetition { .. })), "{:?}", g.end());
+    let a = annotate(&db, start, Side::South, Some(captured), &moves).unwrap();
+    assert!(a.over);
+    assert_eq!(a.verdict, g.verdict());
+    assert_eq!((a.verdict.unwrap().south, a.verdict.unwrap().north), (24.0, 24.0));
+    let mut more = moves.clone();
+    more.push(house(g.side(), 0).to_string());
+    let e = annotate(&db, start, Side::South, Some(captured), &more).unwrap_err().to_string();
+    assert!(e.contains(&format!("ply {}", more.len())) && e.contains("repeated a position"), "{e}");
+}
+
 #[test]
 fn lines_stop_at_endless_play() {
     let dir = awari12();
