@@ -388,6 +388,47 @@ fn won_positions_are_converted_through_the_protocol() {
     }
 }
 
+/// `scripts/match --json F --resume` keeps the games already in F (written after each game) and
+/// plays only the others; a file of another match is refused.
+#[test]
+fn a_match_resumes_from_its_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("match.json");
+    let engine = format!("{OWARE} engine");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/match");
+    let run = |extra: &[&str]| {
+        let out = Command::new("python3")
+            .arg(&script)
+            .args([&engine, &engine, "--rules", "abapa", "--movetime", "5", "--max-plies", "16", "--no-startpos", "--opening", "Fb", "--json"])
+            .arg(&json)
+            .args(extra)
+            .output()
+            .expect("python3 runs scripts/match");
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let read = || -> serde_json::Value { serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap() };
+    let (ok, err) = run(&[]);
+    assert!(ok, "{err}");
+    // As if the match had stopped after its first game.
+    let mut doc = read();
+    let first = doc["time_controls"][0]["game_records"][0].clone();
+    doc["time_controls"][0]["game_records"].as_array_mut().unwrap().truncate(1);
+    std::fs::write(&json, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let (ok, err) = run(&["--resume", "--opening", "Ab"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("1 of 4 games taken from"), "{err}");
+    let doc = read();
+    let games = doc["time_controls"][0]["game_records"].as_array().unwrap();
+    assert_eq!(games.len(), 4);
+    assert_eq!(games[0], first, "the game played before is kept as it was");
+    let keys: Vec<&str> = games.iter().map(|g| g["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["0/Fb/South", "0/Fb/North", "0/Ab/South", "0/Ab/North"]);
+    assert_eq!(doc["time_controls"][0]["games"], 4);
+    // Another match's file is not resumed.
+    let (ok, err) = run(&["--resume", "--a-option", "Hash=2"]);
+    assert!(!ok && err.contains("is another match"), "{err}");
+}
+
 /// The same positions through `oware play`, the computer playing both sides (`b` at each turn):
 /// every game ends with South ahead.
 #[test]
