@@ -2,7 +2,7 @@
 //!
 //! The search works through a small interface, `MoveOracle` (a ruleset and the values of a
 //! position's moves), so it is tested on hand-made value tables without building databases;
-//! [`Database`] implements it, and [`Database::principal_variation`] and [`Database::analyse`]
+//! [`Database`] implements it, and [`Database::principal_variation`] and [`Database::solution`]
 //! are the entry points most programs use.
 
 use std::collections::{HashMap, HashSet};
@@ -85,9 +85,9 @@ pub struct PrincipalVariation {
 }
 
 /// Everything known about one position: its value, its moves' values and a best line
-/// ([`Database::analyse`]).
+/// ([`Database::solution`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Analysis {
+pub struct Solution {
     /// The exact value of the position for its mover, as [`Database::value`].
     pub value: i8,
     /// Every legal move with its value, in increasing pit order, as
@@ -219,13 +219,13 @@ impl Database {
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
-    /// let a = db.analyse(&pos, 60)?;
+    /// let a = db.solution(&pos, 60)?;
     /// assert_eq!(a.value, db.value(&pos)?);
     /// assert_eq!(a.moves, db.move_values(&pos)?);
     /// assert_eq!(a.line, db.principal_variation(&pos, 60)?);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn analyse(&self, position: &Position, max_plies: usize) -> Result<Analysis> {
+    pub fn solution(&self, position: &Position, max_plies: usize) -> Result<Solution> {
         let board = position.board();
         let moves = self.move_values(position)?;
         let derived = match (moves.iter().map(|m| m.value).max(), self.rules().moves(board).ending()) {
@@ -254,7 +254,7 @@ impl Database {
             let keeping: Vec<MoveValue> = moves.iter().filter(|m| m.value == value).copied().collect();
             crate::probe::best_dtc(&keeping).map(|d| d + 1)
         };
-        Ok(Analysis { value, moves, line, dtc })
+        Ok(Solution { value, moves, line, dtc })
     }
 }
 

@@ -162,7 +162,7 @@ struct AnalyseDoc {
 /// A bound's name in the JSON documents.
 pub fn bound_name(b: ScoreBound) -> &'static str {
     match b {
-        ScoreBound::Exact => "exact",
+        ScoreBound::Equal => "exact",
         ScoreBound::Upper => "upper",
         ScoreBound::Lower => "lower",
     }
@@ -279,7 +279,7 @@ fn text(pos: &Position, side: Option<Side>, mover: Side, r: &Report, engine: &En
             s.push_str("moves    ");
             for m in &r.moves {
                 let bound = match m.bound {
-                    ScoreBound::Exact => "",
+                    ScoreBound::Equal => "",
                     ScoreBound::Upper => "<=",
                     ScoreBound::Lower => ">=",
                 };

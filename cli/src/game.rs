@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use oware::game::{annotate, record_moves, Analysed, AnnotatedGame, Captured, Game, Ply, Verdict};
+use oware::game::{annotate, record_moves, AnnotatedGame, Captured, Game, Ply, Probed, Verdict};
 use oware::position::{house, Position, Side};
 use oware::probe::{format_share, Database, MoveResult};
 use oware::rules::TOTAL_STONES;
@@ -82,7 +82,7 @@ impl StartArgs {
 /// # Errors
 /// [`Error::Usage`] for unreadable or illegal moves (naming the ply), bad --captured or
 /// --to-move; [`Error::InvalidPosition`] for a bad --from; [`Error::Io`] when --record cannot
-/// be read; the probing errors of [`oware::game::analyse`]; [`Error::Output`].
+/// be read; the probing errors of [`oware::game::probe`]; [`Error::Output`].
 pub fn run(a: GameArgs) -> Result<()> {
     let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
@@ -384,7 +384,7 @@ struct EndDoc {
     missing_layer: Option<u32>,
 }
 
-fn best_houses(a: &Analysed, side: Side) -> Vec<String> {
+fn best_houses(a: &Probed, side: Side) -> Vec<String> {
     a.best().iter().map(|&b| house(side, b).to_string()).collect()
 }
 

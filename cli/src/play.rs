@@ -3,7 +3,7 @@
 //! so a game can also be scripted.
 
 use clap::Args;
-use oware::game::{analyse, Analysed, Captured, End, Game, Verdict};
+use oware::game::{probe, Captured, End, Game, Probed, Verdict};
 use oware::position::{house, parse_move, Side};
 use oware::probe::format_share;
 use oware::search::{Control, Engine, Report};
@@ -53,7 +53,7 @@ u takes back your last move; n starts a new game; ? shows this; q quits\n";
 ///
 /// # Errors
 /// [`Error::Usage`] or [`Error::InvalidPosition`] for bad options; the probing errors of
-/// [`analyse`] other than missing layers; [`Error::Output`] when stdout closes; [`Error::Io`]
+/// [`probe`] other than missing layers; [`Error::Output`] when stdout closes; [`Error::Io`]
 /// when stdin cannot be read.
 pub fn run(a: PlayArgs) -> Result<()> {
     let db = a.db.database()?;
@@ -83,7 +83,7 @@ pub fn run(a: PlayArgs) -> Result<()> {
     // Whether the position changed since it was last shown.
     let mut fresh = true;
     loop {
-        let here = analyse(&db, now.position())?;
+        let here = probe(&db, now.position())?;
         let shown = fresh;
         if fresh {
             out.write(&show(&now, &here))?;
@@ -278,7 +278,7 @@ fn game_end(game: &Game, end: End) -> String {
 }
 
 /// The board, the captured stones and the value.
-fn show(now: &Game, here: &Analysed) -> String {
+fn show(now: &Game, here: &Probed) -> String {
     let mut s = String::from("\n");
     s.push_str(&now.position().drawing_sides(now.side()));
     let n = now.position().stones();
@@ -301,7 +301,7 @@ fn show(now: &Game, here: &Analysed) -> String {
 }
 
 /// Every move's value, best ones marked.
-fn advice(now: &Game, here: &Analysed) -> String {
+fn advice(now: &Game, here: &Probed) -> String {
     if here.game_over() {
         return String::new();
     }

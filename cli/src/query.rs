@@ -83,7 +83,7 @@ pub(crate) fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String>
 ///
 /// # Errors
 /// With a position argument: the position's parse error and the probing errors of
-/// [`Database::analyse`] ([`Error::LayerMissing`], [`Error::RulesetMismatch`],
+/// [`Database::solution`] ([`Error::LayerMissing`], [`Error::RulesetMismatch`],
 /// [`Error::Corrupt`] — also for values that contradict each other —, [`Error::Io`]). In batch
 /// mode, the first error met (after every line has been answered). [`Error::Usage`] for
 /// `--format vu` with a ruleset other than awari; [`Error::Output`] when stdout cannot be
@@ -243,7 +243,7 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
             line + "\n"
         });
     }
-    let analysis = db.analyse(pos, a.max_plies)?;
+    let analysis = db.solution(pos, a.max_plies)?;
     let forced = bounds.map(|b| ForcedDoc::new(db.rules(), pos.stones(), b, a.captured));
     // Mover-first counts name no side: South is to move.
     let side = side.unwrap_or(Side::South);

@@ -2,8 +2,8 @@
 //! [`SCHEMA_VERSION`]) and the text for people, both with the side to move, the absolute board,
 //! house names and results.
 
-use oware::game::{Captured, Outcome, Verdict};
-use oware::line::{Analysis, PvEnd};
+use oware::game::{Captured, Verdict, Wdl};
+use oware::line::{PvEnd, Solution};
 use oware::position::{house, Position, Side};
 use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
 use serde::{Serialize, Serializer};
@@ -43,7 +43,7 @@ pub struct FinalDoc {
     south: Share,
     north: Share,
     /// `win`, `draw` or `loss` for the player to move.
-    result: Outcome,
+    result: Wdl,
     /// `south`, `north`, or null for a draw.
     winner: Option<&'static str>,
 }
@@ -70,7 +70,7 @@ pub struct MoveDoc {
     pub value: i8,
     /// `win`, `draw` or `loss` for the mover: with the captured stones when they were given,
     /// else of the stones on the board (the value's sign).
-    pub result: Outcome,
+    pub result: Wdl,
     /// Whether the move keeps the position's value.
     pub best: bool,
     /// The depth to capture after the move: 0 when it captures or ends the game, else the
@@ -79,7 +79,7 @@ pub struct MoveDoc {
 }
 
 impl MoveDoc {
-    fn new(m: &MoveValue, side: Side, value: i8, result: Outcome) -> MoveDoc {
+    fn new(m: &MoveValue, side: Side, value: i8, result: Wdl) -> MoveDoc {
         let (captured, child) = match &m.result {
             MoveResult::Continues { captured, child } => (Some(*captured), Some(*child.board())),
             MoveResult::EndsGame => (None, None),
@@ -171,7 +171,7 @@ pub struct ReportDoc {
     pub place: PlaceDoc,
     pub value: i8,
     /// `win`, `draw` or `loss` for the player to move (see `MoveDoc::result`).
-    pub result: Outcome,
+    pub result: Wdl,
     pub split: SplitDoc,
     /// Stones captured so far (`{"south", "north"}`), when given.
     #[serde(rename = "score", skip_serializing_if = "Option::is_none")]
@@ -203,24 +203,24 @@ pub fn side_form(pos: &Position, side: Side) -> String {
 
 /// The result of value `value` for the mover of `pos`: with `captured`, the final score's,
 /// else the value's sign.
-fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) -> Outcome {
+fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) -> Wdl {
     match captured {
         Some(c) => Verdict::new(c, pos.stones(), value, side).result_for(side),
-        None => Outcome::of_value(value),
+        None => Wdl::of_value(value),
     }
 }
 
 /// Best pits of an analysis: the moves that keep the value and, when the depths to capture are
 /// built, realize it soonest (the winner's least depth, the loser's greatest), as
 /// [`Database::best_moves`].
-pub fn best_pits(a: &Analysis) -> Vec<u8> {
+pub fn best_pits(a: &Solution) -> Vec<u8> {
     let keeping: Vec<MoveValue> = a.moves.iter().filter(|m| m.value == a.value).copied().collect();
     let depth = a.dtc.and_then(|d| d.checked_sub(1));
     keeping.iter().filter(|m| depth.is_none() || m.dtc == depth).map(|m| m.pit).collect()
 }
 
 /// The JSON report of `pos` (mover-first, `side` to move) from its analysis.
-pub fn report(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: Option<Captured>) -> ReportDoc {
+pub fn report(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>) -> ReportDoc {
     let mut ply_side = side;
     let pv = a
         .line
@@ -283,7 +283,7 @@ pub fn signed(v: i8) -> String {
 
 /// The text of a best line: one row per ply with the position it starts from (side form), its
 /// value, the move and its capture, then why it stops.
-pub fn line_text(a: &Analysis, side: Side) -> String {
+pub fn line_text(a: &Solution, side: Side) -> String {
     let mut s = String::new();
     let steps = &a.line.steps;
     let mut ply_side = side;
@@ -325,7 +325,7 @@ pub fn line_text(a: &Analysis, side: Side) -> String {
 
 /// The text report: the board with its side labels, the value and result, every move by house,
 /// the best moves and the best line; `extra` (the bounds' lines) goes right after the value.
-pub fn text(db: &Database, pos: &Position, side: Side, a: &Analysis, captured: Option<Captured>, extra: Option<&str>) -> String {
+pub fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>, extra: Option<&str>) -> String {
     let n = pos.stones();
     let split = Split::of(pos, a.value);
     let mut s = pos.drawing_sides(side);

@@ -385,7 +385,7 @@ fn answer(shared: &Shared, ask: &Ask) -> std::result::Result<ReportDoc, ApiError
 }
 
 fn answer_with(db: &Database, ask: &Ask) -> std::result::Result<ReportDoc, ApiError> {
-    let analysis = db.analyse(&ask.position, ask.max_plies).map_err(ApiError::from)?;
+    let analysis = db.solution(&ask.position, ask.max_plies).map_err(ApiError::from)?;
     Ok(report(db, &ask.position, ask.side, &analysis, ask.captured))
 }
 

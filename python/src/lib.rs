@@ -554,7 +554,7 @@ impl Engine {
             d.set_item(
                 "bound",
                 match m.bound {
-                    ScoreBound::Exact => "exact",
+                    ScoreBound::Equal => "exact",
                     ScoreBound::Upper => "upper",
                     ScoreBound::Lower => "lower",
                 },

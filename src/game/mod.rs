@@ -1,10 +1,10 @@
-//! Games as players see them: results with the captured stones counted, positions analysed as
+//! Games as players see them: results with the captured stones counted, positions probed as
 //! far as the built layers reach, and game records annotated ply by ply.
 //!
 //! Everything here is built on [`Database`] probes; nothing is guessed. A position whose layer is
 //! not built is answered from its moves when every move's result is known (captures into built
 //! layers, or moves that end the game), and is otherwise reported as not covered, naming the
-//! layer ([`Analysed::missing`]).
+//! layer ([`Probed::missing`]).
 //!
 //! **The score.** Oware is played with 48 stones; a player who has captured 25 has won (the
 //! 25-stone rule), and 24 each is a draw. Best play from a position with `n` stones and value `v`
@@ -20,10 +20,10 @@ use crate::position::{house, parse_move, Position, Side};
 use crate::probe::{Database, MoveResult, MoveValue};
 use crate::rules::{Outcome as RulesOutcome, TOTAL_STONES};
 
-/// Win, draw or loss, for one player.
+/// Win, draw or loss, for one player (a game's result, not a move's [`crate::rules::Outcome`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum Wdl {
     /// More stones than the opponent at the end (25 or more of 48).
     Win,
     /// As many as the opponent (24 each).
@@ -32,32 +32,32 @@ pub enum Outcome {
     Loss,
 }
 
-impl Outcome {
+impl Wdl {
     /// The outcome of a value for the player to move, counting the stones on the board only:
     /// positive wins more of them, 0 shares them, negative loses.
-    pub fn of_value(value: i8) -> Outcome {
+    pub fn of_value(value: i8) -> Wdl {
         match value {
-            v if v > 0 => Outcome::Win,
-            0 => Outcome::Draw,
-            _ => Outcome::Loss,
+            v if v > 0 => Wdl::Win,
+            0 => Wdl::Draw,
+            _ => Wdl::Loss,
         }
     }
 
     /// The same outcome seen by the other player.
-    pub(crate) fn reversed(self) -> Outcome {
+    pub(crate) fn reversed(self) -> Wdl {
         match self {
-            Outcome::Win => Outcome::Loss,
-            Outcome::Draw => Outcome::Draw,
-            Outcome::Loss => Outcome::Win,
+            Wdl::Win => Wdl::Loss,
+            Wdl::Draw => Wdl::Draw,
+            Wdl::Loss => Wdl::Win,
         }
     }
 
     /// `win`, `draw` or `loss`.
     pub fn name(self) -> &'static str {
         match self {
-            Outcome::Win => "win",
-            Outcome::Draw => "draw",
-            Outcome::Loss => "loss",
+            Wdl::Win => "win",
+            Wdl::Draw => "draw",
+            Wdl::Loss => "loss",
         }
     }
 }
@@ -147,7 +147,7 @@ pub struct Verdict {
     /// North's stones at the end.
     pub north: f64,
     /// The outcome for South.
-    pub south_result: Outcome,
+    pub south_result: Wdl,
     /// The side that wins, `None` for a draw.
     pub winner: Option<&'static str>,
 }
@@ -157,11 +157,11 @@ impl Verdict {
     /// `captured` stones already taken.
     ///
     /// ```
-    /// use oware::game::{Captured, Outcome, Verdict};
+    /// use oware::game::{Captured, Wdl, Verdict};
     /// use oware::position::Side;
     /// // North to move on 10 stones worth +2 to him, after South took 20 and North 18.
     /// let v = Verdict::new(Captured { south: 20, north: 18 }, 10, 2, Side::North);
-    /// assert_eq!((v.south, v.north, v.south_result), (24.0, 24.0, Outcome::Draw));
+    /// assert_eq!((v.south, v.north, v.south_result), (24.0, 24.0, Wdl::Draw));
     /// ```
     pub fn new(captured: Captured, stones: u32, value: i8, to_move: Side) -> Verdict {
         let (n, v) = (f64::from(stones), f64::from(value));
@@ -173,22 +173,22 @@ impl Verdict {
         let south = f64::from(captured.south) + s;
         let north = f64::from(captured.north) + o;
         let south_result = if south > north {
-            Outcome::Win
+            Wdl::Win
         } else if south < north {
-            Outcome::Loss
+            Wdl::Loss
         } else {
-            Outcome::Draw
+            Wdl::Draw
         };
         let winner = match south_result {
-            Outcome::Win => Some("south"),
-            Outcome::Loss => Some("north"),
-            Outcome::Draw => None,
+            Wdl::Win => Some("south"),
+            Wdl::Loss => Some("north"),
+            Wdl::Draw => None,
         };
         Verdict { south, north, south_result, winner }
     }
 
     /// The outcome for `side`.
-    pub fn result_for(&self, side: Side) -> Outcome {
+    pub fn result_for(&self, side: Side) -> Wdl {
         match side {
             Side::South => self.south_result,
             Side::North => self.south_result.reversed(),
@@ -207,9 +207,9 @@ pub struct KnownMove {
     pub value: Option<i8>,
 }
 
-/// A position analysed as far as the built layers reach.
+/// A position probed as far as the built layers reach (its moves' values too).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Analysed {
+pub struct Probed {
     /// The position, mover-first.
     pub position: Position,
     /// Its exact value for the mover; `None` when not covered.
@@ -220,7 +220,7 @@ pub struct Analysed {
     pub missing: Option<u32>,
 }
 
-impl Analysed {
+impl Probed {
     /// The best pits (those whose value is the position's), when the value is known.
     pub fn best(&self) -> Vec<u8> {
         match self.value {
@@ -248,7 +248,7 @@ impl Analysed {
 
 /// Analyses `position` with `db`: its value and every move's value, as far as the built layers
 /// reach. A missing layer is not an error here: the values it would give are `None` and
-/// [`Analysed::missing`] names it.
+/// [`Probed::missing`] names it.
 ///
 /// Cost: one move generation and up to six probes (as [`Database::move_values`]), plus one
 /// probe of the position itself when its layer is built.
@@ -256,7 +256,7 @@ impl Analysed {
 /// # Errors
 /// Every probing error of [`Database::value`] except a missing layer: damaged or foreign files,
 /// I/O errors.
-pub fn analyse(db: &Database, position: &Position) -> Result<Analysed> {
+pub fn probe(db: &Database, position: &Position) -> Result<Probed> {
     let moves = db.rules().moves(position.board());
     let mut missing: Option<u32> = None;
     let mut note = |e: Error| -> Result<Option<i8>> {
@@ -297,7 +297,7 @@ pub fn analyse(db: &Database, position: &Position) -> Result<Analysed> {
             }
         }
     };
-    Ok(Analysed { position: *position, value, moves: out, missing })
+    Ok(Probed { position: *position, value, moves: out, missing })
 }
 
 /// One ply of an annotated game.
@@ -309,8 +309,8 @@ pub struct Ply {
     pub side: Side,
     /// Stones captured before the move.
     pub captured_before: Captured,
-    /// The position before the move, analysed (mover-first for `side`).
-    pub before: Analysed,
+    /// The position before the move, probed (mover-first for `side`).
+    pub before: Probed,
     /// The pit played (mover-first).
     pub pit: u8,
     /// The house played (`A`..`F` or `a`..`f`).
@@ -338,8 +338,8 @@ pub struct AnnotatedGame {
     pub start_captured: Option<Captured>,
     /// The plies played.
     pub plies: Vec<Ply>,
-    /// The position reached, analysed.
-    pub end: Analysed,
+    /// The position reached, probed.
+    pub end: Probed,
     /// The side to move in the position reached.
     pub end_side: Side,
     /// Stones captured by the moves of the record (and before it), when known; a move that ends
@@ -377,19 +377,19 @@ pub fn record_moves(text: &str) -> Vec<String> {
 }
 
 /// Plays `moves` (houses or mover-first pits, as [`parse_move`] reads them) from `start`, where
-/// `side` is to move, and annotates each ply with the database's values ([`analyse`]).
+/// `side` is to move, and annotates each ply with the database's values ([`probe`]).
 ///
 /// `captured` are the stones taken before `start`; when `None` and the board holds all 48
 /// stones it is 0:0, otherwise the results with the captured stones counted are not given.
 ///
-/// Cost: one [`analyse`] per ply and one for the position reached (at most seven probes each).
+/// Cost: one [`probe`] per ply and one for the position reached (at most seven probes each).
 ///
 /// # Errors
 /// [`Error::Usage`] naming the ply and the side to move for a move that cannot be read (the
 /// message of [`PositionError::BadMove`]) or is not legal ([`PositionError::IllegalMove`]), for
 /// moves after the game is over (by [`Game`]'s rules: no legal move, a move that ends it, the
 /// 25-stone rule, a repetition), and for captured counts that do not fit the board; the probing
-/// errors of [`analyse`].
+/// errors of [`probe`].
 pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Captured>, moves: &[String]) -> Result<AnnotatedGame> {
     let start_captured = Captured::known(captured, start.stones())?;
     // The game's state (captured stones, side to move, the positions since the last capture,
@@ -413,7 +413,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         };
         let pit = parse_move(text, to_move).map_err(at_ply)?;
         let position = *game.position();
-        let before = analyse(db, &position)?;
+        let before = probe(db, &position)?;
         let Some(m) = before.get(pit).copied() else {
             let reason = if before.game_over() {
                 "the game is over: the player to move has no legal move"
@@ -453,7 +453,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         (Some(End::ByMove { .. }), Some(p)) => (p.before.position, p.side, game_captured_before(start_captured, p)),
         _ => (*game.position(), game.side(), game.captured()),
     };
-    let end = analyse(db, &position)?;
+    let end = probe(db, &position)?;
     let verdict = match game.end() {
         // A move that ended the game shared the board out: its ply's verdict is the result.
         Some(End::ByMove { .. }) => plies.last().and_then(|p| p.verdict),

@@ -38,8 +38,8 @@ pub struct Limits {
     pub movetime: Option<Duration>,
     /// Nodes to search at most (checked every 1024 nodes). Makes the search single-threaded.
     pub nodes: Option<u64>,
-    /// Score every move of the root exactly (each with a full window) rather than only the
-    /// best: slower, what analysis wants.
+    /// Give every move of the root a full-window score ([`ScoreBound::Equal`]) rather than only
+    /// the best: slower, what analysis wants.
     pub all_moves: bool,
 }
 
@@ -92,12 +92,14 @@ impl Control {
     }
 }
 
-/// How a reported score relates to the move's true score.
+/// How a reported score relates to the move's score as the search would give it with a full
+/// window. Whether a score is *proven* (the true value) is another matter: [`RootMove::exact`].
+/// (The program's JSON and Python write `Equal` as `"exact"`, as they always have.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScoreBound {
-    /// The score is the search's score of the move.
-    Exact,
-    /// The move's score is at most this (the move was refuted without an exact score).
+    /// The score is the search's score of the move, not a bound.
+    Equal,
+    /// The move's score is at most this (the move was refuted without a full-window score).
     Upper,
     /// The move's score is at least this.
     Lower,
@@ -136,8 +138,8 @@ pub struct Report {
     /// The best line, pits 0..5 each from its mover's first house; extended by the layers'
     /// best moves when it ends inside them.
     pub pv: Vec<u8>,
-    /// Every legal move of the root, best first (only the best scored exactly unless
-    /// [`Limits::all_moves`]).
+    /// Every legal move of the root, best first (only the best with a full-window score unless
+    /// [`Limits::all_moves`]; the others bounded).
     pub moves: Vec<RootMove>,
     /// Permille of the transposition table written by this search.
     pub hashfull: u32,

@@ -45,7 +45,7 @@ fn inside_the_layers_every_move_is_exact_at_once() {
         assert_eq!(r.score, i32::from(db.value(&p).unwrap()) * 100, "{p}");
         for mv in db.move_values(&p).unwrap() {
             let got = r.moves.iter().find(|m| m.pit == mv.pit).unwrap();
-            assert!(got.exact && got.bound == ScoreBound::Exact);
+            assert!(got.exact && got.bound == ScoreBound::Equal);
             assert_eq!(got.score, i32::from(mv.value) * 100, "{p} pit {}", mv.pit);
         }
         assert!(db.best_moves(&p).unwrap().iter().any(|m| Some(m.pit) == r.best_pit));
@@ -80,7 +80,7 @@ fn exact_claims_above_the_tables_are_true() {
                             claims += 1;
                             let t = i32::from(values.iter().find(|v| v.pit == m.pit).unwrap().value) * 100;
                             match m.bound {
-                                ScoreBound::Exact => assert_eq!(m.score, t, "{rules} {p} pit {}", m.pit),
+                                ScoreBound::Equal => assert_eq!(m.score, t, "{rules} {p} pit {}", m.pit),
                                 ScoreBound::Upper => assert!(t <= m.score, "{rules} {p} pit {}", m.pit),
                                 ScoreBound::Lower => assert!(t >= m.score, "{rules} {p} pit {}", m.pit),
                             }
@@ -297,7 +297,7 @@ fn exact_claims_with_a_history_are_true() {
                             let free = db.move_values(&root).unwrap().iter().find(|v| v.pit == m.pit).map(|v| i32::from(v.value) * 100);
                             changed_moves += usize::from(free != Some(t));
                             match m.bound {
-                                ScoreBound::Exact => assert_eq!(m.score, t, "{rules} tables {tables:?} {root} pit {} after {history:?}", m.pit),
+                                ScoreBound::Equal => assert_eq!(m.score, t, "{rules} tables {tables:?} {root} pit {} after {history:?}", m.pit),
                                 ScoreBound::Upper => assert!(t <= m.score, "{rules} {root} pit {}", m.pit),
                                 ScoreBound::Lower => assert!(t >= m.score, "{rules} {root} pit {}", m.pit),
                             }

@@ -214,7 +214,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                     break;
                 }
                 rm.score = s.v;
-                rm.bound = if full { ScoreBound::Exact } else { ScoreBound::Upper };
+                rm.bound = if full { ScoreBound::Equal } else { ScoreBound::Upper };
                 rm.exact = s.proof >= Proof::Here;
                 proof = proof.min(s.proof);
                 if full && self.preferred(rm.pit, s.v, best) {

@@ -143,8 +143,8 @@ fn published_example_library() {
     assert_eq!(short.steps[..], line.steps[..3]);
     let none = db.principal_variation(&p, 0).unwrap();
     assert_eq!(none, PrincipalVariation { steps: Vec::new(), end: PvEnd::PlyLimit });
-    // `analyse` gives the same, probing the root's moves once.
-    let a = db.analyse(&p, 200).unwrap();
+    // `solution` gives the same, probing the root's moves once.
+    let a = db.solution(&p, 200).unwrap();
     assert_eq!((a.value, &a.moves, &a.line), (0, &moves, &line));
 }
 

@@ -261,14 +261,14 @@ fn every_consumer_takes_a_gapped_directory() {
         assert!(err.contains("layer 7 of awari is not built"), "{err}");
     }
 
-    // The library: the same, and every position of layer 8 is analysed as on the full database.
+    // The library: the same, and every position of layer 8 is solved as on the full database.
     let gap = Database::from_dir(DatabaseDir::native(&db, Ruleset::Awari).unwrap());
     let whole = Database::from_dir(DatabaseDir::native(full, Ruleset::Awari).unwrap());
     assert_eq!(gap.layers_present(), vec![0, 1, 2, 3, 4, 5, 6, 8]);
     assert!(matches!(gap.value(&SEVEN.parse().unwrap()), Err(Error::LayerMissing { layer: 7, .. })));
     for i in (0..layer_size(8)).step_by(97) {
         let p = Position::new(unrank_unchecked(8, i)).unwrap();
-        assert_eq!(gap.analyse(&p, 40).unwrap().line, whole.analyse(&p, 40).unwrap().line, "{p}");
+        assert_eq!(gap.solution(&p, 40).unwrap().line, whole.solution(&p, 40).unwrap().line, "{p}");
         assert_eq!(gap.move_values(&p).unwrap(), whole.move_values(&p).unwrap(), "{p}");
     }
 }
