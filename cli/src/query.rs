@@ -72,7 +72,8 @@ pub struct QueryArgs {
 
 /// Parses `M:O` (stones captured by the player to move and by the opponent).
 pub(crate) fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
-    let (m, o) = oware::game::count_pair(s).ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
+    let pair = s.split_once(':').and_then(|(m, o)| Some((m.trim().parse::<u32>().ok()?, o.trim().parse::<u32>().ok()?)));
+    let (m, o) = pair.ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
     if m.saturating_add(o) > oware::rules::TOTAL_STONES {
         return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
     }

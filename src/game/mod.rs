@@ -132,7 +132,7 @@ impl Captured {
 
 /// Two whole numbers around a colon, `20:16` (spaces allowed around each): the syntax of
 /// captured stones, whoever's they are.
-pub fn count_pair(text: &str) -> Option<(u32, u32)> {
+fn count_pair(text: &str) -> Option<(u32, u32)> {
     let (a, b) = text.split_once(':')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
 }
