@@ -17,8 +17,20 @@
 //! of 64 Ki, 1 Mi and 16 Mi, each batch grouped by 1 MiB range of cells (a counting sort, timed
 //! with the updates) before it is applied.
 //!
-//! Run with `cargo bench --bench memory` (about 2 minutes; 1.8 GiB of memory at its largest,
-//! 2 GiB with 1 GiB pages).
+//! `update-dense` asks the same with batches large enough for grouping to reuse cache lines: 256 Mi
+//! updates over the same 770 M cells in random order, then in batches of 64 Mi (2.7 updates a
+//! 64-byte line) and one of 256 Mi (10.9 a line), each grouped by 1 MiB range of cells.
+//!
+//! `overlap` asks whether memory waits add to computing or hide behind it, with the figures of
+//! layer 26's thresholds: for each of 4 Mi "positions", about 110 ns of arithmetic (a dependent
+//! chain, calibrated at start) and 3.6 random updates of the 770 M cells. `compute` is the
+//! arithmetic alone, `updates` the updates alone (prefetched 16 ahead, as `update/random`);
+//! `batches` does the arithmetic of 512 positions, then their updates (what the solver does);
+//! `ring` issues each position's updates as soon as it is computed (a prefetch each) and applies
+//! them 32 updates later, so the lines arrive while the next positions are computed. A sum
+//! near `compute + updates` is serial; near the larger of the two, overlapped.
+//!
+//! Run with `cargo bench --bench memory` (about 6 minutes; 3.6 GiB of memory at its largest).
 
 use std::hint::black_box;
 
@@ -190,5 +202,143 @@ fn bench_updates(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_memory, bench_updates);
+/// Updates per timed iteration of the `update-dense` group.
+const DENSE_UPDATES: usize = 1 << 28;
+
+fn bench_dense_updates(c: &mut Criterion) {
+    let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
+    map.fill(1);
+    // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
+    let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
+    let mut state = 0x6A09_E667_F3BC_C908u64;
+    let targets: Vec<u32> = (0..DENSE_UPDATES).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
+    let mut g = c.benchmark_group("update-dense");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(DENSE_UPDATES as u64));
+    g.bench_function("random", |b| b.iter(|| apply(cells, black_box(&targets))));
+    let (mut out, mut counts) = (Vec::new(), Vec::new());
+    for (batch, name) in [(1 << 26, "grouped-64Mi"), (1 << 28, "grouped-256Mi")] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for piece in black_box(&targets).chunks(batch) {
+                    group(piece, &mut out, &mut counts);
+                    apply(cells, &out);
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+/// Positions per timed iteration of the `overlap` group.
+const POSITIONS: usize = 1 << 22;
+/// Nanoseconds of arithmetic per position (layer 26's thresholds: 224 ns a resolved position,
+/// about half of it computing).
+const WORK_NS: f64 = 110.0;
+/// Positions computed before their updates are applied, in `overlap/batches`.
+const BATCH_POSITIONS: usize = 512;
+/// Updates in flight in `overlap/ring`.
+const RING: usize = 32;
+
+/// A dependent chain of `rounds` multiply-rotate-xor steps from `x`: arithmetic the out-of-order
+/// core cannot shorten.
+#[inline(always)]
+fn work(mut x: u64, rounds: u32) -> u64 {
+    for _ in 0..rounds {
+        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(23) ^ (x >> 7);
+    }
+    x
+}
+
+/// Rounds of [`work`] that take about [`WORK_NS`] on this machine (measured once).
+fn calibrate() -> u32 {
+    let probe = 1u32 << 10;
+    let calls = 20_000u32;
+    let start = std::time::Instant::now();
+    let mut x = 1u64;
+    for _ in 0..calls {
+        x = work(black_box(x), probe);
+    }
+    black_box(x);
+    let per_round = start.elapsed().as_secs_f64() * 1e9 / f64::from(calls) / f64::from(probe);
+    ((WORK_NS / per_round).round() as u32).max(1)
+}
+
+/// Updates of position `i`: 4 for three positions of five, else 3 (3.6 on average).
+#[inline(always)]
+fn updates_of(i: usize) -> usize {
+    if i % 5 < 3 {
+        4
+    } else {
+        3
+    }
+}
+
+fn bench_overlap(c: &mut Criterion) {
+    let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
+    map.fill(1);
+    // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
+    let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
+    let rounds = calibrate();
+    let total: usize = (0..POSITIONS).map(updates_of).sum();
+    let mut state = 0xBB67_AE85_84CA_A73Bu64;
+    let targets: Vec<u32> = (0..total).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
+    eprintln!("overlap: {rounds} rounds of arithmetic a position (about {WORK_NS} ns), {total} updates for {POSITIONS} positions");
+    let mut g = c.benchmark_group("overlap");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(POSITIONS as u64));
+    g.bench_function("compute", |b| {
+        b.iter(|| {
+            let mut x = 1u64;
+            for i in 0..POSITIONS {
+                x = work(x ^ i as u64, rounds);
+            }
+            x
+        })
+    });
+    g.bench_function("updates", |b| b.iter(|| apply(cells, black_box(&targets))));
+    g.bench_function("batches", |b| {
+        b.iter(|| {
+            let (mut x, mut at) = (1u64, 0usize);
+            for first in (0..POSITIONS).step_by(BATCH_POSITIONS) {
+                let from = at;
+                for i in first..(first + BATCH_POSITIONS).min(POSITIONS) {
+                    x = work(x ^ i as u64, rounds);
+                    at += updates_of(i);
+                }
+                apply(cells, black_box(&targets[from..at]));
+            }
+            x
+        })
+    });
+    g.bench_function("ring", |b| {
+        b.iter(|| {
+            let (mut x, mut at) = (1u64, 0usize);
+            let mut ring = [0u32; RING];
+            let mut issued = 0usize;
+            for i in 0..POSITIONS {
+                x = work(x ^ i as u64, rounds);
+                for &k in &targets[at..at + updates_of(i)] {
+                    prefetch(&cells[k as usize]);
+                    let slot = &mut ring[issued % RING];
+                    if issued >= RING {
+                        let c = &mut cells[*slot as usize];
+                        *c = c.wrapping_add(1);
+                    }
+                    *slot = k;
+                    issued += 1;
+                }
+                at += updates_of(i);
+            }
+            for j in issued.saturating_sub(RING)..issued {
+                let c = &mut cells[ring[j % RING] as usize];
+                *c = c.wrapping_add(1);
+            }
+            x
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_memory, bench_updates, bench_dense_updates, bench_overlap);
 criterion_main!(benches);

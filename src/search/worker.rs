@@ -224,6 +224,16 @@ impl<'s, 'a> Worker<'s, 'a> {
                 alpha = alpha.max(s.v);
             }
             if self.stopped && depth > first {
+                // An iteration cut short: the moves it finished were searched deeper than in the
+                // last whole iteration. Its first move (the best so far) is always searched
+                // first and with a full window, so when it finished, the best of the finished
+                // moves is at least as good a choice, and is kept (never as exact).
+                if let Some((pit, score)) = best {
+                    report.best_pit = Some(pit);
+                    report.score = score;
+                    report.exact = false;
+                    report.pv = self.pv[0][..self.pv_len[0]].to_vec();
+                }
                 break;
             }
             let Some((pit, score)) = best else { break };
