@@ -1,0 +1,157 @@
+//! `GET /api/v1/analyse`: the search engine's answer, above the layers or inside them, within a
+//! bounded time, stopped when its client hangs up.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::Json;
+use oware::position::Side;
+use oware::search::{Control, Limits, Root};
+use serde::Serialize;
+
+use super::errors::{ApiError, ApiResult};
+use super::handlers::blocking;
+use super::params::{ask_of, check_known, params, parse_history, QueryPairs};
+use super::shared::Shared;
+use crate::analyse::{bound_name, line_houses};
+use crate::output::SCHEMA_VERSION;
+
+/// `GET /api/v1/analyse`: the search engine's answer, above the layers or inside them, within
+/// a bounded time.
+#[derive(Serialize)]
+pub(super) struct AnalyseDoc {
+    schema_version: u32,
+    rules: &'static str,
+    to_move: &'static str,
+    absolute: [u8; 12],
+    best_pit: Option<u8>,
+    best_house: Option<String>,
+    /// Stones, the mover's view: the board's (as the values), or the game's final score when
+    /// `captured` is given.
+    score: f64,
+    /// Proven by the search (else an estimate).
+    exact: bool,
+    depth: u32,
+    nodes: u64,
+    nps: u64,
+    seconds: f64,
+    /// The best line, as houses.
+    pv: Vec<String>,
+    moves: Vec<AnalyseMove>,
+    /// Layers 0..=tables are probed (null: none).
+    tables: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct AnalyseMove {
+    pit: u8,
+    house: String,
+    score: f64,
+    /// `exact`, or `upper` when the move was refuted without an exact score.
+    bound: &'static str,
+    exact: bool,
+}
+
+/// Stops a search when dropped: hyper drops a request's future (the handler holding this) when
+/// its client hangs up, and the search, on a blocking thread that cannot be cancelled, then
+/// ends at once instead of running out its time.
+struct StopOnDrop(Arc<Control>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Control) -> ApiResult<AnalyseDoc> {
+    // `max_plies` has no meaning here: the engine's line is as long as its search.
+    check_known(&q, &["movetime", "history"])?;
+    let history = q.remove("history");
+    let ms = match q.remove("movetime") {
+        None => 500,
+        Some(t) => match t.trim().parse::<u64>() {
+            Ok(ms) if ms >= 1 => ms,
+            _ => return Err(ApiError::bad(format!("movetime must be a whole number of milliseconds, not '{}'", t.escape_debug()))),
+        },
+    };
+    let movetime = Duration::from_millis(ms).min(shared.max_movetime);
+    let ask = ask_of(shared, &q)?;
+    // The score is then the game's final score: the counts must be the game's, as
+    // `oware analyse --captured` has them.
+    if let Some(c) = ask.captured {
+        let (south, north, board) = (c.of(Side::South), c.of(Side::North), ask.position.stones());
+        let total = south + north + board;
+        if total != oware::rules::TOTAL_STONES {
+            return Err(ApiError::bad(format!(
+                "{south} + {north} captured and {board} on the board make {total}: a game has {} stones",
+                oware::rules::TOTAL_STONES
+            )));
+        }
+    }
+    let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
+    let history = match history {
+        Some(text) => parse_history(&text, ask.side)?,
+        None => Vec::new(),
+    };
+    let root = Root { position: ask.position, captured, history };
+    let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
+    // Checked for files changed under it as the other requests are (the engine is made anew
+    // over a reopened database).
+    let (engine, r) = shared.with_database(ask.rules, |db| {
+        let engine = shared.engine(ask.rules, db)?;
+        let r = engine.search(&root, &limits, control, &mut |_| {}).map_err(ApiError::from)?;
+        Ok((engine, r))
+    })?;
+    let side = ask.side;
+    let pv = line_houses(&r.pv, side);
+    Ok(AnalyseDoc {
+        schema_version: SCHEMA_VERSION,
+        rules: ask.rules.name(),
+        to_move: side.name(),
+        absolute: ask.position.absolute(side),
+        best_pit: r.best_pit,
+        best_house: r.best_pit.map(|p| oware::position::house(side, p).to_string()),
+        score: f64::from(r.score) / 100.0,
+        exact: r.exact,
+        depth: r.depth,
+        nodes: r.nodes,
+        nps: r.nps(),
+        seconds: r.seconds,
+        pv,
+        moves: r
+            .moves
+            .iter()
+            .map(|m| AnalyseMove {
+                pit: m.pit,
+                house: oware::position::house(side, m.pit).to_string(),
+                score: f64::from(m.score) / 100.0,
+                bound: bound_name(m.bound),
+                exact: m.exact,
+            })
+            .collect(),
+        tables: engine.tables(),
+    })
+}
+
+/// `GET /api/v1/analyse`: one search at a time per core, on a blocking thread.
+pub(super) async fn analyse(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
+    let q = params(q)?;
+    // A client that hangs up drops this future: the guard then stops its search (or it never
+    // starts, when it was still waiting for its turn).
+    let control = Arc::new(Control::new());
+    let _stop = StopOnDrop(control.clone());
+    // Searches take a core each for up to --max-movetime: at most one per core at once. The
+    // permit goes with the search, so a stopped search holds it until it has ended.
+    let Ok(permit) = shared.searches.clone().acquire_owned().await else {
+        return Err(ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
+    };
+    blocking(move || {
+        let _permit = permit;
+        analyse_answer(&shared, q, &control)
+    })
+    .await
+    .map(Json)
+}
