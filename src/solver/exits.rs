@@ -350,24 +350,7 @@ fn exits_out_of_core(
             runs.push(Run { from: lookups.len(), base: rs[0].start });
         }
         let base = runs[runs.len() - 1].base;
-        let pieces: Vec<Vec<u64>> = rs
-            .par_iter()
-            .map(|r| {
-                let mut mine = Vec::new();
-                let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-                for (i, b) in walker {
-                    let (best, pending) = exits(rules, &b, |captured, child| {
-                        mine.push(places.pack(n - u32::from(captured), rank_unchecked(child), i - base));
-                    });
-                    cells[i as usize].store(pack(best, pending), Relaxed);
-                }
-                progress.advance((r.end - r.start) * EXIT_UNITS);
-                mine
-            })
-            .collect();
-        for p in pieces {
-            lookups.extend_from_slice(&p);
-        }
+        scan_exits(rules, n, rs, 0, cells, progress, &mut lookups, |captured, child, i| places.pack(n - u32::from(captured), rank_unchecked(child), i - base));
         if lookups.len() >= cap {
             serve(n, lower, cells, &mut lookups, &mut runs, places, o);
             on_flush(end)?;
@@ -510,6 +493,40 @@ fn partition(words: &mut [u64], buckets: usize, key: impl Fn(u64) -> usize) -> V
     start
 }
 
+/// The exits pass over the chunks `rs` of cells (positions `offset + r` of layer `n`), in
+/// parallel: each cell gets its position's best exit and same-layer move count, and
+/// `lookup(captured, child, cell)` of every capture whose value a lower layer must give is
+/// appended to `lookups`, in the chunks' order.
+#[allow(clippy::too_many_arguments)]
+fn scan_exits<T: Send>(
+    rules: Ruleset,
+    n: u32,
+    rs: &[Range<u64>],
+    offset: u64,
+    cells: &[AtomicU16],
+    progress: &dyn Progress,
+    lookups: &mut Vec<T>,
+    lookup: impl Fn(u8, &Board, u64) -> T + Sync,
+) {
+    let pieces: Vec<Vec<T>> = rs
+        .par_iter()
+        .map(|r| {
+            let mut mine = Vec::new();
+            let walker = LayerWalker::new(n, offset + r.start..offset + r.end).expect("n <= 48 was checked");
+            for (i, b) in walker {
+                let k = i - offset;
+                let (best, pending) = exits(rules, &b, |captured, child| mine.push(lookup(captured, child, k)));
+                cells[k as usize].store(pack(best, pending), Relaxed);
+            }
+            progress.advance((r.end - r.start) * EXIT_UNITS);
+            mine
+        })
+        .collect();
+    for p in pieces {
+        lookups.extend(p);
+    }
+}
+
 /// The best exit value of `board` among its game-ending moves, and the number of its moves that
 /// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
 /// whose value the caller folds into the best exit.
@@ -544,27 +561,9 @@ fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Ran
         let first = next;
         while next < ranges.len() && lookups.len() < cap && !(progress.cancelled() || failure.failed.load(Relaxed)) {
             let rs = &ranges[next..(next + group).min(ranges.len())];
-            let pieces: Vec<Vec<(u64, u64)>> = rs
-                .par_iter()
-                .map(|r| {
-                    let mut mine = Vec::new();
-                    let global = own.start + r.start..own.start + r.end;
-                    let walker = LayerWalker::new(n, global).expect("n <= 48 was checked");
-                    for (i, b) in walker {
-                        let k = i - own.start;
-                        let (best, pending) = exits(rules, &b, |captured, child| {
-                            let key = (u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child);
-                            mine.push((key, k));
-                        });
-                        cells[k as usize].store(pack(best, pending), Relaxed);
-                    }
-                    progress.advance((r.end - r.start) * EXIT_UNITS);
-                    mine
-                })
-                .collect();
-            for p in pieces {
-                lookups.extend_from_slice(&p);
-            }
+            scan_exits(rules, n, rs, own.start, cells, progress, &mut lookups, |captured, child, k| {
+                ((u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child), k)
+            });
             next += rs.len();
         }
         // Ask the owners, in destination order.
