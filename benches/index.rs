@@ -7,8 +7,9 @@
 //!
 //! Run with `cargo bench --bench index`.
 
-mod common;
-use common::Rng;
+#[path = "../tests/common/splitmix.rs"]
+mod splitmix;
+use splitmix::SplitMix64;
 
 use std::hint::black_box;
 
@@ -22,7 +23,7 @@ const WALK: u64 = 1 << 20;
 
 /// `count` random indices below `below` (drawn outside the timed loops).
 fn random_indices(count: usize, below: u64, seed: u64) -> Vec<u64> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     (0..count).map(|_| rng.below(below)).collect()
 }
 

@@ -17,8 +17,9 @@
 //! (independent 4 KiB blocks at levels 3 and 19, size only) shows what a general-purpose block
 //! compressor gives on the same bytes.
 
-mod common;
-use common::Rng;
+#[path = "../tests/common/splitmix.rs"]
+mod splitmix;
+use splitmix::SplitMix64;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -33,7 +34,7 @@ const PROBES: usize = 1_000_000;
 
 fn positions(max: u32, count: usize) -> Vec<Position> {
     let total: u64 = (0..=max).map(layer_size).sum();
-    let mut rng = Rng(0x5eed);
+    let mut rng = SplitMix64(0x5eed);
     (0..count)
         .map(|_| {
             let mut i = rng.below(total);

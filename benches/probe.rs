@@ -13,8 +13,9 @@
 //!
 //! Run with `cargo bench --bench probe` (or `OWARE_BENCH_DIR=/path cargo bench --bench probe`).
 
-mod common;
-use common::Rng;
+#[path = "../tests/common/splitmix.rs"]
+mod splitmix;
+use splitmix::SplitMix64;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -52,7 +53,7 @@ fn database() -> (Database, u32, Option<tempfile::TempDir>) {
 fn random_positions(max: u32, count: usize, seed: u64) -> Vec<Position> {
     let sizes: Vec<u64> = (0..=max).map(layer_size).collect();
     let total: u64 = sizes.iter().sum();
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     (0..count)
         .map(|_| {
             let mut i = rng.below(total);
@@ -68,7 +69,7 @@ fn random_positions(max: u32, count: usize, seed: u64) -> Vec<Position> {
 
 /// `count` positions with a full opponent row (outside every layer) and at most `max` stones.
 fn full_row_positions(max: u32, count: usize, seed: u64) -> Vec<Position> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     (0..count)
         .map(|_| {
             let mut b = [0u8, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1];

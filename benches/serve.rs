@@ -13,16 +13,9 @@ use std::time::{Duration, Instant};
 
 use oware::index::{layer_size, unrank_unchecked};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
+#[path = "../tests/common/splitmix.rs"]
+mod splitmix;
+use splitmix::SplitMix64;
 
 /// A keep-alive HTTP/1.1 client: one request at a time, bodies read by Content-Length.
 struct Client {
@@ -61,11 +54,11 @@ impl Client {
 }
 
 fn positions(seed: u64, count: usize, max: u32) -> Vec<String> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     (0..count)
         .map(|_| {
-            let n = 1 + (rng.next() % u64::from(max)) as u32;
-            let b = unrank_unchecked(n, rng.next() % layer_size(n));
+            let n = 1 + rng.below(u64::from(max)) as u32;
+            let b = unrank_unchecked(n, rng.below(layer_size(n)));
             b.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
         })
         .collect()

@@ -15,9 +15,9 @@
 use oware::index::unrank;
 use oware::{Database, Position, Ruleset};
 
-#[path = "support/mod.rs"]
-mod support;
-use support::splitmix;
+#[path = "../tests/common/splitmix.rs"]
+mod splitmix;
+use splitmix::splitmix;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -61,6 +61,11 @@
 
 #![warn(missing_docs)]
 
+// The library by the name the integration tests give it, for the test-support files they share
+// with its own tests (`src/solver/tests/solved.rs`).
+#[cfg(test)]
+extern crate self as oware;
+
 pub mod bounds;
 pub mod build;
 pub mod dtc;

@@ -164,7 +164,7 @@ fn allocate(file: &File, len: u64) -> std::io::Result<bool> {
 /// The out-of-core state file is written this way before it is mapped. On ext4, blocks only
 /// reserved by `fallocate` (unwritten extents) are zeroed in the page cache by the page faults
 /// that first write to them, piece by piece; zeros written beforehand in large pieces cost
-/// less (layer 24 out of core: about 3 s of 72 s, `docs/performance.md`).
+/// less (layer 24 out of core: about 3 s of 72 s, `docs/performance-history.md`).
 ///
 /// # Errors
 /// The write's I/O error (a full disk among them).

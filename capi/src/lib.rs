@@ -50,6 +50,27 @@ pub const OWARE_IO: c_int = 7;
 /// children, or a published fact is contradicted.
 pub const OWARE_VERIFY_FAILED: c_int = 8;
 
+// The codes above are the `oware` program's exit statuses, whose one table is the library's
+// (`ErrorKind::exit_status`): written as numbers because cbindgen copies only literal constants
+// into the header, and checked against that table here, when this crate compiles.
+const _: () = {
+    let codes = [
+        (OWARE_INTERNAL, ErrorKind::Internal),
+        (OWARE_BAD_ARGUMENT, ErrorKind::Usage),
+        (OWARE_INVALID_POSITION, ErrorKind::InvalidPosition),
+        (OWARE_MISSING_LAYER, ErrorKind::LayerMissing),
+        (OWARE_DAMAGED, ErrorKind::Damaged),
+        (OWARE_RULESET_MISMATCH, ErrorKind::Foreign),
+        (OWARE_IO, ErrorKind::Io),
+        (OWARE_VERIFY_FAILED, ErrorKind::VerificationFailed),
+    ];
+    let mut i = 0;
+    while i < codes.len() {
+        assert!(codes[i].0 == codes[i].1.exit_status(), "an OWARE_ code differs from the exit status of its kind");
+        i += 1;
+    }
+};
+
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
@@ -58,33 +79,21 @@ fn remember(message: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = message);
 }
 
-/// The return code of an error of kind `kind`: the C library's one table (the codes are the
-/// `oware` command's exit codes for these kinds; any other kind is [`OWARE_INTERNAL`]).
+/// The return code of an error of kind `kind`: its exit status ([`ErrorKind::exit_status`]) from
+/// [`OWARE_INTERNAL`] to [`OWARE_IO`]; [`OWARE_INTERNAL`] for the kinds of higher statuses (a
+/// verification's failure, which only `oware_verify` returns, from its report; not enough memory,
+/// a distributed build's failure, an interruption, which have no code of their own here).
 fn code(kind: ErrorKind) -> c_int {
-    match kind {
-        ErrorKind::Usage => OWARE_BAD_ARGUMENT,
-        ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => OWARE_INVALID_POSITION,
-        ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => OWARE_MISSING_LAYER,
-        ErrorKind::Damaged => OWARE_DAMAGED,
-        ErrorKind::Foreign => OWARE_RULESET_MISMATCH,
-        ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => OWARE_IO,
+    match kind.exit_status() {
+        status @ OWARE_INTERNAL..=OWARE_IO => status,
         _ => OWARE_INTERNAL,
     }
 }
 
-/// The code for an error, its message remembered.
+/// The code for an error, its message ([`Error::binding_message`]) remembered.
 fn fail(e: &Error) -> c_int {
-    remember(message(e));
+    remember(e.binding_message());
     code(e.kind())
-}
-
-/// The message of an error: the library's, plus the command that builds missing depths to
-/// capture (the library's messages name no command; the depths are an option of the build).
-fn message(e: &Error) -> String {
-    match e {
-        Error::DtcMissing { .. } => format!("{e}: build them with `oware build --dtc`"),
-        _ => e.to_string(),
-    }
 }
 
 fn bad_argument(what: &str) -> c_int {
@@ -97,6 +106,15 @@ fn guard(f: impl FnOnce() -> c_int) -> c_int {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         remember("internal error: a panic was caught at the C boundary".into());
         OWARE_INTERNAL
+    })
+}
+
+/// Runs the body of a call in [`guard`]: `Ok` returns [`OWARE_OK`], `Err` its code (the
+/// failure's message already remembered).
+fn call(f: impl FnOnce() -> Result<(), c_int>) -> c_int {
+    guard(|| match f() {
+        Ok(()) => OWARE_OK,
+        Err(code) => code,
     })
 }
 
@@ -152,6 +170,41 @@ unsafe fn position(pits: *const u8) -> Result<Position, c_int> {
     // SAFETY: the caller gives 12 readable bytes.
     unsafe { std::ptr::copy_nonoverlapping(pits, board.as_mut_ptr(), 12) };
     Position::new(board).map_err(|e| fail(&e))
+}
+
+/// The handle and the position of a probe: [`OWARE_BAD_ARGUMENT`] when `db` is NULL or
+/// `outputs_null` (one of the call's output pointers is NULL; `names` lists `db` and them for the
+/// message), then as [`position`].
+///
+/// # Safety
+/// `db` is NULL or a handle from `oware_open` not yet closed; `pits` is NULL or points to 12
+/// bytes.
+unsafe fn probe_args<'a>(db: *const oware_db, pits: *const u8, outputs_null: bool, names: &str) -> Result<(&'a oware_db, Position), c_int> {
+    if db.is_null() || outputs_null {
+        return Err(bad_argument(&format!("{names} is NULL")));
+    }
+    // SAFETY: as documented for the caller.
+    let pos = unsafe { position(pits) }?;
+    // SAFETY: as documented for the caller, and not NULL.
+    Ok((unsafe { &*db }, pos))
+}
+
+/// Writes one entry per pit: `out[pit]` and `legal[pit] = 1` for each move of `moves` (its pit
+/// and entry), `none` and 0 for the other pits.
+///
+/// # Safety
+/// `out` and `legal` point to 6 writable elements each.
+unsafe fn write_moves<T: Copy>(moves: impl IntoIterator<Item = (u8, T)>, none: T, out: *mut T, legal: *mut u8) {
+    let (mut o, mut l) = ([none; 6], [0u8; 6]);
+    for (pit, x) in moves {
+        o[pit as usize] = x;
+        l[pit as usize] = 1;
+    }
+    // SAFETY: as documented for the caller.
+    unsafe {
+        std::ptr::copy_nonoverlapping(o.as_ptr(), out, 6);
+        std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
+    }
 }
 
 /// Opens the database directory `dir` for ruleset `rules` (`"awari"` when NULL; see `oware build
@@ -233,23 +286,13 @@ pub unsafe extern "C" fn oware_open_with(dir: *const c_char, rules: *const c_cha
 /// one writable byte.
 #[no_mangle]
 pub unsafe extern "C" fn oware_value(db: *const oware_db, pits: *const u8, value: *mut i8) -> c_int {
-    guard(|| {
-        if db.is_null() || value.is_null() {
-            return bad_argument("db or value is NULL");
-        }
+    call(|| {
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
-        match db.db.value(&pos) {
-            Ok(v) => {
-                // SAFETY: as documented for the caller.
-                unsafe { *value = v };
-                OWARE_OK
-            }
-            Err(e) => fail(&e),
-        }
+        let (db, pos) = unsafe { probe_args(db, pits, value.is_null(), "db or value") }?;
+        let v = db.db.value(&pos).map_err(|e| fail(&e))?;
+        // SAFETY: as documented for the caller.
+        unsafe { *value = v };
+        Ok(())
     })
 }
 
@@ -266,16 +309,12 @@ pub unsafe extern "C" fn oware_value(db: *const oware_db, pits: *const u8, value
 /// `db` is a handle from `oware_open` not yet closed.
 #[no_mangle]
 pub unsafe extern "C" fn oware_check_open_files(db: *const oware_db) -> c_int {
-    guard(|| {
+    call(|| {
         if db.is_null() {
-            return bad_argument("db is NULL");
+            return Err(bad_argument("db is NULL"));
         }
         // SAFETY: as documented for the caller.
-        let db = unsafe { &*db };
-        match db.db.check_open_files() {
-            Ok(()) => OWARE_OK,
-            Err(e) => fail(&e),
-        }
+        unsafe { &*db }.db.check_open_files().map_err(|e| fail(&e))
     })
 }
 
@@ -292,31 +331,13 @@ pub unsafe extern "C" fn oware_check_open_files(db: *const oware_db) -> c_int {
 /// `legal` to 6 writable bytes each.
 #[no_mangle]
 pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8, values: *mut i8, legal: *mut u8) -> c_int {
-    guard(|| {
-        if db.is_null() || values.is_null() || legal.is_null() {
-            return bad_argument("db, values or legal is NULL");
-        }
+    call(|| {
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
-        match db.db.move_values(&pos) {
-            Ok(moves) => {
-                let (mut v, mut l) = ([0i8; 6], [0u8; 6]);
-                for m in &moves {
-                    v[m.pit as usize] = m.value;
-                    l[m.pit as usize] = 1;
-                }
-                // SAFETY: as documented for the caller.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(v.as_ptr(), values, 6);
-                    std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
-                }
-                OWARE_OK
-            }
-            Err(e) => fail(&e),
-        }
+        let (db, pos) = unsafe { probe_args(db, pits, values.is_null() || legal.is_null(), "db, values or legal") }?;
+        let moves = db.db.move_values(&pos).map_err(|e| fail(&e))?;
+        // SAFETY: as documented for the caller.
+        unsafe { write_moves(moves.iter().map(|m| (m.pit, m.value)), 0, values, legal) };
+        Ok(())
     })
 }
 
@@ -339,23 +360,13 @@ pub unsafe extern "C" fn oware_move_values(db: *const oware_db, pits: *const u8,
 /// writable `int32_t`.
 #[no_mangle]
 pub unsafe extern "C" fn oware_dtc(db: *const oware_db, pits: *const u8, dtc: *mut i32) -> c_int {
-    guard(|| {
-        if db.is_null() || dtc.is_null() {
-            return bad_argument("db or dtc is NULL");
-        }
+    call(|| {
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
-        match db.db.dtc(&pos) {
-            Ok(d) => {
-                // SAFETY: as documented for the caller.
-                unsafe { *dtc = d.map_or(-1, i32::from) };
-                OWARE_OK
-            }
-            Err(e) => fail(&e),
-        }
+        let (db, pos) = unsafe { probe_args(db, pits, dtc.is_null(), "db or dtc") }?;
+        let d = db.db.dtc(&pos).map_err(|e| fail(&e))?;
+        // SAFETY: as documented for the caller.
+        unsafe { *dtc = d.map_or(-1, i32::from) };
+        Ok(())
     })
 }
 
@@ -378,31 +389,13 @@ pub unsafe extern "C" fn oware_dtc(db: *const oware_db, pits: *const u8, dtc: *m
 /// writable `int32_t`; `legal` to 6 writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn oware_move_dtcs(db: *const oware_db, pits: *const u8, dtcs: *mut i32, legal: *mut u8) -> c_int {
-    guard(|| {
-        if db.is_null() || dtcs.is_null() || legal.is_null() {
-            return bad_argument("db, dtcs or legal is NULL");
-        }
+    call(|| {
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
-        match move_dtcs(&db.db, &pos) {
-            Ok(moves) => {
-                let (mut d, mut l) = ([-1i32; 6], [0u8; 6]);
-                for (pit, dtc) in moves {
-                    d[pit as usize] = dtc.map_or(-1, i32::from);
-                    l[pit as usize] = 1;
-                }
-                // SAFETY: as documented for the caller.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(d.as_ptr(), dtcs, 6);
-                    std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
-                }
-                OWARE_OK
-            }
-            Err(e) => fail(&e),
-        }
+        let (db, pos) = unsafe { probe_args(db, pits, dtcs.is_null() || legal.is_null(), "db, dtcs or legal") }?;
+        let moves = move_dtcs(&db.db, &pos).map_err(|e| fail(&e))?;
+        // SAFETY: as documented for the caller.
+        unsafe { write_moves(moves.into_iter().map(|(pit, dtc)| (pit, dtc.map_or(-1, i32::from))), -1, dtcs, legal) };
+        Ok(())
     })
 }
 
@@ -444,24 +437,13 @@ pub unsafe extern "C" fn oware_probe_root(
     legal: *mut u8,
     best_pit: *mut c_int,
 ) -> c_int {
-    guard(|| {
-        if db.is_null() || value.is_null() || values.is_null() || legal.is_null() || best_pit.is_null() {
-            return bad_argument("db, value, values, legal or best_pit is NULL");
-        }
+    call(|| {
+        let outputs_null = value.is_null() || values.is_null() || legal.is_null() || best_pit.is_null();
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
-        let moves = match db.db.move_values(&pos) {
-            Ok(m) => m,
-            Err(e) => return fail(&e),
-        };
-        let (mut v, mut l) = ([0i8; 6], [0u8; 6]);
+        let (db, pos) = unsafe { probe_args(db, pits, outputs_null, "db, value, values, legal or best_pit") }?;
+        let moves = db.db.move_values(&pos).map_err(|e| fail(&e))?;
         let mut best: Option<(i8, u8)> = None;
         for m in &moves {
-            v[m.pit as usize] = m.value;
-            l[m.pit as usize] = 1;
             if best.map_or(true, |(b, _)| m.value > b) {
                 best = Some((m.value, m.pit));
             }
@@ -469,19 +451,15 @@ pub unsafe extern "C" fn oware_probe_root(
         let root = match best {
             Some((b, _)) => b,
             // No legal move: the ending, from the table's own answer.
-            None => match db.db.value(&pos) {
-                Ok(x) => x,
-                Err(e) => return fail(&e),
-            },
+            None => db.db.value(&pos).map_err(|e| fail(&e))?,
         };
         // SAFETY: as documented for the caller.
         unsafe {
-            std::ptr::copy_nonoverlapping(v.as_ptr(), values, 6);
-            std::ptr::copy_nonoverlapping(l.as_ptr(), legal, 6);
+            write_moves(moves.iter().map(|m| (m.pit, m.value)), 0, values, legal);
             *value = root;
             *best_pit = best.map_or(-1, |(_, pit)| c_int::from(pit));
         }
-        OWARE_OK
+        Ok(())
     })
 }
 
@@ -549,38 +527,34 @@ pub unsafe extern "C" fn oware_analyse_game(
     depth_reached: *mut c_int,
 ) -> c_int {
     use oware_core::search::{Control, Engine, Limits, Root, MAX_DEPTH};
-    guard(|| {
+    call(|| {
         if db.is_null() || best_pit.is_null() || score.is_null() || exact.is_null() || depth_reached.is_null() {
-            return bad_argument("db, best_pit, score, exact or depth_reached is NULL");
+            return Err(bad_argument("db, best_pit, score, exact or depth_reached is NULL"));
         }
         if history.is_null() && history_len > 0 {
-            return bad_argument("history is NULL with history_len > 0");
+            return Err(bad_argument("history is NULL with history_len > 0"));
         }
         if history_len > MAX_HISTORY {
-            return bad_argument(&format!("history_len {history_len} is more than {MAX_HISTORY} positions"));
+            return Err(bad_argument(&format!("history_len {history_len} is more than {MAX_HISTORY} positions")));
         }
         if movetime_ms == 0 && (depth == 0 || depth > MAX_DEPTH) {
-            return bad_argument(&format!("give movetime_ms > 0, or depth 1..{MAX_DEPTH}"));
+            return Err(bad_argument(&format!("give movetime_ms > 0, or depth 1..{MAX_DEPTH}")));
         }
         // SAFETY: as documented for the caller.
-        let (db, pos) = match unsafe { position(pits) } {
-            Ok(p) => (unsafe { &*db }, p),
-            Err(c) => return c,
-        };
+        let pos = unsafe { position(pits) }?;
+        // SAFETY: as documented for the caller, and not NULL.
+        let db = unsafe { &*db };
         let mut earlier = Vec::with_capacity(history_len);
         for i in 0..history_len {
             // SAFETY: `history` holds `12 * history_len` bytes, as documented for the caller.
-            match unsafe { position(history.add(12 * i)) } {
-                Ok(p) => earlier.push(*p.board()),
-                Err(c) => return c,
-            }
+            earlier.push(*unsafe { position(history.add(12 * i)) }?.board());
         }
         let engine = match db.engine.get() {
             Some(e) => e,
-            None => match Engine::new(db.db.rules(), Some(db.db.clone()), None) {
-                Ok(e) => db.engine.get_or_init(|| e),
-                Err(e) => return fail(&e),
-            },
+            None => {
+                let e = Engine::new(db.db.rules(), Some(db.db.clone()), None).map_err(|e| fail(&e))?;
+                db.engine.get_or_init(|| e)
+            }
         };
         let limits = if movetime_ms > 0 {
             Limits { movetime: Some(std::time::Duration::from_millis(u64::from(movetime_ms))), ..Default::default() }
@@ -588,19 +562,15 @@ pub unsafe extern "C" fn oware_analyse_game(
             Limits { depth: Some(depth), ..Default::default() }
         };
         let root = Root { position: pos, captured: None, history: earlier };
-        match engine.search(&root, &limits, &Control::new(), &mut |_| {}) {
-            Ok(r) => {
-                // SAFETY: as documented for the caller.
-                unsafe {
-                    *best_pit = r.best_pit.map_or(-1, c_int::from);
-                    *score = r.score;
-                    *exact = c_int::from(r.exact);
-                    *depth_reached = r.depth as c_int;
-                }
-                OWARE_OK
-            }
-            Err(e) => fail(&e),
+        let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(|e| fail(&e))?;
+        // SAFETY: as documented for the caller.
+        unsafe {
+            *best_pit = r.best_pit.map_or(-1, c_int::from);
+            *score = r.score;
+            *exact = c_int::from(r.exact);
+            *depth_reached = r.depth as c_int;
         }
+        Ok(())
     })
 }
 

@@ -33,24 +33,22 @@ use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::{database_dir, last_layer_to_take, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
+use super::pack::{CopyArgs, ReportArgs};
+use super::{progress, reword, signals};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]
-#[command(mut_args(reword(&[("max_stones", "Export layers 0..=N (all must be built). Default: every layer present from 0 up to the first missing one"), ("json", "Print one JSON document on stdout instead of a line per file")])))]
+#[command(mut_args(reword(&[
+    ("out", "Output directory (created if needed); existing `scores.N` files there are replaced"),
+    ("max_stones", "Export layers 0..=N (all must be built). Default: every layer present from 0 up to the first missing one"),
+    ("json", "Print one JSON document on stdout instead of a line per file"),
+])))]
 pub struct ExportArgs {
     /// Output format: `vu`, the headerless `scores.N` files of the 2002 solution (awari only).
     #[arg(long, value_name = "FORMAT", value_enum)]
     format: Format,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    /// Output directory (created if needed); existing `scores.N` files there are replaced.
-    #[arg(long, value_name = "OUT")]
-    out: PathBuf,
-    #[command(flatten)]
-    max_stones: MaxStonesArg,
+    copy: CopyArgs,
     /// Write zstd-compressed `scores.N.zst` instead of `scores.N` (read directly by every `vu`
     /// reader, which decompresses each layer into memory; packs are probed in place).
     #[arg(long)]
@@ -60,9 +58,7 @@ pub struct ExportArgs {
           value_parser = clap::value_parser!(i32).range(1..=22))]
     level: i32,
     #[command(flatten)]
-    quiet: QuietArg,
-    #[command(flatten)]
-    json: JsonArg,
+    report: ReportArgs,
 }
 
 /// Bytes copied per write.
@@ -110,7 +106,7 @@ struct ExportDoc {
 /// included: the partial temporary file is removed); [`Error::Interrupted`] after Ctrl-C.
 pub fn run(a: ExportArgs) -> Result<()> {
     signals::cooperative();
-    let rules = a.rules.ruleset();
+    let rules = a.copy.rules.ruleset();
     if a.format != Format::Vu {
         return Err(Error::Usage("export writes the published 2002 format only (--format vu); native layer files are already in this tool's format".into()));
     }
@@ -120,31 +116,28 @@ pub fn run(a: ExportArgs) -> Result<()> {
              (a headerless scores.N file could not tell which ruleset it belongs to)"
         )));
     }
-    let dir = database_dir(&a.dir, Format::Native, rules)?;
-    let last = match a.max_stones.max_stones {
-        Some(m) => m,
-        None => last_layer_to_take(&dir, "exporting", a.quiet.quiet)?,
-    };
+    let dir = a.copy.source()?;
 
     // Open every layer first: a missing layer or a bad header stops the export before any write.
-    let layers: Vec<Layer> = dir.layers_up_to(last).into_iter().map(|n| dir.open(n, false)).collect::<Result<_>>()?;
-    fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let layers: Vec<Layer> =
+        a.copy.max_stones.layers(&dir, "exporting", a.report.quiet.quiet)?.into_iter().map(|n| dir.open(n, false)).collect::<Result<_>>()?;
+    fs::create_dir_all(&a.copy.out).map_err(|e| Error::io(&a.copy.out, e))?;
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
-    let bar = progress::bytes(progress::show(a.quiet.quiet), total);
+    let bar = progress::bytes(progress::show(a.report.quiet.quiet), total);
     let mut out = Stdout::new();
     let start = Instant::now();
     let mut files = Vec::new();
     for layer in &layers {
         bar.set_prefix(format!("layer {}", layer.stones()));
-        let w = match export_layer(layer, &a.out, a.compress.then_some(a.level), &bar) {
+        let w = match export_layer(layer, &a.copy.out, a.compress.then_some(a.level), &bar) {
             Ok(w) => w,
             Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
             }
         };
-        if !a.json.json {
+        if !a.report.json.json {
             let line = if a.compress {
                 format!(
                     "layer {:>2}: {:>15} positions -> {} ({} bytes, {:.1}%), checksum ok",
@@ -168,11 +161,11 @@ pub fn run(a: ExportArgs) -> Result<()> {
     bar.finish_and_clear();
     let on_disk: u64 = files.iter().map(|f| f.bytes_on_disk).sum();
     let seconds = start.elapsed().as_secs_f64();
-    if a.json.json {
+    if a.report.json.json {
         out.json(&ExportDoc {
             schema_version: SCHEMA_VERSION,
             rules: rules.name(),
-            out: a.out.display().to_string(),
+            out: a.copy.out.display().to_string(),
             compressed: a.compress,
             files,
             positions: total,
@@ -185,7 +178,7 @@ pub fn run(a: ExportArgs) -> Result<()> {
             oware::units::layers_phrase(layers.iter().map(|l| l.stones())),
             group_digits(total),
             group_digits(on_disk),
-            a.out.display(),
+            a.copy.out.display(),
         ))
     }
 }

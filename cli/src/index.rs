@@ -10,7 +10,7 @@ use oware::{Error, Position, Result};
 use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
+use super::{reword, PositionArgs, PositionCommandArgs};
 
 /// Arguments of `oware index`.
 #[derive(Args, Debug)]
@@ -25,14 +25,10 @@ pub struct IndexArgs {
     /// Index in the layer of the board to print (0 = first); with --layer.
     #[arg(long, value_name = "I", requires = "layer")]
     at: Option<u64>,
-    /// Ruleset: accepted for symmetry with the other commands; the index order is the same
-    /// under every ruleset.
+    // The ruleset is accepted for symmetry with the other commands: the index order is the same
+    // under every ruleset.
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    json: JsonArg,
-    #[command(flatten)]
-    quiet: QuietArg,
+    options: PositionCommandArgs,
 }
 
 /// What `oware index` reports: a board, its layer and its index there.
@@ -61,9 +57,9 @@ pub fn run(a: IndexArgs) -> Result<()> {
         // clap makes --layer and --at require each other.
         (None, _, _) => return Err(Error::Usage("give a position (12 counts, or --south/--north/--to-move), or --layer N --at I".into())),
     };
-    let _ = a.rules.ruleset();
+    let _ = a.options.rules.ruleset();
     let mut out = Stdout::new();
-    if a.json.json {
+    if a.options.json.json {
         out.json(&json_report(&found))
     } else {
         out.write(&text_report(&found))

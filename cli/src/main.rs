@@ -141,6 +141,19 @@ impl PositionArgs {
     }
 }
 
+/// The options that follow the position and the command's own options in the commands that read
+/// no database (`index`, `moves`, `perft`): the ruleset, `--json` and `--quiet`. Each command
+/// words the help of the last two ([`reword`]).
+#[derive(Args, Debug, Clone)]
+pub struct PositionCommandArgs {
+    #[command(flatten)]
+    pub rules: RulesArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+    #[command(flatten)]
+    pub quiet: QuietArg,
+}
+
 /// The rulesets as the command line offers them: each name (as [`Ruleset::name`] spells it)
 /// with its help line, in id order.
 const RULES_HELP: [(Ruleset, &str); 7] = [
@@ -279,6 +292,21 @@ pub struct MaxStonesArg {
     /// Layers 0..=N. Default: every layer from 0 up to the first missing.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=oware::index::MAX_STONES as i64))]
     pub max_stones: Option<u32>,
+}
+
+impl MaxStonesArg {
+    /// The layers of `dir` to take: `0..=N` with `--max-stones N`, else those
+    /// [`last_layer_to_take`] picks (`doing` names the command's work in its note, "packing").
+    ///
+    /// # Errors
+    /// As [`last_layer_to_take`].
+    pub fn layers(&self, dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<Vec<u32>> {
+        let last = match self.max_stones {
+            Some(m) => m,
+            None => last_layer_to_take(dir, doing, quiet)?,
+        };
+        Ok(dir.layers_up_to(last))
+    }
 }
 
 /// The database directory a command reads: `--dir`, `--format` and `--rules` together.

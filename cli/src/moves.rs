@@ -7,7 +7,7 @@ use oware::{Position, Result, Ruleset};
 use serde::Serialize;
 
 use super::output::{Stdout, SCHEMA_VERSION};
-use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
+use super::{reword, PositionArgs, PositionCommandArgs};
 
 /// Arguments of `oware moves`.
 #[derive(Args, Debug)]
@@ -16,11 +16,7 @@ pub struct MovesArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    json: JsonArg,
-    #[command(flatten)]
-    quiet: QuietArg,
+    options: PositionCommandArgs,
 }
 
 /// How `value` (mover's stones minus the opponent's, over `n` stones) splits the stones:
@@ -38,9 +34,9 @@ fn split(n: u32, value: i8) -> (i64, i64) {
 /// [`Error::Io`] when stdout cannot be written.
 pub fn run(a: MovesArgs) -> Result<()> {
     let (pos, side) = a.position.required_placed()?;
-    let rules = a.rules.ruleset();
+    let rules = a.options.rules.ruleset();
     let mut out = Stdout::new();
-    if a.json.json {
+    if a.options.json.json {
         out.json(&json_report(rules, &pos, side.unwrap_or(Side::South)))
     } else {
         out.write(&text_report(rules, &pos, side))

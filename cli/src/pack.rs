@@ -31,29 +31,58 @@ use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{last_layer_to_take, progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
+use super::{progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
+
+/// The first options of `export` and `pack`: the ruleset and the database directory they read,
+/// the directory they write and the layers they take. Each command words the help of `--out` and
+/// `--max-stones` ([`reword`]).
+#[derive(Args, Debug)]
+pub struct CopyArgs {
+    #[command(flatten)]
+    pub rules: RulesArg,
+    #[command(flatten)]
+    pub dir: DirArg,
+    /// Directory to write (created if needed).
+    #[arg(long, value_name = "OUT")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub max_stones: MaxStonesArg,
+}
+
+impl CopyArgs {
+    /// The database directory read: the native layers of the ruleset chosen.
+    ///
+    /// # Errors
+    /// As [`DatabaseDir::new`].
+    pub fn source(&self) -> Result<DatabaseDir> {
+        DatabaseDir::new(Format::Native, &self.dir.dir, self.rules.ruleset())
+    }
+}
+
+/// The last options of `export`, `pack`, `unpack` and `import`: `--quiet`, then `--json`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub quiet: QuietArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
 
 /// Arguments of `oware pack`.
 #[derive(Args, Debug)]
-#[command(mut_args(reword(&[("max_stones", "Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing")])))]
+#[command(mut_args(reword(&[
+    ("out", "Pack directory to write (created if needed): `OUT/RULES/layer-NN.owpk` and `OUT/SHA256SUMS`"),
+    ("max_stones", "Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing"),
+])))]
 pub struct PackArgs {
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    dir: DirArg,
-    /// Pack directory to write (created if needed): `OUT/RULES/layer-NN.owpk` and `OUT/SHA256SUMS`.
-    #[arg(long, value_name = "OUT")]
-    out: PathBuf,
-    #[command(flatten)]
-    max_stones: MaxStonesArg,
+    copy: CopyArgs,
     /// Values per block, 64..=16384: a probe decodes half a block on average; larger blocks are
     /// slightly smaller files and slower probes.
     #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
     block_values: u32,
     #[command(flatten)]
-    quiet: QuietArg,
-    #[command(flatten)]
-    json: JsonArg,
+    report: ReportArgs,
 }
 
 /// Arguments of `oware unpack`.
@@ -71,9 +100,7 @@ pub struct UnpackArgs {
     #[command(flatten)]
     max_stones: MaxStonesArg,
     #[command(flatten)]
-    quiet: QuietArg,
-    #[command(flatten)]
-    json: JsonArg,
+    report: ReportArgs,
 }
 
 /// Arguments of `oware import`.
@@ -91,9 +118,7 @@ pub struct ImportArgs {
     #[command(flatten)]
     max_stones: MaxStonesArg,
     #[command(flatten)]
-    quiet: QuietArg,
-    #[command(flatten)]
-    json: JsonArg,
+    report: ReportArgs,
 }
 
 /// One layer written, in the `--json` documents.
@@ -119,16 +144,6 @@ struct Doc {
     raw_bytes: u64,
     manifest: Option<String>,
     seconds: f64,
-}
-
-/// The layers to process: `0..=max` when given, else those [`last_layer_to_take`] picks;
-/// `doing` names the command's work in its note ("packing").
-fn layers_to_process(dir: &DatabaseDir, max: Option<u32>, doing: &str, quiet: bool) -> Result<Vec<u32>> {
-    let last = match max {
-        Some(m) => m,
-        None => last_layer_to_take(dir, doing, quiet)?,
-    };
-    Ok(dir.layers_up_to(last))
 }
 
 /// Ctrl-C or SIGTERM cancels hashing and waiting for the manifest's lock.
@@ -227,14 +242,14 @@ impl Report {
 /// [`Error::Interrupted`] after Ctrl-C (between layers).
 pub fn run_pack(a: PackArgs) -> Result<()> {
     signals::cooperative();
-    let rules = a.rules.ruleset();
-    let src = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
-    let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, "packing", a.quiet.quiet)?;
+    let rules = a.copy.rules.ruleset();
+    let src = a.copy.source()?;
+    let dst = DatabaseDir::new(Format::Native, &a.copy.out, rules)?;
+    let layers = a.copy.max_stones.layers(&src, "packing", a.report.quiet.quiet)?;
     dst.create()?;
     let total: u64 = layers.iter().map(|&n| layer_size(n)).sum();
-    let bar = bar(a.quiet.quiet, total);
-    let mut report = Report::new("packed", rules, a.json.json);
+    let bar = bar(a.report.quiet.quiet, total);
+    let mut report = Report::new("packed", rules, a.report.json.json);
     let mut entries = Vec::new();
     for &n in &layers {
         if signals::interrupted() {
@@ -245,7 +260,7 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         let t = Instant::now();
         let layer = src.open(n, true).inspect_err(|_| bar.finish_and_clear())?;
         let header = layer.header().cloned().ok_or_else(|| Error::Internal("native layer without header".into()))?;
-        let target = pack_path(&a.out, rules, n);
+        let target = pack_path(&a.copy.out, rules, n);
         // Keep a pack already there with the same values (an interrupted run resumes).
         let kept = matches!(dst.open_table(n, true), Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values);
         if !kept {
@@ -269,8 +284,8 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         report.layer(&bar, doc)?;
     }
     bar.finish_and_clear();
-    let m = manifest::update(&a.out, &entries, &Cancel)?;
-    if !a.quiet.quiet {
+    let m = manifest::update(&a.copy.out, &entries, &Cancel)?;
+    if !a.report.quiet.quiet {
         for d in &m.dropped {
             note(&format!("{}: dropped the line of {} ({})", m.path.display(), d.path, d.why));
         }
@@ -312,8 +327,8 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, "unpacking", a.quiet.quiet)?;
-    write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.json.json), a.quiet.quiet, |n| {
+    let layers = a.max_stones.layers(&src, "unpacking", a.report.quiet.quiet)?;
+    write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.report.json.json), a.report.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
@@ -367,9 +382,9 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
     let rules = Ruleset::Awari;
     let src = DatabaseDir::new(Format::Vu, &a.from, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.dir.dir, rules)?;
-    let layers = layers_to_process(&src, a.max_stones.max_stones, "importing", a.quiet.quiet)?;
+    let layers = a.max_stones.layers(&src, "importing", a.report.quiet.quiet)?;
     let last = layers.last().copied().unwrap_or(0);
-    write_native_layers(&dst, &layers, Report::new("imported", rules, a.json.json), a.quiet.quiet, |n| {
+    write_native_layers(&dst, &layers, Report::new("imported", rules, a.report.json.json), a.report.quiet.quiet, |n| {
         let layer = src.open(n, false)?;
         if let Some((index, value)) = layer.first_out_of_range() {
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
@@ -378,7 +393,7 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
         w.payload_mut().copy_from_slice(layer.bytes());
         Ok(w)
     })?;
-    if !a.quiet.quiet {
+    if !a.report.quiet.quiet {
         // The published files have no checksum: a value within range but wrong is copied as is.
         note(&format!(
             "the imported values were checked for range only, not re-derived: `oware verify --rules awari{} --max-stones {last}` re-derives them",

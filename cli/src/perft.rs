@@ -10,7 +10,7 @@ use oware::{Position, Result};
 use serde::Serialize;
 
 use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{reword, JsonArg, PositionArgs, QuietArg, RulesArg};
+use super::{reword, PositionArgs, PositionCommandArgs};
 
 /// Arguments of `oware perft`.
 #[derive(Args, Debug)]
@@ -25,11 +25,7 @@ pub struct PerftArgs {
     #[arg(long, short, value_name = "D", value_parser = clap::value_parser!(u32).range(0..=20))]
     depth: u32,
     #[command(flatten)]
-    rules: RulesArg,
-    #[command(flatten)]
-    json: JsonArg,
-    #[command(flatten)]
-    quiet: QuietArg,
+    options: PositionCommandArgs,
 }
 
 /// `oware perft --json`.
@@ -57,8 +53,8 @@ const ESTIMATE_RATE: f64 = 30e6;
 /// when stdout cannot be written.
 pub fn run(a: PerftArgs) -> Result<()> {
     let pos = a.position.position()?.unwrap_or_else(Position::start);
-    let rules = a.rules.ruleset();
-    if !a.quiet.quiet {
+    let rules = a.options.rules.ruleset();
+    if !a.options.quiet.quiet {
         if let Some((moves, secs)) = estimate(rules, &pos, a.depth) {
             if secs > 5.0 {
                 note(&format!(
@@ -77,7 +73,7 @@ pub fn run(a: PerftArgs) -> Result<()> {
     // perft(0) = 1: the empty sequence.
     let total = counts.last().copied().unwrap_or(1);
     let mut out = Stdout::new();
-    if a.json.json {
+    if a.options.json.json {
         out.json(&PerftDoc {
             schema_version: SCHEMA_VERSION,
             rules: rules.name(),
@@ -95,7 +91,7 @@ pub fn run(a: PerftArgs) -> Result<()> {
         s.push_str(&format!("perft({}) = {total}\n", a.depth));
         out.write(&s)?;
     }
-    if !a.quiet.quiet {
+    if !a.options.quiet.quiet {
         let nodes: u64 = counts.iter().sum();
         let rate = if elapsed > 0.0 { nodes as f64 / elapsed } else { 0.0 };
         note(&format!("perft: depth {} in {elapsed:.3} s ({nodes} moves generated, {:.1} M/s)", a.depth, rate / 1e6));

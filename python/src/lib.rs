@@ -24,18 +24,9 @@ create_exception!(oware, MissingLayer, Error, "A layer the answer needs is not b
 create_exception!(oware, DamagedFile, Error, "A layer file is damaged (header, size, checksum, a pack block).");
 create_exception!(oware, RulesetMismatch, Error, "A layer file holds another ruleset's or layer's values.");
 
-/// The Python exception for an error, with the CLI's message.
+/// The Python exception for an error, with the bindings' message ([`OwareError::binding_message`]).
 fn py_err(e: &OwareError) -> PyErr {
-    py_err_msg(e, message(e))
-}
-
-/// The message of an error: the library's, plus the command that builds missing depths to
-/// capture (the library's messages name no command; the depths are an option of the build).
-fn message(e: &OwareError) -> String {
-    match e {
-        OwareError::DtcMissing { .. } => format!("{e}: build them with `oware build --dtc`"),
-        _ => e.to_string(),
-    }
+    py_err_msg(e, e.binding_message())
 }
 
 /// The Python exception of an error, with message `msg`: the one table from error kinds to
@@ -358,7 +349,7 @@ impl Database {
         });
         result.map_err(|(row, kind)| match kind {
             PyErrKind::Invalid(m) => InvalidPosition::new_err(format!("row {row}: {m}")),
-            PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {}", message(&e))),
+            PyErrKind::Oware(e) => py_err_msg(&e, format!("row {row}: {}", e.binding_message())),
         })
     }
 }

@@ -63,7 +63,7 @@ impl ErrorKind {
     /// | 9 | not enough memory |
     /// | 10 | distributed build: ranks disagree or their transport failed |
     /// | 130 | interrupted |
-    pub fn exit_status(self) -> i32 {
+    pub const fn exit_status(self) -> i32 {
         match self {
             ErrorKind::Internal => 1,
             ErrorKind::Usage => 2,

@@ -5,7 +5,9 @@
 //! Error payloads are data (layer numbers, paths, expected and found values, raw bytes as
 //! numbers), not preformatted sentences, so a program can act on them; `Display` renders them
 //! for people (escaping any byte read from a file). Advice such as which command to run next
-//! belongs to the program that shows the error (the CLI adds it), not to the error.
+//! belongs to the program that shows the error (the CLI adds it), not to the error: the one
+//! exception is [`Error::binding_message`], the message the C and Python bindings report, which
+//! have no program of their own to give advice.
 
 use std::path::PathBuf;
 
@@ -314,6 +316,17 @@ impl Error {
     pub fn corrupt(path: impl Into<PathBuf>, damage: Damage) -> Error {
         Error::Corrupt { path: path.into(), damage }
     }
+
+    /// The message the bindings report (the C library's `oware_last_error`, the Python
+    /// exceptions): the error's own, plus for depths to capture not built ([`Error::DtcMissing`])
+    /// the command that builds them, since the depths are an option of the build that a probe's
+    /// message cannot guess. The `oware` program gives its own advice instead.
+    pub fn binding_message(&self) -> String {
+        match self {
+            Error::DtcMissing { .. } => format!("{self}: build them with `oware build --dtc`"),
+            _ => self.to_string(),
+        }
+    }
 }
 
 /// An error, for programs: the `{"code", "kind", "message"}` object of the JSON documents that
@@ -467,6 +480,14 @@ mod tests {
             "verification failed: 3 values do not follow from their children, 2 bounds entries do not follow from their children, 4 depths to capture do not follow from their moves, 1 fact contradicted"
         );
         assert_eq!(failed(0, 0, 0, 2), "verification failed: 2 facts contradicted");
+    }
+
+    #[test]
+    fn binding_messages_name_the_build_of_missing_depths_only() {
+        let dtc = Error::DtcMissing { layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
+        assert_eq!(dtc.binding_message(), format!("{dtc}: build them with `oware build --dtc`"));
+        let values = Error::LayerMissing { layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
+        assert_eq!(values.binding_message(), values.to_string());
     }
 
     #[test]

@@ -4,9 +4,12 @@
 
 use crate::rules::{Board, PITS};
 
+/// The golden gamma: what each step of splitmix64 adds to its state.
+pub(crate) const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// One step of splitmix64: `x` advanced by the golden gamma, then mixed.
 pub(crate) const fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = x.wrapping_add(GOLDEN_GAMMA);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^ (x >> 31)

@@ -109,7 +109,7 @@ impl ExitsPass<'_> {
 /// stones), copied into anonymous memory in transparent huge pages. The exits pass reads them at
 /// random, one read per capture: through the 4 KB pages of a file mapping nearly every read
 /// also misses the TLB. From the copy the exits pass ran about 1.5 times as fast at layers 27
-/// and 28 (docs/performance.md).
+/// and 28 (docs/performance-history.md).
 pub(super) struct Resident<'a> {
     map: memmap2::MmapMut,
     /// Offset of each layer `0..=n - 2` in `map`.
@@ -377,7 +377,7 @@ struct Run {
 ///
 /// Cost: two passes over the lookups to partition them, and one random read of the window
 /// and one of the cells per lookup, prefetched in groups. A full sort of the buffer made the
-/// exits pass of layer 24 about 2 s slower (docs/performance.md).
+/// exits pass of layer 24 about 2 s slower (docs/performance-history.md).
 fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, runs: &mut Vec<Run>, places: &Places, o: &OutOfCore) {
     let offsets = &places.offsets;
     let total = offsets[offsets.len() - 1];

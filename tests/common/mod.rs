@@ -18,6 +18,9 @@ use std::sync::{Mutex, Once};
 use oware::build::{self, BuildConfig, Silent};
 use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
 
+mod splitmix;
+pub use splitmix::SplitMix64;
+
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SimpleOutcome {
@@ -300,30 +303,6 @@ pub fn simple_perft(rules: Ruleset, board: &Board, depth: u32) -> u64 {
         }
     }
     count
-}
-
-/// A small seeded pseudo-random generator (SplitMix64): no `rand` crate, reproducible runs.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (n > 0); the tiny modulo bias does not matter for tests.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    /// A number in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
 }
 
 /// A random board with at most 48 stones, drawn from a mix of shapes so that unusual cases come

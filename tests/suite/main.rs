@@ -11,7 +11,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../solved/mod.rs"]
+#[path = "../../src/solver/tests/solved.rs"]
 mod solved;
 
 mod bounds;

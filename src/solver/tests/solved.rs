@@ -1,5 +1,7 @@
-//! Layers solved in memory, as the reference other ways of solving are compared with (test
-//! files use it with `mod solved;`).
+//! Layers solved in memory, as the reference other ways of solving are compared with: one file
+//! for the solver's unit tests (`mod solved;` in `src/solver/tests/mod.rs`) and the integration
+//! tests (`tests/suite/main.rs` includes it by its path). It names the library `oware`, as the
+//! integration tests see it; `src/lib.rs` gives the crate that name in its own tests.
 
 use std::sync::Mutex;
 
