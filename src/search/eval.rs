@@ -227,7 +227,7 @@ pub mod fit {
         /// The next 64 random bits.
         pub fn next_u64(&mut self) -> u64 {
             let z = crate::search::splitmix(self.0);
-            self.0 = self.0.wrapping_add(crate::search::GOLDEN_GAMMA);
+            self.0 = self.0.wrapping_add(super::super::keys::GOLDEN_GAMMA);
             z
         }
 

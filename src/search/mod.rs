@@ -50,7 +50,7 @@ use crate::probe::Database;
 use crate::rules::{stones, Board, Outcome, Ruleset};
 pub use api::{Control, Limits, Report, Root, RootMove, ScoreBound};
 use keys::board_key;
-pub(crate) use keys::{splitmix, GOLDEN_GAMMA};
+pub(crate) use keys::splitmix;
 use shared::{Node, Shared};
 use tt::Table;
 use worker::Worker;
