@@ -81,7 +81,7 @@ pub(super) fn bounds_layer(
         LayerAction::Check => match check_bounds(dir, n, values)? {
             Ok((b, stats)) => {
                 restore_json(
-                    &dir.bounds_stats_path(n),
+                    &dir.companion_stats_path(crate::storage::Companion::Bounds, n),
                     &stats,
                     |s: &BoundsStats| s.forced == stats.forced && s.strictly_inside == stats.strictly_inside,
                     observer,
@@ -110,7 +110,7 @@ pub(super) fn bounds_layer(
     let seconds = start.elapsed().as_secs_f64();
     writer.finish()?;
     let stats = BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) };
-    write_json(&dir.bounds_stats_path(n), &stats)?;
+    write_json(&dir.companion_stats_path(crate::storage::Companion::Bounds, n), &stats)?;
     observer.bounds_done(&stats, &LayerOutcome::Built { seconds, replaced });
     dir.open_bounds(n, false)
 }

@@ -76,7 +76,7 @@ pub(super) fn dtc_layer(
         LayerAction::Skip { .. } => return Ok(()),
         LayerAction::Check => match check_dtc(dir, n, values)? {
             Ok((_, stats)) => {
-                restore_json(&dir.dtc_stats_path(n), &stats, |s: &DtcStats| s.histogram == stats.histogram, observer)?;
+                restore_json(&dir.companion_stats_path(crate::storage::Companion::Dtc, n), &stats, |s: &DtcStats| s.histogram == stats.histogram, observer)?;
                 observer.dtc_done(&stats, &LayerOutcome::Skipped);
                 return Ok(());
             }
@@ -137,7 +137,7 @@ pub(super) fn dtc_layer(
     let seconds = start.elapsed().as_secs_f64();
     writer.finish()?;
     let stats = DtcStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..DtcStats::new(rules, n, t.histogram, t.escaped) };
-    write_json(&dir.dtc_stats_path(n), &stats)?;
+    write_json(&dir.companion_stats_path(crate::storage::Companion::Dtc, n), &stats)?;
     observer.dtc_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(())
 }
