@@ -158,18 +158,16 @@ pub type DtcTable = CompanionTable<DtcKind>;
 /// payload's last 8 bytes). The file must not be modified while it is mapped (see the module
 /// documentation of [`crate::storage`]).
 pub struct CompanionLayer<K: CompanionKind> {
-    stones: u32,
-    path: PathBuf,
-    file: File,
-    stamp: FileStamp,
+    /// The file opened (its layer, path, identity and layout).
+    source: CompanionFile<K>,
+    /// Its bytes, the header's included.
     bytes: Bytes,
     header: Header,
-    layout: K::Layout,
 }
 
 impl<K: CompanionKind> std::fmt::Debug for CompanionLayer<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CompanionLayer").field("kind", &K::KIND).field("stones", &self.stones).field("path", &self.path).finish()
+        f.debug_struct("CompanionLayer").field("source", &self.source).finish()
     }
 }
 
@@ -200,7 +198,8 @@ impl<K: CompanionKind> CompanionLayer<K> {
             Ok(())
         };
         let layout = K::layout(path, n, &header, bytes.len() as u64, &read)?;
-        let layer = CompanionLayer { stones: n, path: path.into(), file, stamp, bytes, header, layout };
+        let source = CompanionFile { stones: n, path: path.into(), file, stamp, layout };
+        let layer = CompanionLayer { source, bytes, header };
         if verify_payload {
             layer.check_payload()?;
         }
@@ -216,7 +215,7 @@ impl<K: CompanionKind> CompanionLayer<K> {
     pub(crate) fn check_payload(&self) -> Result<()> {
         let computed = checksum_released(self.raw(), &|r| self.release(r));
         if computed != self.header.payload_checksum {
-            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
+            return Err(Error::corrupt(&self.source.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
         }
         Ok(())
     }
@@ -237,18 +236,18 @@ impl<K: CompanionKind> CompanionLayer<K> {
     /// the entry holds no valid bounds code ([`Damage::BadBoundsCode`]) or is an escaped depth
     /// without its record ([`Damage::BadDtc`]).
     pub fn get(&self, i: u64) -> Result<K::Entry> {
-        check_index(self.stones, i)?;
+        check_index(self.source.stones, i)?;
         K::entry(self, i)
     }
 
     /// The layer number (stones on the board).
     pub fn stones(&self) -> u32 {
-        self.stones
+        self.source.stones
     }
 
     /// The file the entries were read from.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.source.path
     }
 
     /// The header.
@@ -261,22 +260,6 @@ impl<K: CompanionKind> CompanionLayer<K> {
     /// Cost: one `madvise` call.
     pub fn release(&self, range: std::ops::Range<u64>) {
         self.bytes.release(PAYLOAD_OFFSET as usize, range);
-    }
-
-    /// Checks that the open file still has the length and modification time it had when it
-    /// was mapped.
-    ///
-    /// Cost: one `fstat`.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
-    pub(crate) fn check_unchanged(&self) -> Result<()> {
-        self.stamp.check(&self.file, &self.path)
-    }
-
-    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
-    pub(crate) fn replaced(&self) -> bool {
-        self.stamp.replaced(&self.path)
     }
 }
 
@@ -292,7 +275,7 @@ fn check_index(n: u32, i: u64) -> Result<()> {
 impl CompanionLayer<BoundsKind> {
     /// The codec of the layer (for decoding the payload in bulk).
     pub fn codec(&self) -> &Codec {
-        &self.layout
+        &self.source.layout
     }
 
     /// The payload bytes.
@@ -304,13 +287,13 @@ impl CompanionLayer<BoundsKind> {
 impl CompanionLayer<DtcKind> {
     /// The payload, split into its parts.
     pub fn payload(&self) -> DtcPayload<'_> {
-        DtcPayload::new(self.stones, self.raw()).expect("checked when opened")
+        DtcPayload::new(self.source.stones, self.raw()).expect("checked when opened")
     }
 }
 
 /// One layer's file of kind `K` ([`BoundsFile`], [`DtcFile`]) read one entry at a time with
 /// `pread` ([`ReadMode::Pread`]): nothing is mapped, so a file truncated under the reader gives
-/// errors, never `SIGBUS`.
+/// errors, never `SIGBUS`. (A [`CompanionLayer`] holds the one it was read from.)
 pub struct CompanionFile<K: CompanionKind> {
     stones: u32,
     path: PathBuf,
@@ -354,6 +337,23 @@ impl<K: CompanionKind> CompanionFile<K> {
     fn read(&self, buf: &mut [u8], at: u64) -> Result<()> {
         read_exact_at(&self.file, &self.path, buf, at, self.stamp.len)
     }
+
+    /// Checks that the open file still has the length and modification time it had when it
+    /// was opened (a mapped file truncated in place would make reading its pages crash the
+    /// process).
+    ///
+    /// Cost: one `fstat`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`] when `fstat` fails.
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        self.stamp.check(&self.file, &self.path)
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.stamp.replaced(&self.path)
+    }
 }
 
 /// One layer's file of kind `K` opened for probing ([`BoundsTable`], [`DtcTable`];
@@ -395,36 +395,32 @@ impl<K: CompanionKind> CompanionTable<K> {
         }
     }
 
+    /// The file opened, mapped or not.
+    fn source(&self) -> &CompanionFile<K> {
+        match self {
+            CompanionTable::Layer(l) => &l.source,
+            CompanionTable::File(f) => f,
+        }
+    }
+
     /// The layer number.
     pub fn stones(&self) -> u32 {
-        match self {
-            CompanionTable::Layer(l) => l.stones,
-            CompanionTable::File(f) => f.stones,
-        }
+        self.source().stones
     }
 
     /// The file the entries are read from.
     pub fn path(&self) -> &Path {
-        match self {
-            CompanionTable::Layer(l) => &l.path,
-            CompanionTable::File(f) => &f.path,
-        }
+        &self.source().path
     }
 
-    /// See [`CompanionLayer::check_unchanged`].
+    /// See [`CompanionFile::check_unchanged`].
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        match self {
-            CompanionTable::Layer(l) => l.check_unchanged(),
-            CompanionTable::File(f) => f.stamp.check(&f.file, &f.path),
-        }
+        self.source().check_unchanged()
     }
 
     /// Whether its path no longer names the file that was opened. Cost: one `stat`.
     pub(crate) fn replaced(&self) -> bool {
-        match self {
-            CompanionTable::Layer(l) => l.replaced(),
-            CompanionTable::File(f) => f.stamp.replaced(&f.path),
-        }
+        self.source().replaced()
     }
 }
 
@@ -446,7 +442,7 @@ impl CompanionKind for BoundsKind {
 
     fn entry(layer: &BoundsLayer, i: u64) -> Result<Bounds> {
         let (codec, payload) = (layer.codec(), layer.payload());
-        codec.get(payload, i).ok_or_else(|| Error::corrupt(&layer.path, Damage::BadBoundsCode { index: i, code: codec.raw(payload, i) }))
+        codec.get(payload, i).ok_or_else(|| Error::corrupt(layer.path(), Damage::BadBoundsCode { index: i, code: codec.raw(payload, i) }))
     }
 
     /// One `pread` of the (up to) 4 bytes that hold the entry's code.
@@ -488,7 +484,7 @@ impl CompanionKind for DtcKind {
     }
 
     fn entry(layer: &DtcLayer, i: u64) -> Result<Option<u16>> {
-        layer.payload().get(i).map_err(|e| Error::corrupt(&layer.path, Damage::BadDtc { what: e.to_string() }))
+        layer.payload().get(i).map_err(|e| Error::corrupt(layer.path(), Damage::BadDtc { what: e.to_string() }))
     }
 
     /// One `pread` of the position's byte; for an escaped depth, a binary search of the records.
