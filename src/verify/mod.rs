@@ -44,7 +44,7 @@ pub use bounds::{BoundsMismatch, BoundsReport};
 pub(crate) use companion::verify_companion;
 pub use companion::{CompanionEntry, CompanionReport, CompanionStatus};
 pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
-pub(crate) use dtc::derive_dtc;
+pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
 pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck, Outcome};
 pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
