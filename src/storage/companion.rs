@@ -173,10 +173,10 @@ impl<K: CompanionKind> std::fmt::Debug for CompanionLayer<K> {
 
 impl<K: CompanionKind> CompanionLayer<K> {
     /// Opens a file of kind `K` at any path, expecting layer `n` of `rules`. See
-    /// [`DatabaseDir::open_companion`](DatabaseDir::open_companion).
+    /// [`DatabaseDir::open_companion`].
     ///
     /// # Errors
-    /// As [`DatabaseDir::open_companion`](DatabaseDir::open_companion), with
+    /// As [`DatabaseDir::open_companion`], with
     /// [`Error::Io`] for a missing file.
     pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<CompanionLayer<K>> {
         let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
@@ -357,7 +357,7 @@ impl<K: CompanionKind> CompanionFile<K> {
 }
 
 /// One layer's file of kind `K` opened for probing ([`BoundsTable`], [`DtcTable`];
-/// [`DatabaseDir::open_companion_with`](DatabaseDir::open_companion_with)): in memory
+/// [`DatabaseDir::open_companion_with`]): in memory
 /// (mapped, or copied by [`ReadMode::Pread`]), or read from the file entry by entry.
 #[derive(Debug)]
 #[non_exhaustive]
