@@ -12,9 +12,10 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
-use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, DtcStats, LayerAction, LayerOutcome, LayerStats};
+use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats};
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
+use oware::storage::Companion;
 use oware::units::{group_digits, human_bytes, human_duration};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -128,42 +129,31 @@ struct PlanDoc<'a> {
     plan: &'a BuildPlan,
 }
 
-/// One layer's line with `--json`.
+/// One line with `--json` for a layer's values (`kind` `layer`, `stats` a `&LayerStats`) or one
+/// of the files beside them (`bounds`, `dtc`; a [`CompanionStatsDoc`]).
 #[derive(Serialize)]
-struct LayerDoc<'a> {
+struct LayerDoc<'a, S> {
     schema_version: u32,
     kind: &'static str,
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     replaced: Option<&'a str>,
     #[serde(flatten)]
-    stats: &'a LayerStats,
+    stats: S,
 }
 
-/// One layer's bounds line with `--json`.
+/// The statistics of a file beside the values in a [`LayerDoc`]: the bounds' shares come before
+/// them.
 #[derive(Serialize)]
-struct BoundsDoc<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    replaced: Option<&'a str>,
-    forced_share: f64,
-    inside_share: f64,
-    #[serde(flatten)]
-    stats: &'a BoundsStats,
-}
-
-/// One layer's dtc line with `--json`.
-#[derive(Serialize)]
-struct DtcDoc<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    replaced: Option<&'a str>,
-    #[serde(flatten)]
-    stats: &'a DtcStats,
+#[serde(untagged)]
+enum CompanionStatsDoc<'a> {
+    Bounds {
+        forced_share: f64,
+        inside_share: f64,
+        #[serde(flatten)]
+        stats: &'a BoundsStats,
+    },
+    Dtc(&'a DtcStats),
 }
 
 /// The last line with `--json`.
@@ -377,55 +367,51 @@ impl BuildObserver for Display {
         Display::message(self, msg);
     }
 
-    fn bounds_started(&self, n: u32, units: u64) {
-        self.start_extra_bar(&format!("bounds {n}"), units, "yellow");
+    fn companion_started(&self, kind: Companion, n: u32, units: u64) {
+        let colour = match kind {
+            Companion::Bounds => "yellow",
+            Companion::Dtc => "magenta",
+        };
+        self.start_extra_bar(&format!("{kind} {n}"), units, colour);
     }
 
-    fn bounds_done(&self, stats: &BoundsStats, outcome: &LayerOutcome) {
+    fn companion_done(&self, stats: CompanionStats<'_>, outcome: &LayerOutcome) {
         self.end_bar();
         if self.json {
             let (status, replaced) = status_of(outcome);
-            let (forced_share, inside_share) = (stats.forced_share(), stats.inside_share());
-            self.json_line(&BoundsDoc { schema_version: SCHEMA_VERSION, kind: "bounds", status, replaced, forced_share, inside_share, stats });
+            let doc = match stats {
+                CompanionStats::Bounds(s) => CompanionStatsDoc::Bounds { forced_share: s.forced_share(), inside_share: s.inside_share(), stats: s },
+                CompanionStats::Dtc(s) => CompanionStatsDoc::Dtc(s),
+            };
+            self.json_line(&LayerDoc { schema_version: SCHEMA_VERSION, kind: stats.kind().name(), status, replaced, stats: doc });
             return;
         }
-        let how = match outcome {
-            LayerOutcome::Skipped => "complete (skipped)".to_string(),
-            LayerOutcome::Built { seconds, .. } => {
-                format!("{:.2} s, {:.2} M positions/s, {}", seconds, stats.positions as f64 / seconds.max(1e-9) / 1e6, human_bytes(stats.file_bytes))
-            }
-        };
-        self.print(&format!(
-            "bounds {:>2}: {how}; split forced {:.2} %, value strictly inside {:.2} %",
-            stats.layer,
-            100.0 * stats.forced_share(),
-            100.0 * stats.inside_share()
-        ));
+        self.print(&companion_line(stats, outcome));
     }
+}
 
-    fn dtc_started(&self, n: u32, units: u64) {
-        self.start_extra_bar(&format!("dtc {n}"), units, "magenta");
-    }
-
-    fn dtc_done(&self, stats: &DtcStats, outcome: &LayerOutcome) {
-        self.end_bar();
-        if self.json {
-            let (status, replaced) = status_of(outcome);
-            self.json_line(&DtcDoc { schema_version: SCHEMA_VERSION, kind: "dtc", status, replaced, stats });
-            return;
+/// The line of a layer's file beside its values, built or found complete.
+fn companion_line(stats: CompanionStats<'_>, outcome: &LayerOutcome) -> String {
+    let how = match outcome {
+        LayerOutcome::Skipped => "complete (skipped)".to_string(),
+        LayerOutcome::Built { seconds, .. } => {
+            // The bounds' file size; the depths' peak memory.
+            let size = match stats {
+                CompanionStats::Bounds(s) => human_bytes(s.file_bytes),
+                CompanionStats::Dtc(s) => format!("peak memory {}", s.peak_memory_bytes.map_or("?".into(), human_bytes)),
+            };
+            format!("{:.2} s, {:.2} M positions/s, {size}", seconds, stats.positions() as f64 / seconds.max(1e-9) / 1e6)
         }
-        let how = match outcome {
-            LayerOutcome::Skipped => "complete (skipped)".to_string(),
-            LayerOutcome::Built { seconds, .. } => format!(
-                "{:.2} s, {:.2} M positions/s, peak memory {}",
-                seconds,
-                stats.positions as f64 / seconds.max(1e-9) / 1e6,
-                stats.peak_memory_bytes.map_or("?".into(), human_bytes)
-            ),
-        };
-        let max = stats.max.map_or("none".into(), |m| m.to_string());
-        let mean = stats.mean.map_or("none".into(), |m| format!("{m:.2}"));
-        self.print(&format!("   dtc {:>2}: {how}; max {max}, mean {mean}", stats.layer));
+    };
+    match stats {
+        CompanionStats::Bounds(s) => {
+            format!("bounds {:>2}: {how}; split forced {:.2} %, value strictly inside {:.2} %", s.layer, 100.0 * s.forced_share(), 100.0 * s.inside_share())
+        }
+        CompanionStats::Dtc(s) => {
+            let max = s.max.map_or("none".into(), |m| m.to_string());
+            let mean = s.mean.map_or("none".into(), |m| format!("{m:.2}"));
+            format!("   dtc {:>2}: {how}; max {max}, mean {mean}", s.layer)
+        }
     }
 }
 
@@ -448,6 +434,33 @@ struct TotalScale {
     base: u64,
     /// Units of the layer in progress counted so far.
     units: u64,
+}
+
+/// What a plan does with one kind of file beside the layers (bounds, depths to capture).
+struct Summary<'a, P> {
+    /// The layers whose file is built, and its plan.
+    to_build: Vec<(u32, &'a P)>,
+    /// `C to check, B to build (LAYERS)`.
+    phrase: String,
+    /// The most memory building one of them needs.
+    memory: u64,
+    /// The disk the files built take.
+    disk: u64,
+}
+
+/// The [`Summary`] of `plans` (each with its layer), `figures` giving each plan's action,
+/// memory and disk; `None` when there is none.
+fn summarize<'a, P: 'a>(plans: impl Iterator<Item = (u32, &'a P)>, figures: impl Fn(&P) -> (&LayerAction, u64, u64)) -> Option<Summary<'a, P>> {
+    let plans: Vec<(u32, &P)> = plans.collect();
+    if plans.is_empty() {
+        return None;
+    }
+    let to_build: Vec<(u32, &P)> = plans.iter().copied().filter(|(_, p)| matches!(figures(p).0, LayerAction::Build { .. })).collect();
+    let phrase =
+        format!("{} to check, {} to build ({})", plans.len() - to_build.len(), to_build.len(), oware::units::describe_layers(to_build.iter().map(|(n, _)| *n)));
+    let memory = to_build.iter().map(|(_, p)| figures(p).1).max().unwrap_or(0);
+    let disk = to_build.iter().map(|(_, p)| figures(p).2).sum();
+    Some(Summary { to_build, phrase, memory, disk })
 }
 
 /// The plan for people: one line per layer to build, and totals.
@@ -487,32 +500,22 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             human_duration(l.seconds_estimate)
         ));
     }
-    let bounds: Vec<(u32, &build::BoundsPlan)> = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b))).collect();
-    if !bounds.is_empty() {
-        let to_build: Vec<&(u32, &build::BoundsPlan)> = bounds.iter().filter(|(_, b)| matches!(b.action, LayerAction::Build { .. })).collect();
-        s.push_str(&format!(
-            "  bounds: {} to check, {} to build ({}), in memory: up to {}, disk {}\n",
-            bounds.len() - to_build.len(),
-            to_build.len(),
-            oware::units::describe_layers(to_build.iter().map(|(n, _)| *n)),
-            human_bytes(to_build.iter().map(|(_, b)| b.memory_bytes).max().unwrap_or(0)),
-            human_bytes(to_build.iter().map(|(_, b)| b.disk_bytes).sum())
-        ));
+    let bounds = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b)));
+    if let Some(sum) = summarize(bounds, |b| (&b.action, b.memory_bytes, b.disk_bytes)) {
+        s.push_str(&format!("  bounds: {}, in memory: up to {}, disk {}\n", sum.phrase, human_bytes(sum.memory), human_bytes(sum.disk)));
     }
-    let dtc: Vec<(u32, &build::DtcPlan)> = plan.layers.iter().filter_map(|l| l.dtc.as_ref().map(|d| (l.layer, d))).collect();
-    if !dtc.is_empty() {
-        let to_build: Vec<&(u32, &build::DtcPlan)> = dtc.iter().filter(|(_, d)| matches!(d.action, LayerAction::Build { .. })).collect();
-        let scratch: Vec<u32> = to_build.iter().filter(|(_, d)| d.scratch).map(|(n, _)| *n).collect();
+    let dtc = plan.layers.iter().filter_map(|l| l.dtc.as_ref().map(|d| (l.layer, d)));
+    if let Some(sum) = summarize(dtc, |d| (&d.action, d.memory_bytes, d.disk_bytes)) {
+        let scratch: Vec<u32> = sum.to_build.iter().filter(|(_, d)| d.scratch).map(|(n, _)| *n).collect();
         let scratch =
             if scratch.is_empty() { String::new() } else { format!(", working cells in a scratch file for {}", oware::units::describe_layers(scratch)) };
+        let seconds: f64 = sum.to_build.iter().map(|(_, d)| d.seconds_estimate).sum();
         s.push_str(&format!(
-            "  dtc: {} to check, {} to build ({}), memory up to {}{scratch}, disk {}, about {}\n",
-            dtc.len() - to_build.len(),
-            to_build.len(),
-            oware::units::describe_layers(to_build.iter().map(|(n, _)| *n)),
-            human_bytes(to_build.iter().map(|(_, d)| d.memory_bytes).max().unwrap_or(0)),
-            human_bytes(to_build.iter().map(|(_, d)| d.disk_bytes).sum()),
-            human_duration(to_build.iter().map(|(_, d)| d.seconds_estimate).sum())
+            "  dtc: {}, memory up to {}{scratch}, disk {}, about {}\n",
+            sum.phrase,
+            human_bytes(sum.memory),
+            human_bytes(sum.disk),
+            human_duration(seconds)
         ));
     }
     let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {

@@ -22,12 +22,14 @@
 //! | `config` | what to build ([`BuildConfig`]) and the defaults |
 //! | `plan` | the plan of a build and its estimates: modes, memory, disk, time ([`plan`]) |
 //! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`], `build_with`) |
-//! | `bounds` | the forced-capture bounds of each layer, checked or built after its values |
-//! | `dtc` | the depths to capture of each layer, checked or computed after its values |
+//! | `companion` | the files beside each layer's values, checked or built after them the same way whatever their kind |
+//! | `bounds` | the forced-capture bounds of each layer: how they are computed and checked |
+//! | `dtc` | the depths to capture of each layer: how they are computed and checked |
 //! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`, `dtc-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
 
 mod bounds;
+mod companion;
 mod config;
 mod dtc;
 mod lock;
@@ -46,11 +48,12 @@ pub(crate) use pipeline::build_with;
 pub use plan::{
     check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput,
 };
-pub use stats::{histogram, read_stats, BoundsStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
+pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
+use crate::storage::Companion;
 
 /// Computes the exact value of every position of layer `n` under `rules`, in memory, from the
 /// finished smaller layers: the algorithm of [`build`] without files.
@@ -110,14 +113,12 @@ pub trait BuildObserver: Progress {
     fn layer_done(&self, _stats: &LayerStats, _outcome: &LayerOutcome) {}
     /// Something the user should know (a damaged file replaced, ...).
     fn message(&self, _msg: &str) {}
-    /// Layer `n`'s forced-capture bounds are about to be built; worth `units` work units.
-    fn bounds_started(&self, _n: u32, _units: u64) {}
-    /// Layer `n`'s forced-capture bounds are complete (built or skipped).
-    fn bounds_done(&self, _stats: &BoundsStats, _outcome: &LayerOutcome) {}
-    /// Layer `n`'s depths to capture are about to be computed; worth `units` work units.
-    fn dtc_started(&self, _n: u32, _units: u64) {}
-    /// Layer `n`'s depths to capture are complete (built or skipped).
-    fn dtc_done(&self, _stats: &DtcStats, _outcome: &LayerOutcome) {}
+    /// Layer `n`'s file of kind `kind` (its forced-capture bounds, its depths to capture) is
+    /// about to be built; worth `units` work units.
+    fn companion_started(&self, _kind: Companion, _n: u32, _units: u64) {}
+    /// A layer's file beside its values is complete (built or skipped): its statistics, which
+    /// say its kind and layer.
+    fn companion_done(&self, _stats: CompanionStats<'_>, _outcome: &LayerOutcome) {}
 }
 
 /// An observer that ignores everything.

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::bounds::bounds_layer;
+use super::companion::companion_layer;
 use super::config::{BuildConfig, CHECKPOINT_EVERY};
+use super::dtc::DtcInputs;
 use super::lock::BuildLock;
 use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan};
 use super::stats::{count_released, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
@@ -19,7 +20,7 @@ use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
-use crate::storage::{BoundsLayer, DatabaseDir, Layer, LayerWriter};
+use crate::storage::{BoundsKind, BoundsLayer, DatabaseDir, DtcKind, Layer, LayerWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_value;
 
@@ -190,8 +191,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             if observer.cancelled() {
                 return Err(Error::Interrupted);
             }
-            let b = bounds_layer(&dir, n, bp, this, &lower_bounds, observer)?;
-            lower_bounds.push(Some(b));
+            lower_bounds.push(companion_layer::<BoundsKind>(&dir, n, &bp.action, this, &lower_bounds, observer)?);
         }
         // Depths to capture are computed by rank 0 from the finished values (the same bytes
         // whatever mode built them); the other ranks wait.
@@ -201,7 +201,8 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             if me == 0 {
                 let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-                super::dtc::dtc_layer(&dir, n, dp, this, &lower[..n as usize], &work, observer)?;
+                let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch };
+                companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer)?;
             }
             cluster.barrier()?;
         }

@@ -1,5 +1,5 @@
-//! Statistics of built layers and bounds, also stored as JSON beside them, and the JSON files'
-//! safe writing and restoring.
+//! Statistics of built layers and of the files beside them (bounds, depths to capture), also
+//! stored as JSON beside them, and the JSON files' safe writing and restoring.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +12,7 @@ use super::BuildObserver;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
-use crate::storage::{scan_released, write_atomic, DatabaseDir};
+use crate::storage::{scan_released, write_atomic, Companion, DatabaseDir};
 
 /// How a layer came to be complete.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,6 +156,42 @@ impl DtcStats {
             histogram,
             seconds: None,
             peak_memory_bytes: None,
+        }
+    }
+}
+
+/// The statistics of one layer's file beside its values, of either kind, as
+/// [`BuildObserver::companion_done`] is told of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CompanionStats<'a> {
+    /// Its forced-capture bounds'.
+    Bounds(&'a BoundsStats),
+    /// Its depths to capture's.
+    Dtc(&'a DtcStats),
+}
+
+impl CompanionStats<'_> {
+    /// The kind of file.
+    pub fn kind(&self) -> Companion {
+        match self {
+            CompanionStats::Bounds(_) => Companion::Bounds,
+            CompanionStats::Dtc(_) => Companion::Dtc,
+        }
+    }
+
+    /// The layer (stones on the board).
+    pub fn layer(&self) -> u32 {
+        match self {
+            CompanionStats::Bounds(s) => s.layer,
+            CompanionStats::Dtc(s) => s.layer,
+        }
+    }
+
+    /// Positions in the layer.
+    pub fn positions(&self) -> u64 {
+        match self {
+            CompanionStats::Bounds(s) => s.positions,
+            CompanionStats::Dtc(s) => s.positions,
         }
     }
 }

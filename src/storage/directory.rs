@@ -10,6 +10,7 @@ use crate::rules::Ruleset;
 use crate::sys::FileStamp;
 
 use super::layers::*;
+use super::mapping::*;
 use super::*;
 
 /// What a layer's file looks like from its directory entry, before it is opened.
@@ -142,126 +143,128 @@ impl DatabaseDir {
         }
     }
 
-    /// The path of layer `n`'s forced-capture bounds (native format).
-    pub fn bounds_path(&self, n: u32) -> PathBuf {
-        bounds_path(&self.base, self.rules, n)
+    /// The path of layer `n`'s file of kind `kind` (native format): `bounds-NN.owdb` or
+    /// `dtc-NN.owdb`.
+    pub fn companion_path(&self, kind: Companion, n: u32) -> PathBuf {
+        companion_path(&self.base, self.rules, kind, n)
     }
 
-    /// Opens the forced-capture bounds of layer `n` and checks them: header fields, ruleset,
-    /// layer, kind, size and, with `verify_payload`, the payload checksum.
+    /// The path of layer `n`'s forced-capture bounds (native format).
+    pub fn bounds_path(&self, n: u32) -> PathBuf {
+        self.companion_path(Companion::Bounds, n)
+    }
+
+    /// The path of layer `n`'s depths to capture (native format).
+    pub fn dtc_path(&self, n: u32) -> PathBuf {
+        self.companion_path(Companion::Dtc, n)
+    }
+
+    /// The path of the statistics file of layer `n`'s file of kind `kind` (`bounds-NN.json`,
+    /// `dtc-NN.json`).
+    pub(crate) fn companion_stats_path(&self, kind: Companion, n: u32) -> PathBuf {
+        ruleset_dir(&self.base, self.rules).join(format!("{}-{n:02}.json", kind.name()))
+    }
+
+    /// Opens layer `n`'s file of kind `K` (its forced-capture bounds, its depths to capture) and
+    /// checks it: header fields, ruleset, layer, kind, size and, with `verify_payload`, the
+    /// payload checksum.
     ///
     /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
     ///
     /// # Errors
-    /// [`Error::BoundsMissing`] when absent (or for the published format, which has none);
-    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
-    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
-    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of values;
-    /// [`Error::Io`] when it cannot be read.
-    pub fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
-        let missing = || Error::BoundsMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+    /// [`Error::BoundsMissing`] / [`Error::DtcMissing`] when absent (or for the published
+    /// format, which has none); [`Error::NotAFile`] for a directory, FIFO or other non-regular
+    /// file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
+    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of
+    /// another kind; [`Error::Io`] when it cannot be read.
+    pub fn open_companion<K: CompanionKind>(&self, n: u32, verify_payload: bool) -> Result<CompanionLayer<K>> {
+        let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
         if n > MAX_STONES || self.format != Format::Native {
             return Err(missing());
         }
-        let path = self.bounds_path(n);
+        let path = self.companion_path(K::KIND, n);
         let (file, map) = map_file(&path, missing)?;
-        BoundsLayer::from_map(&path, file, map, self.rules, n, verify_payload)
+        CompanionLayer::from_map(&path, file, map, self.rules, n, verify_payload)
     }
 
-    /// Opens the forced-capture bounds of layer `n` for probing as [`open_bounds`](Self::open_bounds)
-    /// does, read as `mode` says: with [`ReadMode::Pread`] the file is not mapped but copied
-    /// into memory while the copies fit in [`ReadMode::COPY_BUDGET`], else read entry by entry
-    /// ([`BoundsTable::File`]), so that a file truncated under the reader cannot crash it.
+    /// Opens layer `n`'s file of kind `K` for probing as
+    /// [`open_companion`](Self::open_companion) does, read as `mode` says: with
+    /// [`ReadMode::Pread`] the file is not mapped but copied into memory while the copies fit in
+    /// [`ReadMode::COPY_BUDGET`], else read entry by entry ([`CompanionTable::File`]), so that a
+    /// file truncated under the reader cannot crash it.
     ///
-    /// Cost: as `open_bounds`; with `ReadMode::Pread`, one sequential read of the file (a copy)
-    /// or two `pread` calls (with `verify_payload`, one sequential read in 1 MiB pieces).
+    /// Cost: as `open_companion`; with `ReadMode::Pread`, one sequential read of the file (a
+    /// copy) or two or three `pread` calls (with `verify_payload`, one sequential read in 1 MiB
+    /// pieces).
     ///
     /// # Errors
-    /// As [`open_bounds`](Self::open_bounds).
-    pub fn open_bounds_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<BoundsTable> {
+    /// As [`open_companion`](Self::open_companion).
+    pub fn open_companion_with<K: CompanionKind>(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<CompanionTable<K>> {
         if mode == ReadMode::Map {
-            return self.open_bounds(n, verify_payload).map(BoundsTable::Layer);
+            return self.open_companion(n, verify_payload).map(CompanionTable::Layer);
         }
-        let missing = || Error::BoundsMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
+        let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
         if n > MAX_STONES || self.format != Format::Native {
             return Err(missing());
         }
-        let path = self.bounds_path(n);
+        let path = self.companion_path(K::KIND, n);
         let file = open_regular(&path, missing)?;
-        BoundsTable::read(&path, file, self.rules, n, verify_payload)
+        CompanionTable::read(&path, file, self.rules, n, verify_payload)
+    }
+
+    /// Opens the forced-capture bounds of layer `n`: [`open_companion`](Self::open_companion).
+    ///
+    /// # Errors
+    /// As [`open_companion`](Self::open_companion) ([`Error::BoundsMissing`] when absent).
+    pub fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
+        self.open_companion(n, verify_payload)
+    }
+
+    /// Opens the forced-capture bounds of layer `n` for probing:
+    /// [`open_companion_with`](Self::open_companion_with).
+    ///
+    /// # Errors
+    /// As [`open_companion`](Self::open_companion) ([`Error::BoundsMissing`] when absent).
+    pub fn open_bounds_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<BoundsTable> {
+        self.open_companion_with(n, verify_payload, mode)
+    }
+
+    /// Opens the depths to capture of layer `n`: [`open_companion`](Self::open_companion).
+    ///
+    /// # Errors
+    /// As [`open_companion`](Self::open_companion) ([`Error::DtcMissing`] when absent).
+    pub fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<DtcLayer> {
+        self.open_companion(n, verify_payload)
+    }
+
+    /// Opens the depths to capture of layer `n` for probing:
+    /// [`open_companion_with`](Self::open_companion_with).
+    ///
+    /// # Errors
+    /// As [`open_companion`](Self::open_companion) ([`Error::DtcMissing`] when absent).
+    pub fn open_dtc_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<DtcTable> {
+        self.open_companion_with(n, verify_payload, mode)
+    }
+
+    /// Whether a regular file is at layer `n`'s path of kind `kind` (nothing is opened).
+    ///
+    /// Cost: one `stat`.
+    pub fn has_companion(&self, kind: Companion, n: u32) -> bool {
+        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.companion_path(kind, n)).is_ok_and(|m| m.is_file())
     }
 
     /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).
     ///
     /// Cost: one `stat`.
     pub fn has_bounds(&self, n: u32) -> bool {
-        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.bounds_path(n)).is_ok_and(|m| m.is_file())
-    }
-
-    /// The path of layer `n`'s depths to capture (native format).
-    pub fn dtc_path(&self, n: u32) -> PathBuf {
-        dtc_path(&self.base, self.rules, n)
-    }
-
-    /// Opens the depths to capture of layer `n` and checks them: header fields, ruleset, layer,
-    /// kind, size and, with `verify_payload`, the payload checksum.
-    ///
-    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
-    ///
-    /// # Errors
-    /// [`Error::DtcMissing`] when absent (or for the published format, which has none);
-    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
-    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
-    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of
-    /// another kind; [`Error::Io`] when it cannot be read.
-    pub fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<DtcLayer> {
-        let missing = || Error::DtcMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
-        if n > MAX_STONES || self.format != Format::Native {
-            return Err(missing());
-        }
-        let path = self.dtc_path(n);
-        let (file, map) = map_file(&path, missing)?;
-        DtcLayer::from_map(&path, file, map, self.rules, n, verify_payload)
-    }
-
-    /// Opens the depths to capture of layer `n` for probing as [`open_dtc`](Self::open_dtc)
-    /// does, read as `mode` says: with [`ReadMode::Pread`] the file is not mapped but copied
-    /// into memory while the copies fit in [`ReadMode::COPY_BUDGET`], else read depth by depth
-    /// ([`DtcTable::File`]), so that a file truncated under the reader cannot crash it.
-    ///
-    /// Cost: as `open_dtc`; with `ReadMode::Pread`, one sequential read of the file (a copy) or
-    /// three `pread` calls (with `verify_payload`, one sequential read in 1 MiB pieces).
-    ///
-    /// # Errors
-    /// As [`open_dtc`](Self::open_dtc).
-    pub fn open_dtc_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<DtcTable> {
-        if mode == ReadMode::Map {
-            return self.open_dtc(n, verify_payload).map(DtcTable::Layer);
-        }
-        let missing = || Error::DtcMissing { layer: n, dir: self.layers_dir(), rules: self.rules };
-        if n > MAX_STONES || self.format != Format::Native {
-            return Err(missing());
-        }
-        let path = self.dtc_path(n);
-        let file = open_regular(&path, missing)?;
-        DtcTable::read(&path, file, self.rules, n, verify_payload)
+        self.has_companion(Companion::Bounds, n)
     }
 
     /// Whether a regular file is at layer `n`'s dtc path (nothing is opened).
     ///
     /// Cost: one `stat`.
     pub fn has_dtc(&self, n: u32) -> bool {
-        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.dtc_path(n)).is_ok_and(|m| m.is_file())
-    }
-
-    /// The path of the statistics file of layer `n`'s depths to capture (`dtc-NN.json`).
-    pub(crate) fn dtc_stats_path(&self, n: u32) -> PathBuf {
-        ruleset_dir(&self.base, self.rules).join(format!("dtc-{n:02}.json"))
-    }
-
-    /// The path of the statistics file of layer `n`'s bounds (`bounds-NN.json`).
-    pub(crate) fn bounds_stats_path(&self, n: u32) -> PathBuf {
-        ruleset_dir(&self.base, self.rules).join(format!("bounds-{n:02}.json"))
+        self.has_companion(Companion::Dtc, n)
     }
 
     /// The path of layer `n`'s statistics file (native format).

@@ -36,16 +36,25 @@
 //! | module | what it is |
 //! |---|---|
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening layers |
-//! | `layers` | [`Layer`], [`BoundsLayer`] and [`DtcLayer`]: open, checked, memory-mapped files |
+//! | `layers` | [`Layer`], [`Table`], [`FileLayer`]: layers of values, open and checked |
+//! | `companion` | [`CompanionLayer`], [`CompanionTable`], [`CompanionFile`] of a [`Companion`] kind: the bounds ([`BoundsLayer`], ...) and depths to capture ([`DtcLayer`], ...) beside a layer |
+//! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
 //! | `writers` | [`AtomicFile`], [`LayerWriter`], `ShareWriter`: writing without damaging a complete file |
 
+mod companion;
 mod directory;
 mod layers;
+mod mapping;
 mod writers;
 
+pub use companion::{
+    BoundsFile, BoundsKind, BoundsLayer, BoundsTable, Companion, CompanionFile, CompanionKind, CompanionLayer, CompanionTable, DtcFile, DtcKind, DtcLayer,
+    DtcTable,
+};
 pub use directory::{DatabaseDir, LayerState};
-pub(crate) use layers::open_regular;
-pub use layers::{BoundsFile, BoundsLayer, BoundsTable, DtcFile, DtcLayer, DtcTable, FileLayer, Layer, ReadMode, Table};
+pub use layers::{FileLayer, Layer, Table};
+pub(crate) use mapping::open_regular;
+pub use mapping::ReadMode;
 pub(crate) use writers::DtcWriter;
 pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
 pub use writers::{AtomicFile, LayerWriter};
@@ -72,14 +81,20 @@ pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.owpk"))
 }
 
+/// Path of layer `n`'s file of kind `kind` of `rules` under `base`: `bounds-NN.owdb` or
+/// `dtc-NN.owdb` in the ruleset's directory.
+pub fn companion_path(base: &Path, rules: Ruleset, kind: Companion, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("{}-{n:02}.owdb", kind.name()))
+}
+
 /// Path of the forced-capture bounds of layer `n` of `rules` under `base` (see [`crate::bounds`]).
 pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("bounds-{n:02}.owdb"))
+    companion_path(base, rules, Companion::Bounds, n)
 }
 
 /// Path of the depths to capture of layer `n` of `rules` under `base` (see [`crate::dtc`]).
 pub fn dtc_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("dtc-{n:02}.owdb"))
+    companion_path(base, rules, Companion::Dtc, n)
 }
 
 /// Path of the statistics file of layer `n` of `rules` under `base`.
@@ -140,26 +155,30 @@ fn entry_state(path: PathBuf) -> LayerState {
 }
 
 impl DatabaseDir {
-    /// What is at layer `n`'s bounds path, as [`state`](Self::state) says of its values: a
-    /// directory or a FIFO there is [`LayerState::Unreadable`], not absent (unlike
-    /// [`has_bounds`](Self::has_bounds), which asks for a regular file). Always
+    /// What is at layer `n`'s path of kind `kind`, as [`state`](Self::state) says of its
+    /// values: a directory or a FIFO there is [`LayerState::Unreadable`], not absent (unlike
+    /// [`has_companion`](Self::has_companion), which asks for a regular file). Always
     /// [`LayerState::Absent`] for the published format and above layer 48.
     ///
     /// Cost: one `stat`.
-    pub fn bounds_state(&self, n: u32) -> LayerState {
+    pub fn companion_state(&self, kind: Companion, n: u32) -> LayerState {
         if self.format() != Format::Native || n > MAX_STONES {
             return LayerState::Absent;
         }
-        entry_state(self.bounds_path(n))
+        entry_state(self.companion_path(kind, n))
     }
 
-    /// What is at layer `n`'s dtc path: as [`bounds_state`](Self::bounds_state).
+    /// What is at layer `n`'s bounds path: [`companion_state`](Self::companion_state).
+    ///
+    /// Cost: one `stat`.
+    pub fn bounds_state(&self, n: u32) -> LayerState {
+        self.companion_state(Companion::Bounds, n)
+    }
+
+    /// What is at layer `n`'s dtc path: [`companion_state`](Self::companion_state).
     ///
     /// Cost: one `stat`.
     pub fn dtc_state(&self, n: u32) -> LayerState {
-        if self.format() != Format::Native || n > MAX_STONES {
-            return LayerState::Absent;
-        }
-        entry_state(self.dtc_path(n))
+        self.companion_state(Companion::Dtc, n)
     }
 }

@@ -12,7 +12,7 @@ use crate::format::{Header, BOUNDS_TRIANGULAR, HEADER_LEN, PAYLOAD_OFFSET, VALUE
 use crate::index::layer_size;
 use crate::rules::Ruleset;
 
-use super::layers::*;
+use super::mapping::*;
 use super::*;
 
 /// A file being written: a temporary beside the target, created exclusively (`O_EXCL`, a

@@ -4,9 +4,8 @@
 //! [`verify_directory`] decides which layers to check (a range, or every layer on disk), opens
 //! each one (header and payload checksum for the native format, the size for the published 2002
 //! format), re-derives the values of the layers asked for with [`crate::verify::verify_layer`],
-//! checks the forced-capture bounds present (or all, when required) with
-//! [`crate::verify::verify_bounds`], the depths to capture present (or all, when required) with
-//! [`crate::verify::verify_dtc`], the published facts with [`crate::facts::check_facts`] and a
+//! checks the forced-capture bounds and the depths to capture present (or all, when required)
+//! with `crate::verify::verify_companion`, the published facts with [`crate::facts::check_facts`] and a
 //! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
 //! [`DirectoryReport`]: plain data, with a one-line summary and an [`Outcome`] saying which class
 //! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).
@@ -24,13 +23,14 @@
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
-pub use super::report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck};
+pub use super::report::{BoundsEntry, DirectoryReport, DtcEntry, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
-use crate::storage::{BoundsLayer, DatabaseDir, Format, Layer, LayerState};
-use crate::verify::{layers_needed, verify_bounds, verify_dtc, verify_layer};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer};
+use crate::verify::companion::verify_companions;
+use crate::verify::{layers_needed, verify_layer};
 
 /// What to verify in a directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -213,81 +213,11 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     }
 
     // Forced-capture bounds: those present (all, when required), each entry against its
-    // children's bounds and its value.
-    let mut bounds_layers: Vec<Option<BoundsLayer>> = Vec::new();
-    let mut bounds: Vec<BoundsEntry> = Vec::new();
-    for n in 0..=last {
-        // Anything at the path is checked (a directory or a FIFO there is unreadable, never
-        // skipped as absent).
-        let present = !matches!(dir.bounds_state(n), LayerState::Absent);
-        if format != Format::Native || (!options.require_bounds && !present) || (n < first && n + 2 > last) || Some(n) == gap {
-            bounds_layers.push(None);
-            continue;
-        }
-        let status = match dir.open_bounds(n, true) {
-            Err(e @ Error::BoundsMissing { .. }) => {
-                bounds_layers.push(None);
-                BoundsStatus::Missing(e)
-            }
-            Err(e) => {
-                bounds_layers.push(None);
-                BoundsStatus::Damaged(e)
-            }
-            Ok(b) => {
-                let lower_ok = layers_needed(n).all(|m| bounds_layers[m as usize].is_some());
-                let status = match (&layers[n as usize], n >= first && lower_ok) {
-                    (Some(values), true) => {
-                        let lower: Vec<&[u8]> = bounds_layers.iter().map(|l| l.as_ref().map(|l| l.payload()).unwrap_or(&[])).collect();
-                        let progress = observer.progress(n);
-                        let result = verify_bounds(rules, n, values.values(), b.payload(), &lower, progress.as_ref());
-                        drop(progress);
-                        BoundsStatus::Checked(result?)
-                    }
-                    _ => BoundsStatus::Unchecked,
-                };
-                bounds_layers.push(Some(b));
-                status
-            }
-        };
-        let entry = BoundsEntry { layer: n, status };
-        observer.bounds(&entry)?;
-        bounds.push(entry);
-    }
-
-    // Depths to capture: those present (all, when required) of the layers asked for, each entry
-    // against its value and its moves (children's values, same-layer children's depths). The
-    // depths of smaller layers are never read, so layers below the range are left out.
-    let mut dtc: Vec<DtcEntry> = Vec::new();
-    for n in first..=last {
-        let present = !matches!(dir.dtc_state(n), LayerState::Absent);
-        if format != Format::Native || (!options.require_dtc && !present) || Some(n) == gap {
-            continue;
-        }
-        let status = match dir.open_dtc(n, true) {
-            Err(e @ Error::DtcMissing { .. }) => DtcStatus::Missing(e),
-            Err(e) => DtcStatus::Damaged(e),
-            Ok(d) => {
-                let lower_ok = layers_needed(n).all(|m| layers[m as usize].is_some());
-                match (&layers[n as usize], lower_ok) {
-                    (Some(values), true) => {
-                        let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
-                        let progress = observer.progress(n);
-                        let result = verify_dtc(rules, n, values.values(), &d.payload(), &lower, d.path(), progress.as_ref());
-                        drop(progress);
-                        match result {
-                            Ok(r) => DtcStatus::Checked(r),
-                            Err(e @ Error::Corrupt { .. }) => DtcStatus::Damaged(e),
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    _ => DtcStatus::Unchecked,
-                }
-            }
-        };
-        let entry = DtcEntry { layer: n, status };
-        observer.dtc(&entry)?;
-        dtc.push(entry);
-    }
+    // children's bounds and its value. Depths to capture: likewise, of the layers asked for,
+    // each entry against its value and its moves (children's values, same-layer children's
+    // depths).
+    let bounds = verify_companions::<BoundsKind>(dir, options, (first, last), gap, &layers, observer)?;
+    let dtc = verify_companions::<DtcKind>(dir, options, (first, last), gap, &layers, observer)?;
     let seconds = start.elapsed().as_secs_f64();
 
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();

@@ -13,7 +13,8 @@ use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
 use crate::storage::DatabaseDir;
 use crate::units::{group_digits, layers_phrase};
-use crate::verify::{BoundsMismatch, BoundsReport, DtcMismatch, DtcReport, LayerReport, Mismatch};
+use crate::verify::companion::{layers_in, CompanionEntry, CompanionStatus};
+use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};
 
 /// What became of one layer's values.
 #[derive(Debug)]
@@ -64,77 +65,16 @@ impl LayerEntry {
 }
 
 /// What became of one layer's forced-capture bounds.
-#[derive(Debug)]
-pub enum BoundsStatus {
-    /// Checked: the report.
-    Checked(BoundsReport),
-    /// Intact but not checked: below the range, or a layer it needs (values or bounds) is missing
-    /// or damaged.
-    Unchecked,
-    /// Damaged, foreign or unreadable: the error.
-    Damaged(Error),
-    /// Absent while [`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds) asked for it: the error.
-    Missing(Error),
-}
+pub type BoundsStatus = CompanionStatus<BoundsReport>;
 
 /// One layer's bounds in a [`DirectoryReport`].
-#[derive(Debug)]
-pub struct BoundsEntry {
-    /// The layer.
-    pub layer: u32,
-    /// What was found.
-    pub status: BoundsStatus,
-}
-
-impl BoundsEntry {
-    /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
-    pub fn status_name(&self) -> &'static str {
-        match &self.status {
-            BoundsStatus::Checked(r) if r.is_ok() => "ok",
-            BoundsStatus::Checked(_) => "mismatch",
-            BoundsStatus::Unchecked => "not-verified",
-            BoundsStatus::Damaged(_) => "damaged",
-            BoundsStatus::Missing(_) => "missing",
-        }
-    }
-}
+pub type BoundsEntry = CompanionEntry<BoundsReport>;
 
 /// What became of one layer's depths to capture (dtc).
-#[derive(Debug)]
-pub enum DtcStatus {
-    /// Checked: the report.
-    Checked(DtcReport),
-    /// Intact (header and checksum) but not checked: a layer of values it needs (its own, or
-    /// one its captures reach) is missing or damaged.
-    Unchecked,
-    /// Damaged (a bad header, size or checksum, or a depth that contradicts its value or a
-    /// malformed table of escaped depths), foreign or unreadable: the error.
-    Damaged(Error),
-    /// Absent while [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc) asked for it: the error.
-    Missing(Error),
-}
+pub type DtcStatus = CompanionStatus<DtcReport>;
 
 /// One layer's depths to capture in a [`DirectoryReport`].
-#[derive(Debug)]
-pub struct DtcEntry {
-    /// The layer.
-    pub layer: u32,
-    /// What was found.
-    pub status: DtcStatus,
-}
-
-impl DtcEntry {
-    /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
-    pub fn status_name(&self) -> &'static str {
-        match &self.status {
-            DtcStatus::Checked(r) if r.is_ok() => "ok",
-            DtcStatus::Checked(_) => "mismatch",
-            DtcStatus::Unchecked => "not-verified",
-            DtcStatus::Damaged(_) => "damaged",
-            DtcStatus::Missing(_) => "missing",
-        }
-    }
-}
+pub type DtcEntry = CompanionEntry<DtcReport>;
 
 /// The check of a pack directory's `SHA256SUMS`.
 #[derive(Debug)]
@@ -257,26 +197,10 @@ impl DirectoryReport {
         })
     }
 
-    /// The bounds checked: their reports.
-    pub(crate) fn bounds_reports(&self) -> impl Iterator<Item = &BoundsReport> {
-        self.bounds.iter().filter_map(|e| match &e.status {
-            BoundsStatus::Checked(r) => Some(r),
-            _ => None,
-        })
-    }
-
-    /// The depths to capture checked: their reports.
-    pub(crate) fn dtc_reports(&self) -> impl Iterator<Item = &DtcReport> {
-        self.dtc.iter().filter_map(|e| match &e.status {
-            DtcStatus::Checked(r) => Some(r),
-            _ => None,
-        })
-    }
-
     /// The layers whose depths to capture are in state `status_name` (see
-    /// [`DtcEntry::status_name`]).
+    /// [`CompanionEntry::status_name`]).
     pub fn dtc_in(&self, status_name: &str) -> Vec<u32> {
-        self.dtc.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+        layers_in(&self.dtc, status_name)
     }
 
     /// The layers whose values are in state `status_name` (see [`LayerEntry::status_name`]).
@@ -284,9 +208,9 @@ impl DirectoryReport {
         self.layers.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
     }
 
-    /// The layers whose bounds are in state `status_name` (see [`BoundsEntry::status_name`]).
+    /// The layers whose bounds are in state `status_name` (see [`CompanionEntry::status_name`]).
     pub fn bounds_in(&self, status_name: &str) -> Vec<u32> {
-        self.bounds.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+        layers_in(&self.bounds, status_name)
     }
 
     /// The published facts the layers contradict.
@@ -341,15 +265,18 @@ impl DirectoryReport {
         self.positions_checked = self.layer_reports().map(|r| r.checked).sum();
         self.derive_seconds = self.layer_reports().fold(0.0, |s, r| s + r.seconds);
         self.mismatches = self.layer_reports().map(|r| r.mismatches).sum();
-        self.bounds_checked = self.bounds_reports().map(|r| r.checked).sum();
-        self.bounds_mismatches = self.bounds_reports().map(|r| r.mismatches).sum();
-        self.dtc_checked = self.dtc_reports().map(|r| r.checked).sum();
-        self.dtc_mismatches = self.dtc_reports().map(|r| r.mismatches).sum();
+        // The reports of the bounds and of the depths to capture checked.
+        let bounds = || self.bounds.iter().filter_map(CompanionEntry::report);
+        let dtc = || self.dtc.iter().filter_map(CompanionEntry::report);
+        self.bounds_checked = bounds().map(|r| r.checked).sum();
+        self.bounds_mismatches = bounds().map(|r| r.mismatches).sum();
+        self.dtc_checked = dtc().map(|r| r.checked).sum();
+        self.dtc_mismatches = dtc().map(|r| r.mismatches).sum();
         let bad_layers: Vec<u32> = self.layer_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-        let bad_bounds: Vec<u32> = self.bounds_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+        let bad_bounds: Vec<u32> = bounds().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
         let (damaged, missing, blocked) = (self.layers_in("damaged"), self.layers_in("missing"), self.layers_in("not-verified"));
         let (damaged_bounds, missing_bounds) = (self.bounds_in("damaged"), self.bounds_in("missing"));
-        let bad_dtc: Vec<u32> = self.dtc_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
+        let bad_dtc: Vec<u32> = dtc().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
         let (damaged_dtc, missing_dtc) = (self.dtc_in("damaged"), self.dtc_in("missing"));
         let failed_facts: Vec<&str> = self.failed_facts().map(|f| f.id).collect();
         let manifest_failed = self.manifest.as_ref().is_some_and(|m| m.error.is_some());
@@ -459,14 +386,8 @@ impl DirectoryReport {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Outcome::DamagedBounds => self.bounds.into_iter().find_map(|e| match e.status {
-                BoundsStatus::Damaged(e) => Some(e),
-                _ => None,
-            }),
-            Outcome::DamagedDtc => self.dtc.into_iter().find_map(|e| match e.status {
-                DtcStatus::Damaged(e) => Some(e),
-                _ => None,
-            }),
+            Outcome::DamagedBounds => self.bounds.into_iter().find_map(CompanionEntry::into_damage),
+            Outcome::DamagedDtc => self.dtc.into_iter().find_map(CompanionEntry::into_damage),
             Outcome::ManifestMismatch => self.manifest.and_then(|m| m.error),
             Outcome::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
             Outcome::MissingBounds => {
@@ -502,14 +423,8 @@ impl DirectoryReport {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Outcome::DamagedBounds => self.bounds.iter().find_map(|e| match &e.status {
-                BoundsStatus::Damaged(e) => Some(e),
-                _ => None,
-            }),
-            Outcome::DamagedDtc => self.dtc.iter().find_map(|e| match &e.status {
-                DtcStatus::Damaged(e) => Some(e),
-                _ => None,
-            }),
+            Outcome::DamagedBounds => self.bounds.iter().find_map(CompanionEntry::damage),
+            Outcome::DamagedDtc => self.dtc.iter().find_map(CompanionEntry::damage),
             Outcome::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
             _ => None,
         }
@@ -581,83 +496,6 @@ impl Serialize for LayerEntry {
             }
             LayerStatus::Blocked { needs } => d.needs = Some(needs),
             LayerStatus::Damaged(e) | LayerStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
-        }
-        d.serialize(s)
-    }
-}
-
-/// One layer's bounds in the JSON document.
-#[derive(Serialize)]
-struct BoundsDoc<'a> {
-    layer: u32,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checked: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mismatches: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_mismatches: Option<&'a [BoundsMismatch]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc<'static>>,
-}
-
-impl Serialize for BoundsEntry {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut d = BoundsDoc { layer: self.layer, status: self.status_name(), checked: None, mismatches: None, first_mismatches: None, error: None };
-        match &self.status {
-            BoundsStatus::Checked(r) => {
-                d.checked = Some(r.checked);
-                d.mismatches = Some(r.mismatches);
-                d.first_mismatches = Some(&r.first_mismatches);
-            }
-            BoundsStatus::Unchecked => {}
-            BoundsStatus::Damaged(e) | BoundsStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
-        }
-        d.serialize(s)
-    }
-}
-
-/// One layer's depths to capture in the JSON document.
-#[derive(Serialize)]
-struct DtcDoc<'a> {
-    layer: u32,
-    status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checked: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mismatches: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    greatest_depth: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    escaped: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_mismatches: Option<&'a [DtcMismatch]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorDoc<'static>>,
-}
-
-impl Serialize for DtcEntry {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut d = DtcDoc {
-            layer: self.layer,
-            status: self.status_name(),
-            checked: None,
-            mismatches: None,
-            greatest_depth: None,
-            escaped: None,
-            first_mismatches: None,
-            error: None,
-        };
-        match &self.status {
-            DtcStatus::Checked(r) => {
-                d.checked = Some(r.checked);
-                d.mismatches = Some(r.mismatches);
-                d.greatest_depth = r.greatest_depth;
-                d.escaped = Some(r.escaped);
-                d.first_mismatches = Some(&r.first_mismatches);
-            }
-            DtcStatus::Unchecked => {}
-            DtcStatus::Damaged(e) | DtcStatus::Missing(e) => d.error = Some(ErrorDoc::of(e)),
         }
         d.serialize(s)
     }

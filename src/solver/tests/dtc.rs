@@ -125,7 +125,8 @@ fn payload_of(depths: &[Option<u16>]) -> Vec<u8> {
 fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
     use crate::dtc::DtcPayload;
     use crate::error::{Damage, Error};
-    use crate::verify::{verify_dtc, MISMATCHES_KEPT};
+    use crate::storage::DtcKind;
+    use crate::verify::{verify_companion, MISMATCHES_KEPT};
     let rules = Ruleset::Awari;
     let path = std::path::Path::new("dtc-test.owdb");
     let layers = memory_layers(rules, 9);
@@ -133,7 +134,7 @@ fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
     for n in 0..=9 {
         let depths = solver_dtc(rules, n, layers);
         let bytes = payload_of(&depths);
-        let r = verify_dtc(rules, n, lower[n as usize], &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress).unwrap();
+        let r = verify_companion::<DtcKind>(rules, n, lower[n as usize], DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress).unwrap();
         assert_eq!((r.layer, r.checked, r.mismatches), (n, layer_size(n), 0), "{rules} layer {n}: {:?}", r.first_mismatches);
         assert_eq!(r.greatest_depth, depths.iter().flatten().max().copied());
     }
@@ -142,7 +143,7 @@ fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
     let depths = solver_dtc(rules, n, layers);
     let check = |d: &[Option<u16>]| {
         let bytes = payload_of(d);
-        verify_dtc(rules, n, values, &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress)
+        verify_companion::<DtcKind>(rules, n, values, DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress)
     };
     // One depth changed (and one made escaped): each is a mismatch, stored against derived.
     let i = (0..depths.len()).find(|&i| depths[i].is_some_and(|d| d > 2)).unwrap();
@@ -176,8 +177,11 @@ fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
     // An escaped byte without its record: damage.
     let mut bytes = payload_of(&depths);
     bytes[i] = crate::dtc::ESCAPE;
-    let r = verify_dtc(rules, n, values, &DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress);
+    let r = verify_companion::<DtcKind>(rules, n, values, DtcPayload::new(n, &bytes).unwrap(), &lower, path, &NoProgress);
     assert!(matches!(r, Err(Error::Corrupt { damage: Damage::BadDtc { .. }, .. })), "{r:?}");
     // A missing lower layer of values is a usage error, not a panic.
-    assert!(matches!(verify_dtc(rules, n, values, &DtcPayload::new(n, &payload_of(&depths)).unwrap(), &lower[..3], path, &NoProgress), Err(Error::Usage(_))));
+    assert!(matches!(
+        verify_companion::<DtcKind>(rules, n, values, DtcPayload::new(n, &payload_of(&depths)).unwrap(), &lower[..3], path, &NoProgress),
+        Err(Error::Usage(_))
+    ));
 }

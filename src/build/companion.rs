@@ -1,0 +1,128 @@
+//! The files beside each layer's values in the build, whatever their kind (forced-capture
+//! bounds, depths to capture): each is checked or built after the layer's values the same way
+//! ([`companion_layer`]), what differs being the kind's [`CompanionPass`] (its statistics, how
+//! its file is computed, checked and spot-checked).
+
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::plan::LayerAction;
+use super::stats::{restore_json, write_json, CompanionStats, LayerOutcome};
+use super::BuildObserver;
+use crate::error::{Error, Result};
+use crate::rules::Ruleset;
+use crate::storage::{CompanionKind, CompanionLayer, DatabaseDir, Layer};
+
+/// How the build makes one kind of file beside a layer's values ([`crate::storage::BoundsKind`],
+/// [`crate::storage::DtcKind`]).
+pub(super) trait CompanionPass: CompanionKind {
+    /// The statistics of a layer's file, also stored beside it (`bounds-NN.json`,
+    /// `dtc-NN.json`).
+    type Stats: Serialize + DeserializeOwned;
+    /// What computing a layer's file reads besides its values.
+    type Inputs<'a>: Copy;
+
+    /// The statistics of layer `n`'s finished `file` beside its `values`, checking every entry
+    /// against its value.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first entry that is no valid entry or contradicts its
+    /// value.
+    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &CompanionLayer<Self>) -> Result<Self::Stats>;
+
+    /// Whether the statistics stored beside a file (`stored`) agree with those counted from it.
+    fn agrees(stored: &Self::Stats, counted: &Self::Stats) -> bool;
+
+    /// The statistics as the observer is told of them.
+    fn observed(stats: &Self::Stats) -> CompanionStats<'_>;
+
+    /// What computing layer `n`'s file is worth in work units (what its progress advances by).
+    fn work_units(n: u32) -> u64;
+
+    /// Computes layer `n`'s file from its `values` and `inputs` into a temporary file, checks it
+    /// against the values on every position and with [`spot_check`](Self::spot_check), and
+    /// renames it into place. Returns its statistics (time and memory included) and the seconds
+    /// it took since `start`.
+    ///
+    /// # Errors
+    /// [`Error::BoundsCheck`] or [`Error::Internal`] when the new file fails a check (nothing is
+    /// published); [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a file
+    /// cannot be written.
+    fn build(dir: &DatabaseDir, n: u32, values: &Layer, inputs: Self::Inputs<'_>, observer: &dyn BuildObserver, start: Instant) -> Result<(Self::Stats, f64)>;
+
+    /// Re-derives the entries of a spread of positions of layer `n`'s new `payload` from their
+    /// moves with the verifier's independent derivation, before the file is published.
+    ///
+    /// # Errors
+    /// As [`build`](Self::build) for a failed check, naming the first position that fails.
+    fn spot_check(rules: Ruleset, n: u32, values: &[i8], payload: &[u8], inputs: Self::Inputs<'_>) -> Result<()>;
+}
+
+/// A finished file and its statistics, or why it must be rebuilt.
+type Checked<K> = std::result::Result<(CompanionLayer<K>, <K as CompanionPass>::Stats), String>;
+
+/// Checks layer `n`'s finished file of kind `K`: header, payload checksum, and every entry
+/// against its value; the file and its statistics, or why it must be rebuilt.
+///
+/// Cost: one sequential pass over the file, one parallel pass over it and the values.
+///
+/// # Errors
+/// Those of [`DatabaseDir::open_companion`] other than damage (a foreign or unreadable file).
+fn check<K: CompanionPass>(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<Checked<K>> {
+    let file = match dir.open_companion::<K>(n, true) {
+        Ok(file) => file,
+        Err(e @ Error::Corrupt { .. }) => return Ok(Err(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    match K::stats(dir.rules(), n, values, &file) {
+        Ok(stats) => Ok(Ok((file, stats))),
+        Err(e) => Ok(Err(e.to_string())),
+    }
+}
+
+/// Makes layer `n`'s file of kind `K` complete as `action` (its plan) says: checks the file
+/// there, or computes it ([`CompanionPass::build`]), then writes its statistics
+/// (`bounds-NN.json`, `dtc-NN.json`; restored beside a checked file when missing or wrong). The
+/// observer is told of each file started and done. Returns the finished file when the larger
+/// layers' builds read it ([`chained`](crate::storage::Companion::chained) kinds) or when the
+/// check opened it.
+///
+/// # Errors
+/// Those of [`CompanionPass::build`]; those of [`DatabaseDir::open_companion`] other than
+/// damage (a foreign or unreadable file); [`Error::Io`] when the statistics cannot be written.
+pub(super) fn companion_layer<K: CompanionPass>(
+    dir: &DatabaseDir,
+    n: u32,
+    action: &LayerAction,
+    values: &Layer,
+    inputs: K::Inputs<'_>,
+    observer: &dyn BuildObserver,
+) -> Result<Option<CompanionLayer<K>>> {
+    let stats_path = dir.companion_stats_path(K::KIND, n);
+    let replaced = match action {
+        LayerAction::Build { reason } => reason.clone(),
+        LayerAction::Skip { .. } => return Ok(None),
+        LayerAction::Check => match check::<K>(dir, n, values)? {
+            Ok((file, stats)) => {
+                restore_json(&stats_path, &stats, |s: &K::Stats| K::agrees(s, &stats), observer)?;
+                observer.companion_done(K::observed(&stats), &LayerOutcome::Skipped);
+                return Ok(Some(file));
+            }
+            Err(why) => Some(why),
+        },
+    };
+    if let Some(why) = &replaced {
+        observer.message(&format!("{why}; rebuilding the {} of layer {n}", K::KIND.what()));
+    }
+    observer.companion_started(K::KIND, n, K::work_units(n));
+    let (stats, seconds) = K::build(dir, n, values, inputs, observer, Instant::now())?;
+    write_json(&stats_path, &stats)?;
+    observer.companion_done(K::observed(&stats), &LayerOutcome::Built { seconds, replaced });
+    if K::KIND.chained() {
+        dir.open_companion(n, false).map(Some)
+    } else {
+        Ok(None)
+    }
+}
