@@ -22,10 +22,10 @@ impl Database {
     /// every layer takes one move generation and up to six such probes.
     ///
     /// # Errors
-    /// [`Error::LayerMissing`] when a layer needed is not built (the message names the command
-    /// that builds it), [`Error::RulesetMismatch`] when its file holds another ruleset's values,
-    /// [`Error::Corrupt`] when the file is damaged (bad header, size, checksum, or a value
-    /// outside `-n..=n`), [`Error::Io`] when it cannot be read.
+    /// [`Error::LayerMissing`](crate::error::Error::LayerMissing) when a layer needed is not built (the message names the command
+    /// that builds it), [`Error::RulesetMismatch`](crate::error::Error::RulesetMismatch) when its file holds another ruleset's values,
+    /// [`Error::Corrupt`](crate::error::Error::Corrupt) when the file is damaged (bad header, size, checksum, or a value
+    /// outside `-n..=n`), [`Error::Io`](crate::error::Error::Io) when it cannot be read.
     ///
     /// # Examples
     /// ```

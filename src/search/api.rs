@@ -32,7 +32,7 @@ impl Root {
 /// [`Control::stop`] (or until it proves the root's value).
 #[derive(Clone, Debug, Default)]
 pub struct Limits {
-    /// Deepest iteration, in plies (1..=[`MAX_DEPTH`]). Makes the search single-threaded.
+    /// Deepest iteration, in plies (1..=[`MAX_DEPTH`](super::MAX_DEPTH)). Makes the search single-threaded.
     pub depth: Option<u32>,
     /// Time for the search.
     pub movetime: Option<Duration>,

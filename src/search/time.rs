@@ -1,5 +1,5 @@
 //! Time management, all of it: how long a move gets from a game's clock ([`TimeControl`]), and
-//! whether a timed search begins another iteration ([`starts_iteration`]).
+//! whether a timed search begins another iteration (`starts_iteration`, with [`NEXT_ITERATION_SHARE`]).
 //!
 //! The rules are simple ones that hold up in play against other engines (`docs/engine.md`):
 //! a fixed time when one is given; else a share of the clock, a twentieth of what is left (or

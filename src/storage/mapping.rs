@@ -38,7 +38,7 @@ impl Drop for CopyGuard {
     }
 }
 
-/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`],
+/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`](super::DatabaseDir::open_table_with),
 /// [`crate::probe::Database::read_mode`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
