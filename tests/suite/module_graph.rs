@@ -129,10 +129,13 @@ fn the_program_and_the_bindings_are_crates_over_the_public_api() {
     let features = manifest.split("[features]").nth(1).unwrap().split("\n[").next().unwrap();
     let names: BTreeSet<&str> =
         features.lines().filter(|l| !l.starts_with('#')).filter_map(|l| l.split('=').next()).map(str::trim).filter(|n| !n.is_empty()).collect();
-    assert_eq!(names, BTreeSet::from(["clap", "mpi"]), "the library's features");
+    // `eval-fit` adds the evaluation's fitting for examples/fit_eval.rs only: no crate of the
+    // project turns it on (checked below).
+    assert_eq!(names, BTreeSet::from(["clap", "eval-fit", "mpi"]), "the library's features");
     for (dir, package) in [("cli", "oware-cli"), ("capi", "oware-capi"), ("python", "oware-python")] {
         let toml = std::fs::read_to_string(root.join(dir).join("Cargo.toml")).unwrap();
         assert!(toml.contains(&format!("name = \"{package}\"")), "{dir}/ is the package {package}");
+        assert!(!toml.contains("eval-fit"), "{dir}/ turns on the library's eval-fit feature");
         assert!(
             toml.lines().any(|l| l.contains("package = \"oware\"") || l.trim_start().starts_with("oware = ")) && toml.contains("path = \"..\""),
             "{dir}/ uses the library as a dependency"
