@@ -33,7 +33,7 @@ use oware::storage::Format;
 use oware::units::{group_digits, layers_phrase};
 use oware::verify::Mismatch;
 use oware::verify::{
-    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck, Outcome, VerifyObserver,
+    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck, VerifyObserver,
     VerifyOptions,
 };
 use oware::{Error, Result};
@@ -338,9 +338,9 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     // Exit status: wrong values first, then damaged files, then missing layers. With several
     // damaged files, the summary names them all (the error names the first).
     let several = match report.outcome {
-        Outcome::DamagedLayer => report.layers_in("damaged").len() > 1 || !report.layers_in("not-verified").is_empty(),
-        Outcome::DamagedBounds => report.bounds_in("damaged").len() > 1,
-        Outcome::DamagedDtc => report.dtc_in("damaged").len() > 1,
+        Finding::DamagedLayer => report.layers_in("damaged").len() > 1 || !report.layers_in("not-verified").is_empty(),
+        Finding::DamagedBounds => report.bounds_in("damaged").len() > 1,
+        Finding::DamagedDtc => report.dtc_in("damaged").len() > 1,
         _ => false,
     };
     if several && !a.quiet.quiet {

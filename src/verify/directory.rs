@@ -7,7 +7,7 @@
 //! checks the forced-capture bounds and the depths to capture present (or all, when required)
 //! with `crate::verify::verify_companion`, the published facts with [`crate::facts::check_facts`] and a
 //! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
-//! [`DirectoryReport`]: plain data, with a one-line summary and an [`Outcome`] saying which class
+//! [`DirectoryReport`]: plain data, with a one-line summary and an [`Finding`] saying which class
 //! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).
 //!
 //! Precedence of the outcome (the exit status of `oware verify`):

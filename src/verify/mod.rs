@@ -28,7 +28,7 @@
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
 //! | `directory` | a whole directory: [`verify_directory`] and its options and observer |
-//! | `report` | what a directory's verification found: [`DirectoryReport`], [`Outcome`] |
+//! | `report` | what a directory's verification found: [`DirectoryReport`], [`Finding`] |
 
 mod bounds;
 mod companion;
@@ -46,7 +46,7 @@ pub use companion::{CompanionEntry, CompanionReport, CompanionStatus};
 pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
-pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, LayerEntry, LayerStatus, ManifestCheck, Outcome};
+pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
 
 use std::ops::Range;

@@ -1,6 +1,6 @@
 //! The report of a directory's verification ([`super::directory::verify_directory`]): what
 //! became of each layer, its bounds, its depths to capture, the published facts and the pack manifest, the totals, a
-//! one-line summary and the [`Outcome`], the class of problem that dominates (the exit status of
+//! one-line summary and the [`Finding`], the class of problem that dominates (the exit status of
 //! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
 
 use std::path::PathBuf;
@@ -94,7 +94,7 @@ pub struct ManifestCheck {
 /// precedence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum Finding {
     /// Every file intact, every value, bounds entry and depth to capture follows from its
     /// children, no fact contradicted, the manifest (if any) matches.
     Ok,
@@ -117,20 +117,20 @@ pub enum Outcome {
     MissingDtc,
 }
 
-impl Outcome {
+impl Finding {
     /// `ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `damaged_dtc`,
     /// `manifest_mismatch`, `missing_layer`, `missing_bounds` or `missing_dtc`.
     pub fn name(self) -> &'static str {
         match self {
-            Outcome::Ok => "ok",
-            Outcome::WrongValues => "wrong_values",
-            Outcome::DamagedLayer => "damaged_layer",
-            Outcome::DamagedBounds => "damaged_bounds",
-            Outcome::DamagedDtc => "damaged_dtc",
-            Outcome::ManifestMismatch => "manifest_mismatch",
-            Outcome::MissingLayer => "missing_layer",
-            Outcome::MissingBounds => "missing_bounds",
-            Outcome::MissingDtc => "missing_dtc",
+            Finding::Ok => "ok",
+            Finding::WrongValues => "wrong_values",
+            Finding::DamagedLayer => "damaged_layer",
+            Finding::DamagedBounds => "damaged_bounds",
+            Finding::DamagedDtc => "damaged_dtc",
+            Finding::ManifestMismatch => "manifest_mismatch",
+            Finding::MissingLayer => "missing_layer",
+            Finding::MissingBounds => "missing_bounds",
+            Finding::MissingDtc => "missing_dtc",
         }
     }
 }
@@ -177,7 +177,7 @@ pub struct DirectoryReport {
     /// One line: `OK: ...` or `FAILED: ...` naming every problem.
     pub summary: String,
     /// The dominant class of problem.
-    pub outcome: Outcome,
+    pub outcome: Finding,
 }
 
 fn plural(n: u64) -> &'static str {
@@ -254,7 +254,7 @@ impl DirectoryReport {
             seconds,
             ok: false,
             summary: String::new(),
-            outcome: Outcome::Ok,
+            outcome: Finding::Ok,
         };
         report.tally();
         report
@@ -347,27 +347,27 @@ impl DirectoryReport {
 
         // Wrong values first, then damaged files, then missing layers.
         self.outcome = if mismatches > 0 || bounds_mismatches > 0 || dtc_mismatches > 0 || !failed_facts.is_empty() {
-            Outcome::WrongValues
+            Finding::WrongValues
         } else if !damaged.is_empty() {
-            Outcome::DamagedLayer
+            Finding::DamagedLayer
         } else if !damaged_bounds.is_empty() {
-            Outcome::DamagedBounds
+            Finding::DamagedBounds
         } else if !damaged_dtc.is_empty() {
-            Outcome::DamagedDtc
+            Finding::DamagedDtc
         } else if manifest_failed {
-            Outcome::ManifestMismatch
+            Finding::ManifestMismatch
         } else if !missing.is_empty() {
-            Outcome::MissingLayer
+            Finding::MissingLayer
         } else if !missing_bounds.is_empty() {
-            Outcome::MissingBounds
+            Finding::MissingBounds
         } else if !missing_dtc.is_empty() {
-            Outcome::MissingDtc
+            Finding::MissingDtc
         } else {
-            Outcome::Ok
+            Finding::Ok
         };
     }
 
-    /// The error the outcome stands for (`None` for [`Outcome::Ok`]): [`Error::VerifyFailed`]
+    /// The error the outcome stands for (`None` for [`Finding::Ok`]): [`Error::VerifyFailed`]
     /// for wrong values; the first damaged layer's (then bounds', then dtc's) error; the
     /// manifest's error; [`DatabaseDir::missing`] of the first missing layer;
     /// [`Error::BoundsMissing`] of the first missing bounds; [`Error::DtcMissing`] of the first
@@ -378,22 +378,22 @@ impl DirectoryReport {
         let failed_facts = self.failed_facts().count() as u64;
         let first_of = |names: Vec<u32>| names.first().copied();
         match self.outcome {
-            Outcome::Ok => None,
-            Outcome::WrongValues => {
+            Finding::Ok => None,
+            Finding::WrongValues => {
                 Some(Error::VerifyFailed { wrong_values: self.mismatches, wrong_bounds: self.bounds_mismatches, wrong_dtc: self.dtc_mismatches, failed_facts })
             }
-            Outcome::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
+            Finding::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Outcome::DamagedBounds => self.bounds.into_iter().find_map(CompanionEntry::into_damage),
-            Outcome::DamagedDtc => self.dtc.into_iter().find_map(CompanionEntry::into_damage),
-            Outcome::ManifestMismatch => self.manifest.and_then(|m| m.error),
-            Outcome::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
-            Outcome::MissingBounds => {
+            Finding::DamagedBounds => self.bounds.into_iter().find_map(CompanionEntry::into_damage),
+            Finding::DamagedDtc => self.dtc.into_iter().find_map(CompanionEntry::into_damage),
+            Finding::ManifestMismatch => self.manifest.and_then(|m| m.error),
+            Finding::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
+            Finding::MissingBounds => {
                 first_of(self.bounds_in("missing")).map(|n| Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
             }
-            Outcome::MissingDtc => {
+            Finding::MissingDtc => {
                 first_of(self.dtc_in("missing")).map(|n| Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
             }
         }
@@ -404,14 +404,14 @@ impl DirectoryReport {
     /// 7 unreadable, 4 missing).
     pub fn exit_code(&self) -> i32 {
         match self.outcome {
-            Outcome::Ok => 0,
-            Outcome::WrongValues => ErrorKind::VerificationFailed.exit_status(),
-            Outcome::DamagedLayer | Outcome::DamagedBounds | Outcome::DamagedDtc | Outcome::ManifestMismatch => {
+            Finding::Ok => 0,
+            Finding::WrongValues => ErrorKind::VerificationFailed.exit_status(),
+            Finding::DamagedLayer | Finding::DamagedBounds | Finding::DamagedDtc | Finding::ManifestMismatch => {
                 self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status()
             }
-            Outcome::MissingLayer => self.dir.missing(0).kind().exit_status(),
-            Outcome::MissingBounds => ErrorKind::BoundsMissing.exit_status(),
-            Outcome::MissingDtc => ErrorKind::DtcMissing.exit_status(),
+            Finding::MissingLayer => self.dir.missing(0).kind().exit_status(),
+            Finding::MissingBounds => ErrorKind::BoundsMissing.exit_status(),
+            Finding::MissingDtc => ErrorKind::DtcMissing.exit_status(),
         }
     }
 
@@ -419,19 +419,19 @@ impl DirectoryReport {
     /// manifest).
     fn damage(&self) -> Option<&Error> {
         match self.outcome {
-            Outcome::DamagedLayer => self.layers.iter().find_map(|e| match &e.status {
+            Finding::DamagedLayer => self.layers.iter().find_map(|e| match &e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Outcome::DamagedBounds => self.bounds.iter().find_map(CompanionEntry::damage),
-            Outcome::DamagedDtc => self.dtc.iter().find_map(CompanionEntry::damage),
-            Outcome::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
+            Finding::DamagedBounds => self.bounds.iter().find_map(CompanionEntry::damage),
+            Finding::DamagedDtc => self.dtc.iter().find_map(CompanionEntry::damage),
+            Finding::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
             _ => None,
         }
     }
 
     /// The report as one line of JSON: the document of `oware verify --json` without its
-    /// `schema_version`, plus `outcome` ([`Outcome::name`]) and `exit_code`.
+    /// `schema_version`, plus `outcome` ([`Finding::name`]) and `exit_code`.
     ///
     /// # Errors
     /// [`Error::Internal`] if it cannot be serialised (not expected).
@@ -440,7 +440,7 @@ impl DirectoryReport {
         struct Doc<'a> {
             #[serde(flatten)]
             report: &'a DirectoryReport,
-            outcome: Outcome,
+            outcome: Finding,
             exit_code: i32,
         }
         serde_json::to_string(&Doc { report: self, outcome: self.outcome, exit_code: self.exit_code() })

@@ -274,7 +274,7 @@ fn explicit_ranges_and_missing_layers() {
 fn verify_directory_reports_entries_outcome_and_precedence() {
     use oware::progress::Progress;
     use oware::storage::DatabaseDir;
-    use oware::verify::{verify_directory, BoundsEntry, LayerEntry, LayerStatus, NoObserver, Outcome, VerifyObserver, VerifyOptions};
+    use oware::verify::{verify_directory, BoundsEntry, Finding, LayerEntry, LayerStatus, NoObserver, VerifyObserver, VerifyOptions};
 
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -282,7 +282,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     let db = DatabaseDir::native(dir, Ruleset::Awari).unwrap();
 
     let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code(), r.ok), (Outcome::Ok, 0, true));
+    assert_eq!((r.outcome, r.exit_code(), r.ok), (Finding::Ok, 0, true));
     assert_eq!(r.layers_requested, (0, 8));
     assert_eq!(r.positions_checked, (0..=8).map(layer_size).sum::<u64>());
     assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.bounds.is_empty() && r.dtc.is_empty() && r.manifest.is_none());
@@ -296,16 +296,16 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
     let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingBounds, 4));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::BoundsMissing { layer: 0, .. })));
     // Depths to capture required but never built: missing dtc (of the layers asked for), after
     // missing bounds.
     let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code(), r.dtc_in("missing")), (Outcome::MissingDtc, 4, vec![7, 8]));
+    assert_eq!((r.outcome, r.exit_code(), r.dtc_in("missing")), (Finding::MissingDtc, 4, vec![7, 8]));
     assert!(r.summary.contains("missing depths to capture of layers 7"), "{}", r.summary);
     assert!(matches!(r.into_error(), Some(oware::Error::DtcMissing { layer: 7, .. })));
     let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingBounds, 4));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
 
     // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
     std::fs::remove_file(layer_path(dir, Ruleset::Awari, 5)).unwrap();
@@ -315,14 +315,14 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     bytes[k] ^= 1;
     std::fs::write(&path, bytes).unwrap();
     let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code(), r.ok), (Outcome::DamagedLayer, 5, false));
+    assert_eq!((r.outcome, r.exit_code(), r.ok), (Finding::DamagedLayer, 5, false));
     assert_eq!((r.layers_in("missing"), r.layers_in("damaged"), r.layers_in("not-verified")), (vec![5], vec![8], vec![7]));
     assert!(matches!(&r.layers[7].status, LayerStatus::Blocked { needs } if needs == &[5]));
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
     let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Outcome::MissingLayer, 4));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingLayer, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
 
     // The observer sees every stage in order; a cancelling progress stops with Interrupted.
