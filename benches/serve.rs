@@ -99,6 +99,15 @@ fn main() {
     // OWARE_BIN: another build of the program (to compare two versions side by side).
     let bin = std::env::var("OWARE_BIN").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/oware").into());
     let bin = bin.as_str();
+    // Positions are sampled from layers 1..=max: each must be built (a missing one would be
+    // answered 404 and the measurement cut short).
+    for n in 1..=max {
+        let layer = std::path::Path::new(&dir).join("awari").join(format!("layer-{n:02}.owdb"));
+        if !layer.is_file() {
+            eprintln!("bench serve: {} is missing: build awari layers 0..={max} into {dir} or set OWARE_BENCH_MAX lower", layer.display());
+            std::process::exit(2);
+        }
+    }
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut server = Command::new(bin)
         .args(["serve", "--dir", &dir, "--port", &port.to_string()])
