@@ -177,19 +177,36 @@ fn group(batch: &[u32], out: &mut Vec<u32>, counts: &mut Vec<u32>) {
     }
 }
 
-fn bench_updates(c: &mut Criterion) {
+/// Layer 26's cells: `CELLS` `u16`s of anonymous memory in huge pages, each 1.
+fn layer_26_cells() -> memmap2::MmapMut {
     let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
     map.fill(1);
+    map
+}
+
+/// The cells of a map made by [`layer_26_cells`].
+fn cells_of(map: &mut memmap2::MmapMut) -> &mut [u16] {
     // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
-    let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let targets: Vec<u32> = (0..UPDATES).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
-    let mut g = c.benchmark_group("update");
+    unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) }
+}
+
+/// `count` random cells, from the xorshift generator seeded with `seed`.
+fn random_targets(count: usize, mut seed: u64) -> Vec<u32> {
+    (0..count).map(|_| (xorshift(&mut seed) % CELLS as u64) as u32).collect()
+}
+
+/// The group `name`: `updates` random updates of layer 26's cells in random order, then in each
+/// of `batches` (size, name), every batch grouped by range of cells before it is applied.
+fn bench_grouped(c: &mut Criterion, name: &str, updates: usize, seed: u64, batches: &[(usize, &str)]) {
+    let mut map = layer_26_cells();
+    let cells = cells_of(&mut map);
+    let targets = random_targets(updates, seed);
+    let mut g = c.benchmark_group(name);
     g.sample_size(10);
-    g.throughput(Throughput::Elements(UPDATES as u64));
+    g.throughput(Throughput::Elements(updates as u64));
     g.bench_function("random", |b| b.iter(|| apply(cells, black_box(&targets))));
     let (mut out, mut counts) = (Vec::new(), Vec::new());
-    for (batch, name) in [(1 << 16, "grouped-64Ki"), (1 << 20, "grouped-1Mi"), (1 << 24, "grouped-16Mi")] {
+    for &(batch, name) in batches {
         g.bench_function(name, |b| {
             b.iter(|| {
                 for piece in black_box(&targets).chunks(batch) {
@@ -202,32 +219,15 @@ fn bench_updates(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_updates(c: &mut Criterion) {
+    bench_grouped(c, "update", UPDATES, 0x2545_F491_4F6C_DD1D, &[(1 << 16, "grouped-64Ki"), (1 << 20, "grouped-1Mi"), (1 << 24, "grouped-16Mi")]);
+}
+
 /// Updates per timed iteration of the `update-dense` group.
 const DENSE_UPDATES: usize = 1 << 28;
 
 fn bench_dense_updates(c: &mut Criterion) {
-    let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
-    map.fill(1);
-    // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
-    let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
-    let mut state = 0x6A09_E667_F3BC_C908u64;
-    let targets: Vec<u32> = (0..DENSE_UPDATES).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
-    let mut g = c.benchmark_group("update-dense");
-    g.sample_size(10);
-    g.throughput(Throughput::Elements(DENSE_UPDATES as u64));
-    g.bench_function("random", |b| b.iter(|| apply(cells, black_box(&targets))));
-    let (mut out, mut counts) = (Vec::new(), Vec::new());
-    for (batch, name) in [(1 << 26, "grouped-64Mi"), (1 << 28, "grouped-256Mi")] {
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                for piece in black_box(&targets).chunks(batch) {
-                    group(piece, &mut out, &mut counts);
-                    apply(cells, &out);
-                }
-            })
-        });
-    }
-    g.finish();
+    bench_grouped(c, "update-dense", DENSE_UPDATES, 0x6A09_E667_F3BC_C908, &[(1 << 26, "grouped-64Mi"), (1 << 28, "grouped-256Mi")]);
 }
 
 /// Positions per timed iteration of the `overlap` group.
@@ -275,14 +275,11 @@ fn updates_of(i: usize) -> usize {
 }
 
 fn bench_overlap(c: &mut Criterion) {
-    let mut map = anonymous(2 * CELLS, Pages::Huge).expect("anonymous memory for the cells");
-    map.fill(1);
-    // SAFETY: the map is 2 * CELLS bytes, writable and page-aligned, so 2-aligned.
-    let cells = unsafe { std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<u16>(), CELLS) };
+    let mut map = layer_26_cells();
+    let cells = cells_of(&mut map);
     let rounds = calibrate();
     let total: usize = (0..POSITIONS).map(updates_of).sum();
-    let mut state = 0xBB67_AE85_84CA_A73Bu64;
-    let targets: Vec<u32> = (0..total).map(|_| (xorshift(&mut state) % CELLS as u64) as u32).collect();
+    let targets = random_targets(total, 0xBB67_AE85_84CA_A73B);
     eprintln!("overlap: {rounds} rounds of arithmetic a position (about {WORK_NS} ns), {total} updates for {POSITIONS} positions");
     let mut g = c.benchmark_group("overlap");
     g.sample_size(10);
