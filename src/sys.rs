@@ -1,5 +1,5 @@
 //! What talks to the operating system: memory figures (`/proc`), free disk (`statvfs`),
-//! giving mapped pages back (`madvise`), reserving disk (`posix_fallocate`) and the exclusive
+//! giving mapped pages back and asking for huge pages (`madvise`), prefetching, reserving disk (`posix_fallocate`) and the exclusive
 //! lock of a directory (`flock`). Everything else in the crate reaches the system through the
 //! standard library and memmap2 (with `libc` flags such as `O_NOFOLLOW` given to `OpenOptions`).
 
@@ -279,4 +279,26 @@ pub fn lock_exclusive_waiting(file: &File, cancelled: &dyn Fn() -> bool) -> std:
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Zeroed anonymous memory, in transparent huge pages where the system allows: the solver's
+/// cells and the search's table are accessed at random, and 2 MB pages cut the TLB misses that
+/// would otherwise dominate.
+pub(crate) fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    let map = memmap2::MmapMut::map_anon(len.max(1))?;
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::HugePage);
+    Ok(map)
+}
+
+/// Asks the CPU to start loading the cache line of `r`.
+#[inline(always)]
+pub(crate) fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no effect on memory; any address is allowed.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }

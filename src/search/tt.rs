@@ -35,10 +35,19 @@ pub(crate) struct Entry {
 pub(crate) const SLOT_BYTES: usize = 16;
 
 pub(crate) struct Table {
-    slots: Box<[[AtomicU64; 2]]>,
+    /// The slots' memory: zeroed anonymous pages, huge where the system allows (a probe is a
+    /// random access, and 4 KB pages add a page walk to most of them). Only `slots` reaches it.
+    _memory: memmap2::MmapMut,
+    /// `_memory` as slots: valid as long as it lives, never moved (a mapping does not move).
+    slots: *const [AtomicU64; 2],
     mask: usize,
     generation: AtomicU8,
 }
+
+// SAFETY: the slots are atomics, shared by reference only; the mapping is owned by the table.
+unsafe impl Send for Table {}
+// SAFETY: as for Send: every access to the slots is an atomic operation.
+unsafe impl Sync for Table {}
 
 fn pack(e: &Entry, generation: u8) -> u64 {
     let score = (e.score as i16) as u16 as u64;
@@ -65,17 +74,33 @@ impl Table {
         let want = (megabytes.max(1) << 20) / SLOT_BYTES;
         // The largest power of two not above `want`, at least 1024.
         let slots = (1usize << (usize::BITS - 1 - want.max(1024).leading_zeros())).max(1024);
-        Table { slots: (0..slots).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(), mask: slots - 1, generation: AtomicU8::new(0) }
+        let mut memory = crate::sys::huge_zeroed(slots * SLOT_BYTES).unwrap_or_else(|e| panic!("no memory for a {megabytes} MiB table: {e}"));
+        // All-zero bytes are valid atomics (empty slots); the mapping is page-aligned.
+        let ptr = memory.as_mut_ptr() as *const [AtomicU64; 2];
+        Table { _memory: memory, slots: ptr, mask: slots - 1, generation: AtomicU8::new(0) }
+    }
+
+    #[inline(always)]
+    fn slots(&self) -> &[[AtomicU64; 2]] {
+        // SAFETY: `slots` points to `mask + 1` zero-initialised slots in `_memory`, which lives
+        // as long as `self`; atomics allow shared access from every thread.
+        unsafe { std::slice::from_raw_parts(self.slots, self.mask + 1) }
+    }
+
+    /// Starts loading the slot of `key` (a probe of it soon follows).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, key: u64) {
+        crate::sys::prefetch(&self.slots()[key as usize & self.mask]);
     }
 
     /// Size in bytes.
     pub(crate) fn bytes(&self) -> usize {
-        self.slots.len() * SLOT_BYTES
+        (self.mask + 1) * SLOT_BYTES
     }
 
     /// Forgets everything (a new game).
     pub(crate) fn clear(&self) {
-        for s in self.slots.iter() {
+        for s in self.slots().iter() {
             s[0].store(0, Relaxed);
             s[1].store(0, Relaxed);
         }
@@ -88,7 +113,7 @@ impl Table {
 
     #[inline]
     pub(crate) fn get(&self, key: u64) -> Option<Entry> {
-        let s = &self.slots[key as usize & self.mask];
+        let s = &self.slots()[key as usize & self.mask];
         let data = s[1].load(Relaxed);
         let check = s[0].load(Relaxed);
         if data == 0 || check ^ data != key {
@@ -103,7 +128,7 @@ impl Table {
     #[inline]
     pub(crate) fn put(&self, key: u64, e: Entry) {
         let g = self.generation.load(Relaxed);
-        let s = &self.slots[key as usize & self.mask];
+        let s = &self.slots()[key as usize & self.mask];
         let old = s[1].load(Relaxed);
         if old != 0 && s[0].load(Relaxed) ^ old == key {
             let (o, og) = unpack(old);
@@ -122,8 +147,8 @@ impl Table {
     /// Permille of a sample of slots written by the current search (UCI `hashfull`).
     pub(crate) fn hashfull(&self) -> u32 {
         let g = self.generation.load(Relaxed);
-        let n = self.slots.len().min(1000);
-        let used = self.slots[..n].iter().filter(|s| {
+        let n = (self.mask + 1).min(1000);
+        let used = self.slots()[..n].iter().filter(|s| {
             let d = s[1].load(Relaxed);
             d != 0 && unpack(d).1 == g
         });
@@ -148,7 +173,7 @@ mod tests {
         t.put(0xDEAD_BEEF_0000_0001, Entry { score: 0, depth: 40, bound: Bound::Exact, proven: false, best: None });
         assert!(t.get(0xDEAD_BEEF_0000_0001).unwrap().proven);
         // Tear the slot: the key check fails.
-        let s = &t.slots[1];
+        let s = &t.slots()[1];
         s[1].store(s[1].load(Relaxed) ^ 1, Relaxed);
         assert!(t.get(0xDEAD_BEEF_0000_0001).is_none());
         t.clear();

@@ -339,11 +339,16 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Principal-variation search of `nd` with window `(alpha, beta)`, fail-soft.
     pub(super) fn search(&mut self, nd: &Node, mut alpha: i32, beta: i32, depth: i32, ply: usize) -> Scored {
+        // The table's slot is a random access: start loading it before the moves are generated.
+        let bkey = board_key(&nd.board);
+        let key = self.sh.key_with(bkey, stones(&nd.board), nd.cm, nd.cn);
+        if depth > 0 {
+            self.sh.engine.tt.prefetch(key);
+        }
         let (n, moves) = match self.enter(nd, ply) {
             Ok(x) => x,
             Err(s) => return s,
         };
-        let bkey = board_key(&nd.board);
         let region = self.sh.region(n);
         if self.repeats(bkey, n) {
             // Among the game's positions a repetition ends the game: its score is the true one
@@ -372,7 +377,6 @@ impl<'s, 'a> Worker<'s, 'a> {
         if depth <= 0 || ply >= MAX_PLY - QUIESCENCE_PLIES as usize - 2 {
             return self.quiescence(nd, &moves, alpha, beta, ply, 0);
         }
-        let key = self.sh.key_with(bkey, n, nd.cm, nd.cn);
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
         if let Some(e) = tt {
@@ -401,6 +405,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         let mut proof = Proof::Proven;
         for (count, &(_, i)) in list.iter().enumerate() {
             let m = slice[i];
+            // The next move's table slot loads while this move is searched.
+            if depth > 1 {
+                if let Some(&(_, j)) = list.get(count + 1) {
+                    if let Outcome::Child { captured, child } = &slice[j].outcome {
+                        let k = self.sh.key_with(board_key(child), n - u32::from(*captured), nd.cn, nd.cm.saturating_add(*captured));
+                        self.sh.engine.tt.prefetch(k);
+                    }
+                }
+            }
             let s = match m.outcome {
                 Outcome::End { value } => scored(i32::from(value) * 100, Proof::Proven),
                 Outcome::Child { captured, child } => {
@@ -462,8 +475,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Captures only, with the evaluation as the score of stopping (never proven).
     /// `moves` are `nd`'s, which [`enter`](Self::enter) did not settle.
     pub(super) fn quiescence(&mut self, nd: &Node, moves: &Moves, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
-        let rules = self.sh.engine.rules;
-        let stand = eval::evaluate_with(rules, &nd.board, moves);
+        let stand = eval::evaluate_with(&nd.board, moves);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
             return scored(stand, Proof::Estimate);
         }

@@ -13,6 +13,7 @@
 //! resolved exactly once, and within one threshold every resolved position gets the same `±t`
 //! whatever the order: the result does not depend on the number of threads or on scheduling.
 
+pub(super) use crate::sys::{huge_zeroed, prefetch};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::Relaxed};
@@ -628,29 +629,8 @@ pub(super) fn split(range: Range<u64>, chunk: u64) -> Vec<Range<u64>> {
     crate::index::ranges(range, chunk).collect()
 }
 
-/// Zeroed anonymous memory, in transparent huge pages where the system allows: the cells are
-/// accessed at random, and 2 MB pages cut the TLB misses that would otherwise dominate.
-pub(super) fn huge_zeroed(len: usize) -> std::io::Result<memmap2::MmapMut> {
-    let map = memmap2::MmapMut::map_anon(len.max(1))?;
-    #[cfg(target_os = "linux")]
-    let _ = map.advise(memmap2::Advice::HugePage);
-    Ok(map)
-}
-
 /// Positions whose predecessors (or whose moves' lower-layer values) are fetched together.
 pub(super) const BATCH: usize = 32;
-
-/// Asks the CPU to start loading the cache line of `r`.
-#[inline(always)]
-pub(super) fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint with no effect on memory; any address is allowed.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
 
 /// Where the solver's cells live: anonymous memory, or a scratch file.
 pub(super) enum Cells {
