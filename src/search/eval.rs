@@ -10,7 +10,7 @@
 
 #[cfg(any(test, feature = "eval-fit"))]
 use crate::rules::Ruleset;
-use crate::rules::{opponent_threat, stones, Board, Moves, Outcome, PITS, ROW};
+use crate::rules::{sowings, stones, Board, PITS, ROW};
 
 /// Number of features.
 pub const K: usize = 48;
@@ -25,8 +25,8 @@ pub const FEATURE_NAMES: [&str; K] = [
     "capture_now",
     "threat",
     "threat*s",
-    "mobility_own",
-    "mobility_opp",
+    "pits_own",
+    "pits_opp",
     "stones_0",
     "stones_1",
     "stones_2",
@@ -83,27 +83,22 @@ include!("weights.rs");
 
 /// The features of `board` (mover-first, `n` stones) under `rules`, as the weights expect them.
 ///
-/// In the order of [`FEATURE_NAMES`], with `s = n / 24`: the bias; `n`; the best capture of one
-/// move now; the threat (what the opponent's best sowing would capture were he to move now), also
-/// times `s`; the number of the mover's legal moves and of the opponent's non-empty pits; per pit,
-/// its stones, whether it holds 1 or 2 (one more stone makes it capturable) and whether it is
-/// empty; each side's stones in pits of 12 or more (a kroo, which laps the board); each side's
-/// pits whose sowing reaches the other row; and, when the mover has no legal move, the game's
-/// ending value (all other features, the bias too, then 0). `docs/eval.md` has the table.
+/// In the order of [`FEATURE_NAMES`], with `s = n / 24`: the bias; `n`; the mover's best capture
+/// of one sowing now; the threat (the opponent's best capture of one sowing were he to move now),
+/// also times `s`; each side's non-empty pits (its sowings); per pit, its stones, whether it holds
+/// 1 or 2 (one more stone makes it capturable) and whether it is empty; each side's stones in
+/// pits of 12 or more (a kroo, which laps the board); each side's pits whose sowing reaches the
+/// other row; and, when the mover has no legal move, the game's ending value (all other features,
+/// the bias too, then 0). `docs/eval.md` has the table. Only the last depends on the rules: the
+/// sowings are counted without their legality ([`sowings`]), so that the search evaluates a
+/// position without generating its moves.
 ///
-/// Cost: the mover's moves (which the search has already: [`evaluate_with`]) and six sowings of
-/// the opponent's pits without their legality ([`opponent_threat`]); no allocation.
+/// Cost: the board's moves (for the ending) and twelve sowings; no allocation.
 #[cfg(any(test, feature = "eval-fit"))]
 #[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
-    features_with(board, &rules.moves(board))
-}
-
-/// [`features`] given the board's moves (`rules.moves(board)`).
-#[cfg(any(test, feature = "eval-fit"))]
-fn features_with(board: &Board, moves: &Moves) -> [f32; K] {
     let mut f = [0f32; K];
-    if let Some(v) = moves.ending() {
+    if let Some(v) = rules.moves(board).ending() {
         f[ENDING] = f32::from(v);
         return f;
     }
@@ -111,17 +106,11 @@ fn features_with(board: &Board, moves: &Moves) -> [f32; K] {
     let s = n / 24.0;
     f[0] = 1.0;
     f[1] = n;
-    let mut cap_now = 0u8;
-    for m in moves.as_slice() {
-        if let Outcome::Child { captured, .. } = m.outcome {
-            cap_now = cap_now.max(captured);
-        }
-    }
+    let [(cap_now, own_pits), (threat, opp_pits)] = sowings(board);
     f[2] = f32::from(cap_now);
-    let (threat, opp_pits) = opponent_threat(board);
     f[3] = f32::from(threat);
     f[4] = f32::from(threat) * s;
-    f[5] = moves.len() as f32;
+    f[5] = f32::from(own_pits);
     f[6] = f32::from(opp_pits);
     for (i, &c) in board.iter().enumerate() {
         let (side, to_end) = if i < ROW { (0, ROW - i) } else { (1, PITS - i) };
@@ -141,18 +130,21 @@ fn features_with(board: &Board, moves: &Moves) -> [f32; K] {
 /// The predicted value of `board` (mover-first) in centi-stones from the mover's view, clamped to
 /// `-100 n..=100 n` for its `n` stones; exact (the ending value) when the mover cannot move.
 ///
-/// Cost: [`evaluate_with`] and the board's moves.
+/// Cost: the board's moves (for the ending) and [`evaluate_moving`].
 #[cfg(any(test, feature = "eval-fit"))]
 #[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
-    evaluate_with(board, &rules.moves(board))
+    match rules.moves(board).ending() {
+        Some(v) => 100 * i32::from(v),
+        None => evaluate_moving(board),
+    }
 }
 
-/// The weights folded for [`evaluate_with`], in centi-stones: the terms of the whole board, and
+/// The weights folded for [`evaluate_moving`], in centi-stones: the terms of the whole board, and
 /// per pit and stone count everything the pit's own features add (its stones, weak and empty
 /// terms, and its share of its side's kroo and reach).
 struct Folded {
-    /// Bias, stones, capture now, threat, threat × s, mobility own, the opponent's pits.
+    /// Bias, stones, capture now, threat, threat × s, the mover's pits, the opponent's pits.
     board: [f32; 7],
     pit: [[f32; 49]; PITS],
 }
@@ -185,30 +177,21 @@ fn fold() -> Folded {
 
 static FOLDED: std::sync::LazyLock<Folded> = std::sync::LazyLock::new(fold);
 
-/// [`evaluate`] given the board's moves (`rules.moves(board)`), which the search has already:
-/// [`features`] times the weights, with the per-pit terms read from a table of the weights
-/// folded per pit and stone count (the same sum in another order: a test holds the two within
-/// a centi-stone).
+/// [`evaluate`] of a board whose mover has a legal move (the caller knows: the search asks
+/// [`Ruleset::surely_has_moves`] or has the moves), without its moves: [`features`] times the
+/// weights, with the per-pit terms read from a table of the weights folded per pit and stone
+/// count (the same sum in another order: a test holds the two within a centi-stone).
 ///
-/// Cost: six sowings ([`opponent_threat`]), twelve table reads and a few products.
+/// Cost: twelve sowings ([`sowings`]), twelve table reads and a few products.
 #[inline]
-pub(crate) fn evaluate_with(board: &Board, moves: &Moves) -> i32 {
-    if let Some(v) = moves.ending() {
-        return 100 * i32::from(v); // no legal move: the exact ending value
-    }
+pub(crate) fn evaluate_moving(board: &Board) -> i32 {
     let t = &*FOLDED;
-    let mut cap_now = 0u8;
-    for m in moves.as_slice() {
-        if let Outcome::Child { captured, .. } = m.outcome {
-            cap_now = cap_now.max(captured);
-        }
-    }
-    let (threat, opp_pits) = opponent_threat(board);
+    let [(cap_now, own_pits), (threat, opp_pits)] = sowings(board);
     let n = stones(board);
     let (nf, threat) = (n as f32, f32::from(threat));
     let b = &t.board;
     let mut acc = b[0] + b[1] * nf + b[2] * f32::from(cap_now) + b[3] * threat + b[4] * threat * (nf / 24.0);
-    acc += b[5] * moves.len() as f32 + b[6] * f32::from(opp_pits);
+    acc += b[5] * f32::from(own_pits) + b[6] * f32::from(opp_pits);
     for (row, &c) in t.pit.iter().zip(board) {
         acc += row[usize::from(c)];
     }

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::rules::{stones, Move, Moves, Outcome, Ruleset};
+use crate::rules::{capturing_pits, stones, Move, Moves, Outcome, Ruleset};
 
 use super::eval;
 use super::keys::board_key;
@@ -314,9 +314,11 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// Enters a node: counts it, starts its line, and ends it at once when it needs no search
     /// (its layer, except where the game's positions can repeat: [`Shared::region`]; then
     /// [`settled`](Self::settled); or the search was stopped: `Err` with the score). Otherwise
-    /// its stone count and moves.
+    /// its stone count and its moves, unless it surely has some
+    /// ([`Ruleset::surely_has_moves`]: then `None`, and only the 25-stone rule can settle it):
+    /// most nodes at the search's horizon are left by the stand-pat without their moves.
     #[inline]
-    pub(super) fn enter(&mut self, nd: &Node, ply: usize) -> std::result::Result<(u32, Moves), Scored> {
+    pub(super) fn enter(&mut self, nd: &Node, ply: usize) -> std::result::Result<(u32, Option<Moves>), Scored> {
         if self.tick() {
             return Err(scored(0, Proof::Estimate));
         }
@@ -330,10 +332,17 @@ impl<'s, 'a> Worker<'s, 'a> {
                 return Err(t.settled());
             }
         }
-        let moves = self.sh.engine.rules.moves(&nd.board);
+        let rules = self.sh.engine.rules;
+        if rules.surely_has_moves(&nd.board) {
+            return match self.decided(nd) {
+                true => Err(scored(0, Proof::Proven)),
+                false => Ok((n, None)),
+            };
+        }
+        let moves = rules.moves(&nd.board);
         match self.settled(nd, &moves) {
             Some(s) => Err(s),
-            None => Ok((n, moves)),
+            None => Ok((n, Some(moves))),
         }
     }
 
@@ -375,8 +384,9 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         }
         if depth <= 0 || ply >= MAX_PLY - QUIESCENCE_PLIES as usize - 2 {
-            return self.quiescence(nd, &moves, alpha, beta, ply, 0);
+            return self.quiescence(nd, moves.as_ref(), alpha, beta, ply, 0);
         }
+        let moves = moves.unwrap_or_else(|| self.sh.engine.rules.moves(&nd.board));
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
         if let Some(e) = tt {
@@ -472,23 +482,44 @@ impl<'s, 'a> Worker<'s, 'a> {
         scored(best.v, proof)
     }
 
-    /// Captures only, with the evaluation as the score of stopping (never proven).
-    /// `moves` are `nd`'s, which [`enter`](Self::enter) did not settle.
-    pub(super) fn quiescence(&mut self, nd: &Node, moves: &Moves, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
-        let stand = eval::evaluate_with(&nd.board, moves);
+    /// Captures only, with the evaluation as the score of stopping (never proven). `nd` has a
+    /// legal move, which [`enter`](Self::enter) found
+    /// (`moves`, when they were generated): a node whose stand-pat refutes the window is left
+    /// without generating its moves.
+    pub(super) fn quiescence(&mut self, nd: &Node, moves: Option<&Moves>, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
+        let stand = eval::evaluate_moving(&nd.board);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
             return scored(stand, Proof::Estimate);
         }
+        // The moves that capture or end the game, in pit order: from the moves when they were
+        // generated, else each played alone from the pits whose sowing captures (few).
+        let rules = self.sh.engine.rules;
+        let mut captures = [None::<Move>; 6];
+        match moves {
+            Some(ms) => {
+                for (slot, m) in captures.iter_mut().zip(ms.as_slice()) {
+                    *slot = Some(*m);
+                }
+            }
+            None => {
+                let mut mask = capturing_pits(&nd.board);
+                while mask != 0 {
+                    let pit = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    captures[pit] = rules.play(&nd.board, pit);
+                }
+            }
+        }
         let mut best = scored(stand, Proof::Estimate);
         alpha = alpha.max(stand);
-        for m in moves.as_slice() {
+        for m in captures.iter().flatten() {
             let s = match m.outcome {
                 Outcome::End { value } => scored(i32::from(value) * 100, Proof::Proven),
                 Outcome::Child { captured, child } if captured > 0 => {
                     let cap = i32::from(captured) * 100;
                     let c = Node { board: child, cm: nd.cn, cn: nd.cm.saturating_add(captured) };
                     let r = match self.enter(&c, ply + 1) {
-                        Ok((_, cm)) => self.quiescence(&c, &cm, cap - beta, cap - alpha, ply + 1, qply + 1),
+                        Ok((_, cm)) => self.quiescence(&c, cm.as_ref(), cap - beta, cap - alpha, ply + 1, qply + 1),
                         Err(r) => r,
                     };
                     scored(cap - r.v, r.proof)
