@@ -16,11 +16,11 @@ use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, Com
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
 use oware::storage::Companion;
-use oware::units::{group_digits, human_bytes, human_duration};
+use oware::units::{group_digits, human_bytes};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{is_closed_pipe, note, Stdout, SCHEMA_VERSION};
+use super::output::{human_duration, is_closed_pipe, note, Stdout, SCHEMA_VERSION};
 use super::{progress, reword, signals, thread_pool, DirArg, JsonArg, QuietArg, RulesArg, ThreadsArg};
 
 /// Arguments of `oware build`.
