@@ -48,10 +48,14 @@ pub struct Header {
     pub payload_checksum: u64,
 }
 
-/// Checksum of a payload, with the algorithm named by [`CHECKSUM_ALGORITHM`].
+/// Checksum of a payload (and of a header's first 120 bytes), with the algorithm named by
+/// [`CHECKSUM_ALGORITHM`]. Crate-private: files are written with their checksums by
+/// [`DatabaseDir::write_layer`](crate::storage::DatabaseDir::write_layer) and checked when
+/// opened, and a copy's checksum comes from
+/// [`Layer::copy_payload`](crate::storage::Layer::copy_payload).
 ///
 /// Cost: one sequential pass, several GB/s.
-pub fn checksum(payload: &[u8]) -> u64 {
+pub(crate) fn checksum(payload: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(payload)
 }
 

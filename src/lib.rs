@@ -47,7 +47,7 @@
 //! | [`error`] | typed errors, their kinds ([`ErrorKind`]) and the one table of exit statuses |
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
-//! | [`units`] | formatting of counts, sizes and durations for people |
+//! | [`units`] | formatting of counts, sizes and layer lists for people, in the library's messages and the program's |
 //! | `mpi_cluster` | (feature `mpi`) the cluster of an MPI job, and a build over its ranks |
 //!
 //! Inside the crate only: `solver` (the parallel retrograde algorithm: one driver for a layer or

@@ -72,8 +72,8 @@ impl MpiCluster {
     /// [`Error::Interrupted`] on the others when they learn of it at an agreement point). A rank
     /// that fails elsewhere leaves the others waiting in a collective operation, so the caller
     /// must end the whole job ([`MpiCluster::abort`]) on any error.
-    pub fn build(&self, config: &crate::build::BuildConfig, observer: &dyn crate::build::BuildObserver) -> Result<Vec<crate::build::LayerStats>> {
-        crate::build::build_with(config, observer, self)
+    pub fn build(&self, config: &crate::build::BuildConfig, observer: &dyn crate::build::BuildObserver) -> Result<crate::build::BuildReport> {
+        crate::build::build_with(config, observer, self).map(crate::build::BuildReport::ended)
     }
 
     /// Ends the whole job with `code` (`MPI_Abort`): what a rank does on an error, since the

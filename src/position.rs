@@ -59,6 +59,11 @@ pub(crate) const EXCERPT_CHARS: usize = 40;
 ///
 /// Cost: at most `EXCERPT_CHARS` characters are looked at (plus the length).
 ///
+/// Public because it is how this crate quotes input in its errors (the `excerpt` fields of
+/// [`PositionError`] are made by it), and a program over the crate
+/// that quotes its own users' input (the `oware` program's engine command quotes what a GUI
+/// sends) quotes it the same way with the same function.
+///
 /// ```
 /// use oware::position::excerpt;
 /// assert_eq!(excerpt("1 2\u{1b}"), "'1 2\\u{1b}'");

@@ -1,4 +1,12 @@
-//! Formatting of counts and sizes for people.
+//! Formatting of counts, sizes and layer lists for people: `1,234,567`, `1.50 GiB`, `layers 0..20`.
+//!
+//! Public because the library's own text and the program's must agree: the library writes these
+//! forms into its error messages ([`Error::OutOfMemory`](crate::Error::OutOfMemory),
+//! [`Error::DiskSpace`](crate::Error::DiskSpace)), into the summary of a directory's verification
+//! ([`DirectoryReport`](crate::verify::DirectoryReport), also the `summary` of the JSON document
+//! that Python and C return) and into the published facts' details; the program (`cli/`), a crate
+//! over this one, writes the same counts, sizes and layer lists in its own lines around them. One
+//! implementation serves both, so it lives in the lower crate.
 
 /// `1234567` -> `1,234,567`.
 pub fn group_digits(n: u64) -> String {
@@ -59,22 +67,6 @@ pub fn layers_phrase(ns: impl IntoIterator<Item = u32>) -> String {
     format!("{word} {}", describe_layers(ns))
 }
 
-/// A duration for people: `12 s`, `4.5 min`, `3.2 h`, `2.1 days`, `3.4 years`.
-pub fn human_duration(seconds: f64) -> String {
-    let s = seconds.max(0.0);
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 172_800.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else if s < 3.15e7 {
-        format!("{:.1} days", s / 86_400.0)
-    } else {
-        format!("{:.1} years", s / 3.15e7)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,14 +79,6 @@ mod tests {
         assert_eq!(human_bytes(3 << 30), "3.00 GiB");
         assert_eq!(human_bytes(383 << 20), "383.0 MiB");
         assert_eq!(human_bytes(12 << 10), "12 KiB");
-    }
-
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(human_duration(12.0), "12 s");
-        assert_eq!(human_duration(270.0), "4.5 min");
-        assert_eq!(human_duration(3.0 * 86_400.0), "3.0 days");
-        assert_eq!(human_duration(6.3e7), "2.0 years");
     }
 
     #[test]

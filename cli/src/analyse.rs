@@ -100,13 +100,11 @@ pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet
 }
 
 /// Refuses a transposition table larger than three quarters of the memory the system reports
-/// available (allocating it would end the process, or push the machine into swap): the one
-/// guard of `--hash` and the engine's `Hash` option.
+/// available (allocating it would end the process, or push the machine into swap; the library's
+/// `search::check_hash_mb`): the one guard of `--hash` and the engine's `Hash` option, which
+/// put their own words before the message.
 pub fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
-    match oware::build::memory_available() {
-        Some(avail) if mb << 20 > avail / 4 * 3 => Err(format!("{mb} MiB is more than three quarters of the {} MiB of memory available", avail >> 20)),
-        _ => Ok(mb),
-    }
+    oware::search::check_hash_mb(mb).map(|()| mb).map_err(|e| e.to_string())
 }
 
 /// A score in stones, signed, as people read it: `+3`, `-1.25`.

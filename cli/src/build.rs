@@ -16,11 +16,11 @@ use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, Com
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
 use oware::storage::Companion;
-use oware::units::{group_digits, human_bytes, human_duration};
+use oware::units::{group_digits, human_bytes};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{is_closed_pipe, note, Stdout, SCHEMA_VERSION};
+use super::output::{human_duration, is_closed_pipe, note, Stdout, SCHEMA_VERSION};
 use super::{progress, reword, signals, thread_pool, DirArg, JsonArg, QuietArg, RulesArg, ThreadsArg};
 
 /// Arguments of `oware build`.
@@ -607,8 +607,8 @@ pub fn run(a: BuildArgs) -> Result<()> {
     let start = std::time::Instant::now();
     let result = pool.install(|| build::build(&config, &display));
     display.clear();
-    let stats = result?;
-    summary(a.json.json, a.quiet.quiet, &display, &stats, start.elapsed().as_secs_f64(), build::peak_memory(), "", "peak memory");
+    let report = result?;
+    summary(a.json.json, a.quiet.quiet, &display, &report.layers, start.elapsed().as_secs_f64(), report.peak_memory_bytes, "", "peak memory");
     take_output_error(&display)
 }
 
@@ -690,8 +690,8 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
     let start = std::time::Instant::now();
     let result = cluster.build(config, observer);
     display.clear();
-    let stats = match result {
-        Ok(s) => s,
+    let report = match result {
+        Ok(r) => r,
         // Every rank stopped at the same point: a clean end.
         Err(e @ Error::Interrupted) => return Err(e),
         Err(Error::Cluster(oware::error::ClusterError::PeerStopped)) => {
@@ -707,15 +707,15 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         }
     };
     if rank == 0 {
-        let figures: Vec<&build::RankFigures> = stats.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
+        let figures: Vec<&build::RankFigures> = report.layers.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
         let sent: u64 = figures.iter().map(|f| f.bytes_sent).sum();
-        let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(build::peak_memory());
+        let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(report.peak_memory_bytes);
         let secs = start.elapsed().as_secs_f64();
         summary(
             a.json.json,
             a.quiet.quiet,
             &display,
-            &stats,
+            &report.layers,
             secs,
             peak,
             &format!(" on {ranks} ranks"),

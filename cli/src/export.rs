@@ -19,18 +19,17 @@
 //! probing in place, use packs (`oware pack`).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 use indicatif::ProgressBar;
 use oware::error::Damage;
+use oware::progress::Progress;
 use oware::storage::{vu_path, AtomicFile, Format, Layer};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
-use xxhash_rust::xxh3::Xxh3;
 
 use super::output::{Stdout, SCHEMA_VERSION};
 use super::pack::{CopyArgs, ReportArgs};
@@ -60,9 +59,6 @@ pub struct ExportArgs {
     #[command(flatten)]
     report: ReportArgs,
 }
-
-/// Bytes copied per write.
-const BLOCK: usize = 8 << 20;
 
 /// What one exported file holds.
 struct Written {
@@ -208,20 +204,20 @@ fn export_layer(layer: &Layer, out: &Path, zstd_level: Option<i32>, bar: &Progre
 }
 
 /// Writes the payload to the temporary (compressed with `Some(level)`) and returns the
-/// payload's checksum and the file's size.
+/// checksum of what was copied ([`Layer::copy_payload`]) and the file's size.
 fn write_tmp(layer: &Layer, file: &AtomicFile, zstd_level: Option<i32>, bar: &ProgressBar) -> Result<(u64, u64)> {
     let tmp = file.tmp_path();
     let io = |e| Error::io(tmp, e);
-    let bytes = layer.bytes();
     let mut sink = file.file();
+    let copying = Copying(bar);
     let digest = match zstd_level {
-        None => copy_hashed(bytes, &mut sink, tmp, bar)?,
+        None => layer.copy_payload(&mut sink, tmp, &copying)?,
         Some(level) => {
             let mut enc = zstd::stream::write::Encoder::new(sink, level).map_err(io)?;
             enc.include_checksum(true).map_err(io)?;
             enc.include_contentsize(true).map_err(io)?;
-            enc.set_pledged_src_size(Some(bytes.len() as u64)).map_err(io)?;
-            let digest = copy_hashed(bytes, &mut enc, tmp, bar)?;
+            enc.set_pledged_src_size(Some(layer.bytes().len() as u64)).map_err(io)?;
+            let digest = layer.copy_payload(&mut enc, tmp, &copying)?;
             enc.finish().map_err(io)?;
             digest
         }
@@ -230,34 +226,15 @@ fn write_tmp(layer: &Layer, file: &AtomicFile, zstd_level: Option<i32>, bar: &Pr
     Ok((digest, size))
 }
 
-/// Copies `bytes` to `w` in blocks, returning their checksum ([`oware::format::checksum`]'s
-/// algorithm, computed incrementally). Stops with [`Error::Interrupted`] after Ctrl-C.
-fn copy_hashed(bytes: &[u8], w: &mut impl Write, path: &Path, bar: &ProgressBar) -> Result<u64> {
-    let mut h = Xxh3::new();
-    for block in bytes.chunks(BLOCK) {
-        if signals::interrupted() {
-            return Err(Error::Interrupted);
-        }
-        h.update(block);
-        w.write_all(block).map_err(|e| Error::io(path, e))?;
-        bar.inc(block.len() as u64);
+/// The bar of the bytes copied, fed by [`Layer::copy_payload`]; Ctrl-C stops the copy
+/// ([`Error::Interrupted`]).
+struct Copying<'a>(&'a ProgressBar);
+
+impl Progress for Copying<'_> {
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
     }
-    w.flush().map_err(|e| Error::io(path, e))?;
-    Ok(h.digest())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn streaming_checksum_is_the_format_checksum() {
-        // Lengths around the block size and xxh3's internal buffer sizes.
-        for len in [0usize, 1, 240, 241, 1 << 10, 3 * BLOCK + 17] {
-            let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-            let mut sink = std::io::sink();
-            let got = copy_hashed(&data, &mut sink, Path::new("sink"), &ProgressBar::hidden()).unwrap();
-            assert_eq!(got, oware::format::checksum(&data), "length {len}");
-        }
+    fn cancelled(&self) -> bool {
+        signals::interrupted()
     }
 }

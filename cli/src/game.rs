@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use oware::game::{annotate, record_moves, AnnotatedGame, Captured, Game, Ply, Probed, Verdict};
 use oware::position::{house, Position, Side};
-use oware::probe::{format_share, Database, MoveResult};
+use oware::probe::{Database, MoveResult};
 use oware::rules::TOTAL_STONES;
 use oware::search::{Control, Root, DEFAULT_HASH_MB};
 use oware::{Error, Result};
@@ -165,7 +165,7 @@ fn engine_notes(args: &DatabaseArgs, db: &Database, g: &AnnotatedGame, ms: u64) 
 }
 
 fn verdict_text(v: &Verdict) -> String {
-    format!("{} {}:{}", winner_words(v, "draw"), format_share(v.south), format_share(v.north))
+    format!("{} {}:{}", winner_words(v, "draw"), v.south, v.north)
 }
 
 fn not_covered(layer: Option<u32>) -> String {
@@ -291,12 +291,7 @@ fn end_text(g: &AnnotatedGame) -> String {
             (None, true, Some(v)) => {
                 let n = g.end.position.stones();
                 let split = oware::probe::Split::new(n, v);
-                s.push_str(&format!(
-                    ": {side} cannot move; of the {n} stones left {side} gets {}, {} {}\n",
-                    format_share(split.mover),
-                    side.other(),
-                    format_share(split.opponent)
-                ));
+                s.push_str(&format!(": {side} cannot move; of the {n} stones left {side} gets {}, {} {}\n", split.mover, side.other(), split.opponent));
             }
             _ => s.push('\n'),
         }

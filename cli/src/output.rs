@@ -1,6 +1,8 @@
 //! The one way every command writes: results to stdout through [`Stdout`] (fallible: a full disk
 //! or a closed pipe is an [`Error::Output`], never a panic), messages to stderr through
-//! [`note`] (best effort: a message that cannot be written is dropped, never a panic).
+//! [`note`] (best effort: a message that cannot be written is dropped, never a panic). Durations
+//! for people are written here too ([`human_duration`]); counts, sizes and layer lists come from
+//! `oware::units`, whose forms the library's own messages and reports use.
 
 use std::io::Write;
 
@@ -60,6 +62,23 @@ pub fn note(msg: &str) {
     let _ = writeln!(err, "oware: {msg}");
 }
 
+/// A duration for people: `12 s`, `4.5 min`, `3.2 h`, `2.1 days`, `3.4 years` (estimates and
+/// timings of `build` and `perft`; the library's messages give no durations).
+pub fn human_duration(seconds: f64) -> String {
+    let s = seconds.max(0.0);
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 172_800.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s < 3.15e7 {
+        format!("{:.1} days", s / 86_400.0)
+    } else {
+        format!("{:.1} years", s / 3.15e7)
+    }
+}
+
 /// Whether an error is stdout's reader having gone away (`oware stats | head`).
 pub fn is_closed_pipe(e: &Error) -> bool {
     matches!(e, Error::Output { stream: "stdout", source } if source.kind() == std::io::ErrorKind::BrokenPipe)
@@ -67,3 +86,16 @@ pub fn is_closed_pipe(e: &Error) -> bool {
 
 /// An error, for programs: the library's `{"code", "kind", "message"}` object.
 pub use oware::error::ErrorDoc;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(human_duration(12.0), "12 s");
+        assert_eq!(human_duration(270.0), "4.5 min");
+        assert_eq!(human_duration(3.0 * 86_400.0), "3.0 days");
+        assert_eq!(human_duration(6.3e7), "2.0 years");
+    }
+}

@@ -25,7 +25,7 @@ use oware::error::Damage;
 use oware::index::layer_size;
 use oware::manifest::{self, Entry};
 use oware::pack::{pack_layer, PackOptions, BLOCK_VALUES};
-use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, LayerWriter, Table};
+use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, Table};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
@@ -193,9 +193,8 @@ impl Report {
         Ok(())
     }
 
-    /// Finishes a native layer being written and reports it.
-    fn written(&mut self, bar: &ProgressBar, n: u32, w: LayerWriter, t: Instant) -> Result<()> {
-        let path = w.finish()?;
+    /// Reports a native layer written at `path`.
+    fn written(&mut self, bar: &ProgressBar, n: u32, path: PathBuf, t: Instant) -> Result<()> {
         let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
         bar.inc(layer_size(n));
         let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
@@ -333,23 +332,23 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
         };
-        let mut w = LayerWriter::create(&dst, n)?;
-        pack.decode_into(w.payload_mut())?;
-        if !matches!(src.dtc_state(n), LayerState::Absent) {
-            copy_dtc(&src, &dst, n)?;
-        }
-        Ok(w)
+        dst.write_layer(n, |payload| {
+            pack.decode_into(payload)?;
+            if !matches!(src.dtc_state(n), LayerState::Absent) {
+                copy_dtc(&src, &dst, n)?;
+            }
+            Ok(())
+        })
     })
 }
 
 /// Writes native layers `layers` into `dst` under its build lock, with a progress bar, Ctrl-C
-/// and `report`: `make(n)` reads layer `n`'s source and returns a [`LayerWriter`] of `dst` with
-/// the values in its payload (its header and checksum are written when the layer is finished; a
-/// writer dropped on an error leaves nothing behind).
+/// and `report`: `make(n)` reads layer `n`'s source and writes it into `dst`
+/// ([`DatabaseDir::write_layer`]: on an error nothing is left behind), returning its path.
 ///
 /// # Errors
-/// Those of `make`, of finishing a layer ([`Error::Io`]), [`Error::Interrupted`].
-fn write_native_layers(dst: &DatabaseDir, layers: &[u32], mut report: Report, quiet: bool, mut make: impl FnMut(u32) -> Result<LayerWriter>) -> Result<()> {
+/// Those of `make` ([`Error::Io`] when a layer cannot be written), [`Error::Interrupted`].
+fn write_native_layers(dst: &DatabaseDir, layers: &[u32], mut report: Report, quiet: bool, mut make: impl FnMut(u32) -> Result<PathBuf>) -> Result<()> {
     let _lock = BuildLock::acquire(dst)?;
     let total: u64 = layers.iter().map(|&n| layer_size(n)).sum();
     let bar = bar(quiet, total);
@@ -360,8 +359,8 @@ fn write_native_layers(dst: &DatabaseDir, layers: &[u32], mut report: Report, qu
         }
         bar.set_prefix(format!("layer {n}"));
         let t = Instant::now();
-        let w = make(n).inspect_err(|_| bar.finish_and_clear())?;
-        report.written(&bar, n, w, t)?;
+        let path = make(n).inspect_err(|_| bar.finish_and_clear())?;
+        report.written(&bar, n, path, t)?;
     }
     bar.finish_and_clear();
     report.finish(None)
@@ -389,9 +388,10 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
         if let Some((index, value)) = layer.first_out_of_range() {
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
         }
-        let mut w = LayerWriter::create(&dst, n)?;
-        w.payload_mut().copy_from_slice(layer.bytes());
-        Ok(w)
+        dst.write_layer(n, |payload| {
+            payload.copy_from_slice(layer.bytes());
+            Ok(())
+        })
     })?;
     if !a.report.quiet.quiet {
         // The published files have no checksum: a value within range but wrong is copied as is.

@@ -5,11 +5,10 @@ use std::time::Instant;
 
 use clap::Args;
 use oware::perft::perft_by_depth;
-use oware::units::human_duration;
 use oware::{Position, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
+use super::output::{human_duration, note, Stdout, SCHEMA_VERSION};
 use super::{reword, PositionArgs, PositionCommandArgs};
 
 /// Arguments of `oware perft`.

@@ -5,7 +5,6 @@
 use clap::Args;
 use oware::game::{probe, Captured, End, Game, Probed, Verdict};
 use oware::position::{house, parse_move, Side};
-use oware::probe::format_share;
 use oware::search::{Control, Engine, Report};
 use oware::{Error, Result, Ruleset};
 
@@ -260,18 +259,14 @@ fn game_end(game: &Game, end: End) -> String {
         _ => "the game has ended".to_string(),
     };
     let score = match game.verdict() {
-        Some(vd) => format!("final score: South {}, North {}: {}", format_share(vd.south), format_share(vd.north), winner_words(&vd, "a draw")),
+        Some(vd) => format!("final score: South {}, North {}: {}", vd.south, vd.north, winner_words(&vd, "a draw")),
         None => {
             let value = match end {
                 End::NoMove { value } | End::Repetition { value } => value,
                 _ => 0,
             };
             let vd = Verdict::new(Captured::default(), n, value, mover);
-            format!(
-                "of the {n} stones left on the board South takes {}, North {} (the captures before the start position are not known)",
-                format_share(vd.south),
-                format_share(vd.north)
-            )
+            format!("of the {n} stones left on the board South takes {}, North {} (the captures before the start position are not known)", vd.south, vd.north)
         }
     };
     format!("the game is over: {reason}\n{score}\n")
@@ -289,7 +284,7 @@ fn show(now: &Game, here: &Probed) -> String {
         (Some(v), Some(c)) => {
             let vd = Verdict::new(c, n, v, now.side());
             let who = winner_words(&vd, "a draw");
-            s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side(), format_share(vd.south), format_share(vd.north)));
+            s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side(), vd.south, vd.north));
         }
         (Some(v), None) => s.push_str(&format!("value {} for {}\n", signed(v), now.side())),
         (None, _) => match here.missing {

@@ -5,7 +5,7 @@
 use oware::game::{Captured, Verdict, Wdl};
 use oware::line::{PvEnd, Solution};
 use oware::position::{house, Position, Side};
-use oware::probe::{format_share, Database, MoveResult, MoveValue, Split};
+use oware::probe::{Database, MoveResult, MoveValue, Split};
 use serde::{Serialize, Serializer};
 
 use super::output::SCHEMA_VERSION;
@@ -335,20 +335,14 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: O
     s.push_str(&format!(
         "value {}: with best play {side} ends with {} of the {n} stone{plural} on the board, {} {}\n",
         signed(a.value),
-        format_share(split.mover),
+        split.mover,
         side.other(),
-        format_share(split.opponent)
+        split.opponent
     ));
     if let Some(c) = captured {
         let v = Verdict::new(c, n, a.value, side);
         let winner = winner_words(&v, "a draw");
-        s.push_str(&format!(
-            "with {}:{} captured (South:North), best play ends {}:{}: {winner}\n",
-            c.south,
-            c.north,
-            format_share(v.south),
-            format_share(v.north)
-        ));
+        s.push_str(&format!("with {}:{} captured (South:North), best play ends {}:{}: {winner}\n", c.south, c.north, v.south, v.north));
     }
     if let Some(d) = a.dtc {
         let plural = if d == 1 { "" } else { "s" };

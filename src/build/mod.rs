@@ -21,7 +21,7 @@
 //! |---|---|
 //! | `config` | what to build ([`BuildConfig`]) and the defaults |
 //! | `plan` | the plan of a build and its estimates: modes, memory, disk, time ([`plan`]) |
-//! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`], `build_with`) |
+//! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`] and its [`BuildReport`], `build_with`) |
 //! | `companion` | the files beside each layer's values, checked or built after them the same way whatever their kind |
 //! | `bounds` | the forced-capture bounds of each layer: how they are computed and checked |
 //! | `dtc` | the depths to capture of each layer: how they are computed and checked |
@@ -37,14 +37,13 @@ mod pipeline;
 mod plan;
 mod stats;
 
-pub use crate::sys::{memory_available, peak_memory};
 pub use bounds::bounds_stats;
 pub use config::BuildConfig;
 pub use dtc::dtc_stats;
 pub use lock::BuildLock;
-pub use pipeline::build;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;
+pub use pipeline::{build, BuildReport};
 pub use plan::{
     check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput,
 };

@@ -31,8 +31,9 @@ pub(super) const SPOT_CHECKS: u64 = 20_000;
 /// neither read nor written), skipping intact layers, after
 /// `plan`ning the whole request (the plan is given to [`BuildObserver::planned`]).
 ///
-/// Runs on the current rayon thread pool. Returns the statistics of every layer. A missing or
-/// unreadable `layer-NN.json` beside an intact layer is written again.
+/// Runs on the current rayon thread pool. Returns the statistics of every layer and the
+/// process's peak memory ([`BuildReport`]). A missing or unreadable `layer-NN.json` beside an
+/// intact layer is written again.
 ///
 /// # Errors
 /// Those of `plan`, before anything is written; [`Error::Io`] when files cannot be written (a
@@ -41,8 +42,27 @@ pub(super) const SPOT_CHECKS: u64 = 20_000;
 /// [`Error::OutOfMemory`] when the system refuses the working memory; [`Error::Interrupted`]
 /// when the observer reports cancellation (the layer in progress is discarded, the finished
 /// ones stay).
-pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<Vec<LayerStats>> {
-    build_with(config, observer, &Solo)
+pub fn build(config: &BuildConfig, observer: &dyn BuildObserver) -> Result<BuildReport> {
+    build_with(config, observer, &Solo).map(BuildReport::ended)
+}
+
+/// What a build returns ([`build`]; `MpiCluster::build` on each rank).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildReport {
+    /// The statistics of every layer of the plan but those left out, in order: the layers built
+    /// (`seconds` set) and the layers found complete (their `layer-NN.json`). On the ranks of a
+    /// cluster but rank 0, none.
+    pub layers: Vec<LayerStats>,
+    /// Peak resident memory of this process when the build ended (`VmHWM` of
+    /// `/proc/self/status`), if known: the build's peak, unless the process used more before it.
+    pub peak_memory_bytes: Option<u64>,
+}
+
+impl BuildReport {
+    /// The report of a build that has just ended with `layers`' statistics.
+    pub(crate) fn ended(layers: Vec<LayerStats>) -> BuildReport {
+        BuildReport { layers, peak_memory_bytes: peak_memory() }
+    }
 }
 
 /// Hashes of what must be the same on every rank: the running binary, and the build's

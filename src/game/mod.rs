@@ -139,7 +139,8 @@ fn count_pair(text: &str) -> Option<(u32, u32)> {
 
 /// The end of a game under best play: each side's final stones and the outcome, for South.
 ///
-/// Shares are multiples of one half: endless play splits an odd number of stones evenly.
+/// Shares are multiples of one half: endless play splits an odd number of stones evenly. `{}`
+/// prints a share as `24` or `24.5`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Verdict {
     /// South's stones at the end.

@@ -183,7 +183,8 @@ impl MoveValue {
 ///
 /// The shares are multiples of one half: they are fractional exactly when `n` and `v` differ in
 /// parity, which only endless play (an even split of an odd number of remaining stones) can
-/// cause. `Display` prints them as `8`, `8.5`.
+/// cause. `Display` prints them as `8`, `8.5`, as `{}` prints each share (an `f64` that is a multiple
+/// of one half prints with no trailing `.0`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Split {
     /// Stones the player to move ends with.
@@ -213,23 +214,10 @@ impl Split {
     }
 }
 
-/// Formats a stone share (a multiple of one half) as `8` or `8.5`.
-///
-/// ```
-/// assert_eq!(oware::probe::format_share(8.0), "8");
-/// assert_eq!(oware::probe::format_share(7.5), "7.5");
-/// ```
-pub fn format_share(x: f64) -> String {
-    if x.fract() == 0.0 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
-}
-
 impl fmt::Display for Split {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "mover {}, opponent {}", format_share(self.mover), format_share(self.opponent))
+        // A share is a multiple of one half: `{}` prints it as `8` or `8.5`.
+        write!(f, "mover {}, opponent {}", self.mover, self.opponent)
     }
 }
 
@@ -560,8 +548,20 @@ mod tests {
         assert_eq!(Split::new(16, 0), Split { mover: 8.0, opponent: 8.0 });
         assert_eq!(Split::new(7, -7), Split { mover: 0.0, opponent: 7.0 });
         assert_eq!(Split::new(5, 2).to_string(), "mover 3.5, opponent 1.5");
-        assert_eq!(format_share(12.0), "12");
-        assert_eq!(format_share(0.5), "0.5");
+        assert_eq!(Split::new(24, 0).to_string(), "mover 12, opponent 12");
+        assert_eq!(Split::new(1, 0).to_string(), "mover 0.5, opponent 0.5");
+    }
+
+    #[test]
+    fn shares_print_as_whole_numbers_or_halves() {
+        // Every share a split or a game's verdict can hold (a multiple of one half, captured
+        // counts included) prints with `{}` as `8` or `8.5`: no trailing `.0`, no exponent.
+        for halves in 0..=2_000_u32 {
+            let share = f64::from(halves) / 2.0;
+            let want = if halves % 2 == 0 { format!("{}", halves / 2) } else { format!("{}.5", halves / 2) };
+            assert_eq!(share.to_string(), want);
+        }
+        assert_eq!((f64::from(u32::MAX) + 0.5).to_string(), "4294967295.5");
     }
 
     #[test]

@@ -66,6 +66,25 @@ pub(crate) const QUIESCENCE_PLIES: u32 = 8;
 /// Default size of the transposition table, MiB.
 pub const DEFAULT_HASH_MB: usize = 64;
 
+/// Checks that a transposition table of `megabytes` MiB fits the machine: at most three quarters
+/// of the memory the system reports available (`MemAvailable`). A larger table would end the
+/// process when [`Engine::set_hash_mb`] allocates it, or push the machine into swap. When the
+/// system does not say, every size passes.
+///
+/// Cost: one read of `/proc/meminfo`.
+///
+/// # Errors
+/// [`Error::Usage`] when the table does not fit, its message saying so: `4096 MiB is more than
+/// three quarters of the 3000 MiB of memory available`.
+pub fn check_hash_mb(megabytes: u64) -> Result<()> {
+    match crate::sys::memory_available() {
+        Some(available) if megabytes.saturating_mul(1 << 20) > available / 4 * 3 => {
+            Err(Error::Usage(format!("{megabytes} MiB is more than three quarters of the {} MiB of memory available", available >> 20)))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The search engine: the layers it probes, its transposition table, its threads.
 ///
 /// `Send + Sync`: one engine serves searches from any thread, one at a time or several at once

@@ -316,3 +316,16 @@ fn exact_claims_with_a_history_are_true() {
         );
     }
 }
+
+#[test]
+fn a_table_larger_than_three_quarters_of_the_memory_available_is_refused() {
+    let Some(available) = crate::sys::memory_available() else { return };
+    let mb = available >> 20;
+    assert!(check_hash_mb(1).is_ok() || mb < 2, "{mb} MiB available");
+    // Twice what is available now (the figure may move a little between the reads).
+    let err = check_hash_mb(2 * mb).unwrap_err();
+    assert!(matches!(err, Error::Usage(_)));
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("{} MiB is more than three quarters of the ", 2 * mb)) && text.ends_with(" MiB of memory available"), "{text}");
+    assert!(check_hash_mb(u64::MAX).is_err(), "no overflow");
+}

@@ -461,6 +461,45 @@ impl DatabaseDir {
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
     }
 
+    /// Writes layer `n`'s file (native format): a temporary beside it, with its full size
+    /// reserved on disk (a full disk is reported here, not as a crash while values are written),
+    /// whose payload `fill` writes (one byte per position, in index order, initially zero); then
+    /// the header with the payload checksum, flushed and renamed into place. Returns the path.
+    ///
+    /// Invariants: the layer's file is untouched unless every step succeeds; on any error
+    /// (`fill`'s included) the temporary is removed.
+    ///
+    /// Cost: the layer's size on disk, and one read of the payload for its checksum.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory or
+    /// the temporary cannot be created, the space cannot be reserved, or the file cannot be
+    /// flushed and renamed; those of `fill`.
+    ///
+    /// # Examples
+    /// ```
+    /// use oware::storage::DatabaseDir;
+    /// use oware::{Error, Ruleset};
+    ///
+    /// let tmp = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let dir = DatabaseDir::native(tmp.path(), Ruleset::Awari)?;
+    /// let path = dir.write_layer(2, |payload| {
+    ///     payload.fill(0);
+    ///     Ok(())
+    /// })?;
+    /// assert_eq!(path, dir.layer_path(2));
+    /// assert_eq!(dir.open(2, true)?.header().map(|h| h.stones), Some(2)); // header and checksum check out
+    /// // A failing `fill` leaves nothing behind.
+    /// assert!(dir.write_layer(3, |_| Err(Error::Interrupted)).is_err());
+    /// assert_eq!(std::fs::read_dir(dir.layers_dir()).map_err(|e| Error::io("read_dir", e))?.count(), 1);
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn write_layer(&self, n: u32, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<PathBuf> {
+        let mut w = LayerWriter::create(self, n)?;
+        fill(w.payload_mut())?;
+        w.finish()
+    }
+
     /// Removes temporary files this crate left behind in the layers' directory (a killed
     /// process leaves its `.NAME.XXXXXX.tmp`). Only regular files with this crate's temporary
     /// names are removed; links and everything else are left alone. Call it only while holding

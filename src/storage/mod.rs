@@ -39,7 +39,7 @@
 //! | `layers` | [`Layer`], [`Table`], [`FileLayer`]: layers of values, open and checked |
 //! | `companion` | [`CompanionLayer`], [`CompanionTable`], [`CompanionFile`] of a [`Companion`] kind: the bounds ([`BoundsLayer`], ...) and depths to capture ([`DtcLayer`], ...) beside a layer |
 //! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
-//! | `writers` | [`AtomicFile`], [`LayerWriter`], `ShareWriter`: writing without damaging a complete file |
+//! | `writers` | [`AtomicFile`], `LayerWriter` ([`DatabaseDir::write_layer`]), `ShareWriter`: writing without damaging a complete file |
 
 mod companion;
 mod directory;
@@ -55,9 +55,8 @@ pub use directory::{DatabaseDir, LayerState};
 pub use layers::{FileLayer, Layer, Table};
 pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
-pub(crate) use writers::DtcWriter;
-pub(crate) use writers::{checksum_released, scan_released, write_atomic, ShareWriter};
-pub use writers::{AtomicFile, LayerWriter};
+pub use writers::AtomicFile;
+pub(crate) use writers::{checksum_released, scan_released, write_atomic, DtcWriter, LayerWriter, ShareWriter};
 
 use std::path::{Path, PathBuf};
 

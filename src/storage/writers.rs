@@ -22,6 +22,12 @@ use super::*;
 /// Invariants: until `commit` succeeds the target is untouched; dropping an `AtomicFile` (any
 /// error path, a panic) removes the temporary; a killed process leaves at most a temporary
 /// named `.TARGET.XXXXXX.tmp`, which `DatabaseDir::remove_stale_temporaries` cleans up.
+///
+/// Public for programs over this crate that write files of their own with the same guarantees:
+/// the `oware` program writes pack files, the depths-to-capture files it copies beside them,
+/// exported `scores.N` files and its manual pages through it, each streamed in its own way
+/// (through a compressor, checked before the rename). The layer files themselves are written by
+/// [`DatabaseDir::write_layer`].
 pub struct AtomicFile {
     tmp: tempfile::NamedTempFile,
     path: PathBuf,

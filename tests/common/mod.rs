@@ -21,6 +21,13 @@ use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
 mod splitmix;
 pub use splitmix::SplitMix64;
 
+/// The checksum of a layer file's payload as docs/FORMAT.md specifies it (`xxh3-64`: XXH3,
+/// 64-bit, seed 0), computed here from the specification (the library's own is internal), for
+/// the tests that rewrite a file and its header or compare published values.
+pub fn format_checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SimpleOutcome {

@@ -168,7 +168,7 @@ fn build_bounds(dir: &Path, max: u32) -> (i32, String, String) {
 /// Rewrites the header of a bounds file for its (changed) payload, so only the content is wrong.
 fn reseal(path: &Path, n: u32) {
     let mut bytes = std::fs::read(path).unwrap();
-    let sum = oware::format::checksum(&bytes[PAYLOAD_OFFSET as usize..]);
+    let sum = common::format_checksum(&bytes[PAYLOAD_OFFSET as usize..]);
     bytes[..HEADER_LEN].copy_from_slice(&Header::bounds(ABAPA, n, sum).encode());
     std::fs::write(path, bytes).unwrap();
 }

@@ -6,7 +6,7 @@ use crate::common::{oware, s};
 
 use std::path::Path;
 
-use oware::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
+use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::{for_each_predecessor, Board, GrandSlam, Ruleset};
 use oware::storage::{dtc_path, layer_path};
@@ -20,7 +20,7 @@ fn board_text(b: &Board) -> String {
 /// Rewrites the header of a dtc file for its (changed) payload, so only the content is wrong.
 fn reseal(path: &Path, n: u32) {
     let mut bytes = std::fs::read(path).unwrap();
-    let sum = checksum(&bytes[PAYLOAD_OFFSET as usize..]);
+    let sum = crate::common::format_checksum(&bytes[PAYLOAD_OFFSET as usize..]);
     bytes[..HEADER_LEN].copy_from_slice(&Header::dtc(ABAPA, n, sum).encode());
     std::fs::write(path, bytes).unwrap();
 }

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use oware::format::checksum;
+use crate::common::format_checksum as checksum;
 use oware::Ruleset;
 
 /// Layers `0..=MAX_LAYER` are pinned.

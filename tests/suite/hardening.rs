@@ -410,7 +410,7 @@ fn missing_statistics_files_are_restored_and_stale_temporaries_removed() {
 /// Rewrites a layer's header so its checksum matches its (altered) payload.
 fn reseal(path: &Path, rules: Ruleset, n: u32) {
     let mut bytes = std::fs::read(path).unwrap();
-    let sum = oware::format::checksum(&bytes[4096..]);
+    let sum = common::format_checksum(&bytes[4096..]);
     bytes[..HEADER_LEN].copy_from_slice(&Header::new(rules, n, sum).encode());
     std::fs::write(path, bytes).unwrap();
 }

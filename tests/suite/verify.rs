@@ -8,7 +8,7 @@ use common::{copy_fixture, oware, s};
 use std::path::{Path, PathBuf};
 
 use oware::facts::{check_facts, FactStatus};
-use oware::format::{checksum, Header, HEADER_LEN, PAYLOAD_OFFSET};
+use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::progress::NoProgress;
 use oware::rules::GrandSlam;
@@ -139,7 +139,7 @@ fn a_changed_value_is_found_with_its_layer_and_position() {
     assert!(!out.contains("layer  9"), "{out}");
 
     // Make the header agree with the altered payload: only the re-derivation can tell now.
-    let sum = checksum(&file[PAYLOAD_OFFSET as usize..]);
+    let sum = common::format_checksum(&file[PAYLOAD_OFFSET as usize..]);
     file[..HEADER_LEN].copy_from_slice(&Header::new(Ruleset::Awari, n, sum).encode());
     std::fs::write(&path, &file).unwrap();
 
