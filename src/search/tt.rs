@@ -124,18 +124,25 @@ impl Table {
 
     /// Stores `e` unless the slot holds something worth more: a proven entry of the same
     /// position is kept against an unproven one, and a deeper entry of the same position from
-    /// the current search against a shallower one.
+    /// the current search against a shallower one. An entry of another position from the current
+    /// search is replaced only by a proven one or one searched at least as deep (depth-preferred):
+    /// replaced always, the many shallow entries near the leaves evicted the deep ones that order
+    /// the moves near the root (from the start to depth 19, 93 M nodes against 22 M).
     #[inline]
     pub(crate) fn put(&self, key: u64, e: Entry) {
         let g = self.generation.load(Relaxed);
         let s = &self.slots()[key as usize & self.mask];
         let old = s[1].load(Relaxed);
-        if old != 0 && s[0].load(Relaxed) ^ old == key {
+        if old != 0 {
             let (o, og) = unpack(old);
-            if o.proven && !e.proven {
-                return;
-            }
-            if !e.proven && og == g && o.depth > e.depth && e.bound != Bound::Exact {
+            if s[0].load(Relaxed) ^ old == key {
+                if o.proven && !e.proven {
+                    return;
+                }
+                if !e.proven && og == g && o.depth > e.depth && e.bound != Bound::Exact {
+                    return;
+                }
+            } else if og == g && !e.proven && o.depth > e.depth {
                 return;
             }
         }
@@ -178,5 +185,27 @@ mod tests {
         assert!(t.get(0xDEAD_BEEF_0000_0001).is_none());
         t.clear();
         assert!(t.get(0xDEAD_BEEF_0000_0001).is_none());
+    }
+
+    #[test]
+    fn a_deeper_entry_of_another_position_is_kept_within_a_search() {
+        let t = Table::new(1);
+        let slots = (t.mask + 1) as u64;
+        // Two keys of the same slot.
+        let (a, b) = (0x1234_0000_0000_0007u64, 0x1234_0000_0000_0007u64 + slots * 5);
+        let e = |depth: i32| Entry { score: 100, depth, bound: Bound::Exact, proven: false, best: Some(1) };
+        t.put(a, e(9));
+        t.put(b, e(3));
+        assert!(t.get(b).is_none(), "a shallower entry replaced a deeper one of this search");
+        assert_eq!(t.get(a).unwrap().depth, 9);
+        t.put(b, e(9));
+        assert_eq!(t.get(b).unwrap().depth, 9, "an entry as deep replaces");
+        // A proven entry replaces whatever the depth.
+        t.put(a, Entry { proven: true, ..e(1) });
+        assert!(t.get(a).unwrap().proven);
+        // In the next search, anything replaces.
+        t.new_search();
+        t.put(b, e(1));
+        assert_eq!(t.get(b).unwrap().depth, 1);
     }
 }
