@@ -580,31 +580,35 @@ impl Ruleset {
     }
 }
 
+/// The legal moves of `x` under awari: the board after each pit's sowing and capture (not
+/// turned), what it captured, and the legal pits as bits. The sowings come first: an eradicating
+/// move is legal only when every move eradicates. The mover has stones.
+#[inline(always)]
+fn awari_legal(x: u128) -> ([u128; ROW], [u8; ROW], u32) {
+    let mut after = [0u128; ROW];
+    let mut taken = [0u8; ROW];
+    let (mut live, mut keeping) = (0u32, 0u32);
+    for pit in 0..ROW {
+        if pit_of(x, pit) != 0 {
+            let raw = raw_move(x, pit);
+            after[pit] = raw.after;
+            taken[pit] = raw.captured;
+            live |= 1 << pit;
+            keeping |= u32::from(raw.after & OPP_MASK != 0) << pit;
+        }
+    }
+    (after, taken, if keeping != 0 { keeping } else { live })
+}
+
 /// [`awari_moves`] for the exits pass: the capturing moves' children to `capture`, the number
 /// of the other legal moves returned. The mover has stones.
 #[inline(always)]
 fn awari_exits(x: u128, capture: &mut impl FnMut(u8, &Board)) -> u8 {
-    let mut after = [0u128; ROW];
-    let mut taken = [0u8; ROW];
-    let mut live = 0u32;
-    let mut any_keeps_opponent = false;
-    for pit in 0..ROW {
-        if pit_of(x, pit) != 0 {
-            let raw = raw_move(x, pit);
-            any_keeps_opponent |= raw.after & OPP_MASK != 0;
-            after[pit] = raw.after;
-            taken[pit] = raw.captured;
-            live |= 1 << pit;
-        }
-    }
+    let (after, taken, mut legal) = awari_legal(x);
     let mut same_layer = 0u8;
-    while live != 0 {
-        let pit = live.trailing_zeros() as usize;
-        live &= live - 1;
-        // Eradicating moves are legal only when every move eradicates.
-        if after[pit] & OPP_MASK == 0 && any_keeps_opponent {
-            continue;
-        }
+    while legal != 0 {
+        let pit = legal.trailing_zeros() as usize;
+        legal &= legal - 1;
         if taken[pit] == 0 {
             same_layer += 1;
         } else {
@@ -615,29 +619,11 @@ fn awari_exits(x: u128, capture: &mut impl FnMut(u8, &Board)) -> u8 {
 }
 
 fn awari_moves(x: u128) -> Moves {
-    // As `awari_exits`: the sowings first (the legality of an eradicating move depends on the
-    // others), then the legal ones as moves.
-    let mut after = [0u128; ROW];
-    let mut taken = [0u8; ROW];
-    let mut live = 0u32;
-    let mut any_keeps_opponent = false;
-    for pit in 0..ROW {
-        if pit_of(x, pit) != 0 {
-            let raw = raw_move(x, pit);
-            any_keeps_opponent |= raw.after & OPP_MASK != 0;
-            after[pit] = raw.after;
-            taken[pit] = raw.captured;
-            live |= 1 << pit;
-        }
-    }
+    let (after, taken, mut legal) = awari_legal(x);
     let mut all = Moves::none();
-    while live != 0 {
-        let pit = live.trailing_zeros() as usize;
-        live &= live - 1;
-        // Eradicating moves are legal only when every move eradicates.
-        if after[pit] & OPP_MASK == 0 && any_keeps_opponent {
-            continue;
-        }
+    while legal != 0 {
+        let pit = legal.trailing_zeros() as usize;
+        legal &= legal - 1;
         all.push(child_move(pit, taken[pit], after[pit]));
     }
     all
