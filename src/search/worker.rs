@@ -483,9 +483,8 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Captures only, with the evaluation as the score of stopping (never proven). `nd` has a
-    /// legal move, which [`enter`](Self::enter) found
-    /// (`moves`, when they were generated): a node whose stand-pat refutes the window is left
-    /// without generating its moves.
+    /// legal move, which [`enter`](Self::enter) found (`moves`, when it generated them): a node
+    /// whose stand-pat refutes the window is left without generating its moves.
     pub(super) fn quiescence(&mut self, nd: &Node, moves: Option<&Moves>, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
         let stand = eval::evaluate_moving(&nd.board);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
