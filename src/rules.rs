@@ -475,47 +475,45 @@ fn raw_capture(x: u128, pit: usize) -> u8 {
     taken
 }
 
-/// Each side's sowings of `board` (mover-first) summed up for the search's evaluation: for the
-/// mover, then for the opponent were he to move now, the largest capture of any sowing and the
-/// number of non-empty pits.
+/// Each side's sowings of a board, summed up for the search ([`sowings`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sowings {
+    /// The mover's, then the opponent's (were he to move now): the largest capture of any
+    /// sowing and the number of non-empty pits.
+    pub(crate) sides: [(u8, u8); 2],
+    /// The mover's pits whose sowing captures, as bits (pit `p`: bit `p`): every legal move that
+    /// captures or ends the game (a grand slam under `abapa-remainder-to-opponent`) is among
+    /// them. The search's quiescence plays only those.
+    pub(crate) capturing: u8,
+}
+
+/// Each side's sowings of `board` (mover-first) summed up for the search's evaluation and its
+/// quiescence.
 ///
 /// An estimate of the legal moves' figures, not the rules' answer: every sowing counts as a move
 /// and every chain as a capture (the eradication and feeding rules and a grand slam's option,
 /// which [`Ruleset::moves`] applies, are ignored; they matter in few positions).
 ///
-/// Cost: at most twelve sowings (one add each) and their capture checks, no board built.
+/// Cost: twelve capture checks (a sowing that laps the board is added up), no board built.
 #[inline]
-pub(crate) fn sowings(board: &Board) -> [(u8, u8); 2] {
+pub(crate) fn sowings(board: &Board) -> Sowings {
     #[inline(always)]
-    fn row(x: u128) -> (u8, u8) {
-        let (mut best, mut count) = (0u8, 0u8);
+    fn row(x: u128) -> ((u8, u8), u8) {
+        let (mut best, mut count, mut capturing) = (0u8, 0u8, 0u8);
         for pit in 0..ROW {
             if pit_of(x, pit) != 0 {
                 count += 1;
-                best = best.max(raw_capture(x, pit));
+                let c = raw_capture(x, pit);
+                best = best.max(c);
+                capturing |= u8::from(c > 0) << pit;
             }
         }
-        (best, count)
+        ((best, count), capturing)
     }
     let x = pack(board);
-    [row(x), row(turned_packed(x))]
-}
-
-/// The mover's pits of `board` whose sowing ends in a capture, as bits (pit `p`: bit `p`), the
-/// legality of the moves aside: every legal move that captures or ends the game (a grand slam
-/// under `abapa-remainder-to-opponent`) is among them. The search's quiescence plays only those.
-///
-/// Cost: at most six capture checks, no board built.
-#[inline]
-pub(crate) fn capturing_pits(board: &Board) -> u8 {
-    let x = pack(board);
-    let mut mask = 0u8;
-    for pit in 0..ROW {
-        if pit_of(x, pit) != 0 && raw_capture(x, pit) > 0 {
-            mask |= 1 << pit;
-        }
-    }
-    mask
+    let (own, capturing) = row(x);
+    let (opp, _) = row(turned_packed(x));
+    Sowings { sides: [own, opp], capturing }
 }
 
 impl Ruleset {
@@ -758,7 +756,7 @@ mod tests {
         assert_eq!(last, 7);
     }
 
-    /// [`Ruleset::exits`], [`Ruleset::surely_has_moves`], [`sowings`] and [`capturing_pits`] against
+    /// [`Ruleset::exits`], [`Ruleset::surely_has_moves`] and [`sowings`] against
     /// [`Ruleset::moves`]: every board of layers 0..8 and random boards of every layer, under
     /// every ruleset.
     #[test]
@@ -811,9 +809,10 @@ mod tests {
                 for pit in (0..ROW).filter(|&p| b[p] > 0) {
                     assert_eq!(raw_capture(x, pit), raw_move(x, pit).captured, "{b:?} {pit}");
                 }
-                let [(best, pits), _] = sowings(b);
+                let sown = sowings(b);
+                let [(best, pits), _] = sown.sides;
                 assert_eq!(usize::from(pits), b[..ROW].iter().filter(|&&c| c > 0).count());
-                let capturing = capturing_pits(b);
+                let capturing = sown.capturing;
                 for m in moves.as_slice() {
                     if let Outcome::Child { captured, .. } = m.outcome {
                         assert!(captured <= best, "{rules:?} {b:?}");

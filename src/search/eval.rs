@@ -9,8 +9,8 @@
 //! the tests.
 
 #[cfg(any(test, feature = "eval-fit"))]
-use crate::rules::Ruleset;
-use crate::rules::{sowings, stones, Board, PITS, ROW};
+use crate::rules::{sowings, Ruleset};
+use crate::rules::{stones, Board, Sowings, PITS, ROW};
 
 /// Number of features.
 pub const K: usize = 48;
@@ -106,7 +106,7 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
     let s = n / 24.0;
     f[0] = 1.0;
     f[1] = n;
-    let [(cap_now, own_pits), (threat, opp_pits)] = sowings(board);
+    let [(cap_now, own_pits), (threat, opp_pits)] = sowings(board).sides;
     f[2] = f32::from(cap_now);
     f[3] = f32::from(threat);
     f[4] = f32::from(threat) * s;
@@ -136,7 +136,7 @@ pub fn features(rules: Ruleset, board: &Board) -> [f32; K] {
 pub fn evaluate(rules: Ruleset, board: &Board) -> i32 {
     match rules.moves(board).ending() {
         Some(v) => 100 * i32::from(v),
-        None => evaluate_moving(board),
+        None => evaluate_moving(board, &sowings(board)),
     }
 }
 
@@ -182,11 +182,12 @@ static FOLDED: std::sync::LazyLock<Folded> = std::sync::LazyLock::new(fold);
 /// weights, with the per-pit terms read from a table of the weights folded per pit and stone
 /// count (the same sum in another order: a test holds the two within a centi-stone).
 ///
-/// Cost: twelve sowings ([`sowings`]), twelve table reads and a few products.
+/// Cost: given the board's [`sowings`] (which the quiescence also uses for its captures),
+/// twelve table reads and a few products.
 #[inline]
-pub(crate) fn evaluate_moving(board: &Board) -> i32 {
+pub(crate) fn evaluate_moving(board: &Board, sown: &Sowings) -> i32 {
     let t = &*FOLDED;
-    let [(cap_now, own_pits), (threat, opp_pits)] = sowings(board);
+    let [(cap_now, own_pits), (threat, opp_pits)] = sown.sides;
     let n = stones(board);
     let (nf, threat) = (n as f32, f32::from(threat));
     let b = &t.board;

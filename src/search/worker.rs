@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::rules::{capturing_pits, stones, Move, Moves, Outcome, Ruleset};
+use crate::rules::{sowings, stones, Move, Moves, Outcome, Ruleset};
 
 use super::eval;
 use super::keys::board_key;
@@ -486,7 +486,8 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// legal move, which [`enter`](Self::enter) found (`moves`, when it generated them): a node
     /// whose stand-pat refutes the window is left without generating its moves.
     pub(super) fn quiescence(&mut self, nd: &Node, moves: Option<&Moves>, mut alpha: i32, beta: i32, ply: usize, qply: u32) -> Scored {
-        let stand = eval::evaluate_moving(&nd.board);
+        let sown = sowings(&nd.board);
+        let stand = eval::evaluate_moving(&nd.board, &sown);
         if stand >= beta || qply >= QUIESCENCE_PLIES {
             return scored(stand, Proof::Estimate);
         }
@@ -501,7 +502,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
             None => {
-                let mut mask = capturing_pits(&nd.board);
+                let mut mask = sown.capturing;
                 while mask != 0 {
                     let pit = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
