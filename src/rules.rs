@@ -451,11 +451,11 @@ impl Ruleset {
     }
 }
 
-/// `raw_move(x, pit).captured` (`pit` not empty), cheaper in the common cases: a sowing that
-/// ends in the mover's row captures nothing, and one of fewer than 12 stones (no lap) drops one
-/// stone in each pit it passes, so that its chain is the run of pits holding 1 or 2 that ends
-/// where it ends; no sowing is added up. A test compares the two.
-#[inline(always)]
+/// `raw_move(x, pit).captured` (`pit` not empty), pit by pit: a sowing that ends in the mover's
+/// row captures nothing, and one of fewer than 12 stones (no lap) drops one stone in each pit it
+/// passes, so that its chain is the run of pits holding 1 or 2 that ends where it ends. The
+/// simple twin of [`row_sowings`]'s table: a test compares the three.
+#[cfg(test)]
 fn raw_capture(x: u128, pit: usize) -> u8 {
     let s = usize::from(pit_of(x, pit));
     let last = usize::from(SOW.last[pit][s & 63]);
@@ -494,26 +494,90 @@ pub(crate) struct Sowings {
 /// and every chain as a capture (the eradication and feeding rules and a grand slam's option,
 /// which [`Ruleset::moves`] applies, are ignored; they matter in few positions).
 ///
-/// Cost: twelve capture checks (a sowing that laps the board is added up), no board built.
+/// Cost: per side two bytewise compares of the opponent's row, then one table read per pit (a
+/// sowing that laps the board is played); no loop over a chain, no board built. A test compares
+/// it with the pit-by-pit [`raw_capture`].
 #[inline]
 pub(crate) fn sowings(board: &Board) -> Sowings {
-    #[inline(always)]
-    fn row(x: u128) -> ((u8, u8), u8) {
-        let (mut best, mut count, mut capturing) = (0u8, 0u8, 0u8);
-        for pit in 0..ROW {
-            if pit_of(x, pit) != 0 {
-                count += 1;
-                let c = raw_capture(x, pit);
-                best = best.max(c);
-                capturing |= u8::from(c > 0) << pit;
-            }
-        }
-        ((best, count), capturing)
-    }
     let x = pack(board);
-    let (own, capturing) = row(x);
-    let (opp, _) = row(turned_packed(x));
+    let (own, capturing) = row_sowings(x);
+    let (opp, _) = row_sowings(turned_packed(x));
     Sowings { sides: [own, opp], capturing }
+}
+
+/// Bit `i` set where byte `i` (0..5) of `v` equals `b`: a bytewise zero test of `v ^ b…b`
+/// without carries between bytes, its flags gathered by one multiplication.
+#[inline(always)]
+fn bytes_equal(v: u64, b: u8) -> u32 {
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let t = v ^ (0x0101_0101_0101_0101u64 * u64::from(b));
+    let zero = !(((t & LOW7) + LOW7) | t) & !LOW7;
+    ((zero >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32 & 0x3F
+}
+
+/// `CHAIN[m][e]`: the opponent's pits (bits 0..5) taken by a sowing of fewer than 12 stones from
+/// the mover's row whose last stone lands `e` pits after the mover's first pit (`e` is 0..16:
+/// pit + stones), when `m` marks the opponent's pits that held 1 or 2 before it (they hold 2 or
+/// 3 after): the run of marked pits that ends at `e - 6`, empty when `e` is outside 6..11.
+const CHAIN: [[u8; 17]; 64] = {
+    let mut t = [[0u8; 17]; 64];
+    let mut m = 0;
+    while m < 64 {
+        let mut e = ROW;
+        while e < PITS {
+            let mut run = 0u8;
+            let mut p = e - ROW;
+            loop {
+                if m & (1 << p) == 0 {
+                    break;
+                }
+                run |= 1 << p;
+                if p == 0 {
+                    break;
+                }
+                p -= 1;
+            }
+            t[m][e] = run;
+            e += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// The number of bits set in each 6-bit mask.
+const BITS6: [u8; 64] = {
+    let mut t = [0u8; 64];
+    let mut m = 0;
+    while m < 64 {
+        t[m] = (m as u32).count_ones() as u8;
+        m += 1;
+    }
+    t
+};
+
+/// The mover's sowings of `x`: (largest capture, non-empty pits) and the capturing pits as bits.
+#[inline(always)]
+fn row_sowings(x: u128) -> ((u8, u8), u8) {
+    let own = x as u64 & 0xFFFF_FFFF_FFFF;
+    let opp = (x >> 48) as u64 & 0xFFFF_FFFF_FFFF;
+    let twos = bytes_equal(opp, 2);
+    let chains = &CHAIN[(bytes_equal(opp, 1) | twos) as usize];
+    let live = !bytes_equal(own, 0) & 0x3F;
+    let (mut best, mut capturing) = (0u8, 0u8);
+    for pit in 0..ROW {
+        let s = usize::from(pit_of(x, pit));
+        let c = if s < 12 {
+            // Each chain pit held 1 or 2 and takes one more: two stones a pit, three for a 2.
+            let run = usize::from(chains[pit + s]);
+            2 * BITS6[run] + BITS6[run & twos as usize]
+        } else {
+            raw_move(x, pit).captured
+        };
+        best = best.max(c);
+        capturing |= u8::from(c > 0) << pit;
+    }
+    ((best, BITS6[live as usize]), capturing)
 }
 
 impl Ruleset {
@@ -810,6 +874,17 @@ mod tests {
                     assert_eq!(raw_capture(x, pit), raw_move(x, pit).captured, "{b:?} {pit}");
                 }
                 let sown = sowings(b);
+                // The table-driven sowings against raw_capture pit by pit, both sides.
+                for (side, y) in [x, turned_packed(x)].into_iter().enumerate() {
+                    let live: Vec<usize> = (0..ROW).filter(|&p| pit_of(y, p) > 0).collect();
+                    let caps: Vec<u8> = live.iter().map(|&p| raw_capture(y, p)).collect();
+                    let want = (caps.iter().copied().max().unwrap_or(0), live.len() as u8);
+                    assert_eq!(sown.sides[side], want, "{b:?} side {side}");
+                    if side == 0 {
+                        let mask = live.iter().zip(&caps).filter(|&(_, &c)| c > 0).fold(0u8, |m, (&p, _)| m | 1 << p);
+                        assert_eq!(sown.capturing, mask, "{b:?}");
+                    }
+                }
                 let [(best, pits), _] = sown.sides;
                 assert_eq!(usize::from(pits), b[..ROW].iter().filter(|&&c| c > 0).count());
                 let capturing = sown.capturing;
