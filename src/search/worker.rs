@@ -387,6 +387,16 @@ impl<'s, 'a> Worker<'s, 'a> {
             return self.quiescence(nd, moves.as_ref(), alpha, beta, ply, 0);
         }
         let moves = moves.unwrap_or_else(|| self.sh.engine.rules.moves(&nd.board));
+        if depth > 1 {
+            // The children probe the table too: start loading their slots while this node's
+            // own probe waits.
+            for m in moves.as_slice() {
+                if let Outcome::Child { captured, child } = &m.outcome {
+                    let k = self.sh.key_with(board_key(child), n - u32::from(*captured), nd.cn, nd.cm.saturating_add(*captured));
+                    self.sh.engine.tt.prefetch(k);
+                }
+            }
+        }
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
         if let Some(e) = tt {
@@ -415,15 +425,6 @@ impl<'s, 'a> Worker<'s, 'a> {
         let mut proof = Proof::Proven;
         for (count, &(_, i)) in list.iter().enumerate() {
             let m = slice[i];
-            // The next move's table slot loads while this move is searched.
-            if depth > 1 {
-                if let Some(&(_, j)) = list.get(count + 1) {
-                    if let Outcome::Child { captured, child } = &slice[j].outcome {
-                        let k = self.sh.key_with(board_key(child), n - u32::from(*captured), nd.cn, nd.cm.saturating_add(*captured));
-                        self.sh.engine.tt.prefetch(k);
-                    }
-                }
-            }
             let s = match m.outcome {
                 Outcome::End { value } => scored(i32::from(value) * 100, Proof::Proven),
                 Outcome::Child { captured, child } => {
