@@ -30,6 +30,8 @@
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -365,6 +367,8 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         }
         _ => None,
     };
+    // The level-synchronous experiment (in memory, one part): see `State::propagate_levels`.
+    let levels = (std::env::var_os("OWARE_LEVELS").is_some() && parts.len() == 1 && router.is_none()).then(|| Mutex::new(Vec::new()));
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
@@ -376,6 +380,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             remote: router.as_ref(),
             failure: &failure,
             meter: &meter,
+            frontier: levels.as_ref(),
         };
         if let Some(ahead) = lookahead.as_mut() {
             ahead.begin(t);
@@ -384,6 +389,13 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         loop {
             // A process told to stop goes on to the agreement below.
             part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_mut(), &state_of, progress, &release_part, &stopped)?;
+            if levels.is_some() {
+                let census = state_of(&parts[0]).propagate_levels(t);
+                if trace {
+                    let sizes: Vec<String> = census.iter().map(|(p, u)| format!("{p}/{u}")).collect();
+                    let _ = writeln!(std::io::stderr(), "  layer {n} threshold {t} levels (positions/updates): {}", sizes.join(" "));
+                }
+            }
             if let (Some(outbox), Some(router)) = (&outbox, &router) {
                 exchange_outboxes(cluster, outbox, router, inboxes.is_some(), &|m| state_of(&parts[0]).apply(t, m))?;
             }

@@ -161,6 +161,10 @@ pub(super) struct State<'a> {
     pub(super) failure: &'a Failure,
     /// Counts the threshold's work for progress.
     pub(super) meter: &'a Meter<'a>,
+    /// Level-synchronous propagation (in memory, one part; `OWARE_LEVELS=1`): the seeds of a
+    /// threshold are gathered here instead of propagated at once, and
+    /// [`State::propagate_levels`] propagates them one level at a time.
+    pub(super) frontier: Option<&'a Mutex<Vec<(Board, i8)>>>,
 }
 
 /// The work units one threshold may advance progress by ([`WorkModel`]'s estimate), charged
@@ -204,6 +208,12 @@ pub(super) struct Scratch {
     boards: Vec<Board>,
     /// Positions propagated since the last charge to the meter.
     propagated: u64,
+    /// Level-synchronous: what the updates resolve goes to `next` (the next level), not back
+    /// on the stack.
+    levels: bool,
+    next: Vec<(Board, i8)>,
+    /// Cell updates applied (the level census).
+    updates: u64,
 }
 
 /// How many messages ahead [`State::apply`] prefetches the cell of.
@@ -283,9 +293,14 @@ impl State<'_> {
                     }
                 });
             }
+            s.updates += s.ready.len() as u64;
             for &(k, q, child_lost) in s.ready.iter() {
                 if let Some(v) = self.update(t, k, child_lost) {
-                    s.stack.push((q, v));
+                    if s.levels {
+                        s.next.push((q, v));
+                    } else {
+                        s.stack.push((q, v));
+                    }
                 }
             }
             std::mem::swap(&mut s.ready, &mut s.batch);
@@ -383,7 +398,7 @@ impl State<'_> {
                         None => {}
                     }
                 }
-                self.propagate(t, s);
+                self.seeded(t, s);
                 self.flush(&mut s.sends);
                 self.meter.charge(scan_units(r.end - r.start) + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
                 match sink {
@@ -431,10 +446,48 @@ impl State<'_> {
                     self.seed_one(t, k, v, &mut last, s);
                 }
             }
-            self.propagate(t, s);
+            self.seeded(t, s);
             self.flush(&mut s.sends);
             self.meter.charge(scan_units(scanned) / blocks + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
         });
+    }
+
+    /// The end of a block of seeds: propagates them, or gathers them into the frontier.
+    fn seeded(&self, t: i8, s: &mut Scratch) {
+        match self.frontier {
+            Some(f) => f.lock().unwrap_or_else(|p| p.into_inner()).append(&mut s.stack),
+            None => self.propagate(t, s),
+        }
+    }
+
+    /// Propagates the frontier's seeds (resolved at threshold `t`) level by level: level 0 the
+    /// seeds, level `i + 1` what the updates from level `i` resolve. The same positions are
+    /// resolved with the same values as by [`State::propagate`] (the order within a threshold
+    /// does not matter). Returns each level's size and the cell updates it made: the census
+    /// that says how dense each level's updates are.
+    pub(super) fn propagate_levels(&self, t: i8) -> Vec<(u64, u64)> {
+        let Some(frontier) = self.frontier else { return Vec::new() };
+        let mut level = std::mem::take(&mut *frontier.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut census = Vec::new();
+        while !level.is_empty() {
+            let pieces: Vec<(Vec<(Board, i8)>, u64)> = level
+                .par_chunks(1 << 12)
+                .map_init(Scratch::default, |s, block| {
+                    s.levels = true;
+                    s.stack.extend_from_slice(block);
+                    self.propagate(t, s);
+                    self.flush(&mut s.sends);
+                    self.meter.charge(std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+                    (std::mem::take(&mut s.next), std::mem::take(&mut s.updates))
+                })
+                .collect();
+            census.push((level.len() as u64, pieces.iter().map(|p| p.1).sum()));
+            level = Vec::with_capacity(pieces.iter().map(|p| p.0.len()).sum());
+            for (next, _) in pieces {
+                level.extend_from_slice(&next);
+            }
+        }
+        census
     }
 
     /// Resolves seed `k` with `v` at threshold `t` (unless another thread got there first) and
@@ -457,7 +510,7 @@ impl State<'_> {
         s.stack.push((board, v));
         // Seeds are gathered into full batches before propagating (order within a threshold
         // does not matter), so that many cache misses overlap.
-        if s.stack.len() >= BATCH {
+        if s.stack.len() >= BATCH && self.frontier.is_none() {
             self.propagate(t, s);
         }
     }
