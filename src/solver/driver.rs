@@ -27,11 +27,11 @@
 //! in either mode, with identical results. Every rank saves at the same phase boundaries (rank
 //! 0's clock decides) and resumes only when every rank holds a checkpoint of the same phase.
 
+use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
-use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;

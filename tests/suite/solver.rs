@@ -180,3 +180,25 @@ fn memory_limit_stops_with_a_clear_message() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("needs") && stderr.contains("--max-memory"), "{stderr}");
 }
+
+/// The level-synchronous propagation of the level census (`OWARE_LEVELS=1`, `scripts/bench-levels`)
+/// resolves the same positions with the same values: the same files as the ordinary build.
+#[test]
+fn level_synchronous_propagation_gives_identical_files() {
+    for rules in [Ruleset::Awari, Ruleset::Abapa(oware::rules::GrandSlam::SpareLast)] {
+        let plain = tempfile::tempdir().unwrap();
+        let levels = tempfile::tempdir().unwrap();
+        build_in(plain.path(), rules, 13, 2);
+        let out = Command::new(common::oware_exe())
+            .args(["build", "--rules", rules.name(), "--max-stones", "13", "--quiet", "--dir"])
+            .arg(levels.path())
+            .env("OWARE_LEVELS", "1")
+            .env("OWARE_TRACE", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let trace = String::from_utf8_lossy(&out.stderr);
+        assert!(trace.contains("layer 13 threshold 1 levels (positions/updates): "), "no census in the trace: {trace}");
+        files_equal(plain.path(), levels.path(), rules, 13);
+    }
+}
