@@ -367,7 +367,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         }
         _ => None,
     };
-    // The level-synchronous experiment (in memory, one part): see `State::propagate_levels`.
+    // The level-synchronous propagation of the level census (`scripts/bench-levels`; in memory,
+    // one part): see `State::propagate_levels`. A measuring tool: its levels (13 bytes a
+    // position) are not in the memory plan.
     let levels = (std::env::var_os("OWARE_LEVELS").is_some() && parts.len() == 1 && router.is_none()).then(|| Mutex::new(Vec::new()));
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
