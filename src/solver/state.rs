@@ -482,10 +482,7 @@ impl State<'_> {
                 })
                 .collect();
             census.push((level.len() as u64, pieces.iter().map(|p| p.1).sum()));
-            level = Vec::with_capacity(pieces.iter().map(|p| p.0.len()).sum());
-            for (next, _) in pieces {
-                level.extend_from_slice(&next);
-            }
+            level = pieces.into_iter().flat_map(|(next, _)| next).collect();
         }
         census
     }
