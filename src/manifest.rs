@@ -74,11 +74,12 @@ pub fn sha256_file(path: &Path, progress: &dyn Progress) -> Result<String> {
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Whether `rel` is a path a manifest may name: `RULES/layer-NN.owpk` (a pack) or
-/// `RULES/dtc-NN.owdb` (a layer's depths to capture, carried beside its pack) with a known
+/// Whether `rel` is a path a manifest may name: `RULES/layer-NN.owpk` (a pack),
+/// `RULES/dtc-NN.owpk` (a layer's depths to capture packed beside it) or `RULES/dtc-NN.owdb`
+/// (depths carried unpacked, as packs made before depths were packed hold them) with a known
 /// ruleset and `NN` of two digits (nothing absolute, no `..`, no other file).
 fn acceptable(rel: &str) -> bool {
-    is_pack_name(rel) || named(rel, "dtc-", ".owdb")
+    is_pack_name(rel) || named(rel, "dtc-", ".owpk") || named(rel, "dtc-", ".owdb")
 }
 
 /// Whether `rel` is `RULES/layer-NN.owpk`.
@@ -275,8 +276,8 @@ mod tests {
 
     #[test]
     fn names_and_lines() {
-        assert!(acceptable("awari/layer-07.owpk") && acceptable("awari/dtc-07.owdb"));
-        assert!(!is_pack_name("awari/dtc-07.owdb"));
+        assert!(acceptable("awari/layer-07.owpk") && acceptable("awari/dtc-07.owdb") && acceptable("awari/dtc-07.owpk"));
+        assert!(!is_pack_name("awari/dtc-07.owdb") && !is_pack_name("awari/dtc-07.owpk"));
         for bad in ["../x", "/etc/passwd", "awari/layer-7.owpk", "awari/../layer-07.owpk", "chess/layer-07.owpk", "awari/layer-07.owdb"] {
             assert!(!acceptable(bad), "{bad}");
         }

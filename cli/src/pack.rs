@@ -2,9 +2,9 @@
 //! files, packs (compressed, probed in place; `oware::pack`) and the published 2002 files.
 //!
 //! - `pack --dir D --out P`: every layer of D (from 0 up to the first missing, or `--max-stones`)
-//!   becomes `P/RULES/layer-NN.owpk` (its depths to capture, when built, are copied as
-//!   `P/RULES/dtc-NN.owdb`), then `P/SHA256SUMS` lists them. A pack already there with
-//!   the same values (its embedded header equals the layer's) is kept, so an interrupted run
+//!   becomes `P/RULES/layer-NN.owpk` (its depths to capture, when built, are packed too as
+//!   `P/RULES/dtc-NN.owpk`), then `P/SHA256SUMS` lists them. A pack already there with
+//!   the same contents (its embedded header equals the layer's) is kept, so an interrupted run
 //!   resumes.
 //! - `unpack --dir P --out D`: the packs become native layers again, byte for byte (with their
 //!   depths to capture).
@@ -24,8 +24,8 @@ use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
 use oware::manifest::{self, Entry};
-use oware::pack::{pack_layer, PackOptions, BLOCK_VALUES};
-use oware::storage::{pack_path, AtomicFile, DatabaseDir, Format, LayerState, Table};
+use oware::pack::{pack_dtc, pack_layer, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::storage::{dtc_pack_path, pack_path, AtomicFile, DatabaseDir, Format, Layer, LayerState, Table};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
@@ -81,6 +81,11 @@ pub struct PackArgs {
     /// slightly smaller files and slower probes.
     #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
     block_values: u32,
+    /// Depths per block of the packed depths to capture (`dtc-NN.owpk`), 64..=16384: depths
+    /// are probed far less often than values (to choose among moves of equal value), so their
+    /// blocks are larger by default.
+    #[arg(long, value_name = "B", default_value_t = DTC_BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
+    dtc_block_values: u32,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -131,6 +136,19 @@ struct LayerDoc {
     /// False when an identical file was already there and kept.
     written: bool,
     seconds: f64,
+    /// `pack`: the layer's depths to capture packed beside it, when built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dtc: Option<DtcDoc>,
+}
+
+/// A layer's depths to capture packed, in the `--json` documents.
+#[derive(Serialize)]
+struct DtcDoc {
+    path: String,
+    bytes: u64,
+    /// Bytes of the dtc file's payload packed.
+    raw_bytes: u64,
+    written: bool,
 }
 
 #[derive(Serialize)]
@@ -187,6 +205,10 @@ impl Report {
                 group_digits(doc.bytes),
                 if doc.written { "" } else { ", already there" }
             );
+            let line = match &doc.dtc {
+                Some(d) => format!("{line}; depths {} bytes ({:.1}%)", group_digits(d.bytes), 100.0 * d.bytes as f64 / d.raw_bytes.max(1) as f64),
+                None => line,
+            };
             bar.suspend(|| self.out.line(&line))?;
         }
         self.layers.push(doc);
@@ -197,7 +219,15 @@ impl Report {
     fn written(&mut self, bar: &ProgressBar, n: u32, path: PathBuf, t: Instant) -> Result<()> {
         let bytes = std::fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
         bar.inc(layer_size(n));
-        let doc = LayerDoc { layer: n, positions: layer_size(n), path: path.display().to_string(), bytes, written: true, seconds: t.elapsed().as_secs_f64() };
+        let doc = LayerDoc {
+            layer: n,
+            positions: layer_size(n),
+            path: path.display().to_string(),
+            bytes,
+            written: true,
+            seconds: t.elapsed().as_secs_f64(),
+            dtc: None,
+        };
         self.layer(bar, doc)
     }
 
@@ -219,8 +249,14 @@ impl Report {
             return self.out.json(&doc);
         }
         let which = oware::units::layers_phrase(self.layers.iter().map(|l| l.layer));
+        let (dtc, dtc_raw) = self.layers.iter().filter_map(|l| l.dtc.as_ref()).fold((0, 0), |(a, b), d| (a + d.bytes, b + d.raw_bytes));
+        let depths = if dtc_raw > 0 {
+            format!("; depths {} bytes ({:.1}% of {})", group_digits(dtc), 100.0 * dtc as f64 / dtc_raw as f64, group_digits(dtc_raw))
+        } else {
+            String::new()
+        };
         self.out.line(&format!(
-            "{} {} {which}: {} positions, {} bytes ({:.1}% of {} raw) in {seconds:.1} s{}",
+            "{} {} {which}: {} positions, {} bytes ({:.1}% of {} raw){depths} in {seconds:.1} s{}",
             self.command,
             self.rules,
             group_digits(self.raw),
@@ -274,12 +310,15 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
             sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
             path: format!("{}/layer-{n:02}.owpk", rules.name()),
         });
+        let mut dtc = None;
         if !matches!(src.dtc_state(n), LayerState::Absent) {
-            entries.push(copy_dtc(&src, &dst, n).inspect_err(|_| bar.finish_and_clear())?);
+            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
+            entries.push(entry);
+            dtc = Some(doc);
         }
         bar.inc(layer_size(n));
         let doc =
-            LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64() };
+            LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64(), dtc };
         report.layer(&bar, doc)?;
     }
     bar.finish_and_clear();
@@ -292,27 +331,29 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
     report.finish(Some(m.path))
 }
 
-/// Copies layer `n`'s depths to capture from `src` to `dst` (checked first: header, checksum),
-/// unless `dst` holds the same bytes already; returns the manifest's entry of the copy.
-///
-/// Packs carry the dtc files as they are: one byte per position, small depths mostly, which the
-/// value packs' model does not fit (see docs/FORMAT.md).
+/// Packs layer `n`'s depths to capture from `src` (checked first: header, checksum, every depth
+/// against its value) into `dst` as `dtc-NN.owpk`, unless a pack of the same depths with the same
+/// block size is there already; returns the manifest's entry of the pack and its report.
+/// `layer`: the layer's values, which the depths' contexts read.
 ///
 /// # Errors
-/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file;
-/// [`Error::Io`] when the copy cannot be written.
-fn copy_dtc(src: &DatabaseDir, dst: &DatabaseDir, n: u32) -> Result<Entry> {
-    src.open_dtc(n, true)?;
-    let (from, to) = (src.dtc_path(n), dst.dtc_path(n));
-    let sha = manifest::sha256_file(&from, &Cancel)?;
-    let same = std::fs::symlink_metadata(&to).is_ok_and(|m| m.is_file()) && manifest::sha256_file(&to, &Cancel).is_ok_and(|s| s == sha);
-    if !same {
-        let file = AtomicFile::create(&to)?;
-        let mut input = std::fs::File::open(&from).map_err(|e| Error::io(&from, e))?;
-        std::io::copy(&mut input, &mut file.file()).map_err(|e| Error::io(file.tmp_path(), e))?;
+/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file, or a
+/// depth that contradicts its value; [`Error::Io`] when the pack cannot be written.
+fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, block_values: u32) -> Result<(Entry, DtcDoc)> {
+    let n = layer.stones();
+    let dtc = src.open_dtc(n, true)?;
+    let target = dtc_pack_path(dst.base(), dst.rules(), n);
+    let kept = matches!(dst.open_dtc_pack(n, true), Ok(p) if p.header() == dtc.header() && p.block_values() == block_values);
+    if !kept {
+        let file = AtomicFile::create(&target)?;
+        let mut w = BufWriter::with_capacity(1 << 20, file.file());
+        pack_dtc(dtc.header(), dtc.payload_bytes(), layer.bytes(), PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
+        w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
         file.commit()?;
     }
-    Ok(Entry { sha256: sha, path: format!("{}/dtc-{n:02}.owdb", src.rules().name()) })
+    let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
+    let doc = DtcDoc { path: target.display().to_string(), bytes, raw_bytes: dtc.payload_bytes().len() as u64, written: !kept };
+    Ok((Entry { sha256: manifest::sha256_file(&target, &Cancel)?, path: format!("{}/dtc-{n:02}.owpk", src.rules().name()) }, doc))
 }
 
 /// `oware unpack`.
@@ -332,13 +373,13 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
         };
-        dst.write_layer(n, |payload| {
-            pack.decode_into(payload)?;
-            if !matches!(src.dtc_state(n), LayerState::Absent) {
-                copy_dtc(&src, &dst, n)?;
-            }
-            Ok(())
-        })
+        let path = dst.write_layer(n, |payload| pack.decode_into(payload))?;
+        // The depths (packed, or a native file beside the pack) are decoded and checked whole.
+        if !matches!(src.dtc_state(n), LayerState::Absent) {
+            let dtc = src.open_dtc(n, true)?;
+            dst.write_dtc_payload(n, dtc.payload_bytes())?;
+        }
+        Ok(path)
     })
 }
 

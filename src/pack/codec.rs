@@ -1,5 +1,9 @@
 //! The coding of one block: contexts from neighbours already decoded, the model (one
 //! frequency row per context) and static rANS.
+//!
+//! Two kinds of packs share the coder and differ in their [`Contexts`]: the values of a layer
+//! ([`ValueContexts`]) and its depths to capture ([`DtcContexts`], whose contexts also read
+//! the positions' values).
 
 use crate::index::{layer_size, unrank_unchecked, LayerWalker, MAX_STONES};
 
@@ -33,6 +37,57 @@ pub(super) fn contexts(n: u32) -> usize {
 /// Size of the window of recent symbols a single probe keeps; a neighbour this far back or
 /// farther is treated as absent (by the encoder too), so the window never wraps onto one in use.
 pub(super) const RING: usize = 512;
+
+/// How a kind of pack gives each position of a block its context.
+pub(super) trait Contexts {
+    /// Symbols of the alphabet (at most 128).
+    fn symbols(&self) -> usize;
+    /// Number of contexts.
+    fn contexts(&self) -> usize;
+    /// Whether positions `start..start + len` can be walked (inside the layer, and for depths,
+    /// their values at hand).
+    fn fits(&self, start: u64, len: usize) -> bool;
+    /// The contexts of a block's positions `start..start + len` (which must [`fit`](Self::fits);
+    /// otherwise nothing is walked). `syms` holds the block's symbols at `i & mask`
+    /// (`usize::MAX` for the whole block, `RING - 1` for the window a single probe keeps; only
+    /// those before position `i` are read for position `i`); `f` gets each position's context
+    /// and must return its symbol (the encoder returns the known one, the decoder the decoded
+    /// one).
+    fn walk<E>(
+        &self,
+        start: u64,
+        len: usize,
+        syms: &mut [u8],
+        mask: usize,
+        f: impl FnMut(usize, usize) -> std::result::Result<u8, E>,
+    ) -> std::result::Result<(), E>;
+}
+
+/// The contexts of a layer's values (codec 2).
+pub(super) struct ValueContexts(pub(super) u32);
+
+impl Contexts for ValueContexts {
+    fn symbols(&self) -> usize {
+        symbols(self.0)
+    }
+    fn contexts(&self) -> usize {
+        contexts(self.0)
+    }
+    fn fits(&self, start: u64, len: usize) -> bool {
+        self.0 <= MAX_STONES && start.saturating_add(len as u64) <= layer_size(self.0)
+    }
+    #[inline]
+    fn walk<E>(
+        &self,
+        start: u64,
+        len: usize,
+        syms: &mut [u8],
+        mask: usize,
+        f: impl FnMut(usize, usize) -> std::result::Result<u8, E>,
+    ) -> std::result::Result<(), E> {
+        walk_contexts(self.0, start, len, syms, mask, f)
+    }
+}
 
 /// The contexts of a block's positions. `syms` holds the block's symbols at `i & mask`
 /// (`usize::MAX` for the whole block, `RING - 1` for the window a single probe keeps; only those
@@ -98,6 +153,113 @@ pub(super) fn walk_contexts<E>(
     Ok(())
 }
 
+/// Symbols of a depths pack: a depth `0..=125` as itself, a deeper one as [`DTC_DEEP`] (its
+/// depth in the pack's table of deep depths), no depth (value 0) as [`DTC_NONE`].
+pub(super) const DTC_SYMBOLS: usize = 128;
+/// The greatest depth coded as itself.
+pub(super) const DTC_DIRECT_MAX: u16 = 125;
+/// The symbol of a depth above [`DTC_DIRECT_MAX`].
+pub(super) const DTC_DEEP: u8 = 126;
+/// The symbol of a position of value 0.
+pub(super) const DTC_NONE: u8 = 127;
+/// Classes of the previous depth: `0..=11` (11 for 11 and more, and for a deep depth), none
+/// (value 0), absent (the block's first position).
+const DTC_PREV: usize = 14;
+/// Classes of the depth one stone moved from pit 2 to pit 0: absent, none, the previous one
+/// none, or the difference from the previous depth clamped to `-3..=3`.
+const DTC_UP: usize = 10;
+
+/// The contexts of a layer's depths to capture (codec 3): the position's value × the previous
+/// depth's class × the class of the depth with one stone moved from pit 2 to pit 0 (as
+/// [`walk_contexts`] finds it) × whether pit 0 holds a stone. The value decides most: a
+/// position of value 0 has no depth (its row has one symbol, coded in no bits), and the depths'
+/// spread differs by value; the previous depth is the next best predictor. Measured
+/// (docs/performance.md, "Depths packed"): the value alone leaves 34–41 % of the raw bytes, with
+/// the previous depth 31–36 %, with the neighbour and the bit 29–33 %; finer contexts (the pit 3
+/// neighbour, pit 1's bit, 32 classes of the previous depth) cost more in the model than they
+/// save.
+///
+/// `values` holds the values of positions `base..`, one byte each (as in a layer file).
+pub(super) struct DtcContexts<'a> {
+    pub(super) n: u32,
+    pub(super) base: u64,
+    pub(super) values: &'a [u8],
+}
+
+impl DtcContexts<'_> {
+    /// The class of a symbol as a previous depth.
+    #[inline]
+    fn prev_class(s: u8) -> usize {
+        match s {
+            DTC_NONE => DTC_PREV - 2,
+            s => usize::from(s).min(DTC_PREV - 3),
+        }
+    }
+}
+
+impl Contexts for DtcContexts<'_> {
+    fn symbols(&self) -> usize {
+        DTC_SYMBOLS
+    }
+    fn contexts(&self) -> usize {
+        symbols(self.n) * DTC_PREV * DTC_UP * 2
+    }
+    fn fits(&self, start: u64, len: usize) -> bool {
+        self.n <= MAX_STONES
+            && start.saturating_add(len as u64) <= layer_size(self.n)
+            && start >= self.base
+            && (start - self.base).saturating_add(len as u64) <= self.values.len() as u64
+    }
+    #[inline]
+    fn walk<E>(
+        &self,
+        start: u64,
+        len: usize,
+        syms: &mut [u8],
+        mask: usize,
+        mut f: impl FnMut(usize, usize) -> std::result::Result<u8, E>,
+    ) -> std::result::Result<(), E> {
+        if len == 0 || !self.fits(start, len) {
+            return Ok(());
+        }
+        let n = self.n as i32;
+        let values = &self.values[(start - self.base) as usize..];
+        let mut b = unrank_unchecked(self.n, start);
+        for i in 0..len {
+            if i > 0 {
+                if b[0] > 0 {
+                    b[0] -= 1;
+                    b[1] += 1;
+                } else {
+                    LayerWalker::advance(&mut b);
+                }
+            }
+            let v = (i32::from(values[i] as i8) + n).clamp(0, 2 * n) as usize;
+            let (prev, up) = if i == 0 {
+                (DTC_PREV - 1, 0)
+            } else {
+                let p = syms[(i - 1) & mask];
+                let d2 = b[0] as usize + b[1] as usize + 2;
+                let up = if b[2] > 0 && d2 <= i && d2 < RING {
+                    match (syms[(i - d2) & mask], p) {
+                        (DTC_NONE, _) => 1,
+                        (_, DTC_NONE) => 2,
+                        (u, p) => (i32::from(u) - i32::from(p)).clamp(-3, 3) as usize + 6,
+                    }
+                } else {
+                    0
+                };
+                (Self::prev_class(p), up)
+            };
+            let eq = i > 0 && values[i - 1] == values[i];
+            let _ = eq;
+            let ctx = ((v * DTC_PREV + prev) * DTC_UP + up) * 2 + usize::from(b[0] > 0);
+            syms[i & mask] = f(i, ctx)?;
+        }
+        Ok(())
+    }
+}
+
 /// Entries held in a context's row (the rest, rarely used, are in [`Model::rest`]).
 pub(super) const ROW_ENTRIES: usize = 7;
 
@@ -112,7 +274,8 @@ pub(super) struct Row([u32; ROW_ENTRIES + 1]);
 /// A layer's model for decoding, laid out for few cache misses: one 32-byte row per context
 /// holding its most frequent entries, so most decoding steps touch one cache line of the model.
 pub(super) struct Model {
-    n: u32,
+    /// Symbols of the alphabet.
+    symbols: usize,
     rows: Vec<Row>,
     /// The entries past each row's first [`ROW_ENTRIES`], packed.
     rest: Vec<u32>,
@@ -131,14 +294,13 @@ pub(super) fn unpack_entry(e: u32) -> (u32, u32, u8) {
 }
 
 impl Model {
-    /// The model of normalised frequencies `freq` (contexts × symbols, each used row summing to
-    /// `M`), or `None` when a row does not sum to `M` or is out of shape.
-    pub(super) fn new(n: u32, freq: &[u16]) -> Option<Model> {
-        let k = symbols(n);
-        if freq.len() != contexts(n) * k {
+    /// The model of normalised frequencies `freq` (`contexts` rows of `k` symbols, each used
+    /// row summing to `M`), or `None` when a row does not sum to `M` or is out of shape.
+    pub(super) fn new(contexts: usize, k: usize, freq: &[u16]) -> Option<Model> {
+        if k == 0 || k > 128 || freq.len() != contexts * k {
             return None;
         }
-        let mut rows = Vec::with_capacity(contexts(n));
+        let mut rows = Vec::with_capacity(contexts);
         let mut rest = Vec::new();
         let mut order = Vec::with_capacity(k);
         for row in freq.chunks(k) {
@@ -170,7 +332,7 @@ impl Model {
             }
             rows.push(r);
         }
-        Some(Model { n, rows, rest })
+        Some(Model { symbols: k, rows, rest })
     }
 
     /// The entries of context `ctx`, most frequent first.
@@ -200,7 +362,7 @@ impl Model {
     ///
     /// Cost: `contexts × symbols` entries of 4 bytes (about 1.4 MB for layer 24).
     pub(super) fn encoder(&self) -> Vec<(u16, u16)> {
-        let k = symbols(self.n);
+        let k = self.symbols;
         let mut enc = vec![(0u16, 0u16); self.rows.len() * k];
         for ctx in 0..self.rows.len() {
             for (start, freq, sym) in self.entries(ctx) {
@@ -210,9 +372,9 @@ impl Model {
         enc
     }
 
-    /// Normalises counts per context to rows summing to `M` (every seen symbol keeps at least 1).
-    pub(super) fn normalise(n: u32, counts: &[u64]) -> Vec<u16> {
-        let k = symbols(n);
+    /// Normalises counts per context (rows of `k` symbols) to rows summing to `M` (every seen
+    /// symbol keeps at least 1).
+    pub(super) fn normalise(k: usize, counts: &[u64]) -> Vec<u16> {
         let mut freq = vec![0u16; counts.len()];
         for (row, out) in counts.chunks(k).zip(freq.chunks_mut(k)) {
             let total: u64 = row.iter().sum();
@@ -240,13 +402,13 @@ impl Model {
     }
 }
 
-/// Codes one block (symbols `syms`, first index `start`) with the encoder table `enc` of layer
-/// `n` and appends its bytes to `out`.
-pub(super) fn encode_block(n: u32, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
-    let k = symbols(n);
+/// Codes one block (symbols `syms`, first index `start`, which must fit `cx`) with the encoder
+/// table `enc` and appends its bytes to `out`.
+pub(super) fn encode_block(cx: &impl Contexts, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
+    let k = cx.symbols();
     ctx.clear();
     let mut s = syms.to_vec();
-    walk_contexts::<()>(n, start, syms.len(), &mut s, usize::MAX, |i, c| {
+    cx.walk::<()>(start, syms.len(), &mut s, usize::MAX, |i, c| {
         ctx.push(c as u32);
         Ok(syms[i])
     })
@@ -274,10 +436,12 @@ pub(super) fn encode_block(n: u32, enc: &[(u16, u16)], start: u64, syms: &[u8], 
 pub(super) struct BadBlock;
 
 /// Decodes the first `len` symbols of a coded block into `syms` at `i & mask` (see
-/// [`walk_contexts`]). With `whole`, also checks that the block ends where it must (all its
+/// [`Contexts::walk`]). With `whole`, also checks that the block ends where it must (all its
 /// bytes read, the final state the initial).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn decode_block(
     model: &Model,
+    cx: &impl Contexts,
     start: u64,
     bytes: &[u8],
     len: usize,
@@ -285,12 +449,12 @@ pub(super) fn decode_block(
     syms: &mut [u8],
     mask: usize,
 ) -> std::result::Result<(), BadBlock> {
-    if bytes.len() < STATE_BYTES || model.n > MAX_STONES || start.saturating_add(len as u64) > layer_size(model.n) {
+    if bytes.len() < STATE_BYTES || !cx.fits(start, len) || model.symbols != cx.symbols() || model.rows.len() != cx.contexts() {
         return Err(BadBlock);
     }
     let mut x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
     let mut pos = STATE_BYTES;
-    walk_contexts(model.n, start, len, syms, mask, |_, ctx| {
+    cx.walk(start, len, syms, mask, |_, ctx| {
         let slot = x & (M - 1);
         let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
         x = freq * (x >> M_BITS) + slot - low;

@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::Mmap;
 use rayon::prelude::*;
 
+use crate::dtc::{byte_of, record, ESCAPE, RECORD_LEN};
 use crate::error::{Damage, Error, Result};
-use crate::format::{checksum, Header, HEADER_LEN};
+use crate::format::{checksum, Header, DTC_U8_ESCAPED, HEADER_LEN, VALUE_EXACT_I8};
 use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
 use crate::sys::FileStamp;
@@ -37,6 +38,9 @@ pub struct PackLayer {
     blocks: Vec<u16>,
     group_blocks: usize,
     verified: Vec<AtomicU64>,
+    /// Depths packs: the depths too deep for a symbol, by index (checked increasing at open);
+    /// empty for values.
+    deep: Vec<(u64, u16)>,
 }
 
 impl std::fmt::Debug for PackLayer {
@@ -53,9 +57,14 @@ struct PackFields {
     data: (u64, u64),
     model_sum: u64,
     table_sum: u64,
+    /// Depths packs: the deep depths' table (offset, length) and its checksum.
+    deep: (u64, u64),
+    deep_sum: u64,
 }
 
-fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackFields, Header)> {
+/// Reads and checks a pack's header: a pack of `codec` (values or depths), whose embedded native
+/// header must name the matching encoding.
+fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> Result<(PackFields, Header)> {
     let bad = |damage: Damage| Error::corrupt(path, damage);
     let field = |field: &'static str, expected: u64, found: u64| bad(Damage::HeaderField { field, expected, found });
     if bytes.len() < PACK_HEADER_LEN {
@@ -74,9 +83,9 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
     if hl as usize != PACK_HEADER_LEN {
         return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
     }
-    let codec = get_u32(bytes, OFF_CODEC);
-    if codec != CODEC_RANS_NEIGHBOURS {
-        return Err(field("pack codec", CODEC_RANS_NEIGHBOURS.into(), codec.into()));
+    let found_codec = get_u32(bytes, OFF_CODEC);
+    if found_codec != CODEC_RANS_NEIGHBOURS && found_codec != CODEC_RANS_DTC {
+        return Err(field("pack codec", codec.into(), found_codec.into()));
     }
     let block_values = get_u32(bytes, OFF_BLOCK);
     if !(64..=16384).contains(&block_values) {
@@ -86,7 +95,8 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
     if group != group_blocks(block_values) {
         return Err(field("pack group blocks", group_blocks(block_values).into(), group.into()));
     }
-    if let Some(i) = (96..OFF_HEADER_SUM).chain(28..32).find(|&i| bytes[i] != 0) {
+    let reserved = if found_codec == CODEC_RANS_DTC { 96..96 } else { 96..OFF_HEADER_SUM };
+    if let Some(i) = reserved.chain(28..32).find(|&i| bytes[i] != 0) {
         return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
     }
     let stored = get_u64(bytes, OFF_HEADER_SUM);
@@ -95,7 +105,12 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
         return Err(bad(Damage::HeaderChecksum { stored, computed }));
     }
     let header = Header::decode(&bytes[128..128 + HEADER_LEN], path)?;
-    header.expect(crate::format::VALUE_EXACT_I8, path)?;
+    let encoding = |c: u32| if c == CODEC_RANS_DTC { DTC_U8_ESCAPED } else { VALUE_EXACT_I8 };
+    // A pack of the other kind reads as what it holds ("the file holds values, not ...").
+    header.expect(encoding(codec), path)?;
+    if found_codec != codec {
+        return Err(field("pack codec", codec.into(), found_codec.into()));
+    }
     let f = PackFields {
         block_values,
         model: (get_u64(bytes, OFF_MODEL), get_u64(bytes, OFF_MODEL_LEN)),
@@ -103,13 +118,20 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64) -> Result<(PackF
         data: (get_u64(bytes, OFF_DATA), get_u64(bytes, OFF_DATA_LEN)),
         model_sum: get_u64(bytes, OFF_MODEL_SUM),
         table_sum: get_u64(bytes, OFF_TABLE_SUM),
+        deep: (get_u64(bytes, OFF_DEEP), get_u64(bytes, OFF_DEEP_LEN)),
+        deep_sum: get_u64(bytes, OFF_DEEP_SUM),
     };
-    // The sections follow each other (header, model, data, table) and end the file.
-    let ok = f.model.0 == PACK_HEADER_LEN as u64 && f.model.0.checked_add(f.model.1) == Some(f.data.0) && f.data.0.checked_add(f.data.1) == Some(f.table.0);
+    // The sections follow each other (header, model, data, table, and for depths the deep
+    // depths) and end the file.
+    let table_end = f.table.0.checked_add(f.table.1);
+    let ok = f.model.0 == PACK_HEADER_LEN as u64
+        && f.model.0.checked_add(f.model.1) == Some(f.data.0)
+        && f.data.0.checked_add(f.data.1) == Some(f.table.0)
+        && (codec != CODEC_RANS_DTC || (table_end == Some(f.deep.0) && f.deep.1 % 8 == 0));
     if !ok {
         return Err(field("pack section offsets", PACK_HEADER_LEN as u64, f.model.0));
     }
-    let end = f.table.0.saturating_add(f.table.1);
+    let end = if codec == CODEC_RANS_DTC { f.deep.0.saturating_add(f.deep.1) } else { f.table.0.saturating_add(f.table.1) };
     if end != file_len {
         return Err(bad(Damage::Size { expected: end, found: file_len }));
     }
@@ -134,8 +156,13 @@ impl PackLayer {
     /// [`Error::Corrupt`] naming the first damaged part; [`Error::RulesetMismatch`] /
     /// [`Error::LayerMismatch`] when the pack holds another ruleset or layer; [`Error::Io`].
     pub fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<PackLayer> {
+        PackLayer::open_codec(path, file, map, rules, n, verify_blocks, CODEC_RANS_NEIGHBOURS)
+    }
+
+    /// [`open`](Self::open) for a pack of `codec`.
+    fn open_codec(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool, codec: u32) -> Result<PackLayer> {
         let len = map.len() as u64;
-        let (f, header) = decode_pack_header(&map, path, len)?;
+        let (f, header) = decode_pack_header(&map, path, len, codec)?;
         if header.rules != rules {
             return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
         }
@@ -147,9 +174,29 @@ impl PackLayer {
         if checksum(model_bytes) != f.model_sum {
             return Err(damaged(path, "model checksum mismatch".into()));
         }
-        let raw = zstd::bulk::decompress(model_bytes, contexts(n) * symbols(n) * 2).map_err(|_| damaged(path, "model does not decompress".into()))?;
+        let (x, k) = if codec == CODEC_RANS_DTC {
+            let cx = DtcContexts { n, base: 0, values: &[] };
+            (cx.contexts(), cx.symbols())
+        } else {
+            (contexts(n), symbols(n))
+        };
+        let raw = zstd::bulk::decompress(model_bytes, x * k * 2).map_err(|_| damaged(path, "model does not decompress".into()))?;
         let freq: Vec<u16> = raw.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
-        let model = Model::new(n, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^12".into()))?;
+        let model = Model::new(x, k, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^12".into()))?;
+        let mut deep = Vec::new();
+        if codec == CODEC_RANS_DTC {
+            let bytes = section(f.deep);
+            if checksum(bytes) != f.deep_sum {
+                return Err(damaged(path, "table of deep depths: checksum mismatch".into()));
+            }
+            for (k, r) in bytes.chunks_exact(8).enumerate() {
+                let (i, d) = crate::dtc::split_record(get_u64(r, 0));
+                if i >= header.entries || d <= DTC_DIRECT_MAX || deep.last().is_some_and(|&(j, _)| j >= i) {
+                    return Err(damaged(path, format!("table of deep depths: record {k} (position {i}, depth {d}) is out of order or needs no table")));
+                }
+                deep.push((i, d));
+            }
+        }
         let table = section(f.table);
         if checksum(table) != f.table_sum {
             return Err(damaged(path, "block table checksum mismatch".into()));
@@ -203,6 +250,7 @@ impl PackLayer {
             blocks: bt,
             group_blocks: gb,
             verified,
+            deep,
         };
         if verify_blocks {
             (0..layer.groups.len()).into_par_iter().try_for_each(|g| layer.check_group(g))?;
@@ -306,8 +354,38 @@ impl PackLayer {
         let bytes = self.block_bytes(b)?;
         let mut ring = [0u8; RING];
         let upto = (index - start) as usize + 1;
-        decode_block(&self.model, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| self.bad_block(b))?;
+        decode_block(&self.model, &ValueContexts(n), start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| self.bad_block(b))?;
         Ok((i32::from(ring[(upto - 1) & (RING - 1)]) - n as i32) as i8)
+    }
+
+    /// The values of positions `start..start + out.len()` into `out` (one byte each, as in a
+    /// layer file).
+    ///
+    /// Cost: each block the range touches decoded from its start to the range's end in it.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] past the layer's end; as [`get`](Self::get).
+    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
+        let n = self.header.stones;
+        let end = start.saturating_add(out.len() as u64);
+        if end > self.header.entries {
+            return Err(Error::IndexOutOfRange { layer: n, index: end - 1, size: self.header.entries });
+        }
+        let bu = u64::from(self.block_values);
+        let mut buf = vec![0u8; (end - start).min(bu) as usize];
+        let mut at = start;
+        while at < end {
+            let b = (at / bu) as usize;
+            let bstart = b as u64 * bu;
+            let upto = (end.min(bstart + bu) - bstart) as usize;
+            buf.resize(upto, 0);
+            decode_block(&self.model, &ValueContexts(n), bstart, self.block_bytes(b)?, upto, false, &mut buf, usize::MAX).map_err(|_| self.bad_block(b))?;
+            for (o, &s) in out[(at - start) as usize..].iter_mut().zip(&buf[(at - bstart) as usize..]) {
+                *o = ((i32::from(s) - n as i32) as i8) as u8;
+            }
+            at = bstart + upto as u64;
+        }
+        Ok(())
     }
 
     #[cold]
@@ -334,7 +412,7 @@ impl PackLayer {
                 let b = g * gb + i;
                 let bytes = self.block_bytes(b)?;
                 let len = part.len();
-                decode_block(&self.model, (b * bu) as u64, bytes, len, true, part, usize::MAX).map_err(|_| self.bad_block(b))?;
+                decode_block(&self.model, &ValueContexts(n), (b * bu) as u64, bytes, len, true, part, usize::MAX).map_err(|_| self.bad_block(b))?;
                 for s in part.iter_mut() {
                     *s = ((i32::from(*s) - n as i32) as i8) as u8;
                 }
@@ -346,5 +424,156 @@ impl PackLayer {
             return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
         }
         Ok(())
+    }
+}
+
+/// A layer's depths to capture packed (`dtc-NN.owpk`, codec 3), probed in place. Its contexts
+/// read the layer's values, so every read is given them.
+#[derive(Debug)]
+pub struct DtcPack(PackLayer);
+
+impl DtcPack {
+    /// Opens `path` as the packed depths of layer `n` of `rules`, checked as
+    /// [`PackLayer::open`] checks a pack, and its table of deep depths (checksum, order).
+    ///
+    /// # Errors
+    /// As [`PackLayer::open`]; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a pack of
+    /// values.
+    pub fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<DtcPack> {
+        PackLayer::open_codec(path, file, map, rules, n, verify_blocks, CODEC_RANS_DTC).map(DtcPack)
+    }
+
+    /// The native header the pack carries (a dtc file's; its payload checksum covers the
+    /// decoded payload).
+    pub fn header(&self) -> &Header {
+        &self.0.header
+    }
+
+    /// The layer number.
+    pub fn stones(&self) -> u32 {
+        self.0.header.stones
+    }
+
+    /// The pack file.
+    pub fn path(&self) -> &Path {
+        &self.0.path
+    }
+
+    /// Values (here depths) per block.
+    pub fn block_values(&self) -> u32 {
+        self.0.block_values
+    }
+
+    /// Gives back the open file (the map is dropped).
+    pub(crate) fn into_file(self) -> File {
+        self.0.file
+    }
+
+    /// See [`PackLayer::check_unchanged`].
+    pub(crate) fn check_unchanged(&self) -> Result<()> {
+        self.0.check_unchanged()
+    }
+
+    /// Whether its path no longer names the file that was opened. Cost: one `stat`.
+    pub(crate) fn replaced(&self) -> bool {
+        self.0.replaced()
+    }
+
+    /// The depth recorded for a position coded [`DTC_DEEP`].
+    fn deep(&self, index: u64) -> Result<u16> {
+        match self.0.deep.binary_search_by_key(&index, |&(i, _)| i) {
+            Ok(k) => Ok(self.0.deep[k].1),
+            Err(_) => Err(damaged(&self.0.path, format!("position {index} is coded deep but the table of deep depths has no record of it"))),
+        }
+    }
+
+    /// The depth to capture of position `index` (`None`: its value is 0). `values(start, out)`
+    /// must fill `out` with the values of positions `start..start + out.len()` (one byte each,
+    /// as in a layer file): those of the block up to `index`.
+    ///
+    /// Cost: the values of up to a block, then on average `block_values / 2` decoding steps.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] past the layer's end; [`Error::Corrupt`] naming the block when
+    /// its checksum does not match or it does not decode; those of `values`.
+    pub fn depth(&self, index: u64, values: impl FnOnce(u64, &mut [u8]) -> Result<()>) -> Result<Option<u16>> {
+        let p = &self.0;
+        let n = p.header.stones;
+        if index >= p.header.entries {
+            return Err(Error::IndexOutOfRange { layer: n, index, size: p.header.entries });
+        }
+        let bu = u64::from(p.block_values);
+        let b = (index / bu) as usize;
+        let start = b as u64 * bu;
+        let bytes = p.block_bytes(b)?;
+        let upto = (index - start) as usize + 1;
+        let mut vals = vec![0u8; upto];
+        values(start, &mut vals)?;
+        let mut ring = [0u8; RING];
+        let cx = DtcContexts { n, base: start, values: &vals };
+        decode_block(&p.model, &cx, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| p.bad_block(b))?;
+        match ring[(upto - 1) & (RING - 1)] {
+            DTC_NONE => Ok(None),
+            DTC_DEEP => self.deep(index).map(Some),
+            d => Ok(Some(u16::from(d))),
+        }
+    }
+
+    /// Decodes every depth into the native dtc payload (one byte per position, the escaped
+    /// depths' records, their count), given the layer's `values`, in parallel, and checks it
+    /// against the payload checksum of the native header.
+    ///
+    /// Cost: one parallel pass, about `entries` decoding steps in all; memory: the payload.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged block, a position coded deep without its
+    /// record (or the reverse), or the payload checksum's mismatch.
+    pub fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
+        let p = &self.0;
+        let n = p.header.stones;
+        let entries = p.header.entries as usize;
+        if values.len() != entries {
+            return Err(Error::Internal(format!("decode_payload: {} values for {entries} depths", values.len())));
+        }
+        let bu = p.block_values as usize;
+        let gb = p.group_blocks;
+        let mut bytes = vec![0u8; entries];
+        let cx = DtcContexts { n, base: 0, values };
+        let deep = bytes.par_chunks_mut(bu * gb).enumerate().try_fold(
+            || 0usize,
+            |mut deep, (g, chunk)| -> Result<usize> {
+                for (i, part) in chunk.chunks_mut(bu).enumerate() {
+                    let b = g * gb + i;
+                    let start = b * bu;
+                    decode_block(&p.model, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX).map_err(|_| p.bad_block(b))?;
+                    for (j, s) in part.iter_mut().enumerate() {
+                        *s = match *s {
+                            DTC_NONE => crate::dtc::NONE,
+                            DTC_DEEP => {
+                                deep += 1;
+                                byte_of(Some(self.deep((start + j) as u64)?))
+                            }
+                            d => d,
+                        };
+                    }
+                }
+                Ok(deep)
+            },
+        );
+        let deep: usize = deep.try_reduce(|| 0, |a, b| Ok(a + b))?;
+        if deep != p.deep.len() {
+            return Err(damaged(&p.path, format!("{} records of deep depths for {deep} positions coded deep", p.deep.len())));
+        }
+        let escaped: Vec<(u64, u16)> = p.deep.iter().copied().filter(|&(i, _)| bytes[i as usize] == ESCAPE).collect();
+        bytes.reserve(escaped.len() * RECORD_LEN as usize + 8);
+        for &(i, d) in &escaped {
+            bytes.extend_from_slice(&record(i, d).to_le_bytes());
+        }
+        bytes.extend_from_slice(&(escaped.len() as u64).to_le_bytes());
+        let computed = checksum(&bytes);
+        if computed != p.header.payload_checksum {
+            return Err(Error::corrupt(&p.path, Damage::PayloadChecksum { stored: p.header.payload_checksum, computed }));
+        }
+        Ok(bytes)
     }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::dtc::{record, DtcPayload, NONE};
 use crate::error::{Damage, Error, Result};
 use crate::format::{checksum, Header};
 use crate::index::layer_size;
@@ -30,7 +31,7 @@ impl Default for PackOptions {
 pub struct PackedLayer {
     /// Bytes of the pack file.
     pub bytes: u64,
-    /// Bytes of the layer's values (one per position).
+    /// Bytes of the payload packed (values: one per position; depths: the dtc payload).
     pub raw: u64,
 }
 
@@ -46,20 +47,12 @@ pub struct PackedLayer {
 /// [`Error::Usage`] for a block size outside `64..=16384`.
 pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: PackOptions, out: &mut W, out_path: &Path) -> Result<PackedLayer> {
     let n = header.stones;
-    let b = options.block_values;
-    if !(64..=16384).contains(&b) {
-        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
-    }
     if values.len() as u64 != layer_size(n) || header.entries != values.len() as u64 {
         return Err(Error::Internal(format!("layer {n}: {} values, expected {}", values.len(), layer_size(n))));
     }
-    let (k, x) = (symbols(n), contexts(n));
-    let bu = b as usize;
-    let gb = group_blocks(b) as usize;
-    let group_values = bu * gb;
-    let to_syms = |start: usize, vals: &[u8], syms: &mut Vec<u8>| -> Result<()> {
+    let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
         syms.clear();
-        for (i, &v) in vals.iter().enumerate() {
+        for (i, &v) in values[start..end].iter().enumerate() {
             let v = v as i8;
             if u32::from(v.unsigned_abs()) > n {
                 return Err(Error::corrupt(out_path, Damage::ValueOutOfRange { index: (start + i) as u64, value: v, stones: n }));
@@ -68,18 +61,97 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
         }
         Ok(())
     };
+    let raw = values.len() as u64;
+    write_pack(header, CODEC_RANS_NEIGHBOURS, &ValueContexts(n), to_syms, &[], raw, options, out, out_path)
+}
+
+/// Writes layer `header.stones`'s depths to capture (`payload`: the native dtc payload, already
+/// checked against `header`, a dtc file's header) as a pack to `out`, which must be empty and
+/// positioned at its start. `values` are the layer's values (one byte per position): the
+/// contexts read them, and every depth is checked against its value first.
+///
+/// Cost: as [`pack_layer`], plus one pass checking the depths against the values.
+///
+/// # Errors
+/// [`Error::Corrupt`] when the payload does not split or a depth contradicts its value (named
+/// by `dtc_path`, the file it was read from); as [`pack_layer`].
+pub fn pack_dtc<W: Write + Seek>(
+    header: &Header,
+    payload: &[u8],
+    values: &[u8],
+    options: PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    dtc_path: &Path,
+) -> Result<PackedLayer> {
+    let n = header.stones;
+    let size = layer_size(n);
+    if values.len() as u64 != size || header.entries != size {
+        return Err(Error::Internal(format!("layer {n}: {} values, expected {size}", values.len())));
+    }
+    let bad = |e: crate::dtc::BadDtc| Error::corrupt(dtc_path, Damage::BadDtc { what: e.to_string() });
+    let dtc = DtcPayload::new(n, payload).map_err(bad)?;
+    // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
+    let signed: &[i8] = unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) };
+    crate::dtc::tally(signed, &dtc).map_err(bad)?;
+    let bytes = dtc.bytes();
+    // The depths too deep for a symbol, in index order: the pack's table of deep depths.
+    let deep_at: Vec<u64> = bytes.par_iter().enumerate().filter(|&(_, &b)| b != NONE && u16::from(b) > DTC_DIRECT_MAX).map(|(i, _)| i as u64).collect();
+    let mut deep = Vec::with_capacity(deep_at.len() * 8);
+    for &i in &deep_at {
+        let d = dtc.get(i).map_err(bad)?.expect("a deep position has a depth");
+        deep.extend_from_slice(&record(i, d).to_le_bytes());
+    }
+    let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        syms.clear();
+        syms.extend(bytes[start..end].iter().map(|&b| match b {
+            NONE => DTC_NONE,
+            b if u16::from(b) <= DTC_DIRECT_MAX => b,
+            _ => DTC_DEEP,
+        }));
+        Ok(())
+    };
+    let cx = DtcContexts { n, base: 0, values };
+    write_pack(header, CODEC_RANS_DTC, &cx, to_syms, &deep, payload.len() as u64, options, out, out_path)
+}
+
+/// Writes a pack of `header.entries` symbols (`to_syms(start, end, out)` gives those of
+/// positions `start..end`) coded in contexts `cx`, then `extra` (the depths packs' table of deep
+/// depths; empty for values), to `out`. `raw`: the bytes of the payload packed.
+#[allow(clippy::too_many_arguments)]
+fn write_pack<W: Write + Seek, C: Contexts + Sync>(
+    header: &Header,
+    codec: u32,
+    cx: &C,
+    to_syms: impl Fn(usize, usize, &mut Vec<u8>) -> Result<()> + Sync,
+    extra: &[u8],
+    raw: u64,
+    options: PackOptions,
+    out: &mut W,
+    out_path: &Path,
+) -> Result<PackedLayer> {
+    let n = header.stones;
+    let b = options.block_values;
+    if !(64..=16384).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
+    }
+    let len = header.entries as usize;
+    let (k, x) = (cx.symbols(), cx.contexts());
+    let bu = b as usize;
+    let gb = group_blocks(b) as usize;
+    let group_values = bu * gb;
+    let groups_of_layer = len.div_ceil(group_values);
     // Pass 1: the model (counts of each symbol in each context, per thread, then summed).
-    let counts = values
-        .par_chunks(group_values)
-        .enumerate()
+    let counts = (0..groups_of_layer)
+        .into_par_iter()
         .try_fold(
             || (vec![0u64; x * k], Vec::new(), Vec::new()),
-            |(mut counts, mut syms, mut scratch), (g, chunk)| -> Result<_> {
-                for (bi, block) in chunk.chunks(bu).enumerate() {
-                    let start = g * group_values + bi * bu;
-                    to_syms(start, block, &mut syms)?;
+            |(mut counts, mut syms, mut scratch), g| -> Result<_> {
+                let to = ((g + 1) * group_values).min(len);
+                for start in (g * group_values..to).step_by(bu) {
+                    to_syms(start, (start + bu).min(to), &mut syms)?;
                     scratch.clone_from(&syms);
-                    walk_contexts::<()>(n, start as u64, syms.len(), &mut scratch, usize::MAX, |i, ctx| {
+                    cx.walk::<()>(start as u64, syms.len(), &mut scratch, usize::MAX, |i, ctx| {
                         counts[ctx * k + syms[i] as usize] += 1;
                         Ok(syms[i])
                     })
@@ -96,8 +168,8 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
                 Ok(a)
             },
         )?;
-    let freq = Model::normalise(n, &counts);
-    let model = Model::new(n, &freq).ok_or_else(|| Error::Internal("pack model does not normalise".into()))?;
+    let freq = Model::normalise(k, &counts);
+    let model = Model::new(x, k, &freq).ok_or_else(|| Error::Internal("pack model does not normalise".into()))?;
     let enc = model.encoder();
     let raw_model: Vec<u8> = freq.iter().flat_map(|f| f.to_le_bytes()).collect();
     let model_bytes = zstd::bulk::compress(&raw_model, 19).map_err(|e| Error::io(out_path, e))?;
@@ -108,7 +180,7 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
     out.write_all(&model_bytes).map_err(io)?;
 
     // Pass 2: code the blocks, batches of groups in parallel, written in order.
-    let blocks = values.len().div_ceil(bu);
+    let blocks = len.div_ceil(bu);
     let groups = blocks.div_ceil(gb);
     let mut group_table: Vec<(u64, u64)> = Vec::with_capacity(groups);
     let mut block_table: Vec<u16> = Vec::with_capacity(blocks);
@@ -120,15 +192,15 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
             .into_par_iter()
             .map(|g| {
                 let from = g * group_values;
-                let to = (from + group_values).min(values.len());
+                let to = (from + group_values).min(len);
                 let mut bytes = Vec::with_capacity((to - from) / 2);
                 let mut offsets = Vec::with_capacity(gb);
                 let (mut ctx, mut syms) = (Vec::with_capacity(bu), Vec::with_capacity(bu));
                 for start in (from..to).step_by(bu) {
                     let end = (start + bu).min(to);
                     offsets.push(bytes.len() as u16);
-                    to_syms(start, &values[start..end], &mut syms)?;
-                    encode_block(n, &enc, start as u64, &syms, &mut ctx, &mut bytes);
+                    to_syms(start, end, &mut syms)?;
+                    encode_block(cx, &enc, start as u64, &syms, &mut ctx, &mut bytes);
                 }
                 if bytes.len() > 65535 {
                     return Err(Error::Internal(format!("pack group {g} of layer {n} is {} bytes", bytes.len())));
@@ -154,16 +226,18 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
         table.extend_from_slice(&o.to_le_bytes());
     }
     out.write_all(&table).map_err(io)?;
+    out.write_all(extra).map_err(io)?;
 
     let model_off = PACK_HEADER_LEN as u64;
     let data_off = model_off + model_bytes.len() as u64;
     let table_off = data_off + data_len;
+    let extra_off = table_off + table.len() as u64;
     h[..8].copy_from_slice(&PACK_MAGIC);
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
     put32(&mut h, OFF_VERSION, PACK_VERSION);
     put32(&mut h, OFF_HEADER_LEN, PACK_HEADER_LEN as u32);
-    put32(&mut h, OFF_CODEC, CODEC_RANS_NEIGHBOURS);
+    put32(&mut h, OFF_CODEC, codec);
     put32(&mut h, OFF_BLOCK, b);
     put32(&mut h, OFF_GROUP, gb as u32);
     put64(&mut h, OFF_MODEL, model_off);
@@ -174,11 +248,16 @@ pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: Pack
     put64(&mut h, OFF_TABLE_LEN, table.len() as u64);
     put64(&mut h, OFF_MODEL_SUM, checksum(&model_bytes));
     put64(&mut h, OFF_TABLE_SUM, checksum(&table));
+    if codec == CODEC_RANS_DTC {
+        put64(&mut h, OFF_DEEP, extra_off);
+        put64(&mut h, OFF_DEEP_LEN, extra.len() as u64);
+        put64(&mut h, OFF_DEEP_SUM, checksum(extra));
+    }
     let hs = checksum(&h[..OFF_HEADER_SUM]);
     put64(&mut h, OFF_HEADER_SUM, hs);
     h[128..256].copy_from_slice(&header.encode());
     out.seek(SeekFrom::Start(0)).map_err(io)?;
     out.write_all(&h).map_err(io)?;
     out.seek(SeekFrom::End(0)).map_err(io)?;
-    Ok(PackedLayer { bytes: table_off + table.len() as u64, raw: values.len() as u64 })
+    Ok(PackedLayer { bytes: extra_off + extra.len() as u64, raw })
 }

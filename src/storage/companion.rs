@@ -22,6 +22,7 @@ use crate::dtc::{DtcPayload, ESCAPE, NONE, RECORD_LEN};
 use crate::error::{Damage, Error, Result};
 use crate::format::{Header, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED, PAYLOAD_OFFSET};
 use crate::index::layer_size;
+use crate::pack::DtcPack;
 use crate::rules::Ruleset;
 use crate::sys::FileStamp;
 
@@ -127,6 +128,93 @@ pub trait CompanionKind: private::Sealed + Sized + Send + Sync + std::fmt::Debug
     /// shorter; [`Error::Io`] when a read fails.
     #[doc(hidden)]
     fn read_entry(file: &CompanionFile<Self>, i: u64) -> Result<Self::Entry>;
+
+    /// Its files packed and probed in place (depths: [`PackedDtc`]; bounds are never packed).
+    #[doc(hidden)]
+    type Packed: PackedCompanion<Entry = Self::Entry>;
+
+    /// Opens layer `n`'s pack of this kind at `path` (already mapped: `map`, `file`) in `dir`
+    /// for probing, the values it needs opened as `mode` says.
+    ///
+    /// # Errors
+    /// Those of the pack's opening; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a kind
+    /// that is never packed.
+    #[doc(hidden)]
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<Self::Packed>;
+}
+
+/// A file beside the values packed and probed in place: what [`CompanionTable::Pack`] holds.
+pub trait PackedCompanion: Send + Sync + std::fmt::Debug {
+    /// What one position's entry reads as.
+    type Entry;
+    /// The entry of position `i`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`]; [`Error::Corrupt`] for a damaged block; those of the reads
+    /// it needs.
+    fn get(&self, i: u64) -> Result<Self::Entry>;
+    /// The layer number.
+    fn stones(&self) -> u32;
+    /// The pack file.
+    fn path(&self) -> &Path;
+    /// Checks that the files read are still those opened.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`].
+    fn check_unchanged(&self) -> Result<()>;
+    /// Whether a file read is no longer at its path.
+    fn replaced(&self) -> bool;
+}
+
+/// A layer's depths to capture packed (`dtc-NN.owpk`), with the layer's values its contexts read.
+#[derive(Debug)]
+pub struct PackedDtc {
+    pack: DtcPack,
+    values: Table,
+}
+
+impl PackedCompanion for PackedDtc {
+    type Entry = Option<u16>;
+    /// Cost: the values of up to a block and on average half a block's decoding (a few µs).
+    fn get(&self, i: u64) -> Result<Option<u16>> {
+        self.pack.depth(i, |start, out| self.values.read_into(start, out))
+    }
+    fn stones(&self) -> u32 {
+        self.pack.stones()
+    }
+    fn path(&self) -> &Path {
+        self.pack.path()
+    }
+    fn check_unchanged(&self) -> Result<()> {
+        self.pack.check_unchanged()?;
+        self.values.check_unchanged()
+    }
+    fn replaced(&self) -> bool {
+        self.pack.replaced() || self.values.replaced()
+    }
+}
+
+/// No pack: bounds files are never packed.
+#[derive(Debug)]
+pub enum NoPack {}
+
+impl PackedCompanion for NoPack {
+    type Entry = Bounds;
+    fn get(&self, _: u64) -> Result<Bounds> {
+        match *self {}
+    }
+    fn stones(&self) -> u32 {
+        match *self {}
+    }
+    fn path(&self) -> &Path {
+        match *self {}
+    }
+    fn check_unchanged(&self) -> Result<()> {
+        match *self {}
+    }
+    fn replaced(&self) -> bool {
+        match *self {}
+    }
 }
 
 /// Forced-capture bounds as a [`CompanionKind`].
@@ -189,6 +277,12 @@ impl<K: CompanionKind> CompanionLayer<K> {
         CompanionLayer::from_bytes(path, file, stamp, Bytes::Map(map), rules, n, verify_payload)
     }
 
+    /// A native file's bytes decoded from a pack at `path` (already checked against the payload
+    /// checksum), checked as layer `n`'s of `rules`: header and size.
+    pub(super) fn from_decoded(path: &Path, file: File, stamp: FileStamp, bytes: Vec<u8>, rules: Ruleset, n: u32) -> Result<CompanionLayer<K>> {
+        CompanionLayer::from_bytes(path, file, stamp, Bytes::Decoded(bytes), rules, n, false)
+    }
+
     /// The file's `bytes` (a map or a copy) checked as layer `n`'s of `rules`: header, size
     /// and, with `verify_payload`, the payload checksum.
     fn from_bytes(path: &Path, file: File, stamp: FileStamp, bytes: Bytes, rules: Ruleset, n: u32, verify_payload: bool) -> Result<CompanionLayer<K>> {
@@ -218,6 +312,11 @@ impl<K: CompanionKind> CompanionLayer<K> {
             return Err(Error::corrupt(&self.source.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
         }
         Ok(())
+    }
+
+    /// The whole payload, as in the file after its header.
+    pub fn payload_bytes(&self) -> &[u8] {
+        self.raw()
     }
 
     /// The payload bytes.
@@ -366,6 +465,8 @@ pub enum CompanionTable<K: CompanionKind> {
     Layer(CompanionLayer<K>),
     /// Entries read from the file one by one ([`ReadMode::Pread`]).
     File(CompanionFile<K>),
+    /// A pack probed in place (depths to capture only: `dtc-NN.owpk`).
+    Pack(K::Packed),
 }
 
 impl<K: CompanionKind> CompanionTable<K> {
@@ -392,35 +493,44 @@ impl<K: CompanionKind> CompanionTable<K> {
         match self {
             CompanionTable::Layer(l) => l.get(i),
             CompanionTable::File(f) => f.get(i),
-        }
-    }
-
-    /// The file opened, mapped or not.
-    fn source(&self) -> &CompanionFile<K> {
-        match self {
-            CompanionTable::Layer(l) => &l.source,
-            CompanionTable::File(f) => f,
+            CompanionTable::Pack(p) => p.get(i),
         }
     }
 
     /// The layer number.
     pub fn stones(&self) -> u32 {
-        self.source().stones
+        match self {
+            CompanionTable::Layer(l) => l.source.stones,
+            CompanionTable::File(f) => f.stones,
+            CompanionTable::Pack(p) => p.stones(),
+        }
     }
 
     /// The file the entries are read from.
     pub fn path(&self) -> &Path {
-        &self.source().path
+        match self {
+            CompanionTable::Layer(l) => &l.source.path,
+            CompanionTable::File(f) => &f.path,
+            CompanionTable::Pack(p) => p.path(),
+        }
     }
 
     /// See [`CompanionFile::check_unchanged`].
     pub(crate) fn check_unchanged(&self) -> Result<()> {
-        self.source().check_unchanged()
+        match self {
+            CompanionTable::Layer(l) => l.source.check_unchanged(),
+            CompanionTable::File(f) => f.check_unchanged(),
+            CompanionTable::Pack(p) => p.check_unchanged(),
+        }
     }
 
     /// Whether its path no longer names the file that was opened. Cost: one `stat`.
     pub(crate) fn replaced(&self) -> bool {
-        self.source().replaced()
+        match self {
+            CompanionTable::Layer(l) => l.source.replaced(),
+            CompanionTable::File(f) => f.replaced(),
+            CompanionTable::Pack(p) => p.replaced(),
+        }
     }
 }
 
@@ -454,6 +564,12 @@ impl CompanionKind for BoundsKind {
         file.read(&mut buf[..k], PAYLOAD_OFFSET + at)?;
         let code = codec.raw_from(&buf[..k], i);
         codec.decode(code).ok_or_else(|| Error::corrupt(&file.path, Damage::BadBoundsCode { index: i, code }))
+    }
+
+    type Packed = NoPack;
+
+    fn open_packed(_: &DatabaseDir, _: u32, path: &Path, _: File, _: Mmap, _: bool, _: ReadMode) -> Result<NoPack> {
+        Err(Error::corrupt(path, Damage::WrongContent { found: "a pack", expected: "forced-capture bounds" }))
     }
 }
 
@@ -512,6 +628,15 @@ impl CompanionKind for DtcKind {
             }
             d => Ok(Some(u16::from(d))),
         }
+    }
+
+    type Packed = PackedDtc;
+
+    /// The pack, and the layer's values opened for probing as `mode` says.
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<PackedDtc> {
+        let pack = DtcPack::open(path, file, map, dir.rules(), n, verify_payload)?;
+        let values = dir.open_table_with(n, verify_payload, mode)?;
+        Ok(PackedDtc { pack, values })
     }
 }
 

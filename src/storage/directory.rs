@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Damage, Error, FileKind, Result};
 use crate::index::{layer_size, MAX_STONES};
-use crate::pack::{is_pack, PackLayer};
+use crate::pack::{is_pack, DtcPack, PackLayer};
 use crate::rules::Ruleset;
 use crate::sys::FileStamp;
 
@@ -149,6 +149,22 @@ impl DatabaseDir {
         companion_path(&self.base, self.rules, kind, n)
     }
 
+    /// The path layer `n`'s file of kind `kind` is read from: its
+    /// [`companion_path`](Self::companion_path) when anything is there, else for depths to
+    /// capture their pack (`dtc-NN.owpk`) when that exists, else `companion_path`.
+    ///
+    /// Cost: one or two `stat`s.
+    pub fn found_companion_path(&self, kind: Companion, n: u32) -> PathBuf {
+        let plain = self.companion_path(kind, n);
+        if kind == Companion::Dtc && fs::symlink_metadata(&plain).is_err() {
+            let packed = dtc_pack_path(&self.base, self.rules, n);
+            if fs::symlink_metadata(&packed).is_ok() {
+                return packed;
+            }
+        }
+        plain
+    }
+
     /// The path of layer `n`'s forced-capture bounds (native format).
     pub fn bounds_path(&self, n: u32) -> PathBuf {
         self.companion_path(Companion::Bounds, n)
@@ -177,13 +193,26 @@ impl DatabaseDir {
     /// file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
     /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of
     /// another kind; [`Error::Io`] when it cannot be read.
+    ///
+    /// A pack of depths (`dtc-NN.owpk`, read where `dtc-NN.owdb` is absent) is decoded whole into
+    /// memory, with the layer's values, and always checked against its payload checksum.
     pub fn open_companion<K: CompanionKind>(&self, n: u32, verify_payload: bool) -> Result<CompanionLayer<K>> {
         let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
         if n > MAX_STONES || self.format != Format::Native {
             return Err(missing());
         }
-        let path = self.companion_path(K::KIND, n);
+        let path = self.found_companion_path(K::KIND, n);
         let (file, map) = map_file(&path, missing)?;
+        if K::KIND == Companion::Dtc && is_pack(&map) {
+            let pack = DtcPack::open(&path, file, map, self.rules, n, verify_payload)?;
+            let values = self.open(n, verify_payload)?;
+            let mut bytes = vec![0u8; crate::format::PAYLOAD_OFFSET as usize];
+            bytes[..crate::format::HEADER_LEN].copy_from_slice(&pack.header().encode());
+            bytes.extend_from_slice(&pack.decode_payload(values.bytes())?);
+            let file = pack.into_file();
+            let stamp = FileStamp::of(&file, &path)?;
+            return CompanionLayer::from_decoded(&path, file, stamp, bytes, self.rules, n);
+        }
         CompanionLayer::from_map(&path, file, map, self.rules, n, verify_payload)
     }
 
@@ -201,14 +230,28 @@ impl DatabaseDir {
     /// As [`open_companion`](Self::open_companion).
     pub fn open_companion_with<K: CompanionKind>(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<CompanionTable<K>> {
         if mode == ReadMode::Map {
+            let path = self.found_companion_path(K::KIND, n);
+            if K::KIND == Companion::Dtc && path.extension().is_some_and(|e| e == "owpk") {
+                let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
+                let (file, map) = map_file(&path, missing)?;
+                if is_pack(&map) {
+                    return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
+                }
+            }
             return self.open_companion(n, verify_payload).map(CompanionTable::Layer);
         }
         let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
         if n > MAX_STONES || self.format != Format::Native {
             return Err(missing());
         }
-        let path = self.companion_path(K::KIND, n);
+        let path = self.found_companion_path(K::KIND, n);
         let file = open_regular(&path, missing)?;
+        let mut magic = [0u8; 8];
+        if read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
+            // A pack stays mapped, as the values' packs do.
+            let (file, map) = map_file(&path, missing)?;
+            return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
+        }
         CompanionTable::read(&path, file, self.rules, n, verify_payload)
     }
 
@@ -246,11 +289,47 @@ impl DatabaseDir {
         self.open_companion_with(n, verify_payload, mode)
     }
 
+    /// Opens layer `n`'s packed depths to capture (`dtc-NN.owpk`, whatever else is there) as a
+    /// [`DtcPack`]: header, model, tables and, with `verify_blocks`, every group's checksum.
+    ///
+    /// Cost: one `mmap`, the model's decompression, one pass over the tables.
+    ///
+    /// # Errors
+    /// [`Error::DtcMissing`] when absent; [`Error::NotAFile`]; as [`DtcPack::open`].
+    pub fn open_dtc_pack(&self, n: u32, verify_blocks: bool) -> Result<DtcPack> {
+        let missing = || Companion::Dtc.missing(n, self.layers_dir(), self.rules);
+        if n > MAX_STONES || self.format != Format::Native {
+            return Err(missing());
+        }
+        let path = dtc_pack_path(&self.base, self.rules, n);
+        let (file, map) = map_file(&path, missing)?;
+        DtcPack::open(&path, file, map, self.rules, n, verify_blocks)
+    }
+
+    /// Writes layer `n`'s depths to capture (native format, `dtc-NN.owdb`) from a whole dtc
+    /// `payload` (as [`CompanionLayer::payload_bytes`] gives it): a temporary with its full size
+    /// reserved, the header with the payload checksum, flushed and renamed into place. Returns
+    /// the path.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the payload does not split ([`crate::dtc::DtcPayload::new`]);
+    /// [`Error::Io`] when writing fails (the temporary is removed, the final path untouched).
+    pub fn write_dtc_payload(&self, n: u32, payload: &[u8]) -> Result<PathBuf> {
+        let path = self.dtc_path(n);
+        let split = crate::dtc::DtcPayload::new(n, payload).map_err(|e| Error::corrupt(&path, Damage::BadDtc { what: e.to_string() }))?;
+        let mut w = super::writers::DtcWriter::create(self, n, split.escaped())?;
+        let (bytes, records) = w.parts_mut();
+        let size = bytes.len();
+        bytes.copy_from_slice(&payload[..size]);
+        records.copy_from_slice(&payload[size..payload.len() - 8]);
+        w.finish()
+    }
+
     /// Whether a regular file is at layer `n`'s path of kind `kind` (nothing is opened).
     ///
     /// Cost: one `stat`.
     pub fn has_companion(&self, kind: Companion, n: u32) -> bool {
-        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.companion_path(kind, n)).is_ok_and(|m| m.is_file())
+        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.found_companion_path(kind, n)).is_ok_and(|m| m.is_file())
     }
 
     /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).

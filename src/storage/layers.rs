@@ -83,6 +83,31 @@ impl Table {
         Ok(value)
     }
 
+    /// The values of positions `start..start + out.len()` into `out`, one byte each as in a
+    /// layer file (not range-checked: the readers of depths packs, their only users, take them
+    /// as contexts).
+    ///
+    /// Cost: a copy ([`Table::Layer`]), one `pread` ([`Table::File`]), or the blocks the range
+    /// touches decoded up to it ([`Table::Pack`]).
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] past the layer's end; [`Error::Corrupt`] for a damaged pack
+    /// block or a file now shorter; [`Error::Io`] when a read fails.
+    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
+        let end = start.saturating_add(out.len() as u64);
+        if end > self.len() {
+            return Err(Error::IndexOutOfRange { layer: self.stones(), index: end.saturating_sub(1), size: self.len() });
+        }
+        match self {
+            Table::Layer(l) => {
+                out.copy_from_slice(&l.bytes()[start as usize..end as usize]);
+                Ok(())
+            }
+            Table::Pack(p) => p.read_into(start, out),
+            Table::File(f) => read_exact_at(&f.file, &f.path, out, f.offset + start, f.stamp.len),
+        }
+    }
+
     /// The layer number.
     pub fn stones(&self) -> u32 {
         match self {

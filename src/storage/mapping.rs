@@ -163,7 +163,12 @@ pub(super) fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(
 /// private copy read by [`ReadMode::Pread`] (holding its share of the copy budget).
 pub(super) enum Bytes {
     Map(Mmap),
-    Copied { bytes: Vec<u8>, _budget: CopyGuard },
+    Copied {
+        bytes: Vec<u8>,
+        _budget: CopyGuard,
+    },
+    /// Decoded from a pack (the native file's bytes rebuilt in memory).
+    Decoded(Vec<u8>),
 }
 
 impl std::ops::Deref for Bytes {
@@ -171,7 +176,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Map(map) => map,
-            Bytes::Copied { bytes, .. } => bytes,
+            Bytes::Copied { bytes, .. } | Bytes::Decoded(bytes) => bytes,
         }
     }
 }

@@ -96,6 +96,12 @@ pub fn dtc_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     companion_path(base, rules, Companion::Dtc, n)
 }
 
+/// Path of the depths to capture of layer `n` of `rules` under `base` as a pack (`dtc-NN.owpk`,
+/// see [`crate::pack`]).
+pub fn dtc_pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("dtc-{n:02}.owpk"))
+}
+
 /// Path of the statistics file of layer `n` of `rules` under `base`.
 pub(crate) fn stats_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.json"))
@@ -164,7 +170,7 @@ impl DatabaseDir {
         if self.format() != Format::Native || n > MAX_STONES {
             return LayerState::Absent;
         }
-        entry_state(self.companion_path(kind, n))
+        entry_state(self.found_companion_path(kind, n))
     }
 
     /// What is at layer `n`'s bounds path: [`companion_state`](Self::companion_state).

@@ -180,39 +180,67 @@ fn depths_are_added_to_a_built_database_and_rebuilt_when_missing_or_damaged() {
 
 #[test]
 fn packs_carry_the_depths_and_unpack_gives_them_back() {
-    let dir = with_dtc(Ruleset::Awari, 8);
-    let d = dir.path().to_str().unwrap();
-    let packed = tempfile::tempdir().unwrap();
-    let p = packed.path().to_str().unwrap();
-    let (code, _, err) = oware(&["pack", "--dir", d, "--out", p, "-q"]);
-    assert_eq!(code, 0, "{err}");
-    let sums = std::fs::read_to_string(packed.path().join("SHA256SUMS")).unwrap();
-    assert!((0..=8).all(|n| sums.contains(&format!("awari/dtc-{n:02}.owdb"))), "{sums}");
-    for n in 0..=8 {
-        let name = format!("dtc-{n:02}.owdb");
-        assert!(bytes(dir.path(), "awari", &name) == bytes(packed.path(), "awari", &name), "{name}");
-    }
-    // Probed in place, the pack directory answers the same depths.
-    let (a, b) = (Database::open(dir.path(), Ruleset::Awari).unwrap(), Database::open(packed.path(), Ruleset::Awari).unwrap());
-    for i in (0..layer_size(8)).step_by(97) {
-        let pos = Position::new(unrank(8, i).unwrap()).unwrap();
-        assert_eq!(a.dtc(&pos).unwrap(), b.dtc(&pos).unwrap());
-    }
-    let (code, _, err) = oware(&["verify", "--dir", p]);
-    assert_eq!(code, 0, "{err}");
-    // A depth file the manifest does not list is reported.
-    std::fs::copy(dir.path().join("awari/dtc-08.owdb"), packed.path().join("awari/dtc-09.owdb")).unwrap();
-    let (code, _, err) = oware(&["verify", "--dir", p]);
-    assert_eq!(code, 5, "{err}");
-    assert!(err.contains("dtc-09.owdb is not listed"), "{err}");
-    std::fs::remove_file(packed.path().join("awari/dtc-09.owdb")).unwrap();
-    let unpacked = tempfile::tempdir().unwrap();
-    let (code, _, err) = oware(&["unpack", "--dir", p, "--out", unpacked.path().to_str().unwrap(), "-q"]);
-    assert_eq!(code, 0, "{err}");
-    for n in 0..=8 {
-        for name in [format!("dtc-{n:02}.owdb"), format!("layer-{n:02}.owdb")] {
-            assert!(bytes(dir.path(), "awari", &name) == bytes(unpacked.path(), "awari", &name), "{name}");
+    for (rules, max) in [(Ruleset::Awari, 10), (Ruleset::ALL[5], 9)] {
+        let name = rules.name();
+        let dir = with_dtc(rules, max);
+        let d = dir.path().to_str().unwrap();
+        let packed = tempfile::tempdir().unwrap();
+        let p = packed.path().to_str().unwrap();
+        let (code, _, err) = oware(&["pack", "--rules", name, "--dir", d, "--out", p, "-q"]);
+        assert_eq!(code, 0, "{err}");
+        let sums = std::fs::read_to_string(packed.path().join("SHA256SUMS")).unwrap();
+        assert!((0..=max).all(|n| sums.contains(&format!("{name}/dtc-{n:02}.owpk"))), "{sums}");
+        // The depths are packed too: smaller than the files (from the layers where the model is
+        // small beside the depths), never copied.
+        for n in 0..=max {
+            assert!(!packed.path().join(format!("{name}/dtc-{n:02}.owdb")).exists());
         }
+        let size = |p: &std::path::Path| std::fs::metadata(p).unwrap().len();
+        let (raw, pk) = (size(&dir.path().join(format!("{name}/dtc-{max:02}.owdb"))), size(&packed.path().join(format!("{name}/dtc-{max:02}.owpk"))));
+        assert!(pk * 2 < raw, "layer {max}: {pk} bytes packed of {raw}");
+        // Probed in place, the pack directory answers the same depths, at every position.
+        let (a, b) = (Database::open(dir.path(), rules).unwrap(), Database::open(packed.path(), rules).unwrap());
+        for n in [max - 1, max] {
+            for i in 0..layer_size(n) {
+                let pos = Position::new(unrank(n, i).unwrap()).unwrap();
+                assert_eq!(a.dtc(&pos).unwrap(), b.dtc(&pos).unwrap(), "{name} layer {n} index {i}");
+            }
+        }
+        let (code, _, err) = oware(&["verify", "--rules", name, "--dir", p, "--dtc"]);
+        assert_eq!(code, 0, "{err}");
+        let (code, stats, err) = oware(&["stats", "--rules", name, "--dir", p, "--json"]);
+        let (code0, stats0, _) = oware(&["stats", "--rules", name, "--dir", d, "--json"]);
+        assert_eq!((code, code0), (0, 0), "{err}");
+        let dtc_of = |text: &str| {
+            serde_json::from_str::<serde_json::Value>(text).unwrap()["layers"].as_array().unwrap().iter().map(|l| l["dtc"].clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(dtc_of(&stats), dtc_of(&stats0));
+        // A depth file the manifest does not list is reported.
+        std::fs::copy(packed.path().join(format!("{name}/dtc-{max:02}.owpk")), packed.path().join(format!("{name}/dtc-{:02}.owpk", max + 1))).unwrap();
+        let (code, _, err) = oware(&["verify", "--rules", name, "--dir", p]);
+        assert_eq!(code, 5, "{err}");
+        assert!(err.contains(&format!("dtc-{:02}.owpk is not listed", max + 1)), "{err}");
+        std::fs::remove_file(packed.path().join(format!("{name}/dtc-{:02}.owpk", max + 1))).unwrap();
+        let unpacked = tempfile::tempdir().unwrap();
+        let (code, _, err) = oware(&["unpack", "--rules", name, "--dir", p, "--out", unpacked.path().to_str().unwrap(), "-q"]);
+        assert_eq!(code, 0, "{err}");
+        for n in 0..=max {
+            for file in [format!("dtc-{n:02}.owdb"), format!("layer-{n:02}.owdb")] {
+                assert!(bytes(dir.path(), name, &file) == bytes(unpacked.path(), name, &file), "{file}");
+            }
+        }
+        // Packing again keeps the packs; a damaged depths pack is named, and nothing wrong is read.
+        let (code, out, err) = oware(&["pack", "--rules", name, "--dir", d, "--out", p, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.contains("\"written\":true"), "{out}");
+        let target = packed.path().join(format!("{name}/dtc-{max:02}.owpk"));
+        let mut bad = std::fs::read(&target).unwrap();
+        let at = bad.len() / 2;
+        bad[at] ^= 0x40;
+        std::fs::write(&target, &bad).unwrap();
+        let (code, _, err) = oware(&["verify", "--rules", name, "--dir", p, "--dtc", "--max-stones", &max.to_string()]);
+        assert_eq!(code, 5, "{err}");
+        assert!(err.contains(&format!("dtc-{max:02}.owpk")), "{err}");
     }
 }
 
