@@ -16,6 +16,12 @@
 //! again). The native files are timed the same way on the same positions, and a zstd column
 //! (independent 4 KiB blocks at levels 3 and 19, size only) shows what a general-purpose block
 //! compressor gives on the same bytes.
+//!
+//! When the depths to capture of every layer 0..=MAX are there too (`dtc-NN.owdb`), it packs them
+//! as well (`OWARE_BENCH_DTC_BLOCKS`, default `256,512` depths per block, beside values packs of
+//! 256) and prints their share of the dtc files' bytes, zstd-19's on 4 KiB blocks, and warm
+//! `Database::dtc` probes per second from the native files and from the packs
+//! ([`DTC_PROBES`] random positions).
 
 #[path = "../tests/common/splitmix.rs"]
 mod splitmix;
@@ -25,12 +31,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use oware::index::{layer_size, unrank_unchecked};
-use oware::pack::{pack_layer, PackOptions};
+use oware::pack::{pack_dtc, pack_layer, PackOptions};
 use oware::probe::Database;
-use oware::storage::{pack_path, DatabaseDir, Format};
+use oware::storage::{dtc_pack_path, pack_path, DatabaseDir, Format};
 use oware::{Position, Ruleset};
 
 const PROBES: usize = 1_000_000;
+const DTC_PROBES: usize = 100_000;
 
 fn positions(max: u32, count: usize) -> Vec<Position> {
     let total: u64 = (0..=max).map(layer_size).sum();
@@ -76,6 +83,61 @@ fn probe(dir: &Path, rules: Ruleset, files: &[PathBuf], pos: &[Position]) -> (f6
     let warm = pos.len() as f64 / t.elapsed().as_secs_f64();
     assert_eq!(sum, sum2);
     (cold, warm, sum)
+}
+
+/// Warm `Database::dtc` probes per second (after one pass), and a checksum of the depths.
+fn probe_dtc(dir: &Path, rules: Ruleset, pos: &[Position]) -> (f64, u64) {
+    let db = Database::open(dir, rules).expect("open").verify_checksums(false);
+    let pass = || pos.iter().map(|p| u64::from(db.dtc(p).expect("dtc").unwrap_or(0))).sum::<u64>();
+    let sum = pass();
+    let t = Instant::now();
+    assert_eq!(pass(), sum);
+    (pos.len() as f64 / t.elapsed().as_secs_f64(), sum)
+}
+
+/// The depths section: packs of the dtc files of layers 0..=max at each block size.
+fn depths(base: &Path, rules: Ruleset, src: &DatabaseDir, layers: &[oware::storage::Layer], max: u32) {
+    let dtc: Vec<_> = match (0..=max).map(|n| src.open_dtc(n, true)).collect::<oware::Result<Vec<_>>>() {
+        Ok(d) => d,
+        Err(e) => {
+            println!("{rules}: depths skipped ({e})");
+            return;
+        }
+    };
+    let blocks: Vec<u32> = match std::env::var("OWARE_BENCH_DTC_BLOCKS") {
+        Ok(list) => list.split(',').map(|b| b.trim().parse().expect("OWARE_BENCH_DTC_BLOCKS: block sizes like 256,512")).collect(),
+        Err(_) => vec![256, 512],
+    };
+    let raw: u64 = dtc.iter().map(|d| d.payload_bytes().len() as u64).sum();
+    let z: u64 = dtc.iter().map(|d| zstd_blocks(d.payload_bytes(), 19)).sum();
+    let pos = &positions(max, DTC_PROBES);
+    let (native, want) = probe_dtc(base, rules, pos);
+    println!("\n{rules}: depths of layers 0..={max}, {raw} bytes of dtc payloads");
+    println!("{:<22} {:>12} {:>7} {:>9} {:>13}", "variant", "bytes", "of raw", "pack s", "warm dtc/s");
+    println!("{:<22} {raw:>12} {:>6.1}% {:>9} {native:>13.0}", "native (one byte each)", 100.0, "-");
+    println!("{:<22} {z:>12} {:>6.1}% {:>9} {:>13}", "zstd-19, 4 KiB blocks", 100.0 * z as f64 / raw as f64, "-", "-");
+    for &block in &blocks {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
+        dst.create().expect("create");
+        let mut bytes = 0;
+        let t = Instant::now();
+        for (l, d) in layers.iter().zip(&dtc) {
+            let n = l.stones();
+            let path = pack_path(tmp.path(), rules, n);
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+            pack_layer(l.header().expect("native header"), l.bytes(), PackOptions::default(), &mut f, &path).expect("pack");
+            drop(f);
+            let path = dtc_pack_path(tmp.path(), rules, n);
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+            bytes += pack_dtc(d.header(), d.payload_bytes(), l.bytes(), PackOptions { block_values: block }, &mut f, &path, d.path()).expect("pack dtc").bytes;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let (warm, sum) = probe_dtc(tmp.path(), rules, pos);
+        assert_eq!(sum, want, "packed depths differ from native");
+        let name = format!("rANS pack, {block} depths");
+        println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
+    }
 }
 
 fn zstd_blocks(values: &[u8], level: i32) -> u64 {
@@ -140,5 +202,6 @@ fn main() {
             let name = format!("rANS pack, {block} values");
             println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {cold:>13.0} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
         }
+        depths(&base, rules, &src, &layers, max);
     }
 }
