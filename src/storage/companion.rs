@@ -175,7 +175,8 @@ pub struct PackedDtc {
 
 impl PackedCompanion for PackedDtc {
     type Entry = Option<u16>;
-    /// Cost: the values of up to a block and on average half a block's decoding (a few µs).
+    /// Cost: the values of up to a block and on average half a block's decoding (about 20 µs
+    /// with blocks of 512 depths, docs/performance.md).
     fn get(&self, i: u64) -> Result<Option<u16>> {
         self.pack.depth(i, |start, out| self.values.read_into(start, out))
     }
