@@ -6,6 +6,7 @@
 //! the positions' values).
 
 use crate::index::{layer_size, unrank_unchecked, LayerWalker, MAX_STONES};
+use crate::rules::Board;
 
 use super::*;
 
@@ -89,6 +90,18 @@ impl Contexts for ValueContexts {
     }
 }
 
+/// Moves `b` to the next board of its layer in index order: the common step inline (the
+/// walker's first case), the rest out of line.
+#[inline]
+fn step(b: &mut Board) {
+    if b[0] > 0 {
+        b[0] -= 1;
+        b[1] += 1;
+    } else {
+        LayerWalker::advance(b);
+    }
+}
+
 /// The contexts of a block's positions. `syms` holds the block's symbols at `i & mask`
 /// (`usize::MAX` for the whole block, `RING - 1` for the window a single probe keeps; only those
 /// before position `i` are read for position `i`); `f` gets each position's context and must
@@ -121,13 +134,7 @@ pub(super) fn walk_contexts<E>(
     let mut b = unrank_unchecked(n, start);
     for i in 0..len {
         if i > 0 {
-            // The common step inline (the walker's first case), the rest out of line.
-            if b[0] > 0 {
-                b[0] -= 1;
-                b[1] += 1;
-            } else {
-                LayerWalker::advance(&mut b);
-            }
+            step(&mut b);
         }
         let near = |d: usize| d <= i && d < RING;
         // The previous value is absent only at `i = 0`, where every neighbour is.
@@ -227,12 +234,7 @@ impl Contexts for DtcContexts<'_> {
         let mut b = unrank_unchecked(self.n, start);
         for i in 0..len {
             if i > 0 {
-                if b[0] > 0 {
-                    b[0] -= 1;
-                    b[1] += 1;
-                } else {
-                    LayerWalker::advance(&mut b);
-                }
+                step(&mut b);
             }
             let v = (i32::from(values[i] as i8) + n).clamp(0, 2 * n) as usize;
             let (prev, up) = if i == 0 {
