@@ -1,7 +1,8 @@
 //! Distributed builds over MPI (feature `mpi`; needs `mpirun` on the PATH): `mpirun -np 1, 2
 //! and 4` build layers 0..14 of awari and abapa byte-identical to the single-process build,
-//! and a build whose rank is killed ends (no hang) and resumes when rerun; with `--dtc` the
-//! depths to capture are those of the single-process build.
+//! and a build whose rank is killed ends (no hang) and resumes when rerun; with `--dtc` on 2 and
+//! 3 ranks each rank computes its share of the depths to capture, and the files are those of the
+//! single-process build (also when a damaged one is rebuilt).
 //!
 //! Run with `cargo test --release --features mpi --test mpi` (`scripts/test` does).
 #![cfg(feature = "mpi")]
@@ -123,20 +124,54 @@ fn a_killed_rank_ends_the_job_and_the_rerun_resumes_and_matches() {
 }
 
 #[test]
-fn mpirun_builds_with_dtc_write_the_single_process_depths() {
-    let top = 12;
+fn mpirun_builds_with_dtc_split_the_depths_and_write_the_single_process_files() {
+    let top = 13;
     let single = tempfile::tempdir().unwrap();
     let s = single.path().to_str().unwrap();
     check(&Command::new(oware()).args(["build", "--max-stones", &top.to_string(), "--dir", s, "--dtc", "-q"]).output().unwrap(), "single");
-    let multi = tempfile::tempdir().unwrap();
-    let d = multi.path().to_str().unwrap();
-    let out = mpirun(2, &["build", "--max-stones", &top.to_string(), "--dir", d, "--dtc"]).output().unwrap();
-    check(&out, "2 ranks with --dtc");
-    same_layers(single.path(), multi.path(), "awari", top, "2 ranks with --dtc");
-    for n in 0..=top {
-        let name = format!("awari/dtc-{n:02}.owdb");
-        let x = std::fs::read(single.path().join(&name)).unwrap();
-        let y = std::fs::read(multi.path().join(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(x == y, "{name} differs from the single-process build");
+    let same_depths = |dir: &Path, what: &str| {
+        for n in 0..=top {
+            let name = format!("awari/dtc-{n:02}.owdb");
+            let x = std::fs::read(single.path().join(&name)).unwrap();
+            let y = std::fs::read(dir.join(&name)).unwrap_or_else(|e| panic!("{what}: {name}: {e}"));
+            assert!(x == y, "{what}: {name} differs from the single-process build");
+        }
+    };
+    for k in [2, 3] {
+        let multi = tempfile::tempdir().unwrap();
+        let d = multi.path().to_str().unwrap();
+        let what = format!("{k} ranks with --dtc");
+        let out = mpirun(k, &["build", "--max-stones", &top.to_string(), "--dir", d, "--dtc"]).output().unwrap();
+        check(&out, &what);
+        same_layers(single.path(), multi.path(), "awari", top, &what);
+        same_depths(multi.path(), &what);
+        // Each rank computed its share of the depths, and they exchanged updates.
+        let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(multi.path().join(format!("awari/dtc-{top:02}.json"))).unwrap()).unwrap();
+        let ranks = stats["ranks"].as_array().unwrap_or_else(|| panic!("{what}: no ranks in dtc-{top:02}.json: {stats}"));
+        assert_eq!(ranks.len(), k, "{what}: {stats}");
+        let positions: Vec<u64> = ranks.iter().map(|r| r["positions"].as_u64().unwrap()).collect();
+        assert_eq!(positions.iter().sum::<u64>(), stats["positions"].as_u64().unwrap(), "{what}: {positions:?}");
+        assert!(positions.iter().all(|&p| p > 0), "{what}: a rank computed nothing: {positions:?}");
+        assert!(ranks.iter().all(|r| r["bytes_sent"].as_u64().unwrap() > 0), "{what}: a rank sent nothing: {stats}");
+        assert!(!multi.path().join(".work").exists(), "{what}: the work directory was left");
+        if k == 2 {
+            // A rerun keeps every depth file; one damaged is rebuilt, by the ranks, the same.
+            let out = mpirun(k, &["build", "--max-stones", &top.to_string(), "--dir", d, "--dtc"]).output().unwrap();
+            check(&out, "rerun");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(!log.contains("rebuilding"), "the rerun rebuilt something:\n{log}");
+            let damaged = multi.path().join("awari/dtc-12.owdb");
+            let mut bytes = std::fs::read(&damaged).unwrap();
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x55;
+            std::fs::write(&damaged, &bytes).unwrap();
+            let out = mpirun(k, &["build", "--max-stones", &top.to_string(), "--dir", d, "--dtc"]).output().unwrap();
+            check(&out, "rerun after damage");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(log.contains("rebuilding the depths to capture of layer 12"), "{log}");
+            same_depths(multi.path(), "rebuilt by 2 ranks");
+            let verify = Command::new(oware()).args(["verify", "--dir", d, "--max-stones", &top.to_string(), "--dtc"]).output().unwrap();
+            check(&verify, "verify --dtc");
+        }
     }
 }

@@ -57,7 +57,7 @@ impl CompanionPass for BoundsKind {
         CompanionStats::Bounds(stats)
     }
 
-    fn work_units(n: u32) -> u64 {
+    fn work_units(n: u32, _: Self::Inputs<'_>) -> u64 {
         bounds_work_units(n)
     }
 
@@ -68,7 +68,7 @@ impl CompanionPass for BoundsKind {
         lower: &[Option<BoundsLayer>],
         observer: &dyn BuildObserver,
         start: Instant,
-    ) -> Result<(BoundsStats, f64)> {
+    ) -> Result<Option<(BoundsStats, f64)>> {
         let rules = dir.rules();
         let mut writer = LayerWriter::create_bounds(dir, n)?;
         let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.payload())).collect();
@@ -82,7 +82,7 @@ impl CompanionPass for BoundsKind {
         BoundsKind::spot_check(rules, n, values.values(), writer.payload(), lower)?;
         let seconds = start.elapsed().as_secs_f64();
         writer.finish()?;
-        Ok((BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) }, seconds))
+        Ok(Some((BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) }, seconds)))
     }
 
     fn spot_check(rules: Ruleset, n: u32, _values: &[i8], payload: &[u8], lower: &[Option<BoundsLayer>]) -> Result<()> {

@@ -13,6 +13,7 @@ use super::stats::{restore_json, write_json, CompanionStats, LayerOutcome};
 use super::BuildObserver;
 use crate::error::{Error, Result};
 use crate::rules::Ruleset;
+use crate::solver::cluster::Cluster;
 use crate::storage::{CompanionKind, CompanionLayer, DatabaseDir, Layer};
 
 /// How the build makes one kind of file beside a layer's values ([`crate::storage::BoundsKind`],
@@ -38,19 +39,28 @@ pub(super) trait CompanionPass: CompanionKind {
     /// The statistics as the observer is told of them.
     fn observed(stats: &Self::Stats) -> CompanionStats<'_>;
 
-    /// What computing layer `n`'s file is worth in work units (what its progress advances by).
-    fn work_units(n: u32) -> u64;
+    /// What computing layer `n`'s file (this rank's share of it) is worth in work units (what
+    /// its progress advances by).
+    fn work_units(n: u32, inputs: Self::Inputs<'_>) -> u64;
 
     /// Computes layer `n`'s file from its `values` and `inputs` into a temporary file, checks it
     /// against the values on every position and with [`spot_check`](Self::spot_check), and
     /// renames it into place. Returns its statistics (time and memory included) and the seconds
-    /// it took since `start`.
+    /// it took since `start`; `None` on a rank other than 0 of a distributed build (which
+    /// computes and writes its share; rank 0 checks and publishes the file).
     ///
     /// # Errors
     /// [`Error::BoundsCheck`] or [`Error::Internal`] when the new file fails a check (nothing is
     /// published); [`Error::Interrupted`]; [`Error::OutOfMemory`]; [`Error::Io`] when a file
     /// cannot be written.
-    fn build(dir: &DatabaseDir, n: u32, values: &Layer, inputs: Self::Inputs<'_>, observer: &dyn BuildObserver, start: Instant) -> Result<(Self::Stats, f64)>;
+    fn build(
+        dir: &DatabaseDir,
+        n: u32,
+        values: &Layer,
+        inputs: Self::Inputs<'_>,
+        observer: &dyn BuildObserver,
+        start: Instant,
+    ) -> Result<Option<(Self::Stats, f64)>>;
 
     /// Re-derives the entries of a spread of positions of layer `n`'s new `payload` from their
     /// moves with the verifier's independent derivation, before the file is published.
@@ -89,9 +99,14 @@ fn check<K: CompanionPass>(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<
 /// layers' builds read it ([`chained`](crate::storage::Companion::chained) kinds) or when the
 /// check opened it.
 ///
+/// Every rank of `cluster` calls it at once: rank 0 checks a finished file and the others take
+/// its word; every rank takes part in a build (kinds whose build is not distributed are built
+/// by one process only).
+///
 /// # Errors
 /// Those of [`CompanionPass::build`]; those of [`DatabaseDir::open_companion`] other than
-/// damage (a foreign or unreadable file); [`Error::Io`] when the statistics cannot be written.
+/// damage (a foreign or unreadable file); [`Error::Io`] when the statistics cannot be written;
+/// [`Error::Cluster`].
 pub(super) fn companion_layer<K: CompanionPass>(
     dir: &DatabaseDir,
     n: u32,
@@ -99,25 +114,32 @@ pub(super) fn companion_layer<K: CompanionPass>(
     values: &Layer,
     inputs: K::Inputs<'_>,
     observer: &dyn BuildObserver,
+    cluster: &dyn Cluster,
 ) -> Result<Option<CompanionLayer<K>>> {
     let stats_path = dir.companion_stats_path(K::KIND, n);
     let replaced = match action {
         LayerAction::Build { reason } => reason.clone(),
         LayerAction::Skip { .. } => return Ok(None),
-        LayerAction::Check => match check::<K>(dir, n, values)? {
-            Ok((file, stats)) => {
-                restore_json(&stats_path, &stats, |s: &K::Stats| K::agrees(s, &stats), observer)?;
-                observer.companion_done(K::observed(&stats), &LayerOutcome::Skipped);
-                return Ok(Some(file));
+        LayerAction::Check => {
+            let checked = if cluster.rank() == 0 { Some(check::<K>(dir, n, values)?) } else { None };
+            let intact = cluster.broadcast(&[u8::from(matches!(checked, Some(Ok(_))))])?.first() == Some(&1);
+            match checked {
+                Some(Ok((file, stats))) => {
+                    restore_json(&stats_path, &stats, |s: &K::Stats| K::agrees(s, &stats), observer)?;
+                    observer.companion_done(K::observed(&stats), &LayerOutcome::Skipped);
+                    return Ok(Some(file));
+                }
+                _ if intact => return Ok(None),
+                Some(Err(why)) => Some(why),
+                None => None,
             }
-            Err(why) => Some(why),
-        },
+        }
     };
     if let Some(why) = &replaced {
         observer.message(&format!("{why}; rebuilding the {} of layer {n}", K::KIND.what()));
     }
-    observer.companion_started(K::KIND, n, K::work_units(n));
-    let (stats, seconds) = K::build(dir, n, values, inputs, observer, Instant::now())?;
+    observer.companion_started(K::KIND, n, K::work_units(n, inputs));
+    let Some((stats, seconds)) = K::build(dir, n, values, inputs, observer, Instant::now())? else { return Ok(None) };
     write_json(&stats_path, &stats)?;
     observer.companion_done(K::observed(&stats), &LayerOutcome::Built { seconds, replaced });
     if K::KIND.chained() {

@@ -3,21 +3,23 @@
 //! and against the definition on a spread of positions, and published atomically (the depths'
 //! [`CompanionPass`]; [`super::companion`] checks or builds them).
 
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::companion::CompanionPass;
-use super::pipeline::{values_of, SPOT_CHECKS};
+use super::pipeline::{rank_figures, values_of, SPOT_CHECKS};
 use super::stats::{CompanionStats, DtcStats};
 use super::BuildObserver;
 use crate::dtc::{byte_of, record, DtcPayload, DIRECT_MAX};
 use crate::error::{Error, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
-use crate::solver::{dtc_work_units, solve_dtc_layer};
-use crate::storage::{DatabaseDir, DtcKind, DtcLayer, DtcWriter, Layer};
+use crate::solver::cluster::{Cluster, Metered, Ownership};
+use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, DtcDepths, DtcShare, CHUNK, EXCHANGE_STEP};
+use crate::storage::{DatabaseDir, DtcKind, DtcLayer, DtcWriter, Layer, ShareWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_dtc;
 
@@ -46,6 +48,8 @@ pub(super) struct DtcInputs<'a> {
     pub(super) work: &'a Path,
     /// Whether the working cells go to a scratch file (the plan's `DtcPlan::scratch`).
     pub(super) scratch: bool,
+    /// The ranks computing the depths together (one, `Solo`, in a build of one process).
+    pub(super) cluster: &'a dyn Cluster,
 }
 
 /// Layer `n`'s depths are computed from its values and the smaller layers' (cells in memory, or
@@ -66,33 +70,55 @@ impl CompanionPass for DtcKind {
         CompanionStats::Dtc(stats)
     }
 
-    fn work_units(n: u32) -> u64 {
-        dtc_work_units(n)
+    fn work_units(n: u32, inputs: DtcInputs<'_>) -> u64 {
+        let own = Ownership::new(layer_size(n), inputs.cluster.size()).range(inputs.cluster.rank());
+        dtc_work_units(own.end - own.start)
     }
 
     /// [`Error::Internal`] when the new depths fail a check: the values and the dtc pass
-    /// disagree.
-    fn build(dir: &DatabaseDir, n: u32, values: &Layer, inputs: DtcInputs<'_>, observer: &dyn BuildObserver, start: Instant) -> Result<(DtcStats, f64)> {
+    /// disagree. With several ranks every rank computes and writes its share ([`write_share`]);
+    /// rank 0 checks and publishes the file, the others return `None`.
+    fn build(
+        dir: &DatabaseDir,
+        n: u32,
+        values: &Layer,
+        inputs: DtcInputs<'_>,
+        observer: &dyn BuildObserver,
+        start: Instant,
+    ) -> Result<Option<(DtcStats, f64)>> {
         let rules = dir.rules();
+        let metered = Metered::new(inputs.cluster);
+        let cluster: &dyn Cluster = &metered;
+        let (ranks, me) = (cluster.size(), cluster.rank());
+        let size = layer_size(n);
+        let own = Ownership::new(size, ranks).range(me);
         let lower_values = values_of(inputs.lower);
-        let scratch_dir = inputs.scratch.then(|| inputs.work.join(format!("dtc-{n:02}")));
+        // This rank's scratch directory: the cells' file (when the plan says so) and, with
+        // several ranks, the outbox buckets.
+        let mut scratch_dir = inputs.work.join(format!("dtc-{n:02}"));
+        if ranks > 1 {
+            scratch_dir.push(format!("rank-{me:04}-of-{ranks:04}"));
+        }
+        let scratch_dir = (inputs.scratch || ranks > 1).then_some(scratch_dir);
         if let Some(d) = &scratch_dir {
             std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
         }
-        let scratch_file = scratch_dir.as_ref().map(|d| d.join("dtc-state.bin"));
-        let depths = solve_dtc_layer(rules, n, values.values(), &lower_values, scratch_file.as_deref(), observer);
+        let levels = if ranks > 1 { 4 } else { 3 };
+        let scratch_file = scratch_dir.as_ref().filter(|_| inputs.scratch).map(|d| d.join("dtc-state.bin"));
+        let (outbox_bytes, lookups, _) = share_buffers(own.end - own.start);
+        let share = scratch_dir.as_deref().filter(|_| ranks > 1).map(|work_dir| DtcShare { cluster, work_dir, outbox_bytes, lookups });
+        let depths = solve_dtc_layer(rules, n, values.values(), &lower_values, own.clone(), share.as_ref(), scratch_file.as_deref(), observer);
         let depths = match depths {
             Ok(d) => d,
             Err(e) => {
-                remove_scratch(scratch_dir.as_deref());
+                remove_scratch(scratch_dir.as_deref(), levels);
                 return Err(e);
             }
         };
         observer.phase("dtc: writing");
         let v = values.values();
-        let size = layer_size(n);
-        // The escaped depths, in index order.
-        let escaped: Vec<u64> = crate::index::ranges(0..size, 1 << 20)
+        // This share's escaped depths, in index order.
+        let escaped: Vec<u64> = crate::index::ranges(own.clone(), 1 << 20)
             .collect::<Vec<_>>()
             .par_iter()
             .flat_map_iter(|r| {
@@ -100,29 +126,29 @@ impl CompanionPass for DtcKind {
                 r.clone().filter_map(move |i| depths.depth(i, v[i as usize]).filter(|&d| d > DIRECT_MAX).map(|d| record(i, d)))
             })
             .collect();
-        let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
-        {
+        let (writer, figures) = if ranks > 1 {
+            let writer = write_share(dir, n, v, &depths, escaped, cluster)?;
+            (writer, Some(rank_figures(cluster, own.end - own.start, metered.traffic())?))
+        } else {
+            let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
             let (bytes, records) = writer.parts_mut();
-            bytes.par_chunks_mut(1 << 20).enumerate().for_each(|(c, chunk)| {
-                let base = (c << 20) as u64;
-                for (k, b) in chunk.iter_mut().enumerate() {
-                    let i = base + k as u64;
-                    *b = byte_of(depths.depth(i, v[i as usize]));
-                }
-            });
+            fill(bytes, 0, v, &depths);
             for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
                 slot.copy_from_slice(&r.to_le_bytes());
             }
-        }
+            (Some(writer), None)
+        };
         drop(depths);
-        remove_scratch(scratch_dir.as_deref());
+        remove_scratch(scratch_dir.as_deref(), levels);
+        let Some(writer) = writer else { return Ok(None) };
         observer.phase("dtc: checking");
         let payload = DtcPayload::new(n, writer.payload()).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
         let t = crate::dtc::tally(v, &payload).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
         DtcKind::spot_check(rules, n, v, writer.payload(), inputs)?;
         let seconds = start.elapsed().as_secs_f64();
         writer.finish()?;
-        Ok((DtcStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..DtcStats::new(rules, n, t.histogram, t.escaped) }, seconds))
+        let stats = DtcStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ranks: figures, ..DtcStats::new(rules, n, t.histogram, t.escaped) };
+        Ok(Some((stats, seconds)))
     }
 
     fn spot_check(rules: Ruleset, n: u32, values: &[i8], payload: &[u8], inputs: DtcInputs<'_>) -> Result<()> {
@@ -151,11 +177,78 @@ impl CompanionPass for DtcKind {
     }
 }
 
-fn remove_scratch(dir: Option<&Path>) {
+/// The bytes of positions `base..base + bytes.len()`: their depths, escaped above
+/// [`DIRECT_MAX`].
+fn fill(bytes: &mut [u8], base: u64, values: &[i8], depths: &DtcDepths) {
+    bytes.par_chunks_mut(1 << 20).enumerate().for_each(|(c, chunk)| {
+        let first = base + (c << 20) as u64;
+        for (k, b) in chunk.iter_mut().enumerate() {
+            let i = first + k as u64;
+            *b = byte_of(depths.depth(i, values[i as usize]));
+        }
+    });
+}
+
+/// Writes this rank's share of layer `n`'s new dtc file, every rank of `cluster` at once: rank 0
+/// creates the temporary file for all the escaped depths (gathered to it, in rank order, which is
+/// index order) and broadcasts its path; each rank maps its share's position bytes and writes
+/// them, except the layer's last bytes past a multiple of [`CHUNK`] (the page they share with
+/// the records), which their owner sends to rank 0 with its records, so that no two ranks
+/// write one page. Returns rank 0's writer once every share is written; `None` on the others.
+///
+/// # Errors
+/// [`Error::Cluster`]; [`Error::Io`] when the file cannot be created, mapped or written back.
+fn write_share(dir: &DatabaseDir, n: u32, values: &[i8], depths: &DtcDepths, escaped: Vec<u64>, cluster: &dyn Cluster) -> Result<Option<DtcWriter>> {
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let own = depths.positions();
+    let size = layer_size(n);
+    let mapped_end = size / CHUNK * CHUNK;
+    let total = cluster.sum(&[escaped.len() as u64])?[0];
+    let mut writer = if me == 0 { Some(DtcWriter::create(dir, n, total)?) } else { None };
+    let name = writer.as_ref().map(|w| w.tmp_path().as_os_str().as_bytes().to_vec()).unwrap_or_default();
+    let tmp = PathBuf::from(std::ffi::OsStr::from_bytes(&cluster.broadcast(&name)?));
+    // The position bytes up to `mapped_end` through this rank's map.
+    let mapped = own.start.min(mapped_end)..own.end.min(mapped_end);
+    let mut share = ShareWriter::open_dtc(&tmp, n, total, mapped.clone())?;
+    fill(share.bytes_and_pages().0, mapped.start, values, depths);
+    share.finish()?;
+    // The last bytes and the records, to rank 0 (the records in steps).
+    let mut tail = vec![0u8; (own.end.max(mapped_end) - own.start.max(mapped_end)) as usize];
+    fill(&mut tail, own.start.max(mapped_end), values, depths);
+    let mut send = vec![Vec::new(); ranks];
+    send[0] = tail;
+    let tails = cluster.exchange_u8(&send)?;
+    let mut records: Vec<u64> = Vec::new();
+    let mut left = &escaped[..];
+    loop {
+        let step = left.len().min(EXCHANGE_STEP);
+        let mut send = vec![Vec::new(); ranks];
+        send[0] = left[..step].to_vec();
+        left = &left[step..];
+        records.extend(cluster.exchange_u64(&send)?.data);
+        if !cluster.any(!left.is_empty())? {
+            break;
+        }
+    }
+    if let Some(w) = writer.as_mut() {
+        let (bytes, slots) = w.parts_mut();
+        bytes[mapped_end as usize..].copy_from_slice(&tails.data);
+        for (slot, r) in slots.chunks_exact_mut(8).zip(&records) {
+            slot.copy_from_slice(&r.to_le_bytes());
+        }
+    }
+    // Every share is written before rank 0 reads the file.
+    cluster.barrier()?;
+    Ok(writer)
+}
+
+/// Removes the cells' scratch file and the outbox directory, then the directories above it (up
+/// to `levels` of them: the layer's work directory and the shared `.work` among them), each when
+/// empty.
+fn remove_scratch(dir: Option<&Path>, levels: usize) {
     if let Some(d) = dir {
         let _ = std::fs::remove_file(d.join("dtc-state.bin"));
-        // The directory, the layer's work directory and the shared `.work`, each when empty.
-        for dir in d.ancestors().take(3) {
+        for dir in d.ancestors().take(levels) {
             let _ = std::fs::remove_dir(dir);
         }
     }

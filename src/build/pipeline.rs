@@ -17,7 +17,7 @@ use super::BuildObserver;
 use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
-use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
+use crate::solver::cluster::{Cluster, Metered, Ownership, Solo, Traffic};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
 use crate::storage::{BoundsKind, BoundsLayer, DatabaseDir, DtcKind, Layer, LayerWriter};
@@ -211,19 +211,18 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             if observer.cancelled() {
                 return Err(Error::Interrupted);
             }
-            lower_bounds.push(companion_layer::<BoundsKind>(&dir, n, &bp.action, this, &lower_bounds, observer)?);
+            lower_bounds.push(companion_layer::<BoundsKind>(&dir, n, &bp.action, this, &lower_bounds, observer, &Solo)?);
         }
-        // Depths to capture are computed by rank 0 from the finished values (the same bytes
-        // whatever mode built them); the other ranks wait.
+        // Depths to capture are computed from the finished values (the same bytes whatever
+        // mode built them), each rank its share.
         if let Some(dp) = &lp.dtc {
             if cluster.any(observer.cancelled())? {
                 return Err(Error::Interrupted);
             }
-            if me == 0 {
-                let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-                let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch };
-                companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer)?;
-            }
+            let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+            let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster };
+            companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer, cluster)?;
+            // The file is in place before any rank goes on.
             cluster.barrier()?;
         }
     }
@@ -320,33 +319,7 @@ fn build_layer(
         share.finish()?;
     }
     // Every rank's figures, for rank 0's statistics (also: every share is written).
-    let figures = if ranks > 1 {
-        let traffic = metered.traffic();
-        let mut slots = vec![0u64; 5 * ranks];
-        slots[5 * me..5 * me + 5].copy_from_slice(&[
-            len,
-            traffic.bytes_sent,
-            traffic.bytes_received,
-            (traffic.seconds * 1e6) as u64,
-            peak_memory().unwrap_or(0),
-        ]);
-        let figures = cluster.sum(&slots)?;
-        let ranks = figures
-            .chunks(5)
-            .enumerate()
-            .map(|(rank, f)| RankFigures {
-                rank,
-                positions: f[0],
-                bytes_sent: f[1],
-                bytes_received: f[2],
-                communication_seconds: f[3] as f64 * 1e-6,
-                peak_memory_bytes: f[4],
-            })
-            .collect();
-        Some(ranks)
-    } else {
-        None
-    };
+    let figures = if ranks > 1 { Some(rank_figures(cluster, len, metered.traffic())?) } else { None };
     let mut result = None;
     if let Some(writer) = writer {
         result = Some(publish(dir, lp, writer, lower, &model, start, figures, replaced, observer)?);
@@ -361,6 +334,36 @@ fn build_layer(
         remove_work_dir(work);
     }
     Ok(result)
+}
+
+/// Every rank's figures of a distributed pass (this rank solved `positions` positions and
+/// communicated `traffic`), in rank order; every rank calls it at once.
+///
+/// # Errors
+/// [`Error::Cluster`].
+pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traffic) -> Result<Vec<RankFigures>> {
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let mut slots = vec![0u64; 5 * ranks];
+    slots[5 * me..5 * me + 5].copy_from_slice(&[
+        positions,
+        traffic.bytes_sent,
+        traffic.bytes_received,
+        (traffic.seconds * 1e6) as u64,
+        peak_memory().unwrap_or(0),
+    ]);
+    let figures = cluster.sum(&slots)?;
+    Ok(figures
+        .chunks(5)
+        .enumerate()
+        .map(|(rank, f)| RankFigures {
+            rank,
+            positions: f[0],
+            bytes_sent: f[1],
+            bytes_received: f[2],
+            communication_seconds: f[3] as f64 * 1e-6,
+            peak_memory_bytes: f[4],
+        })
+        .collect())
 }
 
 /// Checks finished layer `n` (header, payload checksum, values in range) and counts its values

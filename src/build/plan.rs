@@ -422,9 +422,9 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
         let needed = memory_needed_per_rank(n, ranks).saturating_sub(unmapped);
         // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
-        // layer (measured: docs/performance.md), on rank 0 alone.
-        let dtc_seconds = 1.3 * speed.seconds(layer_size(n), Mode::InMemory, threads);
-        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds, skipped_below(n, &config.skip, layer_size))?) } else { None };
+        // layer (measured: docs/performance.md), split between the ranks as the values are.
+        let dtc_seconds = 1.3 * speed.seconds(layer_size(n), Mode::InMemory, threads * ranks);
+        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds, unmapped, ranks)?) } else { None };
         let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
         let fits = limit.map_or(true, |m| needed <= m);
         let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
@@ -464,7 +464,12 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.dtc.as_ref()).filter(|d| matches!(d.action, LayerAction::Build { .. })).map(|d| d.disk_bytes).sum::<u64>();
-    let dtc_scratch = |l: &LayerPlan| l.dtc.as_ref().filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. })).map_or(0, |_| 4 * l.positions);
+    let dtc_scratch = |l: &LayerPlan| {
+        l.dtc
+            .as_ref()
+            .filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. }))
+            .map_or(0, |_| 4 * Ownership::new(l.positions, ranks).per.min(l.positions))
+    };
     let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l))).max().unwrap_or(0);
     let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
     let plan = BuildPlan {
@@ -509,10 +514,20 @@ fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
 /// layer's values mapped for reading. The peaks measured (awari, layers 16..24) are within
 /// 10 % of it; at layer 48 (built `--for 48`, layers 0..=46 below it) it is 11 bytes per
 /// position.
-pub(crate) fn dtc_memory_needed(n: u32) -> u64 {
+///
+/// With `ranks` ranks, what one rank needs: the same per position of its share, its
+/// slices of the smaller layers (it serves the lookups of its slices only), and its exchange
+/// buffers (`share_buffers`). Rank 0 also reads the whole new file and the layer's values once
+/// to check them, window by window.
+pub(crate) fn dtc_memory_needed(n: u32, ranks: usize) -> u64 {
     let n = n.min(MAX_STONES);
-    let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
-    (2 * layer_size(n)).saturating_add(crate::solver::dtc_working_memory(n)).saturating_add(lower)
+    let (share, lower, buffers) = if ranks <= 1 {
+        (layer_size(n), (0..n).map(layer_size).fold(0u64, u64::saturating_add), 0)
+    } else {
+        let per = |m: u32| Ownership::new(layer_size(m), ranks).per.min(layer_size(m));
+        (per(n), (0..n).map(per).fold(0u64, u64::saturating_add), crate::solver::share_buffers(per(n)).2)
+    };
+    (2 * share).saturating_add(crate::solver::dtc_working_memory(share)).saturating_add(lower).saturating_add(buffers)
 }
 
 /// The plan of layer `n`'s depths to capture: computed when absent or damaged, or when the
@@ -520,8 +535,8 @@ pub(crate) fn dtc_memory_needed(n: u32) -> u64 {
 ///
 /// # Errors
 /// As the layers' plan: a foreign or unreadable file at the dtc path.
-/// `unmapped`: bytes of the lower layers the build leaves out (not mapped).
-fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64) -> Result<DtcPlan> {
+/// `unmapped`: bytes of the lower layers the build leaves out (not mapped), per rank of `ranks`.
+fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64, ranks: usize) -> Result<DtcPlan> {
     let path = dir.dtc_path(n);
     let action = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
@@ -534,7 +549,7 @@ fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>,
             Err(e) => return Err(e),
         },
     };
-    let memory = dtc_memory_needed(n).saturating_sub(unmapped);
+    let memory = dtc_memory_needed(n, ranks).saturating_sub(unmapped);
     let build = matches!(action, LayerAction::Build { .. });
     Ok(DtcPlan {
         action,

@@ -133,6 +133,10 @@ pub struct DtcStats {
     /// Peak resident memory of the building process so far, in bytes.
     #[serde(default)]
     pub peak_memory_bytes: Option<u64>,
+    /// A distributed build's ranks: what each computed and spent (absent for single-process
+    /// builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<Vec<RankFigures>>,
 }
 
 impl DtcStats {
@@ -156,6 +160,7 @@ impl DtcStats {
             histogram,
             seconds: None,
             peak_memory_bytes: None,
+            ranks: None,
         }
     }
 }

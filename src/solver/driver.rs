@@ -105,7 +105,7 @@ pub struct Share<'a> {
 }
 
 /// Messages per destination in one exchange step (also keeps MPI's 32-bit counts far away).
-const EXCHANGE_STEP: usize = 1 << 22;
+pub(crate) const EXCHANGE_STEP: usize = 1 << 22;
 
 /// Bytes of buffers [`solve_share`] keeps besides the state for a share of `positions`
 /// positions in memory mode: the outbox buffer and the exits pass's lookups (about 48 bytes

@@ -26,17 +26,21 @@
 //! database whose values are already built, and it is the same code whatever mode built the values,
 //! so its files are byte-identical across modes by construction.
 
+use std::ops::Range;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::state::{huge_zeroed, prefetch, split, BATCH, CHUNK};
+use super::cluster::{Cluster, Ownership};
+use super::driver::EXCHANGE_STEP;
+use super::state::{huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
-use crate::spill::ScratchState;
+use crate::spill::{Inboxes, ScratchState};
 
 // One `u32` cell per position, so that every update touches one cache line and the position's
 // value comes with it (the values file is read once, sequentially):
@@ -60,25 +64,25 @@ fn assigned(depth: u16) -> u32 {
     ASSIGNED | (u32::from(depth) << DEPTH_SHIFT)
 }
 
-/// Work units of [`solve_dtc`] per position of the forward pass, per position scanned for a
+/// Work units of [`solve_dtc_share`] per position of the forward pass, per position scanned for a
 /// level, and per position propagated.
 const FORWARD_UNITS: u64 = 8;
 const PROPAGATE_UNITS: u64 = 8;
 const SCAN_POSITIONS_PER_UNIT: u64 = 64;
 
-/// Bytes of working memory [`solve_dtc`] needs for layer `n` besides its input and output: four
-/// per position, and two level lists, the level propagated and the next one gathered (each at
-/// most 13 bytes, a board and its value, for one position in 16): 5.6 bytes per position.
-pub fn dtc_working_memory(n: u32) -> u64 {
-    let size = layer_size(n);
-    4 * size + 2 * level_list_cap(size) * std::mem::size_of::<(Board, i8)>() as u64
+/// Bytes of working memory [`solve_dtc_share`] needs for `positions` positions (a layer, or a
+/// rank's share) besides its input and output: four per position, and two level lists, the
+/// level propagated and the next one gathered (each at most 13 bytes, a board and its value,
+/// for one position in 16): 5.6 bytes per position.
+pub fn dtc_working_memory(positions: u64) -> u64 {
+    4 * positions + 2 * level_list_cap(positions) * std::mem::size_of::<(Board, i8)>() as u64
 }
 
-/// Work units of [`solve_dtc`] on layer `n`, for progress: an estimate (the levels' scans and
-/// propagations are counted as they happen and the total is topped up at the end).
-pub fn dtc_work_units(n: u32) -> u64 {
-    let size = layer_size(n.min(crate::index::MAX_STONES));
-    size * FORWARD_UNITS + size * PROPAGATE_UNITS + 8 * size / SCAN_POSITIONS_PER_UNIT
+/// Work units of [`solve_dtc_share`] on `positions` positions (a layer, or a rank's share), for
+/// progress: an estimate (the levels' scans and propagations are counted as they happen and the
+/// total is topped up at the end).
+pub fn dtc_work_units(positions: u64) -> u64 {
+    positions * FORWARD_UNITS + positions * PROPAGATE_UNITS + 8 * positions / SCAN_POSITIONS_PER_UNIT
 }
 
 /// Most indices a level list holds before the next level is found by a scan instead.
@@ -86,29 +90,67 @@ fn level_list_cap(size: u64) -> u64 {
     (size / 16).max(1 << 16)
 }
 
-/// Computes the depth to capture of every position of layer `n` into `cells` (one per
-/// position; their previous contents are ignored), from the layer's `values` and the `lower`
-/// layers' values. Read the result with [`depth_of`]: a depth for every position of non-zero
-/// value, and a meaningless one for the positions of value 0.
+/// What a rank needs for its share of a distributed dtc pass ([`solve_dtc_share`]).
+pub struct DtcShare<'a> {
+    /// The ranks and their transport.
+    pub cluster: &'a dyn Cluster,
+    /// This rank's own scratch directory (outbox buckets). Ranks must not share one.
+    pub work_dir: &'a Path,
+    /// Bytes of updates for other ranks buffered in memory before they go to bucket files.
+    pub outbox_bytes: u64,
+    /// Lookups of the forward pass a rank collects before an exchange.
+    pub lookups: u64,
+}
+
+/// Computes the depth to capture of positions `own` of layer `n` into `cells` (`cells[k]` is
+/// position `own.start + k`'s; their previous contents are ignored), from the layer's `values`
+/// and the `lower` layers' values: the whole layer in one process (`share` is `None`), or one
+/// rank's share of it in a distributed pass (every rank of `share.cluster` calls it at once, each
+/// with its [`Ownership`] range). Read the result with [`depth_of`]: a depth for every position
+/// of non-zero value, and a meaningless one for the positions of value 0.
+///
+/// With `share`: the forward pass asks the owners of the children for their values (so that no
+/// rank reads another's slice of a layer at random), in exchanges of at most `share.lookups`
+/// lookups; a level's update of a position another rank owns goes to that rank's outbox (memory,
+/// then a bucket file in `share.work_dir`) and the outboxes are exchanged at the end of the
+/// level, in steps; every decision to go on or stop is agreed by all ranks. The depths do not
+/// depend on the number of ranks: within a level every position assigned gets the same depth,
+/// whichever update reaches it last.
 ///
 /// Cost: one sequential pass over the values; one move generation per position of non-zero
 /// value with lower-layer lookups (wins) or same-layer lookups (losses), prefetched in batches;
 /// one predecessor generation per position of non-zero value, its cells prefetched in batches;
 /// one sequential scan of the cells per level whose list grew too long (and for levels 0 and 1).
 /// Memory: the cells, the current level's list and the next one's (at most
-/// [`dtc_working_memory`] minus the cells).
+/// [`dtc_working_memory`] minus the cells); with `share`, the lookups of a batch (about 16 bytes
+/// each) and up to `share.outbox_bytes` of buffered updates.
 ///
 /// # Errors
 /// [`Error::Interrupted`] when `progress` cancels; [`Error::Internal`] when the values are
 /// not a solution of the game's equations (a position of non-zero value that no value-keeping
-/// move realizes) or a depth exceeds [`DEPTH_LIMIT`].
+/// move realizes) or a depth exceeds [`DEPTH_LIMIT`] (with `share`: on every rank, agreed);
+/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when an outbox bucket cannot be
+/// written or read.
 ///
 /// # Panics
-/// When `values`, `cells` or a lower layer is shorter than its layer.
-pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: &[AtomicU32], progress: &dyn Progress) -> Result<()> {
+/// When `values` or a lower layer is shorter than its layer, `cells` shorter than `own`, or
+/// `share` is `None` and `own` is not the whole layer.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_dtc_share(
+    rules: Ruleset,
+    n: u32,
+    values: &[i8],
+    lower: &[&[i8]],
+    cells: &[AtomicU32],
+    own: Range<u64>,
+    share: Option<&DtcShare>,
+    progress: &dyn Progress,
+) -> Result<()> {
     let size = layer_size(n);
-    assert!(values.len() as u64 >= size && cells.len() as u64 >= size, "layer {n}: values or cells too short");
-    let budget = dtc_work_units(n);
+    let (base, len) = (own.start, own.end - own.start);
+    assert!(values.len() as u64 >= size && cells.len() as u64 >= len && own.end <= size, "layer {n}: values or cells too short");
+    assert!(share.is_some() || own == (0..size), "a pass without a share covers the whole layer");
+    let budget = dtc_work_units(len);
     let charged = AtomicU64::new(0);
     let charge = |units: u64| {
         let before = charged.fetch_add(units, Relaxed);
@@ -117,108 +159,50 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
             progress.advance(give);
         }
     };
+    // Every decision to go on or stop, agreed by all ranks.
+    let agree = |flag: bool| -> Result<bool> {
+        match share {
+            Some(s) => s.cluster.any(flag),
+            None => Ok(flag),
+        }
+    };
     let trace = std::env::var_os("OWARE_DTC_TRACE").is_some();
     let t0 = std::time::Instant::now();
     progress.phase("dtc: moves");
     // The values into the cells, so that same-layer lookups touch the cells only.
-    cells[..size as usize].par_chunks(1 << 16).zip(values[..size as usize].par_chunks(1 << 16)).for_each(|(c, v)| {
+    let mine = &values[base as usize..own.end as usize];
+    cells[..len as usize].par_chunks(1 << 16).zip(mine.par_chunks(1 << 16)).for_each(|(c, v)| {
         for (cell, &value) in c.iter().zip(v) {
             cell.store(u32::from(value as u8), Relaxed);
         }
     });
     let broken = AtomicBool::new(false);
-    split(0..size, CHUNK).par_iter().for_each(|r| {
-        if progress.cancelled() || broken.load(Relaxed) {
-            return;
-        }
-        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        // Per position of the group: index, value, a value-keeping exit seen, moves counted.
-        let mut group: Vec<(u64, i8, bool, u32)> = Vec::with_capacity(BATCH);
-        // (position in the group, lower layer or `u32::MAX` for this layer, index, captured).
-        let mut lookups: Vec<(u8, u32, usize, u8)> = Vec::with_capacity(BATCH * 6);
-        loop {
-            group.clear();
-            lookups.clear();
-            let mut took = 0;
-            for (i, b) in walker.by_ref().take(BATCH) {
-                took += 1;
-                let v = value_of(cells[i as usize].load(Relaxed));
-                if v == 0 {
-                    continue;
-                }
-                let k = group.len() as u8;
-                let moves = rules.moves(&b);
-                if moves.ending().is_some() {
-                    cells[i as usize].store(u32::from(v as u8) | assigned(0), Relaxed);
-                    continue;
-                }
-                let mut exit = false;
-                for m in moves.as_slice() {
-                    match m.outcome {
-                        Outcome::End { value } => exit |= value == v,
-                        // Wins need only their exits, losses their same-layer moves.
-                        Outcome::Child { captured: 0, child } if v < 0 => {
-                            let j = rank_unchecked(&child) as usize;
-                            prefetch(&cells[j]);
-                            lookups.push((k, u32::MAX, j, 0));
-                        }
-                        Outcome::Child { captured, child } if captured > 0 && v > 0 => {
-                            let m = n - u32::from(captured);
-                            let j = rank_unchecked(&child) as usize;
-                            prefetch(&lower[m as usize][j]);
-                            lookups.push((k, m, j, captured));
-                        }
-                        Outcome::Child { .. } => {}
-                    }
-                }
-                group.push((i, v, exit, 0));
-            }
-            if took == 0 {
-                break;
-            }
-            for &(k, m, j, captured) in &lookups {
-                let g = &mut group[k as usize];
-                if m == u32::MAX {
-                    g.3 += u32::from(value_of(cells[j].load(Relaxed)) == -g.1);
-                } else {
-                    g.2 |= captured as i8 - lower[m as usize][j] == g.1;
-                }
-            }
-            for &(i, v, exit, count) in &group {
-                let cell = if v > 0 {
-                    if exit {
-                        assigned(1)
-                    } else {
-                        0
-                    }
-                } else if count == 0 {
-                    // Its value comes from an exit (checked here, off the common path).
-                    if !exit && !has_keeping_capture(rules, n, i, v, lower) {
-                        broken.store(true, Relaxed);
-                    }
-                    assigned(1)
-                } else {
-                    count << COUNT_SHIFT
-                };
-                cells[i as usize].store(u32::from(v as u8) | cell, Relaxed);
-            }
-        }
-        charge((r.end - r.start) * FORWARD_UNITS);
-    });
-    if progress.cancelled() {
+    match share {
+        None => forward_local(rules, n, lower, cells, &broken, progress, &charge),
+        Some(s) => forward_shared(rules, n, values, lower, cells, &own, s, &broken, progress, &charge)?,
+    }
+    if agree(progress.cancelled())? {
         return Err(Error::Interrupted);
     }
-    if broken.load(Relaxed) {
+    if agree(broken.load(Relaxed))? {
         return Err(Error::Internal(format!("dtc of layer {n}: a lost position has no move that keeps its value")));
     }
     if trace {
         eprintln!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64());
     }
     let (mut prop_s, mut levels_scanned) = (0.0, 0);
-    let cap = level_list_cap(size);
+    let cap = level_list_cap(len);
+    let ranks = share.map_or(1, |s| s.cluster.size());
+    let owners = Ownership::new(size, ranks);
+    let outbox = match share {
+        Some(s) => Some(Inboxes::named(s.work_dir, "inbox", ranks, s.outbox_bytes)?),
+        None => None,
+    };
+    let failure = Failure::new();
     // The positions of the current level with their values: lists gathered while the previous
     // level was propagated, or `None` when they must be found by a scan (levels 0 and 1, and
-    // levels whose list grew beyond `cap`). Boards are kept, so no position is unranked.
+    // levels whose list grew beyond `cap`). Boards are kept, so no position is unranked (but
+    // those another rank's update assigned).
     let mut list: Option<Vec<Vec<(Board, i8)>>> = None;
     let mut k: u16 = 0;
     loop {
@@ -232,57 +216,78 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
         let overflow = AtomicBool::new(false);
         let found = AtomicU64::new(0);
         let deeper = assigned(k + 1);
-        // Propagates a block of the level's positions; newly assigned ones go to `next`.
+        // One update of position `jq` (global index, this rank's) by a child of value `-want`:
+        // whether it assigned the position (depth `k + 1`).
+        let update = |jq: u64, want: i8| -> bool {
+            let cell = &cells[(jq - base) as usize];
+            let cur = cell.load(Relaxed);
+            if value_of(cur) != want {
+                return false;
+            }
+            if want > 0 {
+                cur & ASSIGNED == 0 && cell.compare_exchange(cur, cur | deeper, Relaxed, Relaxed).is_ok()
+            } else {
+                let prev = cell.fetch_sub(COUNT_ONE, Relaxed);
+                debug_assert!(prev & COUNT != 0 && prev & ASSIGNED == 0, "dtc counter: un-moves and moves disagree");
+                if prev & COUNT == COUNT_ONE {
+                    cell.fetch_or(deeper, Relaxed);
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        // The positions a block assigned, for the next level's list.
+        let gather = |assigned: Vec<(Board, i8)>| {
+            if !assigned.is_empty() && !overflow.load(Relaxed) {
+                if collected.fetch_add(assigned.len() as u64, Relaxed) + assigned.len() as u64 > cap {
+                    overflow.store(true, Relaxed);
+                } else {
+                    next.lock().unwrap_or_else(|p| p.into_inner()).push(assigned);
+                }
+            }
+        };
+        // Propagates a block of the level's positions; newly assigned ones go to `next`, updates
+        // of other ranks' positions to their outboxes.
         let propagate = |block: &[(Board, i8)]| {
             let mut mine = Vec::new();
-            let mut batch: Vec<(usize, Board, i8)> = Vec::with_capacity(BATCH * 8);
+            let mut batch: Vec<(u64, Board, i8)> = Vec::with_capacity(BATCH * 8);
+            let mut away: Vec<Vec<u64>> = vec![Vec::new(); ranks];
             for group in block.chunks(BATCH) {
                 batch.clear();
                 for (board, v) in group {
                     for_each_predecessor(rules, board, |q, _pit| {
                         if in_some_layer(q) {
-                            let jq = rank_unchecked(q) as usize;
-                            prefetch(&cells[jq]);
-                            batch.push((jq, *q, -v));
+                            let jq = rank_unchecked(q);
+                            if own.contains(&jq) {
+                                prefetch(&cells[(jq - base) as usize]);
+                                batch.push((jq, *q, -v));
+                            } else {
+                                away[owners.owner(jq)].push(message(jq, -v));
+                            }
                         }
                     });
                 }
                 for &(jq, q, want) in &batch {
-                    let cell = &cells[jq];
-                    let cur = cell.load(Relaxed);
-                    if value_of(cur) != want {
-                        continue;
-                    }
-                    let now_assigned = if want > 0 {
-                        cur & ASSIGNED == 0 && cell.compare_exchange(cur, cur | deeper, Relaxed, Relaxed).is_ok()
-                    } else {
-                        let prev = cell.fetch_sub(COUNT_ONE, Relaxed);
-                        debug_assert!(prev & COUNT != 0 && prev & ASSIGNED == 0, "dtc counter: un-moves and moves disagree");
-                        if prev & COUNT == COUNT_ONE {
-                            cell.fetch_or(deeper, Relaxed);
-                            true
-                        } else {
-                            false
-                        }
-                    };
-                    if now_assigned && !overflow.load(Relaxed) {
+                    if update(jq, want) && !overflow.load(Relaxed) {
                         mine.push((q, want));
                     }
                 }
             }
-            if !mine.is_empty() && !overflow.load(Relaxed) {
-                if collected.fetch_add(mine.len() as u64, Relaxed) + mine.len() as u64 > cap {
-                    overflow.store(true, Relaxed);
-                } else {
-                    next.lock().unwrap_or_else(|p| p.into_inner()).push(mine);
+            if let Some(outbox) = &outbox {
+                for (d, m) in away.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
+                    if let Err(e) = outbox.send(d, m) {
+                        failure.set(e);
+                    }
                 }
             }
+            gather(mine);
             found.fetch_add(block.len() as u64, Relaxed);
             charge(block.len() as u64 * PROPAGATE_UNITS);
         };
         match list.take() {
             Some(pieces) if k >= 2 => pieces.par_iter().flat_map(|p| p.par_chunks(1 << 12)).for_each(|block| {
-                if !progress.cancelled() {
+                if !progress.cancelled() && !failure.failed.load(Relaxed) {
                     propagate(block);
                 }
             }),
@@ -292,14 +297,14 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
                 levels_scanned += 1;
                 let want = assigned(k);
                 let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
-                split(0..size, CHUNK).par_iter().for_each(|r| {
-                    if progress.cancelled() {
+                split(own.clone(), CHUNK).par_iter().for_each(|r| {
+                    if progress.cancelled() || failure.failed.load(Relaxed) {
                         return;
                     }
                     let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
                     let block: Vec<(Board, i8)> = walker
                         .filter_map(|(i, b)| {
-                            let c = cells[i as usize].load(Relaxed);
+                            let c = cells[(i - base) as usize].load(Relaxed);
                             (c & mask == want && value_of(c) != 0).then_some((b, value_of(c)))
                         })
                         .collect();
@@ -308,11 +313,46 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
                 });
             }
         }
-        if progress.cancelled() {
-            return Err(Error::Interrupted);
+        failure.take()?;
+        // The updates of other ranks' positions, exchanged in steps and applied by their owners.
+        if let (Some(s), Some(outbox)) = (share, &outbox) {
+            let cluster = s.cluster;
+            let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
+            let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+            loop {
+                for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
+                    b.next(EXCHANGE_STEP, s)?;
+                }
+                let got = cluster.exchange_u64(&send)?;
+                got.data.par_chunks(1 << 12).for_each(|msgs| {
+                    let mut mine = Vec::new();
+                    for group in msgs.chunks(BATCH) {
+                        for &m in group {
+                            prefetch(&cells[(m & INDEX_MASK) as usize - base as usize]);
+                        }
+                        for &m in group {
+                            let (jq, want) = (m & INDEX_MASK, (m >> WANT_SHIFT) as u8 as i8);
+                            if update(jq, want) && !overflow.load(Relaxed) {
+                                mine.push((unrank_unchecked(n, jq), want));
+                            }
+                        }
+                    }
+                    gather(mine);
+                });
+                if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
+                    break;
+                }
+            }
         }
         prop_s += tp.elapsed().as_secs_f64();
-        if found.load(Relaxed) == 0 && k >= 1 {
+        if agree(progress.cancelled())? {
+            return Err(Error::Interrupted);
+        }
+        let none_found = match share {
+            Some(s) => s.cluster.sum(&[found.load(Relaxed)])?[0] == 0,
+            None => found.load(Relaxed) == 0,
+        };
+        if none_found && k >= 1 {
             break;
         }
         list = if overflow.load(Relaxed) { None } else { Some(next.into_inner().unwrap_or_else(|p| p.into_inner())) };
@@ -322,12 +362,13 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
         eprintln!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64());
     }
     // Every position of non-zero value must have been reached.
-    let missing = split(0..size, CHUNK).par_iter().find_map_first(|r| {
+    let missing = split(own.clone(), CHUNK).par_iter().find_map_first(|r| {
         (r.start..r.end).find(|&i| {
-            let c = cells[i as usize].load(Relaxed);
+            let c = cells[(i - base) as usize].load(Relaxed);
             value_of(c) != 0 && c & ASSIGNED == 0
         })
     });
+    let anywhere = agree(missing.is_some())?;
     if let Some(i) = missing {
         let board = unrank_unchecked(n, i);
         return Err(Error::Internal(format!(
@@ -335,7 +376,235 @@ pub fn solve_dtc(rules: Ruleset, n: u32, values: &[i8], lower: &[&[i8]], cells: 
             values[i as usize]
         )));
     }
+    if anywhere {
+        return Err(Error::Internal(format!("dtc of layer {n}: another rank found a position that no value-keeping move realizes")));
+    }
     charge(budget);
+    Ok(())
+}
+
+/// An update of position `j` (another rank's) by a child of value `-want`, as a message: the
+/// index in bits 0..56 (layer 48 has fewer than 2^39 positions), `want` above.
+const WANT_SHIFT: u32 = 56;
+const INDEX_MASK: u64 = (1 << WANT_SHIFT) - 1;
+
+#[inline]
+fn message(j: u64, want: i8) -> u64 {
+    j | (u64::from(want as u8) << WANT_SHIFT)
+}
+
+/// The forward pass of a whole layer in one process (`cells` are the layer's): children's values
+/// read in place, prefetched in batches.
+fn forward_local(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU32], broken: &AtomicBool, progress: &dyn Progress, charge: &(dyn Fn(u64) + Sync)) {
+    let size = layer_size(n);
+    split(0..size, CHUNK).par_iter().for_each(|r| {
+        if progress.cancelled() || broken.load(Relaxed) {
+            return;
+        }
+        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+        // Per position of the group: index, value, a value-keeping exit seen, moves counted.
+        let mut group: Vec<Parent> = Vec::with_capacity(BATCH);
+        // (position in the group, lower layer or `u32::MAX` for this layer, index, captured).
+        let mut lookups: Vec<(u8, u32, usize, u8)> = Vec::with_capacity(BATCH * 6);
+        loop {
+            group.clear();
+            lookups.clear();
+            let mut took = 0;
+            for (i, b) in walker.by_ref().take(BATCH) {
+                took += 1;
+                let k = group.len() as u8;
+                let Some(parent) = forward_moves(rules, n, cells, 0, i, &b, |m, j| {
+                    if m == n {
+                        prefetch(&cells[j as usize]);
+                    } else {
+                        prefetch(&lower[m as usize][j as usize]);
+                    }
+                    lookups.push((k, m, j as usize, (n - m) as u8));
+                }) else {
+                    continue;
+                };
+                group.push(parent);
+            }
+            if took == 0 {
+                break;
+            }
+            for &(k, m, j, captured) in &lookups {
+                let g = &mut group[k as usize];
+                if m == n {
+                    g.count += u32::from(value_of(cells[j].load(Relaxed)) == -g.value);
+                } else {
+                    g.exit |= captured as i8 - lower[m as usize][j] == g.value;
+                }
+            }
+            for p in &group {
+                finish_forward(rules, n, lower, cells, 0, p, broken);
+            }
+        }
+        charge((r.end - r.start) * FORWARD_UNITS);
+    });
+}
+
+/// A chunk's positions of the forward pass and their lookups (key, position in the chunk).
+type Collected = (Vec<Parent>, Vec<(u64, u32)>);
+
+/// A position of the forward pass waiting for its children's values.
+#[derive(Clone, Copy)]
+struct Parent {
+    /// Its index in the layer.
+    index: u64,
+    value: i8,
+    /// A value-keeping exit (capture or ending) seen.
+    exit: bool,
+    /// Value-keeping same-layer moves counted (losses).
+    count: u32,
+}
+
+/// The forward pass's first half for position `i` (`board`): nothing for a position of value 0;
+/// depth 0 set at once for a game over; otherwise the position, with `lookup(m, j)` called for
+/// each child whose value it needs (layer `m`, index `j`: same-layer children of a loss, captured
+/// children of a win).
+#[inline]
+fn forward_moves(rules: Ruleset, n: u32, cells: &[AtomicU32], base: u64, i: u64, board: &Board, mut lookup: impl FnMut(u32, u64)) -> Option<Parent> {
+    let v = value_of(cells[(i - base) as usize].load(Relaxed));
+    if v == 0 {
+        return None;
+    }
+    let moves = rules.moves(board);
+    if moves.ending().is_some() {
+        cells[(i - base) as usize].store(u32::from(v as u8) | assigned(0), Relaxed);
+        return None;
+    }
+    let mut exit = false;
+    for m in moves.as_slice() {
+        match m.outcome {
+            Outcome::End { value } => exit |= value == v,
+            // Wins need only their exits, losses their same-layer moves.
+            Outcome::Child { captured: 0, child } if v < 0 => lookup(n, rank_unchecked(&child)),
+            Outcome::Child { captured, child } if captured > 0 && v > 0 => lookup(n - u32::from(captured), rank_unchecked(&child)),
+            Outcome::Child { .. } => {}
+        }
+    }
+    Some(Parent { index: i, value: v, exit, count: 0 })
+}
+
+/// The forward pass's second half: the cell of a position whose children's values are in.
+#[inline]
+fn finish_forward(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU32], base: u64, p: &Parent, broken: &AtomicBool) {
+    let cell = if p.value > 0 {
+        if p.exit {
+            assigned(1)
+        } else {
+            0
+        }
+    } else if p.count == 0 {
+        // Its value comes from an exit (checked here, off the common path).
+        if !p.exit && !has_keeping_capture(rules, n, p.index, p.value, lower) {
+            broken.store(true, Relaxed);
+        }
+        assigned(1)
+    } else {
+        p.count << COUNT_SHIFT
+    };
+    cells[(p.index - base) as usize].store(u32::from(p.value as u8) | cell, Relaxed);
+}
+
+/// The forward pass of a rank's share: positions in index order, in batches of at most
+/// `share.lookups` lookups sent to the owners of the children, answered from the owners' slices
+/// (read in sorted order) and folded in. Every rank takes part in every exchange until no rank
+/// has positions left.
+#[allow(clippy::too_many_arguments)]
+fn forward_shared(
+    rules: Ruleset,
+    n: u32,
+    values: &[i8],
+    lower: &[&[i8]],
+    cells: &[AtomicU32],
+    own: &Range<u64>,
+    share: &DtcShare,
+    broken: &AtomicBool,
+    progress: &dyn Progress,
+    charge: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    let cluster = share.cluster;
+    let ranks = cluster.size();
+    let owners: Vec<Ownership> = (0..=n).map(|m| Ownership::new(layer_size(m), ranks)).collect();
+    let mask = (1u64 << KEY_SHIFT) - 1;
+    let dest = |key: u64| owners[(key >> KEY_SHIFT) as usize].owner(key & mask);
+    let layer = |m: u32| if m == n { values } else { lower[m as usize] };
+    let cap = share.lookups.max(1 << 12) as usize;
+    let ranges = split(own.clone(), CHUNK);
+    let group = rayon::current_num_threads().max(1);
+    let mut next = 0;
+    loop {
+        // Collect a batch: its positions and their lookups (key, position in the batch).
+        let mut parents: Vec<Parent> = Vec::new();
+        let mut lookups: Vec<(u64, u32)> = Vec::new();
+        while next < ranges.len() && lookups.len() < cap && !(progress.cancelled() || broken.load(Relaxed)) {
+            let rs = &ranges[next..(next + group).min(ranges.len())];
+            let got: Vec<Collected> = rs
+                .par_iter()
+                .map(|r| {
+                    let mut ps = Vec::new();
+                    let mut ls = Vec::new();
+                    for (i, b) in LayerWalker::new(n, r.clone()).expect("n <= 48 was checked") {
+                        let k = ps.len() as u32;
+                        if let Some(p) = forward_moves(rules, n, cells, own.start, i, &b, |m, j| ls.push(((u64::from(m) << KEY_SHIFT) | j, k))) {
+                            ps.push(p);
+                        }
+                    }
+                    charge((r.end - r.start) * FORWARD_UNITS);
+                    (ps, ls)
+                })
+                .collect();
+            for (ps, ls) in got {
+                let at = parents.len() as u32;
+                lookups.extend(ls.into_iter().map(|(key, k)| (key, k + at)));
+                parents.extend(ps);
+            }
+            next += rs.len();
+        }
+        // Ask the owners, in destination order.
+        lookups.par_sort_unstable_by_key(|&(key, _)| (dest(key), key));
+        let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+        for &(key, _) in &lookups {
+            send[dest(key)].push(key);
+        }
+        let asked = cluster.exchange_u64(&send)?;
+        drop(send);
+        // Serve: read this rank's slices in sorted order, answer in the order asked.
+        let mut order: Vec<(u64, u32)> = asked.data.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+        order.par_sort_unstable();
+        let mut answers = vec![0u8; order.len()];
+        for &(key, i) in &order {
+            answers[i as usize] = layer((key >> KEY_SHIFT) as u32)[(key & mask) as usize] as u8;
+        }
+        drop(order);
+        let mut reply: Vec<Vec<u8>> = Vec::with_capacity(ranks);
+        let mut at = 0;
+        for &c in &asked.counts {
+            reply.push(answers[at..at + c].to_vec());
+            at += c;
+        }
+        drop((asked, answers));
+        let back = cluster.exchange_u8(&reply)?;
+        drop(reply);
+        // Fold the answers in: counts of a loss's value-keeping moves, a win's value-keeping
+        // captures.
+        for (&(key, k), &w) in lookups.iter().zip(&back.data) {
+            let (m, w) = ((key >> KEY_SHIFT) as u32, w as i8);
+            let p = &mut parents[k as usize];
+            if m == n {
+                p.count += u32::from(w == -p.value);
+            } else {
+                p.exit |= (n - m) as i8 - w == p.value;
+            }
+        }
+        parents.par_iter().for_each(|p| finish_forward(rules, n, lower, cells, own.start, p, broken));
+        let more = next < ranges.len() && !(progress.cancelled() || broken.load(Relaxed));
+        if !cluster.any(more)? {
+            break;
+        }
+    }
     Ok(())
 }
 
@@ -355,12 +624,14 @@ enum DtcCells {
 }
 
 impl DtcCells {
-    fn new(n: u32, file: Option<&std::path::Path>) -> Result<DtcCells> {
-        let len = layer_size(n);
+    /// Cells for `len` positions of layer `n`.
+    fn new(n: u32, len: u64, file: Option<&Path>) -> Result<DtcCells> {
+        // A share of no positions still maps one page.
+        let len = len.max(1);
         Ok(match file {
             None => DtcCells::Memory(huge_zeroed(4 * len as usize).map_err(|_| Error::OutOfMemory {
                 layer: n,
-                needed: dtc_working_memory(n),
+                needed: dtc_working_memory(len),
                 available: 0,
                 limit: MemoryLimit::Refused,
             })?),
@@ -384,41 +655,52 @@ impl DtcCells {
     }
 }
 
-/// The depths to capture of a layer, as [`solve_dtc_layer`] computed them.
+/// The depths to capture of a layer's positions (or of a rank's share of them), as
+/// [`solve_dtc_layer`] computed them.
 pub struct DtcDepths {
     cells: DtcCells,
+    own: Range<u64>,
 }
 
 impl DtcDepths {
     /// The depth of position `i`, whose value is `value` (`None` for value 0).
     ///
     /// # Panics
-    /// When `i` is not an index of the layer.
+    /// When `i` is not one of the positions computed.
     #[inline]
     pub fn depth(&self, i: u64, value: i8) -> Option<u16> {
-        (value != 0).then(|| depth_of(self.cells.all()[i as usize].load(Relaxed)))
+        assert!(self.own.contains(&i), "position {i} is not in the share {:?}", self.own);
+        (value != 0).then(|| depth_of(self.cells.all()[(i - self.own.start) as usize].load(Relaxed)))
+    }
+
+    /// The positions whose depths these are.
+    pub fn positions(&self) -> Range<u64> {
+        self.own.clone()
     }
 }
 
-/// [`solve_dtc`] with cells of its own: in anonymous memory, or in the scratch file `scratch`
-/// (four bytes per position, paged by the system) when the memory would not hold them.
+/// [`solve_dtc_share`] with cells of its own: in anonymous memory, or in the scratch file
+/// `scratch` (four bytes per position, paged by the system) when the memory would not hold them.
 ///
 /// # Errors
-/// As [`solve_dtc`]; [`Error::OutOfMemory`] / [`Error::Io`] when the cells cannot be had.
+/// As [`solve_dtc_share`]; [`Error::OutOfMemory`] / [`Error::Io`] when the cells cannot be had.
+#[allow(clippy::too_many_arguments)]
 pub fn solve_dtc_layer(
     rules: Ruleset,
     n: u32,
     values: &[i8],
     lower: &[&[i8]],
-    scratch: Option<&std::path::Path>,
+    own: Range<u64>,
+    share: Option<&DtcShare>,
+    scratch: Option<&Path>,
     progress: &dyn Progress,
 ) -> Result<DtcDepths> {
-    let cells = DtcCells::new(n, scratch)?;
-    solve_dtc(rules, n, values, lower, cells.all(), progress)?;
-    Ok(DtcDepths { cells })
+    let cells = DtcCells::new(n, own.end - own.start, scratch)?;
+    solve_dtc_share(rules, n, values, lower, cells.all(), own.clone(), share, progress)?;
+    Ok(DtcDepths { cells, own })
 }
 
-/// The depth held by a cell [`solve_dtc`] finished, for a position of non-zero value.
+/// The depth held by a cell [`solve_dtc_share`] finished, for a position of non-zero value.
 #[inline]
 pub fn depth_of(cell: u32) -> u16 {
     (cell >> DEPTH_SHIFT) as u16

@@ -61,7 +61,7 @@ impl Failure {
     pub(super) fn new() -> Failure {
         Failure { failed: AtomicBool::new(false), error: Mutex::new(None) }
     }
-    fn set(&self, e: Error) {
+    pub(super) fn set(&self, e: Error) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             *slot = Some(e);

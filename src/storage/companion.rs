@@ -703,6 +703,43 @@ mod pread_tests {
         assert!(matches!(d.open_dtc_with(n, false, ReadMode::Pread), Err(Error::Corrupt { .. })));
     }
 
+    /// A pack of depths is told by its magic, not its name: at the `dtc-NN.owdb` path it is
+    /// probed in place in both read modes (never decoded whole), with the native depths; a pack
+    /// at a bounds path is named as the wrong content in both modes.
+    #[test]
+    fn a_pack_is_told_by_its_magic_in_both_read_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let abapa: Ruleset = "abapa".parse().unwrap();
+        let config = BuildConfig { rules: abapa, max_stones: 9, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let d = DatabaseDir::native(dir.path(), abapa).unwrap();
+        let n = 9;
+        let native = d.open_dtc(n, true).unwrap();
+        let depths: Vec<Option<u16>> = (0..layer_size(n)).map(|i| native.get(i).unwrap()).collect();
+        let header = native.header().clone();
+        let payload = native.payload_bytes().to_vec();
+        drop(native);
+        let values = d.open(n, true).unwrap();
+        let mut packed = std::io::Cursor::new(Vec::new());
+        let path = d.dtc_path(n);
+        crate::pack::pack_dtc(&header, &payload, values.bytes(), crate::pack::PackOptions::default(), &mut packed, &path, &path).unwrap();
+        std::fs::write(&path, packed.get_ref()).unwrap();
+        for mode in [ReadMode::Map, ReadMode::Pread] {
+            let table = d.open_dtc_with(n, true, mode).unwrap();
+            assert!(matches!(table, DtcTable::Pack(_)), "{mode:?}: {table:?}");
+            for (i, want) in depths.iter().enumerate().step_by(7) {
+                assert_eq!(table.get(i as u64).unwrap(), *want, "{mode:?}: depth of {i}");
+            }
+        }
+        std::fs::write(d.bounds_path(n), packed.get_ref()).unwrap();
+        for mode in [ReadMode::Map, ReadMode::Pread] {
+            match d.open_bounds_with(n, true, mode) {
+                Err(Error::Corrupt { damage: Damage::WrongContent { found: "a pack", .. }, .. }) => {}
+                other => panic!("{mode:?}: {other:?}"),
+            }
+        }
+    }
+
     /// Escaped depths (254 or more, in the table after the bytes) read with `pread` are the
     /// mapped ones, and an escape without its record is the same error.
     #[test]

@@ -229,26 +229,23 @@ impl DatabaseDir {
     /// # Errors
     /// As [`open_companion`](Self::open_companion).
     pub fn open_companion_with<K: CompanionKind>(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<CompanionTable<K>> {
-        if mode == ReadMode::Map {
-            let path = self.found_companion_path(K::KIND, n);
-            if K::KIND == Companion::Dtc && path.extension().is_some_and(|e| e == "owpk") {
-                let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
-                let (file, map) = map_file(&path, missing)?;
-                if is_pack(&map) {
-                    return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
-                }
-            }
-            return self.open_companion(n, verify_payload).map(CompanionTable::Layer);
-        }
         let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
         if n > MAX_STONES || self.format != Format::Native {
             return Err(missing());
         }
+        // A pack is told by its magic, whatever the file's name, and stays mapped (as the
+        // values' packs do) whatever the mode.
         let path = self.found_companion_path(K::KIND, n);
+        if mode == ReadMode::Map {
+            let (file, map) = map_file(&path, missing)?;
+            if is_pack(&map) {
+                return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
+            }
+            return CompanionLayer::from_map(&path, file, map, self.rules, n, verify_payload).map(CompanionTable::Layer);
+        }
         let file = open_regular(&path, missing)?;
         let mut magic = [0u8; 8];
         if read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
-            // A pack stays mapped, as the values' packs do.
             let (file, map) = map_file(&path, missing)?;
             return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
         }

@@ -234,6 +234,11 @@ impl DtcWriter {
         &self.map[PAYLOAD_OFFSET as usize..]
     }
 
+    /// The temporary file's path (where the ranks of a distributed build map their shares).
+    pub(crate) fn tmp_path(&self) -> &Path {
+        self.file.tmp_path()
+    }
+
     /// Writes the header with the payload checksum, flushes everything to disk and renames the
     /// file into place. Returns the final path.
     ///
@@ -265,11 +270,23 @@ impl ShareWriter {
     /// [`Error::NotAFile`] / [`Error::Io`] when `path` is not a regular file that can be opened
     /// for writing; [`Error::Corrupt`] when it does not have the length of layer `n`'s file.
     pub fn open(path: &Path, n: u32, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+        ShareWriter::open_payload(path, PAYLOAD_OFFSET + layer_size(n), n, range)
+    }
+
+    /// Maps payload bytes `range` (position bytes of layer `n`) of the temporary dtc file `path`
+    /// holding `escaped` escaped depths ([`DtcWriter::create`]) for writing.
+    ///
+    /// # Errors
+    /// As [`ShareWriter::open`], for the dtc file's length.
+    pub fn open_dtc(path: &Path, n: u32, escaped: u64, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+        ShareWriter::open_payload(path, PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped), n, range)
+    }
+
+    fn open_payload(path: &Path, expected: u64, n: u32, range: std::ops::Range<u64>) -> Result<ShareWriter> {
         let file = open_regular(path, || Error::io(path, std::io::ErrorKind::NotFound.into()))?;
         drop(file);
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| Error::io(path, e))?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let expected = PAYLOAD_OFFSET + layer_size(n);
         if len != expected || range.end > layer_size(n) {
             return Err(Error::corrupt(path, Damage::Size { expected, found: len }));
         }

@@ -6,14 +6,14 @@ use super::{as_i8, memory_layers};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::progress::NoProgress;
 use crate::rules::{Outcome, Ruleset};
-use crate::solver::dtc::{depth_of, solve_dtc};
+use crate::solver::dtc::{depth_of, solve_dtc_share};
 
 /// Depth to capture of every position of layer `n` by the solver: `None` for value 0.
 pub(super) fn solver_dtc(rules: Ruleset, n: u32, layers: &[Vec<u8>]) -> Vec<Option<u16>> {
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
     let values = as_i8(&layers[n as usize]);
     let cells: Vec<AtomicU32> = (0..layer_size(n)).map(|_| AtomicU32::new(0)).collect();
-    solve_dtc(rules, n, values, &lower, &cells, &NoProgress).unwrap();
+    solve_dtc_share(rules, n, values, &lower, &cells, 0..layer_size(n), None, &NoProgress).unwrap();
     cells.iter().zip(values).map(|(c, &v)| (v != 0).then(|| depth_of(c.load(std::sync::atomic::Ordering::Relaxed)))).collect()
 }
 
@@ -184,4 +184,65 @@ fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
         verify_companion::<DtcKind>(rules, n, values, DtcPayload::new(n, &payload_of(&depths)).unwrap(), &lower[..3], path, &NoProgress),
         Err(Error::Usage(_))
     ));
+}
+
+/// Depths of layer `n` computed by `ranks` thread ranks (tiny lookup batches and outboxes, so
+/// that exchanges come in many steps and outboxes spill to files), each rank's share put in
+/// place; and the bytes the ranks sent each other.
+fn distributed_dtc(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, work: &std::path::Path) -> (Vec<Option<u16>>, u64) {
+    use crate::solver::cluster::{Metered, Ownership, ThreadCluster};
+    use crate::solver::dtc::{solve_dtc_layer, DtcShare};
+    use std::sync::atomic::Ordering::Relaxed;
+    let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
+    let values = as_i8(&layers[n as usize]);
+    let owners = Ownership::new(layer_size(n), ranks);
+    let cluster = ThreadCluster::new(ranks);
+    let whole = std::sync::Mutex::new(vec![None; layer_size(n) as usize]);
+    let bytes = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for (c, r) in cluster.iter().zip(0..) {
+            let (lower, whole, bytes) = (&lower, &whole, &bytes);
+            s.spawn(move || {
+                let dir = work.join(format!("rank-{r}"));
+                std::fs::create_dir_all(&dir).unwrap();
+                let metered = Metered::new(c);
+                let share = DtcShare { cluster: &metered, work_dir: &dir, outbox_bytes: 1 << 10, lookups: 1 << 12 };
+                let own = owners.range(r);
+                let counted = super::Counting::default();
+                let result = solve_dtc_layer(rules, n, values, lower, own.clone(), Some(&share), None, &counted);
+                if result.is_err() {
+                    c.leave();
+                }
+                let depths = result.unwrap();
+                assert_eq!(counted.0.load(Relaxed), crate::solver::dtc_work_units(own.end - own.start), "rank {r}: progress");
+                let mut w = whole.lock().unwrap();
+                for i in own {
+                    w[i as usize] = depths.depth(i, values[i as usize]);
+                }
+                bytes.fetch_add(metered.traffic().bytes_sent, Relaxed);
+                let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+                assert!(left.is_empty(), "rank {r} left scratch files: {left:?}");
+            });
+        }
+    });
+    (whole.into_inner().unwrap(), bytes.into_inner())
+}
+
+#[test]
+fn distributed_dtc_is_the_one_process_dtc_on_every_ruleset() {
+    let work = tempfile::tempdir().unwrap();
+    for rules in Ruleset::ALL {
+        let top = if rules == Ruleset::Awari { 13 } else { 10 };
+        let layers = memory_layers(rules, top);
+        for n in 0..=top {
+            let one = solver_dtc(rules, n, layers);
+            for ranks in [2, 3] {
+                let (got, bytes) = distributed_dtc(rules, n, layers, ranks, work.path());
+                assert!(got == one, "{rules} layer {n}, {ranks} ranks: differs from one process");
+                if n >= 10 {
+                    assert!(bytes > 0, "{rules} layer {n}: {ranks} ranks exchanged nothing");
+                }
+            }
+        }
+    }
 }
