@@ -11,14 +11,14 @@ use rayon::prelude::*;
 
 use super::companion::CompanionPass;
 use super::pipeline::{rank_figures, values_of, SPOT_CHECKS};
-use super::stats::{CompanionStats, DtcStats};
+use super::stats::{CompanionStats, DtcStats, RankFigures};
 use super::BuildObserver;
 use crate::dtc::{byte_of, record, DtcPayload, DIRECT_MAX};
 use crate::error::{Error, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
-use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, DtcDepths, DtcShare, CHUNK, EXCHANGE_STEP};
+use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, DtcShare, FusedDepths, CHUNK, EXCHANGE_STEP};
 use crate::storage::{DatabaseDir, DtcKind, DtcLayer, DtcWriter, Layer, ShareWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_dtc;
@@ -48,8 +48,13 @@ pub(super) struct DtcInputs<'a> {
     pub(super) work: &'a Path,
     /// Whether the working cells go to a scratch file (the plan's `DtcPlan::scratch`).
     pub(super) scratch: bool,
+    /// The ruleset.
+    pub(super) rules: Ruleset,
     /// The ranks computing the depths together (one, `Solo`, in a build of one process).
     pub(super) cluster: &'a dyn Cluster,
+    /// The depths the layer's values' propagation recorded, complete (one process): written
+    /// and checked instead of computed.
+    pub(super) fused: Option<&'a FusedDepths>,
 }
 
 /// Layer `n`'s depths are computed from its values and the smaller layers' (cells in memory, or
@@ -93,6 +98,10 @@ impl CompanionPass for DtcKind {
         let size = layer_size(n);
         let own = Ownership::new(size, ranks).range(me);
         let lower_values = values_of(inputs.lower);
+        if let (Some(fused), 1) = (inputs.fused, ranks) {
+            observer.phase("dtc: writing");
+            return publish(dir, n, values.values(), &|i| fused.depth(i), None, inputs, start).map(Some);
+        }
         // This rank's scratch directory: the cells' file (when the plan says so) and, with
         // several ranks, the outbox buckets.
         let mut scratch_dir = inputs.work.join(format!("dtc-{n:02}"));
@@ -117,38 +126,21 @@ impl CompanionPass for DtcKind {
         };
         observer.phase("dtc: writing");
         let v = values.values();
-        // This share's escaped depths, in index order.
-        let escaped: Vec<u64> = crate::index::ranges(own.clone(), 1 << 20)
-            .collect::<Vec<_>>()
-            .par_iter()
-            .flat_map_iter(|r| {
-                let depths = &depths;
-                r.clone().filter_map(move |i| depths.depth(i, v[i as usize]).filter(|&d| d > DIRECT_MAX).map(|d| record(i, d)))
-            })
-            .collect();
-        let (writer, figures) = if ranks > 1 {
-            let writer = write_share(dir, n, v, &depths, escaped, cluster)?;
-            (writer, Some(rank_figures(cluster, own.end - own.start, metered.traffic())?))
-        } else {
-            let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
-            let (bytes, records) = writer.parts_mut();
-            fill(bytes, 0, v, &depths);
-            for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
-                slot.copy_from_slice(&r.to_le_bytes());
-            }
-            (Some(writer), None)
-        };
+        let depth = |i: u64| depths.depth(i, v[i as usize]);
+        if ranks == 1 {
+            let result = publish(dir, n, v, &depth, None, inputs, start);
+            drop(depths);
+            remove_scratch(scratch_dir.as_deref(), levels);
+            return result.map(Some);
+        }
+        let writer = write_share(dir, n, &depth, &own, cluster)?;
+        let figures = rank_figures(cluster, own.end - own.start, metered.traffic())?;
         drop(depths);
         remove_scratch(scratch_dir.as_deref(), levels);
-        let Some(writer) = writer else { return Ok(None) };
-        observer.phase("dtc: checking");
-        let payload = DtcPayload::new(n, writer.payload()).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
-        let t = crate::dtc::tally(v, &payload).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
-        DtcKind::spot_check(rules, n, v, writer.payload(), inputs)?;
-        let seconds = start.elapsed().as_secs_f64();
-        writer.finish()?;
-        let stats = DtcStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ranks: figures, ..DtcStats::new(rules, n, t.histogram, t.escaped) };
-        Ok(Some((stats, seconds)))
+        match writer {
+            Some(w) => check_and_finish(n, v, w, Some(figures), inputs, start).map(Some),
+            None => Ok(None),
+        }
     }
 
     fn spot_check(rules: Ruleset, n: u32, values: &[i8], payload: &[u8], inputs: DtcInputs<'_>) -> Result<()> {
@@ -177,16 +169,76 @@ impl CompanionPass for DtcKind {
     }
 }
 
+/// A position's depth to capture (`None` for value 0), by index.
+type DepthOf<'a> = &'a (dyn Fn(u64) -> Option<u16> + Sync);
+
 /// The bytes of positions `base..base + bytes.len()`: their depths, escaped above
 /// [`DIRECT_MAX`].
-fn fill(bytes: &mut [u8], base: u64, values: &[i8], depths: &DtcDepths) {
+fn fill(bytes: &mut [u8], base: u64, depth: DepthOf<'_>) {
     bytes.par_chunks_mut(1 << 20).enumerate().for_each(|(c, chunk)| {
         let first = base + (c << 20) as u64;
         for (k, b) in chunk.iter_mut().enumerate() {
-            let i = first + k as u64;
-            *b = byte_of(depths.depth(i, values[i as usize]));
+            *b = byte_of(depth(first + k as u64));
         }
     });
+}
+
+/// The records of the escaped depths (deeper than [`DIRECT_MAX`]) of positions `own`, in index
+/// order.
+fn escaped(own: &std::ops::Range<u64>, depth: DepthOf<'_>) -> Vec<u64> {
+    crate::index::ranges(own.clone(), 1 << 20)
+        .collect::<Vec<_>>()
+        .par_iter()
+        .flat_map_iter(|r| r.clone().filter_map(|i| depth(i).filter(|&d| d > DIRECT_MAX).map(|d| record(i, d))))
+        .collect()
+}
+
+/// Writes layer `n`'s whole dtc file from `depth` (one process), then checks and publishes it
+/// ([`check_and_finish`]).
+///
+/// # Errors
+/// As [`check_and_finish`]; [`Error::Io`] when the file cannot be created.
+fn publish(
+    dir: &DatabaseDir,
+    n: u32,
+    values: &[i8],
+    depth: DepthOf<'_>,
+    figures: Option<Vec<RankFigures>>,
+    inputs: DtcInputs<'_>,
+    start: Instant,
+) -> Result<(DtcStats, f64)> {
+    let escaped = escaped(&(0..layer_size(n)), depth);
+    let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
+    let (bytes, records) = writer.parts_mut();
+    fill(bytes, 0, depth);
+    for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
+        slot.copy_from_slice(&r.to_le_bytes());
+    }
+    check_and_finish(n, values, writer, figures, inputs, start)
+}
+
+/// Checks a written dtc file (every depth against its value, a spread of positions against
+/// their moves) and renames it into place; its statistics and the seconds since `start`.
+///
+/// # Errors
+/// [`Error::Internal`] when the depths fail a check (nothing is published); [`Error::Io`] when
+/// the file cannot be flushed or renamed.
+fn check_and_finish(
+    n: u32,
+    values: &[i8],
+    writer: DtcWriter,
+    figures: Option<Vec<RankFigures>>,
+    inputs: DtcInputs<'_>,
+    start: Instant,
+) -> Result<(DtcStats, f64)> {
+    let rules = inputs.rules;
+    let payload = DtcPayload::new(n, writer.payload()).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
+    let t = crate::dtc::tally(values, &payload).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
+    DtcKind::spot_check(rules, n, values, writer.payload(), inputs)?;
+    let seconds = start.elapsed().as_secs_f64();
+    writer.finish()?;
+    let stats = DtcStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ranks: figures, ..DtcStats::new(rules, n, t.histogram, t.escaped) };
+    Ok((stats, seconds))
 }
 
 /// Writes this rank's share of layer `n`'s new dtc file, every rank of `cluster` at once: rank 0
@@ -198,9 +250,9 @@ fn fill(bytes: &mut [u8], base: u64, values: &[i8], depths: &DtcDepths) {
 ///
 /// # Errors
 /// [`Error::Cluster`]; [`Error::Io`] when the file cannot be created, mapped or written back.
-fn write_share(dir: &DatabaseDir, n: u32, values: &[i8], depths: &DtcDepths, escaped: Vec<u64>, cluster: &dyn Cluster) -> Result<Option<DtcWriter>> {
+fn write_share(dir: &DatabaseDir, n: u32, depth: DepthOf<'_>, own: &std::ops::Range<u64>, cluster: &dyn Cluster) -> Result<Option<DtcWriter>> {
     let (ranks, me) = (cluster.size(), cluster.rank());
-    let own = depths.positions();
+    let escaped = escaped(own, depth);
     let size = layer_size(n);
     let mapped_end = size / CHUNK * CHUNK;
     let total = cluster.sum(&[escaped.len() as u64])?[0];
@@ -210,11 +262,11 @@ fn write_share(dir: &DatabaseDir, n: u32, values: &[i8], depths: &DtcDepths, esc
     // The position bytes up to `mapped_end` through this rank's map.
     let mapped = own.start.min(mapped_end)..own.end.min(mapped_end);
     let mut share = ShareWriter::open_dtc(&tmp, n, total, mapped.clone())?;
-    fill(share.bytes_and_pages().0, mapped.start, values, depths);
+    fill(share.bytes_and_pages().0, mapped.start, depth);
     share.finish()?;
     // The last bytes and the records, to rank 0 (the records in steps).
     let mut tail = vec![0u8; (own.end.max(mapped_end) - own.start.max(mapped_end)) as usize];
-    fill(&mut tail, own.start.max(mapped_end), values, depths);
+    fill(&mut tail, own.start.max(mapped_end), depth);
     let mut send = vec![Vec::new(); ranks];
     send[0] = tail;
     let tails = cluster.exchange_u8(&send)?;

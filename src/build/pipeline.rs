@@ -18,7 +18,7 @@ use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo, Traffic};
-use crate::solver::{share_buffers, solve_layer_with, solve_share, Share, SolveOptions, WorkModel};
+use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
 use crate::storage::{BoundsKind, BoundsLayer, DatabaseDir, DtcKind, Layer, LayerWriter};
 use crate::sys::peak_memory;
@@ -158,6 +158,8 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     let mut lower: Vec<Option<Layer>> = Vec::new();
     let mut lower_bounds: Vec<Option<BoundsLayer>> = Vec::new();
     let mut all = Vec::new();
+    // `OWARE_DTC_PASS=1`: depths always by their own pass (to compare the two ways).
+    let separate_dtc = std::env::var_os("OWARE_DTC_PASS").is_some();
     for lp in &the_plan.layers {
         let n = lp.layer;
         if cluster.any(observer.cancelled())? {
@@ -169,6 +171,10 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             lower_bounds.push(None);
             continue;
         }
+        // Depths to capture built with the layer's values in memory are recorded by the values'
+        // own propagation (`FusedDepths`); otherwise (out of core, several ranks, values kept,
+        // a resumed layer) by their own pass below.
+        let mut fused = None;
         'values: {
             let mut replaced = None;
             if agreed.get(n as usize) == Some(&0) {
@@ -200,7 +206,12 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
-            if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster)? {
+            let fuse = ranks == 1
+                && lp.out_of_core.is_none()
+                && !separate_dtc
+                && lp.dtc.as_ref().is_some_and(|d| !d.scratch && matches!(d.action, LayerAction::Build { .. }));
+            fused = if fuse { FusedDepths::new(n).ok() } else { None };
+            if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);
             }
             lower.push(Some(dir.open(n, false)?));
@@ -220,7 +231,8 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
                 return Err(Error::Interrupted);
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-            let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster };
+            let fused = fused.as_ref().filter(|f| f.complete());
+            let inputs = DtcInputs { rules: dir.rules(), lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster, fused };
             companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer, cluster)?;
             // The file is in place before any rank goes on.
             cluster.barrier()?;
@@ -249,6 +261,7 @@ fn build_layer(
     replaced: Option<String>,
     observer: &dyn BuildObserver,
     cluster: &dyn Cluster,
+    depths: Option<&FusedDepths>,
 ) -> Result<Option<LayerStats>> {
     let rules = dir.rules();
     let n = lp.layer;
@@ -305,6 +318,7 @@ fn build_layer(
             note: Some(&note),
             work: Some(&model),
             release_lower: Some(&release_lower),
+            depths,
         };
         if ranks > 1 {
             let (outbox_bytes, lookups, _) = share_buffers(len);

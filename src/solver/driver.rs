@@ -31,14 +31,13 @@ use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership, Solo};
 use super::exits::{ExitsPass, Pass};
-use super::state::{split, Cells, Failure, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED};
+use super::state::{split, Cells, Failure, Frontier, FusedDepths, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED};
 use super::work::WorkModel;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
@@ -89,6 +88,10 @@ pub struct SolveOptions<'a> {
     /// In memory: gives back the pages of bytes `range` of lower layer `m` (a file mapping)
     /// once they are copied into the solver's own memory (`None`: the pages stay mapped).
     pub release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)>,
+    /// Also record every position's depth to capture here ([`FusedDepths`]): the thresholds
+    /// then propagate level by level. Only a solve in memory, in one part, of one process, not
+    /// resumed from a checkpoint, records them ([`FusedDepths::complete`] says whether it did).
+    pub depths: Option<&'a FusedDepths>,
 }
 
 /// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.
@@ -367,10 +370,12 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         }
         _ => None,
     };
-    // The level-synchronous propagation of the level census (`scripts/bench-levels`; in memory,
-    // one part): see `State::propagate_levels`. A measuring tool: its levels (13 bytes a
-    // position) are not in the memory plan.
-    let levels = (std::env::var_os("OWARE_LEVELS").is_some() && parts.len() == 1 && router.is_none()).then(|| Mutex::new(Vec::new()));
+    // The level-synchronous propagation (in memory, one part): see `State::propagate_levels`.
+    // With depths it records them, when every threshold runs here from the exits pass on (the
+    // exits pass marked the games that are over); else it is the level census's measuring tool
+    // (`OWARE_LEVELS=1`, `scripts/bench-levels`).
+    let depths = options.depths.filter(|_| !resumed && ooc.is_none() && parts.len() == 1 && router.is_none() && reached.next_threshold == n);
+    let levels = (depths.is_some() || (std::env::var_os("OWARE_LEVELS").is_some() && parts.len() == 1 && router.is_none())).then(Frontier::default);
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
@@ -383,6 +388,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             failure: &failure,
             meter: &meter,
             frontier: levels.as_ref(),
+            depths,
         };
         if let Some(ahead) = lookahead.as_mut() {
             ahead.begin(t);
@@ -415,6 +421,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         }
     }
 
+    if let Some(d) = depths {
+        d.finish();
+    }
     // 3. Write the values; everything still unresolved is worth 0 (endless play).
     write_values(&parts, cells, out, work, progress, &release_part, ooc.map(|o| o.release_out));
     if let Some(c) = options.checkpoint {

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::cluster::Ownership;
 use super::driver::{OutOfCore, Share};
-use super::state::{pack, prefetch, split, value_of, Failure, BATCH, CHUNK, KEY_SHIFT, NO_EXIT};
+use super::state::{pack, prefetch, split, value_of, Failure, BATCH, CHUNK, ENDED, KEY_SHIFT, NO_EXIT};
 use super::work::EXIT_UNITS;
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked, LayerWalker};
@@ -176,7 +176,7 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
             return;
         }
         let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        let mut group: Vec<(u64, i8, u8)> = Vec::with_capacity(BATCH);
+        let mut group: Vec<(u64, i8, u8, bool)> = Vec::with_capacity(BATCH);
         let mut lookups: Vec<(u8, u8, usize)> = Vec::with_capacity(BATCH * 6);
         loop {
             // Moves of a group of positions; the lower-layer values they need are prefetched...
@@ -184,13 +184,16 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
             lookups.clear();
             for (i, b) in walker.by_ref().take(BATCH) {
                 let k = group.len() as u8;
-                let (best, pending) = exits(rules, &b, |captured, child| {
+                let (best, pending, ended) = match rules.exits(&b, |captured, child| {
                     let layer = lower[(n - u32::from(captured)) as usize];
                     let j = rank_unchecked(child) as usize;
                     prefetch(&layer[j]);
                     lookups.push((k, captured, j));
-                });
-                group.push((i, best, pending));
+                }) {
+                    Exits::Ended(value) => (value, 0, true),
+                    Exits::Moves { best_end, same_layer } => (best_end.unwrap_or(NO_EXIT), same_layer, false),
+                };
+                group.push((i, best, pending, ended));
             }
             if group.is_empty() {
                 break;
@@ -201,8 +204,9 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
                 let g = &mut group[k as usize];
                 g.1 = g.1.max(captured as i8 - v);
             }
-            for &(i, best, pending) in &group {
-                cells[i as usize].store(pack(best, pending), Relaxed);
+            // A game over is marked (its depth to capture is 0; see `FusedDepths`).
+            for &(i, best, pending, ended) in &group {
+                cells[i as usize].store(pack(best, pending) | if ended { ENDED } else { 0 }, Relaxed);
             }
         }
         progress.advance((r.end - r.start) * EXIT_UNITS);

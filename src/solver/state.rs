@@ -28,10 +28,15 @@ use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Ruleset};
 use crate::spill::{Inboxes, ScratchState};
 
+pub(super) use super::dtc::FusedDepths;
+
 pub(super) const RESOLVED: u16 = 0x8000;
 const PENDING_SHIFT: u32 = 8;
 const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
 pub(super) const PENDING: u16 = 0x7 << PENDING_SHIFT;
+/// Bit of an open cell: the game is over (no legal move; set by the in-memory exits pass, read
+/// when the position is seeded, dropped when it is resolved).
+pub(super) const ENDED: u16 = 1 << 14;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 pub(super) const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item; parts are multiples of it.
@@ -161,10 +166,21 @@ pub(super) struct State<'a> {
     pub(super) failure: &'a Failure,
     /// Counts the threshold's work for progress.
     pub(super) meter: &'a Meter<'a>,
-    /// Level-synchronous propagation (in memory, one part; `OWARE_LEVELS=1`): the seeds of a
-    /// threshold are gathered here instead of propagated at once, and
+    /// Level-synchronous propagation (in memory, one part; with depths, or `OWARE_LEVELS=1`):
+    /// the seeds of a threshold are gathered here instead of propagated at once, and
     /// [`State::propagate_levels`] propagates them one level at a time.
-    pub(super) frontier: Option<&'a Mutex<Vec<(Board, i8)>>>,
+    pub(super) frontier: Option<&'a Frontier>,
+    /// Where the level of every position resolved is recorded: its depth to capture (with a
+    /// frontier only).
+    pub(super) depths: Option<&'a FusedDepths>,
+}
+
+/// The seeds of a threshold gathered for its level-synchronous propagation: the positions whose
+/// game is over (depth 0, with depths) and the others.
+#[derive(Default)]
+pub(super) struct Frontier {
+    ended: Mutex<Vec<(Board, i8)>>,
+    seeds: Mutex<Vec<(Board, i8)>>,
 }
 
 /// The work units one threshold may advance progress by ([`WorkModel`]'s estimate), charged
@@ -212,6 +228,10 @@ pub(super) struct Scratch {
     /// on the stack.
     levels: bool,
     next: Vec<(Board, i8)>,
+    /// Level-synchronous: the depth of the positions the updates resolve.
+    depth: u16,
+    /// Seeds whose game is over (gathered apart when depths are recorded).
+    ended: Vec<(Board, i8)>,
     /// Cell updates applied (the level census).
     updates: u64,
 }
@@ -297,6 +317,9 @@ impl State<'_> {
             for &(k, q, child_lost) in s.ready.iter() {
                 if let Some(v) = self.update(t, k, child_lost) {
                     if s.levels {
+                        if let Some(d) = self.depths {
+                            d.set(self.base + k as u64, s.depth);
+                        }
                         s.next.push((q, v));
                     } else {
                         s.stack.push((q, v));
@@ -386,7 +409,7 @@ impl State<'_> {
                         continue;
                     }
                     match seed_value(m, t) {
-                        Some(v) => self.seed_one(t, k, v, &mut last, s),
+                        Some(v) => self.seed_one(t, k, v, m & ENDED != 0, &mut last, s),
                         None if span > 0 => {
                             // `NO_EXIT` (-128) is no threshold's seed here: its absolute value is
                             // above every threshold.
@@ -443,7 +466,7 @@ impl State<'_> {
                     continue;
                 }
                 if let Some(v) = seed_value(m, t) {
-                    self.seed_one(t, k, v, &mut last, s);
+                    self.seed_one(t, k, v, m & ENDED != 0, &mut last, s);
                 }
             }
             self.seeded(t, s);
@@ -455,25 +478,34 @@ impl State<'_> {
     /// The end of a block of seeds: propagates them, or gathers them into the frontier.
     fn seeded(&self, t: i8, s: &mut Scratch) {
         match self.frontier {
-            Some(f) => f.lock().unwrap_or_else(|p| p.into_inner()).append(&mut s.stack),
+            Some(f) => {
+                f.ended.lock().unwrap_or_else(|p| p.into_inner()).append(&mut s.ended);
+                f.seeds.lock().unwrap_or_else(|p| p.into_inner()).append(&mut s.stack);
+            }
             None => self.propagate(t, s),
         }
     }
 
     /// Propagates the frontier's seeds (resolved at threshold `t`) level by level: level 0 the
-    /// seeds, level `i + 1` what the updates from level `i` resolve. The same positions are
-    /// resolved with the same values as by [`State::propagate`] (the order within a threshold
-    /// does not matter). Returns each level's size and the cell updates it made: the census
-    /// that says how dense each level's updates are.
+    /// seeds whose game is over (only with depths; else none), level 1 the other seeds and
+    /// what level 0 resolves, level `i + 1` what the updates from level `i` resolve. The same
+    /// positions are resolved with the same values as by [`State::propagate`] (the order
+    /// within a threshold does not matter). With depths, every position resolved gets its
+    /// level as its depth to capture ([`FusedDepths`]). Returns each level's size and the cell
+    /// updates it made: the census that says how dense each level's updates are.
     pub(super) fn propagate_levels(&self, t: i8) -> Vec<(u64, u64)> {
         let Some(frontier) = self.frontier else { return Vec::new() };
-        let mut level = std::mem::take(&mut *frontier.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut level = std::mem::take(&mut *frontier.ended.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut seeds = Some(std::mem::take(&mut *frontier.seeds.lock().unwrap_or_else(|p| p.into_inner())));
         let mut census = Vec::new();
-        while !level.is_empty() {
+        // The depth of what the level propagated resolves.
+        let mut depth: u16 = 1;
+        loop {
             let pieces: Vec<(Vec<(Board, i8)>, u64)> = level
                 .par_chunks(1 << 12)
                 .map_init(Scratch::default, |s, block| {
                     s.levels = true;
+                    s.depth = depth;
                     s.stack.extend_from_slice(block);
                     self.propagate(t, s);
                     self.flush(&mut s.sends);
@@ -481,8 +513,17 @@ impl State<'_> {
                     (std::mem::take(&mut s.next), std::mem::take(&mut s.updates))
                 })
                 .collect();
-            census.push((level.len() as u64, pieces.iter().map(|p| p.1).sum()));
+            if !level.is_empty() {
+                census.push((level.len() as u64, pieces.iter().map(|p| p.1).sum()));
+            }
             level = pieces.into_iter().flat_map(|(next, _)| next).collect();
+            if let Some(mut s) = seeds.take() {
+                level.append(&mut s);
+            }
+            if level.is_empty() {
+                break;
+            }
+            depth = depth.saturating_add(1);
         }
         census
     }
@@ -490,7 +531,7 @@ impl State<'_> {
     /// Resolves seed `k` with `v` at threshold `t` (unless another thread got there first) and
     /// queues it, propagating when a batch is full. `last` is the board of the previous seed.
     #[inline]
-    fn seed_one(&self, t: i8, k: usize, v: i8, last: &mut Option<(usize, Board)>, s: &mut Scratch) {
+    fn seed_one(&self, t: i8, k: usize, v: i8, ended: bool, last: &mut Option<(usize, Board)>, s: &mut Scratch) {
         if !self.resolve(k, v) {
             return;
         }
@@ -504,7 +545,17 @@ impl State<'_> {
             _ => unrank_unchecked(self.n, self.base + k as u64),
         };
         *last = Some((k, board));
-        s.stack.push((board, v));
+        match self.depths {
+            Some(d) => {
+                d.set(self.base + k as u64, u16::from(!ended));
+                if ended {
+                    s.ended.push((board, v));
+                } else {
+                    s.stack.push((board, v));
+                }
+            }
+            None => s.stack.push((board, v)),
+        }
         // Seeds are gathered into full batches before propagating (order within a threshold
         // does not matter), so that many cache misses overlap.
         if s.stack.len() >= BATCH && self.frontier.is_none() {

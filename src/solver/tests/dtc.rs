@@ -246,3 +246,51 @@ fn distributed_dtc_is_the_one_process_dtc_on_every_ruleset() {
         }
     }
 }
+
+/// The depths the values' own level-synchronous propagation records are the dtc pass's, on
+/// every ruleset, and the values are unchanged; a solve that cannot record them (out of core)
+/// says so.
+#[test]
+fn depths_recorded_by_the_values_propagation_are_the_dtc_pass_depths() {
+    use crate::solver::{solve_layer_with, FusedDepths, OutOfCore, SolveOptions, CHUNK};
+    for rules in Ruleset::ALL {
+        let top = if rules == Ruleset::Awari { 13 } else { 10 };
+        let layers = memory_layers(rules, top);
+        for n in 0..=top {
+            let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
+            let fused = FusedDepths::new(n).unwrap();
+            let mut out = vec![0u8; layer_size(n) as usize];
+            solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &SolveOptions { depths: Some(&fused), ..Default::default() }).unwrap();
+            assert!(out == layers[n as usize], "{rules} layer {n}: the values changed");
+            assert!(fused.complete(), "{rules} layer {n}: depths not recorded");
+            let pass = solver_dtc(rules, n, layers);
+            for (i, want) in pass.iter().enumerate() {
+                assert_eq!(
+                    fused.depth(i as u64),
+                    *want,
+                    "{rules} layer {n} position {:?} (index {i}, value {})",
+                    unrank_unchecked(n, i as u64),
+                    layers[n as usize][i] as i8
+                );
+            }
+        }
+    }
+    // Out of core the thresholds do not run level by level: no depths.
+    let (rules, n) = (Ruleset::Awari, 11);
+    let layers = memory_layers(rules, n);
+    let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
+    let work = tempfile::tempdir().unwrap();
+    let fused = FusedDepths::new(n).unwrap();
+    let mut out = vec![0u8; layer_size(n) as usize];
+    let ooc = OutOfCore {
+        part_len: CHUNK,
+        lookup_bytes: 1 << 16,
+        lower_window: 1 << 16,
+        message_bytes: 1 << 16,
+        work_dir: work.path(),
+        release_lower: &|_, _| {},
+        release_out: &|_| {},
+    };
+    solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &SolveOptions { out_of_core: Some(ooc), depths: Some(&fused), ..Default::default() }).unwrap();
+    assert!(out == layers[n as usize] && !fused.complete());
+}
