@@ -509,9 +509,12 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
         let scratch: Vec<u32> = sum.to_build.iter().filter(|(_, d)| d.scratch).map(|(n, _)| *n).collect();
         let scratch =
             if scratch.is_empty() { String::new() } else { format!(", working cells in a scratch file for {}", oware::units::describe_layers(scratch)) };
+        let fused: Vec<u32> = sum.to_build.iter().filter(|(_, d)| d.fused).map(|(n, _)| *n).collect();
+        let fused =
+            if fused.is_empty() { String::new() } else { format!(", recorded by the values' propagation for {}", oware::units::describe_layers(fused)) };
         let seconds: f64 = sum.to_build.iter().map(|(_, d)| d.seconds_estimate).sum();
         s.push_str(&format!(
-            "  dtc: {}, memory up to {}{scratch}, disk {}, about {}\n",
+            "  dtc: {}{fused}, memory up to {}{scratch}, disk {}, about {}\n",
             sum.phrase,
             human_bytes(sum.memory),
             human_bytes(sum.disk),
@@ -577,6 +580,9 @@ pub fn run(a: BuildArgs) -> Result<()> {
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
         bounds: a.bounds,
         dtc: a.dtc,
+        // Depths by their own pass even where the values' propagation records them (for
+        // comparisons: `scripts/bench-dtc`).
+        dtc_pass: std::env::var_os("OWARE_DTC_PASS").is_some(),
         skip: Vec::new(),
     };
     let config = match a.target {

@@ -24,6 +24,11 @@ pub struct BuildConfig {
     pub bounds: bool,
     /// Also build every layer's depths to capture ([`crate::dtc`]), beside its values.
     pub dtc: bool,
+    /// Compute the depths to capture by their own pass after each layer's values, also where
+    /// the values' propagation would record them (layers built in memory by one process; see
+    /// [`DtcPlan::fused`](super::DtcPlan::fused)): the files are the same bytes, the build
+    /// about twice as long. For comparisons (the program sets it from `OWARE_DTC_PASS=1`).
+    pub dtc_pass: bool,
     /// Layers of `0..=max_stones` left out because no layer built needs them (empty: build them
     /// all). A layer `m` may be left out only when no layer built is `m + 2` or more (a layer
     /// needs `0..=n-2` and itself, [`crate::rules::layers_needed`]), so in practice only
@@ -63,6 +68,7 @@ impl Default for BuildConfig {
             checkpoint_every: None,
             bounds: false,
             dtc: false,
+            dtc_pass: false,
             skip: Vec::new(),
         }
     }

@@ -1,7 +1,9 @@
-//! Depths to capture in the build: each layer's depths computed from its values and the smaller
-//! layers' values after its values (and bounds), checked against the values on every position
-//! and against the definition on a spread of positions, and published atomically (the depths'
-//! [`CompanionPass`]; [`super::companion`] checks or builds them).
+//! Depths to capture in the build: each layer's depths recorded by its values' propagation (in
+//! memory, one process) or computed by their own pass from its values and the smaller layers'
+//! values after its values (and bounds), by every rank its share under `mpirun`; checked against
+//! the values on every position and against the definition on a spread of positions, and
+//! published atomically (the depths' [`CompanionPass`]; [`super::companion`] checks or builds
+//! them).
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -57,8 +59,10 @@ pub(super) struct DtcInputs<'a> {
     pub(super) fused: Option<&'a FusedDepths>,
 }
 
-/// Layer `n`'s depths are computed from its values and the smaller layers' (cells in memory, or
-/// in a scratch file in the work directory when the plan says so).
+/// Layer `n`'s depths are written from those its values' propagation recorded
+/// ([`FusedDepths`]), or computed by their own pass from its values and the smaller layers'
+/// (cells in memory, or in a scratch file in the work directory when the plan says so; each
+/// rank its share under `mpirun`).
 impl CompanionPass for DtcKind {
     type Stats = DtcStats;
     type Inputs<'a> = DtcInputs<'a>;
@@ -99,7 +103,10 @@ impl CompanionPass for DtcKind {
         let own = Ownership::new(size, ranks).range(me);
         let lower_values = values_of(inputs.lower);
         if let (Some(fused), 1) = (inputs.fused, ranks) {
+            // Recorded with the values: written and checked only (the progress of the pass it
+            // replaces is given at once).
             observer.phase("dtc: writing");
+            observer.advance(dtc_work_units(size));
             return publish(dir, n, values.values(), &|i| fused.depth(i), None, inputs, start).map(Some);
         }
         // This rank's scratch directory: the cells' file (when the plan says so) and, with

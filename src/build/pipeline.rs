@@ -158,8 +158,6 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     let mut lower: Vec<Option<Layer>> = Vec::new();
     let mut lower_bounds: Vec<Option<BoundsLayer>> = Vec::new();
     let mut all = Vec::new();
-    // `OWARE_DTC_PASS=1`: depths always by their own pass (to compare the two ways).
-    let separate_dtc = std::env::var_os("OWARE_DTC_PASS").is_some();
     for lp in &the_plan.layers {
         let n = lp.layer;
         if cluster.any(observer.cancelled())? {
@@ -206,10 +204,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
-            let fuse = ranks == 1
-                && lp.out_of_core.is_none()
-                && !separate_dtc
-                && lp.dtc.as_ref().is_some_and(|d| !d.scratch && matches!(d.action, LayerAction::Build { .. }));
+            let fuse = lp.dtc.as_ref().is_some_and(|d| d.fused);
             fused = if fuse { FusedDepths::new(n).ok() } else { None };
             if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);

@@ -239,6 +239,12 @@ pub struct DtcPlan {
     pub disk_bytes: u64,
     /// Rough seconds to compute them (0 when they are only checked).
     pub seconds_estimate: f64,
+    /// Whether they are recorded by the values' own propagation (the layer's values are built
+    /// in memory by one process; see docs/dtc.md): `memory_bytes` is then the values build's
+    /// memory with the depths recorded, and `seconds_estimate` the time recording them adds.
+    /// Otherwise their own pass computes them after the values.
+    #[serde(default)]
+    pub fused: bool,
 }
 
 /// The plan of one layer's forced-capture bounds.
@@ -446,6 +452,19 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         if seconds > every {
             scratch += 2 * share;
         }
+        // Depths of a layer built in memory by one process come from its values' propagation:
+        // about a fifth of the values' time more (level by level, and the depths written), and
+        // a byte per position and the level lists (up to about two bytes per position) more
+        // than the values' memory.
+        let mut dtc = dtc;
+        if let Some(d) = dtc
+            .as_mut()
+            .filter(|d| build && ranks == 1 && mode == Mode::InMemory && !config.dtc_pass && !d.scratch && matches!(d.action, LayerAction::Build { .. }))
+        {
+            d.fused = true;
+            d.memory_bytes = memory_bytes.saturating_add(FUSED_DTC_BYTES_PER_POSITION * layer_size(n));
+            d.seconds_estimate = FUSED_DTC_TIME * seconds;
+        }
         layers.push(LayerPlan {
             layer: n,
             positions: layer_size(n),
@@ -557,8 +576,15 @@ fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>,
         scratch: limit.is_some_and(|m| memory > m),
         disk_bytes: crate::format::PAYLOAD_OFFSET + crate::dtc::payload_len(n, 0) + 4096,
         seconds_estimate: if build { seconds } else { 0.0 },
+        fused: false,
     })
 }
+
+/// What recording the depths in the values' propagation adds to a layer's in-memory values
+/// build: bytes per position (the depths, one byte, and the level lists), and a share of the
+/// values' seconds (measured: docs/performance.md, "Depth to capture").
+const FUSED_DTC_BYTES_PER_POSITION: u64 = 3;
+const FUSED_DTC_TIME: f64 = 0.25;
 
 /// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
 /// state, the layers' files and the largest scratch space fit on their disks.

@@ -108,6 +108,54 @@ impl Ownership {
     }
 }
 
+/// Looks up values at their owners: every rank calls it at once with its `lookups` (a key, and
+/// anything the caller keeps beside it), sorted by destination rank `dest(key)`. Each key goes to
+/// its owner, which answers `answer(key)` from its own slice, reading the keys it received in
+/// sorted order; the answers come back in the order of `lookups`. `served(least, greatest)` is
+/// told the range of keys this rank answered, when it answered any (to give back the pages it
+/// read).
+///
+/// Cost: two exchanges; the keys received sorted once; one `answer` per key received.
+///
+/// # Errors
+/// [`crate::Error::Cluster`] when the transport fails.
+pub(super) fn ask_owners<T: Sync>(
+    cluster: &dyn Cluster,
+    lookups: &[(u64, T)],
+    dest: &(dyn Fn(u64) -> usize + Sync),
+    answer: &(dyn Fn(u64) -> u8 + Sync),
+    served: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<u8>> {
+    use rayon::prelude::*;
+    debug_assert!(lookups.windows(2).all(|w| dest(w[0].0) <= dest(w[1].0)), "lookups not sorted by destination");
+    let ranks = cluster.size();
+    let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+    for (key, _) in lookups {
+        send[dest(*key)].push(*key);
+    }
+    let asked = cluster.exchange_u64(&send)?;
+    drop(send);
+    let mut order: Vec<(u64, u32)> = asked.data.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+    order.par_sort_unstable();
+    let values: Vec<u8> = order.par_iter().map(|&(key, _)| answer(key)).collect();
+    let mut answers = vec![0u8; order.len()];
+    for (&(_, i), &v) in order.iter().zip(&values) {
+        answers[i as usize] = v;
+    }
+    if let (Some(lo), Some(hi)) = (order.first(), order.last()) {
+        served(lo.0, hi.0);
+    }
+    drop((order, values));
+    let mut reply: Vec<Vec<u8>> = Vec::with_capacity(ranks);
+    let mut at = 0;
+    for &c in &asked.counts {
+        reply.push(answers[at..at + c].to_vec());
+        at += c;
+    }
+    drop((asked, answers));
+    Ok(cluster.exchange_u8(&reply)?.data)
+}
+
 /// What a rank spent communicating.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Traffic {

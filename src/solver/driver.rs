@@ -405,7 +405,17 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
                 }
             }
             if let (Some(outbox), Some(router)) = (&outbox, &router) {
-                exchange_outboxes(cluster, outbox, router, inboxes.is_some(), &|m| state_of(&parts[0]).apply(t, m))?;
+                // What arrives is applied at once (one part) or, with several parts, queued in
+                // their buckets for the next round.
+                let parted = inboxes.is_some();
+                exchange_outboxes(cluster, outbox, &mut |mut m| {
+                    if parted {
+                        router.send_all(&mut m)
+                    } else {
+                        state_of(&parts[0]).apply(t, &m);
+                        Ok(())
+                    }
+                })?;
             }
             let pending = outbox.as_ref().is_some_and(|o| o.any_pending()) || inboxes.as_ref().is_some_and(|i| i.any_pending());
             if !agree(pending)? {
@@ -439,14 +449,14 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     Ok(())
 }
 
-/// Exchanges the outboxes of every rank at the end of a round, in bounded steps: what arrives
-/// (all of it for this rank's positions) is applied at once with `apply` (one part) or, when
-/// this rank has several parts (`parted`), queued in their buckets for the next round.
+/// Exchanges the outboxes of every rank (bucket `d` of `outbox` for rank `d`), in bounded
+/// steps, until every rank's are empty; `deliver` receives each step's messages for this rank
+/// (all of them for its positions). Every rank calls it at once.
 ///
 /// # Errors
-/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when a bucket cannot be read or
-/// written.
-fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, router: &Router, parted: bool, apply: &dyn Fn(&[u64])) -> Result<()> {
+/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when a bucket cannot be read;
+/// `deliver`'s errors.
+pub(super) fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, deliver: &mut dyn FnMut(Vec<u64>) -> Result<()>) -> Result<()> {
     let ranks = cluster.size();
     let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
     let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
@@ -454,12 +464,7 @@ fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, router: &Router, p
         for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
             b.next(EXCHANGE_STEP, s)?;
         }
-        let got = cluster.exchange_u64(&send)?;
-        if parted {
-            router.send_all(&mut { got.data })?;
-        } else {
-            apply(&got.data);
-        }
+        deliver(cluster.exchange_u64(&send)?.data)?;
         if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
             break;
         }

@@ -20,11 +20,14 @@
 //! position is unranked, and otherwise found again by a sequential scan of the cells that
 //! propagates them chunk by chunk.
 //!
-//! This is a pass of its own after the values rather than part of the values' threshold
-//! propagation: it needs no change to the values' solver (whose order of propagation within a
-//! threshold is free, which is what makes it fast and distributable), it can be added to a
-//! database whose values are already built, and it is the same code whatever mode built the values,
-//! so its files are byte-identical across modes by construction.
+//! Under `mpirun` each rank computes its share ([`solve_dtc_share`] with a [`DtcShare`]).
+//!
+//! Where a layer's values are solved in memory by one process, its depths are not computed
+//! here but recorded by the values' own propagation, run level by level ([`FusedDepths`]: the
+//! same depths, at a fraction of the cost). This pass serves the other cases: depths added to
+//! values built before, layers built out of core or by several ranks, layers resumed from a
+//! checkpoint; being the same code whatever built the values, its files are the same bytes
+//! across modes.
 
 use std::ops::Range;
 use std::path::Path;
@@ -33,8 +36,8 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::cluster::{Cluster, Ownership};
-use super::driver::EXCHANGE_STEP;
+use super::cluster::{ask_owners, Cluster, Ownership};
+use super::driver::exchange_outboxes;
 use super::state::{huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
@@ -316,15 +319,8 @@ pub fn solve_dtc_share(
         failure.take()?;
         // The updates of other ranks' positions, exchanged in steps and applied by their owners.
         if let (Some(s), Some(outbox)) = (share, &outbox) {
-            let cluster = s.cluster;
-            let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
-            let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-            loop {
-                for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
-                    b.next(EXCHANGE_STEP, s)?;
-                }
-                let got = cluster.exchange_u64(&send)?;
-                got.data.par_chunks(1 << 12).for_each(|msgs| {
+            exchange_outboxes(s.cluster, outbox, &mut |got| {
+                got.par_chunks(1 << 12).for_each(|msgs| {
                     let mut mine = Vec::new();
                     for group in msgs.chunks(BATCH) {
                         for &m in group {
@@ -339,10 +335,8 @@ pub fn solve_dtc_share(
                     }
                     gather(mine);
                 });
-                if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
-                    break;
-                }
-            }
+                Ok(())
+            })?;
         }
         prop_s += tp.elapsed().as_secs_f64();
         if agree(progress.cancelled())? {
@@ -563,34 +557,13 @@ fn forward_shared(
             }
             next += rs.len();
         }
-        // Ask the owners, in destination order.
+        // Ask the owners, in destination order; each reads its slices in sorted order.
         lookups.par_sort_unstable_by_key(|&(key, _)| (dest(key), key));
-        let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-        for &(key, _) in &lookups {
-            send[dest(key)].push(key);
-        }
-        let asked = cluster.exchange_u64(&send)?;
-        drop(send);
-        // Serve: read this rank's slices in sorted order, answer in the order asked.
-        let mut order: Vec<(u64, u32)> = asked.data.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
-        order.par_sort_unstable();
-        let mut answers = vec![0u8; order.len()];
-        for &(key, i) in &order {
-            answers[i as usize] = layer((key >> KEY_SHIFT) as u32)[(key & mask) as usize] as u8;
-        }
-        drop(order);
-        let mut reply: Vec<Vec<u8>> = Vec::with_capacity(ranks);
-        let mut at = 0;
-        for &c in &asked.counts {
-            reply.push(answers[at..at + c].to_vec());
-            at += c;
-        }
-        drop((asked, answers));
-        let back = cluster.exchange_u8(&reply)?;
-        drop(reply);
+        let answer = |key: u64| layer((key >> KEY_SHIFT) as u32)[(key & mask) as usize] as u8;
+        let back = ask_owners(cluster, &lookups, &dest, &answer, &mut |_, _| {})?;
         // Fold the answers in: counts of a loss's value-keeping moves, a win's value-keeping
         // captures.
-        for (&(key, k), &w) in lookups.iter().zip(&back.data) {
+        for (&(key, k), &w) in lookups.iter().zip(&back) {
             let (m, w) = ((key >> KEY_SHIFT) as u32, w as i8);
             let p = &mut parents[k as usize];
             if m == n {

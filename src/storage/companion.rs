@@ -649,15 +649,22 @@ mod pread_tests {
     use crate::storage::DtcWriter;
     use std::fs::OpenOptions;
 
+    /// A new directory with abapa's layers `0..=top`, their bounds and their depths to capture.
+    fn abapa_with_bounds_and_depths(top: u32) -> (tempfile::TempDir, DatabaseDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let abapa: Ruleset = "abapa".parse().unwrap();
+        let config = BuildConfig { rules: abapa, max_stones: top, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
+        build::build(&config, &Silent).unwrap();
+        let d = DatabaseDir::native(dir.path(), abapa).unwrap();
+        (dir, d)
+    }
+
     /// Bounds and depths to capture read with `pread` (copied whole, or entry by entry) give the
     /// mapped answers, and errors (never a crash) once their files are truncated under them.
     #[test]
     fn bounds_and_depths_read_with_pread_survive_truncation() {
-        let dir = tempfile::tempdir().unwrap();
-        let abapa: Ruleset = "abapa".parse().unwrap();
-        let config = BuildConfig { rules: abapa, max_stones: 9, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
-        build::build(&config, &Silent).unwrap();
-        let d = DatabaseDir::native(dir.path(), abapa).unwrap();
+        let (_dir, d) = abapa_with_bounds_and_depths(9);
+        let abapa = d.rules();
         let n = 9;
         let size = layer_size(n);
         let (bounds, dtc) = (d.open_bounds(n, true).unwrap(), d.open_dtc(n, true).unwrap());
@@ -708,11 +715,7 @@ mod pread_tests {
     /// at a bounds path is named as the wrong content in both modes.
     #[test]
     fn a_pack_is_told_by_its_magic_in_both_read_modes() {
-        let dir = tempfile::tempdir().unwrap();
-        let abapa: Ruleset = "abapa".parse().unwrap();
-        let config = BuildConfig { rules: abapa, max_stones: 9, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
-        build::build(&config, &Silent).unwrap();
-        let d = DatabaseDir::native(dir.path(), abapa).unwrap();
+        let (_dir, d) = abapa_with_bounds_and_depths(9);
         let n = 9;
         let native = d.open_dtc(n, true).unwrap();
         let depths: Vec<Option<u16>> = (0..layer_size(n)).map(|i| native.get(i).unwrap()).collect();

@@ -344,7 +344,8 @@ fn verify_takes_the_gap_only_in_a_range_past_it() {
 #[test]
 fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = BuildConfig { rules: Ruleset::Awari, dir: tmp.path().into(), dtc: true, max_memory: Some(1 << 50), ..Default::default() };
+    // The depths' own pass (the values' propagation records them otherwise: below).
+    let config = BuildConfig { rules: Ruleset::Awari, dir: tmp.path().into(), dtc: true, dtc_pass: true, max_memory: Some(1 << 50), ..Default::default() };
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dtc.md")).unwrap();
     let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
     // The number of bytes `flat` says before `words`.
@@ -365,5 +366,17 @@ fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
         let all = dtc.memory_bytes as f64 / size;
         let said = stated(words);
         assert!((all - said).abs() < 0.05 * said, "layer {target}: {all:.2} bytes per position in all, docs/dtc.md says {said}");
+        assert!(!dtc.fused);
+        // Recorded by the values' propagation: the values' memory and the bytes docs/dtc.md
+        // states per position.
+        let fused_plan = build::propose(
+            &BuildConfig { dtc_pass: false, ..if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } } },
+            1,
+        )
+        .unwrap();
+        let (layer, fused) = (&fused_plan.layers[n], fused_plan.layers[n].dtc.as_ref().unwrap());
+        assert!(fused.fused, "layer {target}: not recorded by the values' propagation");
+        let more = stated("bytes per position more than the values alone");
+        assert_eq!(fused.memory_bytes, layer.memory_bytes + (more as u64) * layer_size(target), "layer {target}");
     }
 }
