@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use super::cluster::{ask_owners, Cluster, Ownership};
 use super::driver::exchange_outboxes;
 use super::state::{huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
-use crate::error::{Error, MemoryLimit, Result};
+use crate::error::{ClusterError, Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, Board, Outcome, Ruleset};
@@ -316,7 +316,11 @@ pub fn solve_dtc_share(
                 });
             }
         }
-        failure.take()?;
+        // A rank that failed (an outbox not written) stops every rank before the exchange.
+        if agree(failure.failed.load(Relaxed))? {
+            failure.take()?;
+            return Err(Error::Cluster(ClusterError::PeerStopped));
+        }
         // The updates of other ranks' positions, exchanged in steps and applied by their owners.
         if let (Some(s), Some(outbox)) = (share, &outbox) {
             exchange_outboxes(s.cluster, outbox, &mut |got| {
