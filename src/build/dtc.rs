@@ -258,6 +258,18 @@ fn check_and_finish(
 /// # Errors
 /// [`Error::Cluster`]; [`Error::Io`] when the file cannot be created, mapped or written back.
 fn write_share(dir: &DatabaseDir, n: u32, depth: DepthOf<'_>, own: &std::ops::Range<u64>, cluster: &dyn Cluster) -> Result<Option<DtcWriter>> {
+    write_share_in_steps(dir, n, depth, own, cluster, EXCHANGE_STEP)
+}
+
+/// [`write_share`] sending at most `step` records per rank in an exchange.
+fn write_share_in_steps(
+    dir: &DatabaseDir,
+    n: u32,
+    depth: DepthOf<'_>,
+    own: &std::ops::Range<u64>,
+    cluster: &dyn Cluster,
+    step: usize,
+) -> Result<Option<DtcWriter>> {
     let (ranks, me) = (cluster.size(), cluster.rank());
     let escaped = escaped(own, depth);
     let size = layer_size(n);
@@ -280,16 +292,18 @@ fn write_share(dir: &DatabaseDir, n: u32, depth: DepthOf<'_>, own: &std::ops::Ra
     let mut records: Vec<u64> = Vec::new();
     let mut left = &escaped[..];
     loop {
-        let step = left.len().min(EXCHANGE_STEP);
+        let k = left.len().min(step);
         let mut send = vec![Vec::new(); ranks];
-        send[0] = left[..step].to_vec();
-        left = &left[step..];
+        send[0] = left[..k].to_vec();
+        left = &left[k..];
         records.extend(cluster.exchange_u64(&send)?.data);
         if !cluster.any(!left.is_empty())? {
             break;
         }
     }
     if let Some(w) = writer.as_mut() {
+        // Each step brings every rank's next records: in index order once sorted.
+        records.sort_unstable_by_key(|&r| crate::dtc::split_record(r).0);
         let (bytes, slots) = w.parts_mut();
         bytes[mapped_end as usize..].copy_from_slice(&tails.data);
         for (slot, r) in slots.chunks_exact_mut(8).zip(&records) {
@@ -309,6 +323,57 @@ fn remove_scratch(dir: Option<&Path>, levels: usize) {
         let _ = std::fs::remove_file(d.join("dtc-state.bin"));
         for dir in d.ancestors().take(levels) {
             let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::cluster::ThreadCluster;
+
+    /// The ranks' shares, the layer's last bytes and the escaped depths (in exchanges of at most
+    /// 1,000 records from each rank) land where one process puts them: the same payload.
+    #[test]
+    fn shares_and_escaped_depths_make_the_one_process_payload() {
+        let n = 9; // 167,596 positions: five chunks and a tail
+        let size = layer_size(n);
+        let depth = |i: u64| match i % 7 {
+            0 => None,
+            1 => Some(254 + (i % 1000) as u16),
+            _ => Some((i % 200) as u16),
+        };
+        let one = tempfile::tempdir().unwrap();
+        let dir = DatabaseDir::native(one.path(), Ruleset::Awari).unwrap();
+        let escaped = escaped(&(0..size), &depth);
+        let mut w = DtcWriter::create(&dir, n, escaped.len() as u64).unwrap();
+        let (bytes, records) = w.parts_mut();
+        fill(bytes, 0, &depth);
+        for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
+            slot.copy_from_slice(&r.to_le_bytes());
+        }
+        let expected = w.payload().to_vec();
+        for ranks in [2, 3, 6] {
+            let many = tempfile::tempdir().unwrap();
+            let dir = DatabaseDir::native(many.path(), Ruleset::Awari).unwrap();
+            let cluster = ThreadCluster::new(ranks);
+            let got = std::thread::scope(|s| {
+                let handles: Vec<_> = cluster
+                    .iter()
+                    .enumerate()
+                    .map(|(r, c)| {
+                        let dir = &dir;
+                        let depth = &depth;
+                        s.spawn(move || {
+                            let own = Ownership::new(size, ranks).range(r);
+                            write_share_in_steps(dir, n, depth, &own, c, 1000).unwrap().map(|w| w.payload().to_vec())
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+            });
+            assert!(got[1..].iter().all(Option::is_none), "{ranks} ranks: only rank 0 keeps the file");
+            assert!(got[0].as_deref() == Some(&expected[..]), "{ranks} ranks: the payload differs from one process's");
         }
     }
 }
