@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
-use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, DtcShare, FusedDepths, CHUNK, EXCHANGE_STEP};
+use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, FusedDepths, Share, CHUNK, EXCHANGE_STEP};
 use crate::storage::{DatabaseDir, DtcKind, DtcLayer, DtcWriter, Layer, ShareWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_dtc;
@@ -50,8 +50,6 @@ pub(super) struct DtcInputs<'a> {
     pub(super) work: &'a Path,
     /// Whether the working cells go to a scratch file (the plan's `DtcPlan::scratch`).
     pub(super) scratch: bool,
-    /// The ruleset.
-    pub(super) rules: Ruleset,
     /// The ranks computing the depths together (one, `Solo`, in a build of one process).
     pub(super) cluster: &'a dyn Cluster,
     /// The depths the layer's values' propagation recorded, complete (one process): written
@@ -101,14 +99,14 @@ impl CompanionPass for DtcKind {
         let (ranks, me) = (cluster.size(), cluster.rank());
         let size = layer_size(n);
         let own = Ownership::new(size, ranks).range(me);
-        let lower_values = values_of(inputs.lower);
         if let (Some(fused), 1) = (inputs.fused, ranks) {
             // Recorded with the values: written and checked only (the progress of the pass it
             // replaces is given at once).
             observer.phase("dtc: writing");
             observer.advance(dtc_work_units(size));
-            return publish(dir, n, values.values(), &|i| fused.depth(i), None, inputs, start).map(Some);
+            return publish(dir, n, values.values(), &|i| fused.depth(i), inputs, start).map(Some);
         }
+        let lower_values = values_of(inputs.lower);
         // This rank's scratch directory: the cells' file (when the plan says so) and, with
         // several ranks, the outbox buckets.
         let mut scratch_dir = inputs.work.join(format!("dtc-{n:02}"));
@@ -122,7 +120,7 @@ impl CompanionPass for DtcKind {
         let levels = if ranks > 1 { 4 } else { 3 };
         let scratch_file = scratch_dir.as_ref().filter(|_| inputs.scratch).map(|d| d.join("dtc-state.bin"));
         let (outbox_bytes, lookups, _) = share_buffers(own.end - own.start);
-        let share = scratch_dir.as_deref().filter(|_| ranks > 1).map(|work_dir| DtcShare { cluster, work_dir, outbox_bytes, lookups });
+        let share = scratch_dir.as_deref().filter(|_| ranks > 1).map(|work_dir| Share { cluster, work_dir, outbox_bytes, lookups });
         let depths = solve_dtc_layer(rules, n, values.values(), &lower_values, own.clone(), share.as_ref(), scratch_file.as_deref(), observer);
         let depths = match depths {
             Ok(d) => d,
@@ -135,7 +133,7 @@ impl CompanionPass for DtcKind {
         let v = values.values();
         let depth = |i: u64| depths.depth(i, v[i as usize]);
         if ranks == 1 {
-            let result = publish(dir, n, v, &depth, None, inputs, start);
+            let result = publish(dir, n, v, &depth, inputs, start);
             drop(depths);
             remove_scratch(scratch_dir.as_deref(), levels);
             return result.map(Some);
@@ -145,7 +143,7 @@ impl CompanionPass for DtcKind {
         drop(depths);
         remove_scratch(scratch_dir.as_deref(), levels);
         match writer {
-            Some(w) => check_and_finish(n, v, w, Some(figures), inputs, start).map(Some),
+            Some(w) => check_and_finish(rules, n, v, w, Some(figures), inputs, start).map(Some),
             None => Ok(None),
         }
     }
@@ -205,15 +203,7 @@ fn escaped(own: &std::ops::Range<u64>, depth: DepthOf<'_>) -> Vec<u64> {
 ///
 /// # Errors
 /// As [`check_and_finish`]; [`Error::Io`] when the file cannot be created.
-fn publish(
-    dir: &DatabaseDir,
-    n: u32,
-    values: &[i8],
-    depth: DepthOf<'_>,
-    figures: Option<Vec<RankFigures>>,
-    inputs: DtcInputs<'_>,
-    start: Instant,
-) -> Result<(DtcStats, f64)> {
+fn publish(dir: &DatabaseDir, n: u32, values: &[i8], depth: DepthOf<'_>, inputs: DtcInputs<'_>, start: Instant) -> Result<(DtcStats, f64)> {
     let escaped = escaped(&(0..layer_size(n)), depth);
     let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
     let (bytes, records) = writer.parts_mut();
@@ -221,7 +211,7 @@ fn publish(
     for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
         slot.copy_from_slice(&r.to_le_bytes());
     }
-    check_and_finish(n, values, writer, figures, inputs, start)
+    check_and_finish(dir.rules(), n, values, writer, None, inputs, start)
 }
 
 /// Checks a written dtc file (every depth against its value, a spread of positions against
@@ -231,6 +221,7 @@ fn publish(
 /// [`Error::Internal`] when the depths fail a check (nothing is published); [`Error::Io`] when
 /// the file cannot be flushed or renamed.
 fn check_and_finish(
+    rules: Ruleset,
     n: u32,
     values: &[i8],
     writer: DtcWriter,
@@ -238,7 +229,6 @@ fn check_and_finish(
     inputs: DtcInputs<'_>,
     start: Instant,
 ) -> Result<(DtcStats, f64)> {
-    let rules = inputs.rules;
     let payload = DtcPayload::new(n, writer.payload()).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
     let t = crate::dtc::tally(values, &payload).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
     DtcKind::spot_check(rules, n, values, writer.payload(), inputs)?;

@@ -227,7 +227,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let fused = fused.as_ref().filter(|f| f.complete());
-            let inputs = DtcInputs { rules: dir.rules(), lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster, fused };
+            let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster, fused };
             companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer, cluster)?;
             // The file is in place before any rank goes on.
             cluster.barrier()?;

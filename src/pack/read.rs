@@ -323,6 +323,23 @@ impl PackLayer {
         Ok(())
     }
 
+    /// Where position `index` is coded: its block, the block's first position, the block's
+    /// coded bytes (after its group's checksum matched) and how many of its positions to decode
+    /// to reach it.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] past the layer's end; those of the group's check.
+    #[inline]
+    fn locate(&self, index: u64) -> Result<(usize, u64, &[u8], usize)> {
+        if index >= self.header.entries {
+            return Err(Error::IndexOutOfRange { layer: self.header.stones, index, size: self.header.entries });
+        }
+        let bu = u64::from(self.block_values);
+        let b = (index / bu) as usize;
+        let start = b as u64 * bu;
+        Ok((b, start, self.block_bytes(b)?, (index - start) as usize + 1))
+    }
+
     /// The coded bytes of block `b`, after its group's checksum matched.
     fn block_bytes(&self, b: usize) -> Result<&[u8]> {
         let g = b / self.group_blocks;
@@ -345,15 +362,8 @@ impl PackLayer {
     #[inline]
     pub fn get(&self, index: u64) -> Result<i8> {
         let n = self.header.stones;
-        if index >= self.header.entries {
-            return Err(Error::IndexOutOfRange { layer: n, index, size: self.header.entries });
-        }
-        let bu = u64::from(self.block_values);
-        let b = (index / bu) as usize;
-        let start = b as u64 * bu;
-        let bytes = self.block_bytes(b)?;
+        let (b, start, bytes, upto) = self.locate(index)?;
         let mut ring = [0u8; RING];
-        let upto = (index - start) as usize + 1;
         decode_block(&self.model, &ValueContexts(n), start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| self.bad_block(b))?;
         Ok((i32::from(ring[(upto - 1) & (RING - 1)]) - n as i32) as i8)
     }
@@ -499,14 +509,7 @@ impl DtcPack {
     pub fn depth(&self, index: u64, values: impl FnOnce(u64, &mut [u8]) -> Result<()>) -> Result<Option<u16>> {
         let p = &self.0;
         let n = p.header.stones;
-        if index >= p.header.entries {
-            return Err(Error::IndexOutOfRange { layer: n, index, size: p.header.entries });
-        }
-        let bu = u64::from(p.block_values);
-        let b = (index / bu) as usize;
-        let start = b as u64 * bu;
-        let bytes = p.block_bytes(b)?;
-        let upto = (index - start) as usize + 1;
+        let (b, start, bytes, upto) = p.locate(index)?;
         let mut vals = vec![0u8; upto];
         values(start, &mut vals)?;
         let mut ring = [0u8; RING];

@@ -20,7 +20,7 @@
 //! position is unranked, and otherwise found again by a sequential scan of the cells that
 //! propagates them chunk by chunk.
 //!
-//! Under `mpirun` each rank computes its share ([`solve_dtc_share`] with a [`DtcShare`]).
+//! Under `mpirun` each rank computes its share ([`solve_dtc_share`] with a [`Share`]).
 //!
 //! Where a layer's values are solved in memory by one process, its depths are not computed
 //! here but recorded by the values' own propagation, run level by level ([`FusedDepths`]: the
@@ -36,8 +36,8 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::cluster::{ask_owners, Cluster, Ownership};
-use super::driver::exchange_outboxes;
+use super::cluster::{ask_owners, Ownership};
+use super::driver::{exchange_outboxes, Share};
 use super::state::{huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{ClusterError, Error, MemoryLimit, Result};
 use crate::index::{in_some_layer, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
@@ -93,18 +93,6 @@ fn level_list_cap(size: u64) -> u64 {
     (size / 16).max(1 << 16)
 }
 
-/// What a rank needs for its share of a distributed dtc pass ([`solve_dtc_share`]).
-pub struct DtcShare<'a> {
-    /// The ranks and their transport.
-    pub cluster: &'a dyn Cluster,
-    /// This rank's own scratch directory (outbox buckets). Ranks must not share one.
-    pub work_dir: &'a Path,
-    /// Bytes of updates for other ranks buffered in memory before they go to bucket files.
-    pub outbox_bytes: u64,
-    /// Lookups of the forward pass a rank collects before an exchange.
-    pub lookups: u64,
-}
-
 /// Computes the depth to capture of positions `own` of layer `n` into `cells` (`cells[k]` is
 /// position `own.start + k`'s; their previous contents are ignored), from the layer's `values`
 /// and the `lower` layers' values: the whole layer in one process (`share` is `None`), or one
@@ -146,7 +134,7 @@ pub fn solve_dtc_share(
     lower: &[&[i8]],
     cells: &[AtomicU32],
     own: Range<u64>,
-    share: Option<&DtcShare>,
+    share: Option<&Share>,
     progress: &dyn Progress,
 ) -> Result<()> {
     let size = layer_size(n);
@@ -518,7 +506,7 @@ fn forward_shared(
     lower: &[&[i8]],
     cells: &[AtomicU32],
     own: &Range<u64>,
-    share: &DtcShare,
+    share: &Share,
     broken: &AtomicBool,
     progress: &dyn Progress,
     charge: &(dyn Fn(u64) + Sync),
@@ -663,7 +651,7 @@ pub fn solve_dtc_layer(
     values: &[i8],
     lower: &[&[i8]],
     own: Range<u64>,
-    share: Option<&DtcShare>,
+    share: Option<&Share>,
     scratch: Option<&Path>,
     progress: &dyn Progress,
 ) -> Result<DtcDepths> {

@@ -28,6 +28,6 @@ mod tests;
 pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
 pub(crate) use driver::EXCHANGE_STEP;
 pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions};
-pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer, DtcShare, FusedDepths};
+pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer, FusedDepths};
 pub use state::CHUNK;
 pub use work::{working_memory, WorkModel};

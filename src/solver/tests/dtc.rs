@@ -191,7 +191,8 @@ fn the_verifier_accepts_the_solver_dtc_and_finds_changed_depths() {
 /// place; and the bytes the ranks sent each other.
 fn distributed_dtc(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, work: &std::path::Path) -> (Vec<Option<u16>>, u64) {
     use crate::solver::cluster::{Metered, Ownership, ThreadCluster};
-    use crate::solver::dtc::{solve_dtc_layer, DtcShare};
+    use crate::solver::dtc::solve_dtc_layer;
+    use crate::solver::Share;
     use std::sync::atomic::Ordering::Relaxed;
     let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
     let values = as_i8(&layers[n as usize]);
@@ -206,7 +207,7 @@ fn distributed_dtc(rules: Ruleset, n: u32, layers: &[Vec<u8>], ranks: usize, wor
                 let dir = work.join(format!("rank-{r}"));
                 std::fs::create_dir_all(&dir).unwrap();
                 let metered = Metered::new(c);
-                let share = DtcShare { cluster: &metered, work_dir: &dir, outbox_bytes: 1 << 10, lookups: 1 << 12 };
+                let share = Share { cluster: &metered, work_dir: &dir, outbox_bytes: 1 << 10, lookups: 1 << 12 };
                 let own = owners.range(r);
                 let counted = super::Counting::default();
                 let result = solve_dtc_layer(rules, n, values, lower, own.clone(), Some(&share), None, &counted);
