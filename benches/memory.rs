@@ -21,6 +21,10 @@
 //! updates over the same 770 M cells in random order, then in batches of 64 Mi (2.7 updates a
 //! 64-byte line) and one of 256 Mi (10.9 a line), each grouped by 1 MiB range of cells.
 //!
+//! `update-threads` gives the throughput the solver's two threads can have: 64 Mi random atomic
+//! decrements of the same cells (the solver's update), prefetched 16 ahead, by one thread and by
+//! two at once.
+//!
 //! `overlap` asks whether memory waits add to computing or hide behind it, with the figures of
 //! layer 26's thresholds: for each of 4 Mi "positions", about 110 ns of arithmetic (a dependent
 //! chain, calibrated at start) and 3.6 random updates of the 770 M cells. `compute` is the
@@ -30,9 +34,10 @@
 //! them 32 updates later, so the lines arrive while the next positions are computed. A sum
 //! near `compute + updates` is serial; near the larger of the two, overlapped.
 //!
-//! Run with `cargo bench --bench memory` (about 6 minutes; 3.6 GiB of memory at its largest).
+//! Run with `cargo bench --bench memory` (about 7 minutes; 3.6 GiB of memory at its largest).
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -230,6 +235,47 @@ fn bench_dense_updates(c: &mut Criterion) {
     bench_grouped(c, "update-dense", DENSE_UPDATES, 0x6A09_E667_F3BC_C908, &[(1 << 26, "grouped-64Mi"), (1 << 28, "grouped-256Mi")]);
 }
 
+/// Updates per timed iteration of the `update-threads` group.
+const THREAD_UPDATES: usize = 1 << 26;
+
+/// Subtracts one from each cell of `targets`, in order, as the solver's atomic decrement of a
+/// counter, prefetching the cell `AHEAD` updates on.
+fn apply_atomic(cells: &[AtomicU16], targets: &[u32]) {
+    for (i, &k) in targets.iter().enumerate() {
+        if let Some(&a) = targets.get(i + AHEAD) {
+            prefetch(&cells[a as usize]);
+        }
+        cells[k as usize].fetch_sub(1, Relaxed);
+    }
+}
+
+/// `update-threads`: random updates of layer 26's cells as the solver makes them (atomic
+/// read-modify-writes, prefetched 16 ahead) by one thread, then by two threads at once (each
+/// half of the updates): the machine's random-update throughput for the solver's two threads.
+fn bench_thread_updates(c: &mut Criterion) {
+    let mut map = layer_26_cells();
+    let cells = cells_of(&mut map);
+    // SAFETY: `AtomicU16` has the size, alignment and bit validity of `u16`, and the map is not
+    // used through `cells` while `atomics` lives.
+    let atomics: &[AtomicU16] = unsafe { std::slice::from_raw_parts(cells.as_mut_ptr().cast::<AtomicU16>(), cells.len()) };
+    let targets = random_targets(THREAD_UPDATES, 0x3C6E_F372_FE94_F82B);
+    let mut g = c.benchmark_group("update-threads");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(THREAD_UPDATES as u64));
+    for threads in [1usize, 2] {
+        g.bench_function(format!("atomic-{threads}"), |b| {
+            b.iter(|| {
+                std::thread::scope(|scope| {
+                    for part in black_box(&targets).chunks(THREAD_UPDATES.div_ceil(threads)) {
+                        scope.spawn(move || apply_atomic(atomics, part));
+                    }
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
 /// Positions per timed iteration of the `overlap` group.
 const POSITIONS: usize = 1 << 22;
 /// Nanoseconds of arithmetic per position (layer 26's thresholds: 224 ns a resolved position,
@@ -337,5 +383,5 @@ fn bench_overlap(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_memory, bench_updates, bench_dense_updates, bench_overlap);
+criterion_group!(benches, bench_memory, bench_updates, bench_dense_updates, bench_thread_updates, bench_overlap);
 criterion_main!(benches);

@@ -190,8 +190,7 @@ pub fn rank_unchecked(board: &Board) -> u64 {
     // Opponent pits: S(x) from the tables of the current state, 0 when x = 0.
     for k in (ROW..PITS).rev() {
         let x = board[k] as usize;
-        let s = t.top[k][z][rem] - t.low[k][z][PAD + rem + 1 - x];
-        idx += s & 0u64.wrapping_sub(u64::from(x != 0));
+        idx += term(t, k, z, rem, x);
         z |= usize::from(x == 0);
         rem -= x;
     }
@@ -203,6 +202,101 @@ pub fn rank_unchecked(board: &Board) -> u64 {
         rem -= x;
     }
     idx
+}
+
+/// One pit's term of a rank: the boards of the layer that agree with the board on the pits
+/// above `k` and hold fewer than `x` stones in pit `k`, with `rem` stones left for pits `k..0`
+/// and `z` telling whether an empty opponent pit is among the pits above (see [`Tables`]).
+#[inline(always)]
+fn term(t: &Tables, k: usize, z: usize, rem: usize, x: usize) -> u64 {
+    let s = t.top[k][z][rem] - t.low[k][z][PAD + rem + 1 - x];
+    // S(0) = 0: the formula gives it in state z = 1 (every own pit), not in state z = 0.
+    s & 0u64.wrapping_sub(u64::from(x != 0))
+}
+
+/// A board's rank split at every pit, so that a board differing from it in a few consecutive
+/// pits is ranked from those pits alone: a predecessor of a position is its turned board with
+/// the origin pit and the pits the move sowed changed ([`crate::rules::Unsown::changed`]), two
+/// to four pits of the twelve in most moves.
+///
+/// The base board need not belong to a layer (a turned child's opponent row may be full): the
+/// rank is a sum of per-pit terms, and the terms of the pits a board shares with the base, in
+/// the same state, are the base's.
+#[derive(Clone, Debug)]
+pub struct RankBase {
+    /// `above[k]`: the terms of pits `11..k + 1`, summed.
+    above: [u64; PITS],
+    /// `rem[k]`: the stones the base leaves for pits `k..0`.
+    rem: [u8; PITS],
+    /// `zero[k]`: whether an opponent pit above `k` is empty (1) or not (0).
+    zero: [u8; PITS],
+    /// `below[k]`: the terms of the own pits `k - 1..1`, summed (`k <= 6`).
+    below: [u64; ROW + 1],
+}
+
+impl RankBase {
+    /// The split rank of `base`, a board of at most 48 stones.
+    ///
+    /// Cost: one rank ([`rank_unchecked`]).
+    #[inline]
+    pub fn new(base: &Board) -> RankBase {
+        let t = tables();
+        let mut r = RankBase { above: [0; PITS], rem: [0; PITS], zero: [0; PITS], below: [0; ROW + 1] };
+        let mut rem: usize = base.iter().map(|&c| c as usize).sum();
+        let mut idx = 0u64;
+        let mut z = 0usize;
+        // Two loops of fixed length, as in `rank_unchecked`, so that both unroll.
+        for k in (ROW..PITS).rev() {
+            r.above[k] = idx;
+            r.rem[k] = rem as u8;
+            r.zero[k] = z as u8;
+            let x = base[k] as usize;
+            idx += term(t, k, z, rem, x);
+            z |= usize::from(x == 0);
+            rem -= x;
+        }
+        for k in (0..ROW).rev() {
+            r.above[k] = idx;
+            r.rem[k] = rem as u8;
+            r.zero[k] = z as u8;
+            let x = base[k] as usize;
+            idx += t.top[k][1][rem] - t.low[k][1][PAD + rem + 1 - x];
+            rem -= x;
+        }
+        for k in 1..=ROW {
+            r.below[k] = idx - r.above[k - 1];
+        }
+        r
+    }
+
+    /// The rank of `board`, which equals the base outside pits `lo..=hi` and holds as many
+    /// stones as the base in them, with `lo <= 6`; `None` when `board` is in no layer (its
+    /// opponent row is full). The same as `in_some_layer(board).then(|| rank_unchecked(board))`.
+    ///
+    /// Cost: one term per pit of `lo..=hi` (a full rank is eleven). Outside its contract it
+    /// may panic or return a meaningless number (never undefined behaviour).
+    #[inline]
+    pub fn rank_changed(&self, board: &Board, lo: usize, hi: usize) -> Option<u64> {
+        debug_assert!(lo <= ROW && lo <= hi && hi < PITS, "changed pits {lo}..={hi}");
+        let t = tables();
+        let mut idx = self.above[hi];
+        let mut rem = self.rem[hi] as usize;
+        let mut z = self.zero[hi] as usize;
+        for k in (lo.max(1)..=hi).rev() {
+            let x = board[k] as usize;
+            if k >= ROW {
+                idx += term(t, k, z, rem, x);
+                z |= usize::from(x == 0);
+            } else {
+                idx += term(t, k, 1, rem, x);
+            }
+            rem -= x;
+        }
+        // Every opponent pit is above hi (the base's, in `zero`) or was just read (lo <= 6).
+        let got = (z != 0).then(|| idx + self.below[lo]);
+        debug_assert_eq!(got, in_some_layer(board).then(|| rank_unchecked(board)), "{board:?} {lo}..={hi}");
+        got
+    }
 }
 
 /// The board at `index` in layer `n`.
@@ -466,6 +560,47 @@ mod tests {
         assert!(out.iter().enumerate().all(|(i, b)| rank(b).unwrap() == i as u64));
         unrank_many(48, &[0, layer_size(48) - 1], &mut out);
         assert_eq!(out, [unrank_unchecked(48, 0), unrank_unchecked(48, layer_size(48) - 1)]);
+    }
+
+    /// [`RankBase::rank_changed`] against [`rank_unchecked`]: random boards of every stone count
+    /// (in a layer or not) as bases, their stones moved about within random pits `lo..=hi`.
+    #[test]
+    fn split_ranks_are_the_ranks() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        let (mut inside, mut outside) = (0, 0);
+        for n in 0..=MAX_STONES {
+            for _ in 0..300 {
+                let mut base = [0u8; PITS];
+                for _ in 0..n {
+                    base[next(PITS as u64) as usize] += 1;
+                }
+                let ranks = RankBase::new(&base);
+                for _ in 0..8 {
+                    let lo = next(ROW as u64 + 1) as usize;
+                    let hi = lo + next((PITS - lo) as u64) as usize;
+                    let mut b = base;
+                    let stones: u8 = b[lo..=hi].iter().sum();
+                    b[lo..=hi].fill(0);
+                    for _ in 0..stones {
+                        b[lo + next((hi - lo + 1) as u64) as usize] += 1;
+                    }
+                    let want = in_some_layer(&b).then(|| rank_unchecked(&b));
+                    assert_eq!(ranks.rank_changed(&b, lo, hi), want, "{base:?} -> {b:?}, pits {lo}..={hi}");
+                    if want.is_some() {
+                        inside += 1;
+                    } else {
+                        outside += 1;
+                    }
+                }
+            }
+        }
+        assert!(inside > 50_000 && outside > 10_000, "{inside} boards in a layer, {outside} outside");
     }
 
     #[test]

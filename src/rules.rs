@@ -743,11 +743,36 @@ fn abapa_moves(x: u128, gs: GrandSlam) -> Moves {
     out
 }
 
+/// How [`for_each_predecessor`] found a parent: the pit its move sows from and the stones it
+/// sows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unsown {
+    /// The parent's pit the move sows from (0..6).
+    pub pit: usize,
+    /// The stones it sows.
+    pub stones: usize,
+}
+
+impl Unsown {
+    /// The pits `lo..=hi` outside which the parent is the child turned ([`turned`]), holding as
+    /// many stones in all as that board does there: the origin and the pits the sowing reaches,
+    /// or all twelve when it goes round. A caller that has ranked the turned child ranks the
+    /// parent from these pits alone ([`crate::index::RankBase`]).
+    #[inline]
+    pub fn changed(self) -> (usize, usize) {
+        if self.pit + self.stones < PITS {
+            (self.pit, self.pit + self.stones)
+        } else {
+            (0, PITS - 1)
+        }
+    }
+}
+
 /// Un-moves: the same-layer predecessors of `child` under `rules`.
 ///
-/// Calls `visit(parent, pit)` for every board `parent` (mover-first) whose legal move from `pit`
-/// captures nothing and leads to `child`. A parent is reported whether or not it belongs to a
-/// layer; callers that index parents must check.
+/// Calls `visit(parent, unsown)` for every board `parent` (mover-first) whose legal move from
+/// `unsown.pit` captures nothing and leads to `child`. A parent is reported whether or not it
+/// belongs to a layer; callers that index parents must check.
 ///
 /// Candidates come from un-sowing. Un-sowing is the exact inverse of sowing, so what is left to
 /// confirm is that the move captures nothing and is legal. Where legality depends only on the move
@@ -761,7 +786,7 @@ fn abapa_moves(x: u128, gs: GrandSlam) -> Moves {
 /// # Panics
 /// As [`Ruleset::moves`]: only for boards with more than 48 stones.
 #[inline]
-pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, usize)) {
+pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut(&Board, Unsown)) {
     debug_assert!(stones(child) <= TOTAL_STONES, "more than 48 stones");
     // The parent's frame: its row is the child's opponent row.
     let after = turned_packed(pack(child));
@@ -791,11 +816,12 @@ pub fn for_each_predecessor(rules: Ruleset, child: &Board, mut visit: impl FnMut
                     Ruleset::Abapa(_) => parent & OPP_MASK != 0,
                 };
             let parent_board = unpack(parent);
+            let how = Unsown { pit, stones: s };
             if plain {
-                visit(&parent_board, pit);
+                visit(&parent_board, how);
             } else if let Some(Move { outcome: Outcome::Child { captured: 0, child: c }, .. }) = rules.play(&parent_board, pit) {
                 if c == *child {
-                    visit(&parent_board, pit);
+                    visit(&parent_board, how);
                 }
             }
         }

@@ -23,9 +23,9 @@ use rayon::prelude::*;
 
 use super::work::{scan_units, RESOLVE_UNITS};
 use crate::error::{Error, MemoryLimit, Result};
-use crate::index::{in_some_layer, rank_unchecked, unrank_many, unrank_unchecked, LayerWalker};
+use crate::index::{unrank_many, unrank_unchecked, LayerWalker, RankBase};
 use crate::progress::Progress;
-use crate::rules::{for_each_predecessor, Board, Ruleset};
+use crate::rules::{for_each_predecessor, turned, Board, Ruleset};
 use crate::spill::{Inboxes, ScratchState};
 
 pub(super) use super::dtc::FusedDepths;
@@ -300,9 +300,10 @@ impl State<'_> {
             for _ in 0..BATCH {
                 let Some((board, v)) = s.stack.pop() else { break };
                 s.propagated += 1;
-                for_each_predecessor(self.rules, &board, |q, _pit| {
-                    if in_some_layer(q) {
-                        let j = rank_unchecked(q);
+                let ranks = RankBase::new(&turned(&board));
+                for_each_predecessor(self.rules, &board, |q, how| {
+                    let (lo, hi) = how.changed();
+                    if let Some(j) = ranks.rank_changed(q, lo, hi) {
                         let k = j.wrapping_sub(self.base);
                         if k < len {
                             prefetch(&self.cells[k as usize]);

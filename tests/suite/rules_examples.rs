@@ -13,6 +13,7 @@ use crate::common;
 use std::collections::{BTreeSet, HashMap};
 
 use common::{from_fast, random_board, simple_moves, SplitMix64};
+use oware::index::{in_some_layer, rank_unchecked, RankBase};
 use oware::rules::{for_each_predecessor, turned, Board, GrandSlam, Outcome, Ruleset};
 
 const AWARI: Ruleset = Ruleset::Awari;
@@ -353,7 +354,18 @@ fn in_layer(b: &Board) -> bool {
 /// (confirmed with the simple generator) without capture, and none is reported twice.
 fn checked_predecessors(rules: Ruleset, child: &Board) -> BTreeSet<(Board, usize)> {
     let mut found = BTreeSet::new();
-    for_each_predecessor(rules, child, |parent, pit| {
+    let base = turned(child);
+    let ranks = RankBase::new(&base);
+    for_each_predecessor(rules, child, |parent, how| {
+        let pit = how.pit;
+        // The parent is the turned child outside the changed pits, with as many stones in them,
+        // so it is ranked from them alone.
+        let (lo, hi) = how.changed();
+        assert!(lo <= 6 && lo <= hi && hi < 12, "{rules}: changed pits {lo}..={hi} of {how:?}");
+        assert!((0..12).filter(|k| !(lo..=hi).contains(k)).all(|k| parent[k] == base[k]), "{rules}: {parent:?} differs from {base:?} outside {lo}..={hi}");
+        let sum = |b: &Board| b[lo..=hi].iter().map(|&c| u32::from(c)).sum::<u32>();
+        assert_eq!(sum(parent), sum(&base), "{rules}: {parent:?} {how:?}");
+        assert_eq!(ranks.rank_changed(parent, lo, hi), in_some_layer(parent).then(|| rank_unchecked(parent)), "{rules}: {parent:?} {how:?}");
         let fresh = found.insert((*parent, pit));
         assert!(fresh, "{rules}: predecessor {parent:?} pit {pit} of {child:?} reported twice");
         let m = simple_moves(rules, parent);
