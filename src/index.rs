@@ -230,8 +230,6 @@ pub struct RankBase {
     rem: [u8; PITS],
     /// `zero[k]`: whether an opponent pit above `k` is empty (1) or not (0).
     zero: [u8; PITS],
-    /// `below[k]`: the terms of the own pits `k - 1..1`, summed (`k <= 6`).
-    below: [u64; ROW + 1],
 }
 
 impl RankBase {
@@ -241,7 +239,7 @@ impl RankBase {
     #[inline]
     pub fn new(base: &Board) -> RankBase {
         let t = tables();
-        let mut r = RankBase { above: [0; PITS], rem: [0; PITS], zero: [0; PITS], below: [0; ROW + 1] };
+        let mut r = RankBase { above: [0; PITS], rem: [0; PITS], zero: [0; PITS] };
         let mut rem: usize = base.iter().map(|&c| c as usize).sum();
         let mut idx = 0u64;
         let mut z = 0usize;
@@ -262,9 +260,6 @@ impl RankBase {
             let x = base[k] as usize;
             idx += t.top[k][1][rem] - t.low[k][1][PAD + rem + 1 - x];
             rem -= x;
-        }
-        for k in 1..=ROW {
-            r.below[k] = idx - r.above[k - 1];
         }
         r
     }
@@ -292,8 +287,11 @@ impl RankBase {
             }
             rem -= x;
         }
-        // Every opponent pit is above hi (the base's, in `zero`) or was just read (lo <= 6).
-        let got = (z != 0).then(|| idx + self.below[lo]);
+        // The own pits below lo are the base's: their terms are the base's rank (`above[0]`, as
+        // pit 0 adds nothing) less its terms down to pit lo. Every opponent pit is above hi
+        // (the base's, in `zero`) or was just read (lo <= 6).
+        let below = if lo > 0 { self.above[0] - self.above[lo - 1] } else { 0 };
+        let got = (z != 0).then(|| idx + below);
         debug_assert_eq!(got, in_some_layer(board).then(|| rank_unchecked(board)), "{board:?} {lo}..={hi}");
         got
     }

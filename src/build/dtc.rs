@@ -104,7 +104,8 @@ impl CompanionPass for DtcKind {
             // replaces is given at once).
             observer.phase("dtc: writing");
             observer.advance(dtc_work_units(size));
-            return publish(dir, n, values.values(), &|i| fused.depth(i), inputs, start).map(Some);
+            let writer = write_whole(dir, n, &|i| fused.depth(i))?;
+            return check_and_finish(rules, n, values.values(), writer, None, inputs, start).map(Some);
         }
         let lower_values = values_of(inputs.lower);
         // This rank's scratch directory: the cells' file (when the plan says so) and, with
@@ -133,10 +134,11 @@ impl CompanionPass for DtcKind {
         let v = values.values();
         let depth = |i: u64| depths.depth(i, v[i as usize]);
         if ranks == 1 {
-            let result = publish(dir, n, v, &depth, inputs, start);
+            // The depths' cells and scratch are given back before the file is checked.
+            let writer = write_whole(dir, n, &depth);
             drop(depths);
             remove_scratch(scratch_dir.as_deref(), levels);
-            return result.map(Some);
+            return check_and_finish(rules, n, v, writer?, None, inputs, start).map(Some);
         }
         let writer = write_share(dir, n, &depth, &own, cluster)?;
         let figures = rank_figures(cluster, own.end - own.start, metered.traffic())?;
@@ -198,12 +200,12 @@ fn escaped(own: &std::ops::Range<u64>, depth: DepthOf<'_>) -> Vec<u64> {
         .collect()
 }
 
-/// Writes layer `n`'s whole dtc file from `depth` (one process), then checks and publishes it
-/// ([`check_and_finish`]).
+/// Writes layer `n`'s whole new dtc file from `depth` (one process), to be checked and published
+/// by [`check_and_finish`].
 ///
 /// # Errors
-/// As [`check_and_finish`]; [`Error::Io`] when the file cannot be created.
-fn publish(dir: &DatabaseDir, n: u32, values: &[i8], depth: DepthOf<'_>, inputs: DtcInputs<'_>, start: Instant) -> Result<(DtcStats, f64)> {
+/// [`Error::Io`] when the file cannot be created.
+fn write_whole(dir: &DatabaseDir, n: u32, depth: DepthOf<'_>) -> Result<DtcWriter> {
     let escaped = escaped(&(0..layer_size(n)), depth);
     let mut writer = DtcWriter::create(dir, n, escaped.len() as u64)?;
     let (bytes, records) = writer.parts_mut();
@@ -211,7 +213,7 @@ fn publish(dir: &DatabaseDir, n: u32, values: &[i8], depth: DepthOf<'_>, inputs:
     for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
         slot.copy_from_slice(&r.to_le_bytes());
     }
-    check_and_finish(dir.rules(), n, values, writer, None, inputs, start)
+    Ok(writer)
 }
 
 /// Checks a written dtc file (every depth against its value, a spread of positions against
@@ -335,14 +337,7 @@ mod tests {
         };
         let one = tempfile::tempdir().unwrap();
         let dir = DatabaseDir::native(one.path(), Ruleset::Awari).unwrap();
-        let escaped = escaped(&(0..size), &depth);
-        let mut w = DtcWriter::create(&dir, n, escaped.len() as u64).unwrap();
-        let (bytes, records) = w.parts_mut();
-        fill(bytes, 0, &depth);
-        for (slot, r) in records.chunks_exact_mut(8).zip(&escaped) {
-            slot.copy_from_slice(&r.to_le_bytes());
-        }
-        let expected = w.payload().to_vec();
+        let expected = write_whole(&dir, n, &depth).unwrap().payload().to_vec();
         for ranks in [2, 3, 6] {
             let many = tempfile::tempdir().unwrap();
             let dir = DatabaseDir::native(many.path(), Ruleset::Awari).unwrap();

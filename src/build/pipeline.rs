@@ -204,8 +204,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
-            let fuse = lp.dtc.as_ref().is_some_and(|d| d.fused);
-            fused = if fuse { FusedDepths::new(n).ok() } else { None };
+            fused = lp.dtc.as_ref().filter(|d| d.fused).and_then(|_| FusedDepths::new(n).ok());
             if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);
             }

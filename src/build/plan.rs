@@ -453,14 +453,11 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             scratch += 2 * share;
         }
         // Depths of a layer built in memory by one process come from its values' propagation:
-        // about a fifth of the values' time more (level by level, and the depths written), and
+        // about a quarter of the values' time more (level by level, and the depths written), and
         // a byte per position and the level lists (up to about two bytes per position) more
         // than the values' memory.
         let mut dtc = dtc;
-        if let Some(d) = dtc
-            .as_mut()
-            .filter(|d| build && ranks == 1 && mode == Mode::InMemory && !config.dtc_pass && !d.scratch && matches!(d.action, LayerAction::Build { .. }))
-        {
+        if let Some(d) = dtc.as_mut().filter(|d| build && ranks == 1 && mode == Mode::InMemory && !config.dtc_pass && !d.scratch) {
             d.fused = true;
             d.memory_bytes = memory_bytes.saturating_add(FUSED_DTC_BYTES_PER_POSITION * layer_size(n));
             d.seconds_estimate = FUSED_DTC_TIME * seconds;

@@ -37,12 +37,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
-use super::state::{huge_zeroed, prefetch, split, BATCH, CHUNK};
+use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, BATCH, CHUNK};
 use crate::bounds::{self, Bounds, Codec};
 use crate::error::{Error, MemoryLimit, Result};
-use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker, RankBase};
+use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::rules::{for_each_predecessor, turned, Board, Outcome, Ruleset};
+use crate::rules::{Board, Outcome, Ruleset};
 
 const IN_A: u32 = 1 << 30;
 const IN_B: u32 = 1 << 31;
@@ -167,14 +167,10 @@ impl State<'_> {
             for _ in 0..BATCH {
                 let Some((board, in_b)) = s.stack.pop() else { break };
                 s.entered += 1;
-                let ranks = RankBase::new(&turned(&board));
-                for_each_predecessor(self.rules, &board, |q, how| {
-                    let (lo, hi) = how.changed();
-                    if let Some(k) = ranks.rank_changed(q, lo, hi) {
-                        let k = k as usize;
-                        prefetch(&self.cells[k]);
-                        s.batch.push((k, *q, in_b));
-                    }
+                for_each_ranked_predecessor(self.rules, &board, |q, k| {
+                    let k = k as usize;
+                    prefetch(&self.cells[k]);
+                    s.batch.push((k, *q, in_b));
                 });
             }
             for &(k, q, in_b) in s.batch.iter() {

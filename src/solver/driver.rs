@@ -374,8 +374,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     // With depths it records them, when every threshold runs here from the exits pass on (the
     // exits pass marked the games that are over); else it is the level census's measuring tool
     // (`OWARE_LEVELS=1`, `scripts/bench-levels`).
-    let depths = options.depths.filter(|_| !resumed && ooc.is_none() && parts.len() == 1 && router.is_none() && reached.next_threshold == n);
-    let levels = (depths.is_some() || (std::env::var_os("OWARE_LEVELS").is_some() && parts.len() == 1 && router.is_none())).then(Frontier::default);
+    let one_part = parts.len() == 1 && router.is_none();
+    let depths = options.depths.filter(|_| !resumed && ooc.is_none() && one_part);
+    let levels = (depths.is_some() || (std::env::var_os("OWARE_LEVELS").is_some() && one_part)).then(Frontier::default);
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };

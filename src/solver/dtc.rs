@@ -38,11 +38,11 @@ use rayon::prelude::*;
 
 use super::cluster::{ask_owners, Ownership};
 use super::driver::{exchange_outboxes, Share};
-use super::state::{huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
+use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{ClusterError, Error, MemoryLimit, Result};
-use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker, RankBase};
+use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::rules::{for_each_predecessor, turned, Board, Outcome, Ruleset};
+use crate::rules::{Board, Outcome, Ruleset};
 use crate::spill::{Inboxes, ScratchState};
 
 // One `u32` cell per position, so that every update touches one cache line and the position's
@@ -247,16 +247,12 @@ pub fn solve_dtc_share(
             for group in block.chunks(BATCH) {
                 batch.clear();
                 for (board, v) in group {
-                    let ranks = RankBase::new(&turned(board));
-                    for_each_predecessor(rules, board, |q, how| {
-                        let (lo, hi) = how.changed();
-                        if let Some(jq) = ranks.rank_changed(q, lo, hi) {
-                            if own.contains(&jq) {
-                                prefetch(&cells[(jq - base) as usize]);
-                                batch.push((jq, *q, -v));
-                            } else {
-                                away[owners.owner(jq)].push(message(jq, -v));
-                            }
+                    for_each_ranked_predecessor(rules, board, |q, jq| {
+                        if own.contains(&jq) {
+                            prefetch(&cells[(jq - base) as usize]);
+                            batch.push((jq, *q, -v));
+                        } else {
+                            away[owners.owner(jq)].push(message(jq, -v));
                         }
                     });
                 }

@@ -184,15 +184,12 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
             lookups.clear();
             for (i, b) in walker.by_ref().take(BATCH) {
                 let k = group.len() as u8;
-                let (best, pending, ended) = match rules.exits(&b, |captured, child| {
+                let (best, pending, ended) = exits(rules, &b, |captured, child| {
                     let layer = lower[(n - u32::from(captured)) as usize];
                     let j = rank_unchecked(child) as usize;
                     prefetch(&layer[j]);
                     lookups.push((k, captured, j));
-                }) {
-                    Exits::Ended(value) => (value, 0, true),
-                    Exits::Moves { best_end, same_layer } => (best_end.unwrap_or(NO_EXIT), same_layer, false),
-                };
+                });
                 group.push((i, best, pending, ended));
             }
             if group.is_empty() {
@@ -519,7 +516,7 @@ fn scan_exits<T: Send>(
             let walker = LayerWalker::new(n, offset + r.start..offset + r.end).expect("n <= 48 was checked");
             for (i, b) in walker {
                 let k = i - offset;
-                let (best, pending) = exits(rules, &b, |captured, child| mine.push(lookup(captured, child, k)));
+                let (best, pending, _) = exits(rules, &b, |captured, child| mine.push(lookup(captured, child, k)));
                 cells[k as usize].store(pack(best, pending), Relaxed);
             }
             progress.advance((r.end - r.start) * EXIT_UNITS);
@@ -531,14 +528,14 @@ fn scan_exits<T: Send>(
     }
 }
 
-/// The best exit value of `board` among its game-ending moves, and the number of its moves that
-/// stay in the layer; `capture(captured, child)` is called for each move into a smaller layer,
-/// whose value the caller folds into the best exit.
+/// The best exit value of `board` among its game-ending moves, the number of its moves that
+/// stay in the layer, and whether its game is over; `capture(captured, child)` is called for
+/// each move into a smaller layer, whose value the caller folds into the best exit.
 #[inline]
-pub(super) fn exits(rules: Ruleset, board: &Board, capture: impl FnMut(u8, &Board)) -> (i8, u8) {
+pub(super) fn exits(rules: Ruleset, board: &Board, capture: impl FnMut(u8, &Board)) -> (i8, u8, bool) {
     match rules.exits(board, capture) {
-        Exits::Ended(value) => (value, 0),
-        Exits::Moves { best_end, same_layer } => (best_end.unwrap_or(NO_EXIT), same_layer),
+        Exits::Ended(value) => (value, 0, true),
+        Exits::Moves { best_end, same_layer } => (best_end.unwrap_or(NO_EXIT), same_layer, false),
     }
 }
 
