@@ -5,14 +5,14 @@
 use clap::Args;
 use oware::game::{probe, Captured, End, Game, Probed, Verdict};
 use oware::position::{house, parse_move, Side};
-use oware::search::{Control, Engine, Report};
+use oware::search::{Control, Engine, GameValues, Report};
 use oware::{Error, Result, Ruleset};
 
 use super::analyse::{open_engine, stones, SearchArgs};
 use super::game::StartArgs;
 use super::output::Stdout;
 use super::query::{read_bounded, Line, MAX_LINE};
-use super::report::{signed, winner_words};
+use super::report::{game_values, signed, winner_words};
 use super::DatabaseArgs;
 
 /// Who the program plays.
@@ -281,11 +281,21 @@ fn show(now: &Game, here: &Probed) -> String {
         s.push_str(&format!("captured: South {}, North {}; {n} on the board\n", c.south, c.north));
     }
     match (here.value, now.captured()) {
-        (Some(v), Some(c)) => {
-            let vd = Verdict::new(c, n, v, now.side());
-            let who = winner_words(&vd, "a draw");
-            s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side(), vd.south, vd.north));
-        }
+        (Some(v), Some(c)) => match Verdict::in_game(game_values(now.rules()), c, now.position(), v, now.side()) {
+            Some(vd) => {
+                let who = winner_words(&vd, "a draw");
+                s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side(), vd.south, vd.north));
+            }
+            None => {
+                let who = winner_words(&Verdict::new(c, n, v, now.side()), "a draw");
+                s.push_str(&format!(
+                    "value {} for {}: best play gives {who} (the final score under the 25-stone rule is solved up to {} stones)\n",
+                    signed(v),
+                    now.side(),
+                    GameValues::MAX_STONES
+                ));
+            }
+        },
         (Some(v), None) => s.push_str(&format!("value {} for {}\n", signed(v), now.side())),
         (None, _) => match here.missing {
             Some(l) => s.push_str(&format!("not covered: layer {l} is not built\n")),

@@ -6,7 +6,11 @@ use oware::game::{Captured, Verdict, Wdl};
 use oware::line::{PvEnd, Solution};
 use oware::position::{house, Position, Side};
 use oware::probe::{Database, MoveResult, MoveValue, Split};
+use oware::search::GameValues;
+use oware::Ruleset;
 use serde::{Serialize, Serializer};
+
+use std::sync::OnceLock;
 
 use super::output::SCHEMA_VERSION;
 
@@ -37,21 +41,33 @@ impl From<Split> for SplitDoc {
     }
 }
 
+/// The values under the 25-stone rule of one ruleset, shared by every report of the process
+/// (what they solve is kept: a batch or a server solves each layer with quotas once).
+pub fn game_values(rules: Ruleset) -> &'static GameValues {
+    static ALL: OnceLock<Vec<GameValues>> = OnceLock::new();
+    let all = ALL.get_or_init(|| Ruleset::ALL.into_iter().map(GameValues::new).collect());
+    &all[Ruleset::ALL.iter().position(|&r| r == rules).unwrap_or(0)]
+}
+
 /// Best play's end with the captured stones counted.
 #[derive(Serialize)]
 pub struct FinalDoc {
-    south: Share,
-    north: Share,
-    /// `win`, `draw` or `loss` for the player to move.
+    /// The final stones, the 25-stone rule counted; null where the rule can change the
+    /// layer's value and its value is not solved (more than 10 stones).
+    south: Option<Share>,
+    north: Option<Share>,
+    /// `win`, `draw` or `loss` for the player to move (the rule never changes who wins).
     result: Wdl,
     /// `south`, `north`, or null for a draw.
     winner: Option<&'static str>,
 }
 
 impl FinalDoc {
-    /// The document of `v` for `to_move`.
-    pub fn new(v: &Verdict, to_move: Side) -> FinalDoc {
-        FinalDoc { south: Share(v.south), north: Share(v.north), result: v.result_for(to_move), winner: v.winner }
+    /// The document of `pos` (`side` to move), whose layer value is `value`, after `c`.
+    pub fn new(rules: Ruleset, c: Captured, pos: &Position, value: i8, side: Side) -> FinalDoc {
+        let layer = Verdict::new(c, pos.stones(), value, side);
+        let exact = Verdict::in_game(game_values(rules), c, pos, value, side);
+        FinalDoc { south: exact.map(|v| Share(v.south)), north: exact.map(|v| Share(v.north)), result: layer.result_for(side), winner: layer.winner }
     }
 }
 
@@ -202,7 +218,8 @@ pub fn side_form(pos: &Position, side: Side) -> String {
 }
 
 /// The result of value `value` for the mover of `pos`: with `captured`, the final score's,
-/// else the value's sign.
+/// else the value's sign. The 25-stone rule can change the final score, never who wins: a side
+/// sure of 25 stones or more when the board is played out reaches 25 first.
 fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) -> Wdl {
     match captured {
         Some(c) => Verdict::new(c, pos.stones(), value, side).result_for(side),
@@ -261,7 +278,7 @@ pub fn report(db: &Database, pos: &Position, side: Side, a: &Solution, captured:
         result: result_of(pos, side, a.value, captured),
         split: Split::of(pos, a.value).into(),
         captured,
-        final_score: captured.map(|c| FinalDoc::new(&Verdict::new(c, pos.stones(), a.value, side), side)),
+        final_score: captured.map(|c| FinalDoc::new(db.rules(), c, pos, a.value, side)),
         game_over: a.moves.is_empty(),
         dtc: a.dtc,
         moves: a.moves.iter().map(|m| MoveDoc::new(m, side, a.value, result_of(pos, side, m.value, captured))).collect(),
@@ -340,9 +357,22 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: O
         split.opponent
     ));
     if let Some(c) = captured {
-        let v = Verdict::new(c, n, a.value, side);
-        let winner = winner_words(&v, "a draw");
-        s.push_str(&format!("with {}:{} captured (South:North), best play ends {}:{}: {winner}\n", c.south, c.north, v.south, v.north));
+        match Verdict::in_game(game_values(db.rules()), c, pos, a.value, side) {
+            Some(v) => {
+                let winner = winner_words(&v, "a draw");
+                s.push_str(&format!("with {}:{} captured (South:North), best play ends {}:{}: {winner}\n", c.south, c.north, v.south, v.north));
+            }
+            None => {
+                let v = Verdict::new(c, n, a.value, side);
+                let winner = winner_words(&v, "a draw");
+                s.push_str(&format!(
+                    "with {}:{} captured (South:North), best play gives {winner}; the final score under the 25-stone rule is solved up to {} stones\n",
+                    c.south,
+                    c.north,
+                    GameValues::MAX_STONES
+                ));
+            }
+        }
     }
     if let Some(d) = a.dtc {
         let plural = if d == 1 { "" } else { "s" };

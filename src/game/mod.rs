@@ -19,6 +19,7 @@ use crate::error::{Error, PositionError, Result};
 use crate::position::{house, parse_move, Position, Side};
 use crate::probe::{Database, MoveResult, MoveValue};
 use crate::rules::{Outcome as RulesOutcome, TOTAL_STONES};
+use crate::search::{GameValue, GameValues};
 
 /// Win, draw or loss, for one player (a game's result, not a move's [`crate::rules::Outcome`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -188,6 +189,52 @@ impl Verdict {
         Verdict { south, north, south_result, winner }
     }
 
+    /// Best play's end in a game, the 25-stone rule counted: from `position` (mover-first,
+    /// `to_move` to move) whose layer value is `value`, with `captured` stones already taken.
+    /// The layer's value where no capture can cross 24, else the value under the rule
+    /// ([`GameValues`]). `None` where the rule can change the layer's value and the value
+    /// under it is not known: above [`GameValues::MAX_STONES`] stones, or under `abapa` where
+    /// it is not forced.
+    ///
+    /// ```
+    /// use oware::game::{Captured, Verdict};
+    /// use oware::position::{Position, Side};
+    /// use oware::search::GameValues;
+    /// use oware::Ruleset;
+    /// // S: 0 1 0 0 0 0  N: 1 1 0 0 0 2, South to move: the layer's value is -5, but with
+    /// // 20:23 captured North passes 24 before the board is played out.
+    /// let p: Position = "0 1 0 0 0 0 1 1 0 0 0 2".parse()?;
+    /// let values = GameValues::new(Ruleset::Awari);
+    /// let v = Verdict::in_game(&values, Captured { south: 20, north: 23 }, &p, -5, Side::South).unwrap();
+    /// assert_eq!((v.south, v.north), (21.5, 26.5));
+    /// # Ok::<(), oware::Error>(())
+    /// ```
+    pub fn in_game(values: &GameValues, captured: Captured, position: &Position, value: i8, to_move: Side) -> Option<Verdict> {
+        let (m, o) = (captured.of(to_move), captured.of(to_move.other()));
+        let v = match values.value(position.board(), m, o).ok()? {
+            GameValue::Layer => value,
+            GameValue::Exact(g) => g,
+            GameValue::Decided => values.rules().moves(position.board()).ending().unwrap_or(0),
+            GameValue::Between(..) | GameValue::Unknown => return None,
+        };
+        Some(Verdict::new(captured, position.stones(), v, to_move))
+    }
+
+    /// Best play's end in a game after `m` (its value known) is played from `position` by
+    /// `to_move`, with `captured` stones taken before it; as [`in_game`](Self::in_game) for
+    /// the position it leads to. A move that ends the game shares the board out by itself.
+    pub fn after_move(values: &GameValues, captured: Captured, position: &Position, to_move: Side, m: &KnownMove) -> Option<Verdict> {
+        let mv = m.value?;
+        match m.result {
+            MoveResult::EndsGame => Some(Verdict::new(captured, position.stones(), mv, to_move)),
+            MoveResult::Continues { captured: k, child } => {
+                let mut after = captured;
+                after.add(to_move, u32::from(k));
+                Verdict::in_game(values, after, &child, k as i8 - mv, to_move.other())
+            }
+        }
+    }
+
     /// The outcome for `side`.
     pub fn result_for(&self, side: Side) -> Wdl {
         match side {
@@ -323,8 +370,9 @@ pub struct Ply {
     /// How much value the move threw away (`value before - move value`, 0 for a best move),
     /// when both are known.
     pub error: Option<i8>,
-    /// Best play's end from the position after the move, with every capture so far counted;
-    /// `None` when not covered or when the captured stones are unknown.
+    /// Best play's end from the position after the move, with every capture so far counted and
+    /// the 25-stone rule ([`Verdict::in_game`]); `None` when not covered, when the captured
+    /// stones are unknown, or when the rule's value is not known.
     pub verdict: Option<Verdict>,
 }
 
@@ -348,8 +396,9 @@ pub struct AnnotatedGame {
     pub end_captured: Option<Captured>,
     /// Whether the last move ended the game (a ruleset's ending move) or left no legal move.
     pub over: bool,
-    /// Best play's end from the position reached, with the captures counted, when covered and
-    /// the captured stones are known.
+    /// Best play's end from the position reached, with the captures counted and the 25-stone
+    /// rule ([`Verdict::in_game`]), when covered, the captured stones are known and the rule's
+    /// value is known.
     pub verdict: Option<Verdict>,
 }
 
@@ -396,6 +445,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
     // The game's state (captured stones, side to move, the positions since the last capture,
     // its end by the ruleset's rules) lives in one place: [`Game`].
     let mut game = Game::from_position(db.rules(), start, side, start_captured);
+    let values = GameValues::new(db.rules());
     let mut plies = Vec::with_capacity(moves.len());
     for (i, text) in moves.iter().enumerate() {
         let number = i + 1;
@@ -430,10 +480,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
             _ => None,
         };
         let captured = game.captured();
-        let verdict = match (captured, m.value) {
-            (Some(c), Some(mv)) => Some(Verdict::new(c, position.stones(), mv, to_move)),
-            _ => None,
-        };
+        let verdict = captured.and_then(|c| Verdict::after_move(&values, c, &position, to_move, &m));
         plies.push(Ply {
             number,
             side: to_move,
@@ -461,7 +508,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         // A repetition ends the game with the ruleset's sharing of the board.
         Some(End::Repetition { .. }) => game.verdict(),
         _ => match (captured, end.value) {
-            (Some(c), Some(v)) => Some(Verdict::new(c, position.stones(), v, to_move)),
+            (Some(c), Some(v)) => Verdict::in_game(&values, c, &position, v, to_move),
             _ => None,
         },
     };

@@ -34,6 +34,7 @@
 
 mod api;
 pub(crate) mod eval;
+mod game_values;
 mod keys;
 mod shared;
 pub mod time;
@@ -49,6 +50,7 @@ use crate::position::Position;
 use crate::probe::Database;
 use crate::rules::{stones, Board, Outcome, Ruleset};
 pub use api::{Control, Limits, Report, Root, RootMove, ScoreBound};
+pub use game_values::{GameValue, GameValues};
 use keys::board_key;
 pub(crate) use keys::splitmix;
 use shared::{Node, Shared};
@@ -101,6 +103,8 @@ pub struct Engine {
     dtc: Option<u32>,
     /// The first file that could not be used.
     unusable: Option<Error>,
+    /// Values under the 25-stone rule, for searches with captured counts.
+    game_values: GameValues,
     tt: Table,
     threads: usize,
 }
@@ -168,7 +172,7 @@ impl Engine {
                 }
             }
         }
-        Ok(Engine { rules, db, tables, bounds, dtc, unusable, tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
+        Ok(Engine { rules, db, tables, bounds, dtc, unusable, game_values: GameValues::new(rules), tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
     }
 
     /// The first file of the database that could not be used, when one could not: the layers
@@ -329,20 +333,43 @@ impl Engine {
                 _ => false,
             }
         };
+        // In a game, the captured counts along the line (mover first): the line follows the
+        // layers' best moves only where the 25-stone rule cannot change them.
+        let mut game = root.captured.map(|(m, o)| (m.min(48), o.min(48)));
         for &pit in pv.iter() {
+            game = self.after(game, &board, pit);
             if !step(&mut board, pit, &mut seen, &mut ply) {
                 return;
             }
         }
         while pv.len() < 60 && stones(&board) <= top {
             let Ok(position) = Position::new(board) else { return };
-            let Ok(best) = db.best_moves(&position) else { return };
-            let Some(m) = best.first() else { return };
-            pv.push(m.pit);
-            if !step(&mut board, m.pit, &mut seen, &mut ply) {
+            let pit = match game.map(|(m, o)| self.game_values.value(&board, m, o)) {
+                None | Some(Ok(GameValue::Layer)) => {
+                    let Ok(best) = db.best_moves(&position) else { return };
+                    let Some(m) = best.first() else { return };
+                    m.pit
+                }
+                // Under the rule the values have no depth to capture to make a line progress
+                // (a line that keeps the value could wander until it repeats): the line ends.
+                Some(Ok(GameValue::Exact(_) | GameValue::Decided | GameValue::Between(..) | GameValue::Unknown) | Err(_)) => return,
+            };
+            game = self.after(game, &board, pit);
+            pv.push(pit);
+            if !step(&mut board, pit, &mut seen, &mut ply) {
                 return;
             }
         }
+    }
+
+    /// The captured counts (mover first) after `pit` is played from `board`.
+    fn after(&self, game: Option<(u32, u32)>, board: &Board, pit: u8) -> Option<(u32, u32)> {
+        let (m, o) = game?;
+        let taken = match self.rules.play(board, pit as usize).map(|mv| mv.outcome) {
+            Some(Outcome::Child { captured, .. }) => u32::from(captured),
+            _ => 0,
+        };
+        Some((o, m + taken))
     }
 }
 

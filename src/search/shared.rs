@@ -11,7 +11,7 @@ use crate::index::{in_some_layer, rank_unchecked};
 use crate::rules::{Board, Ruleset, PITS};
 
 use super::keys::ZOBRIST;
-use super::{Control, Engine};
+use super::{Control, Engine, GameValue};
 
 /// A node: the board (mover-first) and, in a game, the captured counts (mover, opponent).
 #[derive(Clone, Copy, Debug)]
@@ -119,6 +119,46 @@ impl Shared<'_> {
         let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
             Ok(v) => i32::from(v) * 100,
             Err(err) => return failed(err),
+        };
+        // In a game the 25-stone rule can end play before the board is played out: the
+        // layer's value holds only where no capture can cross 24; elsewhere the value under
+        // the rule, where it is solved, and else nothing is proven here.
+        if self.game {
+            match e.game_values.value(&nd.board, u32::from(nd.cm), u32::from(nd.cn)) {
+                Ok(GameValue::Exact(g)) => {
+                    let g = i32::from(g) * 100;
+                    // Under abapa it is forced whatever came before; under awari a repetition
+                    // of the game's positions gives 0, as for a layer's value.
+                    if e.rules.own_side_repetition() {
+                        return Some(TableAnswer { est: g, low: g, high: g, clean: true });
+                    }
+                    return Some(TableAnswer { est: g, low: g.min(0), high: g.max(0), clean: true });
+                }
+                Ok(GameValue::Between(low, high)) => {
+                    let (low, high) = (i32::from(low) * 100, i32::from(high) * 100);
+                    let est = self.layer_answer(nd, n, v)?.est.clamp(low, high);
+                    return Some(TableAnswer { est, low, high, clean: false });
+                }
+                Ok(GameValue::Unknown) => {
+                    let est = self.layer_answer(nd, n, v)?.est;
+                    let n = n as i32 * 100;
+                    return Some(TableAnswer { est, low: -n, high: n, clean: false });
+                }
+                Ok(GameValue::Layer | GameValue::Decided) => {}
+                Err(err) => return failed(err),
+            }
+        }
+        self.layer_answer(nd, n, v)
+    }
+
+    /// The layers' answer for a node of `n` stones whose layer value is `v` (centi-stones),
+    /// where the 25-stone rule cannot change it.
+    fn layer_answer(&self, nd: &Node, n: u32, v: i32) -> Option<TableAnswer> {
+        let e = self.engine;
+        let db = e.db.as_ref()?;
+        let failed = |err| {
+            self.fail(err);
+            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false })
         };
         if self.game && matches!(e.rules, Ruleset::Abapa(_)) {
             // Abapa's own-side repetition: the even-split value is exact only where the

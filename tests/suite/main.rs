@@ -30,6 +30,7 @@ mod parser_fuzz;
 mod perft;
 mod players;
 mod probe;
+mod rule25;
 mod rules_crosscheck;
 mod rules_examples;
 mod rules_vectors;
