@@ -14,9 +14,10 @@
 //! evenly (`docs/values.md`). With captured counts the score is the game's final score: the
 //! captured difference plus the board's score. A side that has captured more than 24 stones (or
 //! both 24) has ended the game: the search stops there, counting the stones still on the board
-//! as split evenly (exact only inside the layers or on an empty board). Under abapa with
-//! captured counts, a repeated position ends the game and each side takes the stones in his
-//! row.
+//! as split evenly. A layer value is the game's only where no capture can take a side past 24;
+//! elsewhere the values under the 25-stone rule ([`GameValues`], up to 10 stones) replace it,
+//! and above them it is an estimate. Under abapa with captured counts, a repeated position ends
+//! the game and each side takes the stones in his row.
 //!
 //! ## Exact answers
 //!
@@ -53,7 +54,7 @@ pub use api::{Control, Limits, Report, Root, RootMove, ScoreBound};
 pub use game_values::{GameValue, GameValues};
 use keys::board_key;
 pub(crate) use keys::splitmix;
-use shared::{Node, Shared};
+use shared::{Node, Preference, Shared};
 use tt::Table;
 use worker::Worker;
 
@@ -186,17 +187,57 @@ impl Engine {
         self.dtc
     }
 
-    /// The root's moves and their depths to capture, when the root is inside the layers and
-    /// their depths are built: how the engine converts a won position (the winner among moves
-    /// of equal score takes the least depth, the loser the greatest, as perfect play does).
-    /// Empty otherwise.
-    fn preferences(&self, root: &Root) -> Result<Vec<(u8, u16)>> {
-        let (Some(db), Some(top)) = (&self.db, self.dtc) else { return Ok(Vec::new()) };
-        if root.position.stones() > top {
-            return Ok(Vec::new());
-        }
+    /// What breaks ties between root moves of equal score ([`Preference`]): under `abapa`, each
+    /// move's floor (what its mover is sure of: the forced-capture bounds, or in a game the
+    /// forced bounds under the 25-stone rule), then its depth to capture when the root is
+    /// inside layers with depths built. Empty when neither is known.
+    fn preferences(&self, root: &Root) -> Result<Vec<Preference>> {
+        let Some(db) = &self.db else { return Ok(Vec::new()) };
+        let position = &root.position;
         // A move into a position of value 0 has no depth (no capture is forced).
-        Ok(db.move_values(&root.position)?.iter().filter_map(|m| Some((m.pit, m.dtc?))).collect())
+        let depths: Vec<(u8, u16)> = match self.dtc {
+            Some(top) if position.stones() <= top => db.move_values(position)?.iter().filter_map(|m| Some((m.pit, m.dtc?))).collect(),
+            _ => Vec::new(),
+        };
+        let mut out = Vec::new();
+        for m in self.rules.moves(position.board()).as_slice() {
+            let floor = match m.outcome {
+                _ if !self.rules.own_side_repetition() => None,
+                Outcome::End { value } => Some(i32::from(value) * 100),
+                Outcome::Child { captured, child } => {
+                    let game = root.captured.map(|(me, them)| (them, me + u32::from(captured)));
+                    self.floor(&child, game)?.map(|f| (i32::from(captured) - f) * 100)
+                }
+            };
+            let dtc = depths.iter().find(|&&(p, _)| p == m.pit).map(|&(_, d)| d);
+            out.push(Preference { pit: m.pit, floor, dtc });
+        }
+        if out.iter().all(|p| p.floor.is_none() && p.dtc.is_none()) {
+            out.clear();
+        }
+        Ok(out)
+    }
+
+    /// The most the mover of `board` (abapa) can be held to, in stones: by the values under
+    /// the 25-stone rule in a game (`game`: captured counts, mover first), else by the
+    /// forced-capture bounds when built; `None` when neither knows.
+    fn floor(&self, board: &Board, game: Option<(u32, u32)>) -> Result<Option<i32>> {
+        if let Some((m, o)) = game {
+            match self.game_values.value(board, m, o)? {
+                GameValue::Decided => return Ok(Some(i32::from(self.rules.moves(board).ending().unwrap_or(0)))),
+                GameValue::Exact(g) => return Ok(Some(i32::from(g))),
+                GameValue::Between(_, high) => return Ok(Some(i32::from(high))),
+                GameValue::Unknown => return Ok(None),
+                GameValue::Layer => {}
+            }
+        }
+        let n = stones(board);
+        match (&self.db, self.bounds) {
+            (Some(db), Some(top)) if n <= top && crate::index::in_some_layer(board) => {
+                Ok(Some(db.bounds_layer(n)?.get(crate::index::rank_unchecked(board))?.value_range(n).1))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// The ruleset.

@@ -69,10 +69,9 @@ pub(super) struct Shared<'a> {
     /// Mixed into the table keys of those nodes: a digest of the game's positions, so that
     /// what depends on them serves only searches with the same ones.
     pub(super) salt: u64,
-    /// The root's moves' depths to capture (pit, plies), when the root is inside layers with
-    /// depths built: among moves of equal score the winner takes the least, the loser the
-    /// greatest ([`Engine::preferences`]).
-    pub(super) prefer: Vec<(u8, u16)>,
+    /// What breaks ties between the root's moves of equal score ([`Engine::preferences`]),
+    /// empty when nothing does.
+    pub(super) prefer: Vec<Preference>,
 }
 
 impl Shared<'_> {
@@ -186,6 +185,16 @@ impl Shared<'_> {
     pub(super) fn region(&self, n: u32) -> bool {
         self.region == Some(n)
     }
+}
+
+/// What ranks a root move among moves of equal score: the higher floor first (under abapa, what
+/// its mover is sure of, in centi-stones), then the depth to capture (the winner the least, the
+/// loser the greatest).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Preference {
+    pub(super) pit: u8,
+    pub(super) floor: Option<i32>,
+    pub(super) dtc: Option<u16>,
 }
 
 /// The layers' answer for a node: `est` the layer value (or, under abapa with captured counts,

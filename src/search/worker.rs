@@ -125,15 +125,21 @@ impl<'s, 'a> Worker<'s, 'a> {
     }
 
     /// Whether `pit`, scoring `s` at the root, is to be preferred to the best move so far,
-    /// `best` scoring `b`: a higher score, or at an equal score a better depth to capture (the
-    /// winner the least, the loser the greatest; [`Shared::prefer`]).
+    /// `best` scoring `b`: a higher score, or at an equal score a higher floor, then a better
+    /// depth to capture (the winner the least, the loser the greatest; [`Shared::prefer`]).
     pub(super) fn preferred(&self, pit: u8, s: i32, best: Option<(u8, i32)>) -> bool {
         let Some((bp, b)) = best else { return true };
         if s != b {
             return s > b;
         }
-        let depth = |p: u8| self.sh.prefer.iter().find(|&&(q, _)| q == p).map(|&(_, d)| d);
-        match (depth(pit), depth(bp)) {
+        let of = |p: u8| self.sh.prefer.iter().find(|q| q.pit == p);
+        let (Some(x), Some(y)) = (of(pit), of(bp)) else { return false };
+        if let (Some(f), Some(g)) = (x.floor, y.floor) {
+            if f != g {
+                return f > g;
+            }
+        }
+        match (x.dtc, y.dtc) {
             (Some(d), Some(e)) if s > 0 => d < e,
             (Some(d), Some(e)) if s < 0 => d > e,
             _ => false,

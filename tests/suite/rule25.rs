@@ -20,9 +20,10 @@ use std::sync::Arc;
 
 use crate::common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::build::{build, BuildConfig, Silent};
+use oware::game::{Captured, Game};
 use oware::probe::Database;
 use oware::search::{Control, Engine, Limits, Root, ScoreBound};
-use oware::{Board, Position, Ruleset};
+use oware::{Board, Position, Ruleset, Side};
 
 /// The largest layer covered.
 const MAX: u32 = 6;
@@ -239,4 +240,30 @@ fn the_layer_value_is_not_the_game_value_near_24() {
     let board = [0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 2];
     // South ends with 21.5, North with 26.5: the board's share is -2.
     assert_eq!(values[r.index[&key(board, 20, 23)]], -2);
+}
+
+#[test]
+fn abapa_self_play_keeps_what_the_bounds_force() {
+    // Issue 52, item 7: from S: 0 1 1 1 1 1  N: 0 1 0 3 1 2, South to move with 18:18, South
+    // can force 5 of the 12 stones (23 in all). Among moves of equal score the engine once took
+    // the fastest capture (the depth to capture), which gave up the 23rd stone; ties now go to
+    // the higher floor (what the mover is sure of) first.
+    let rules = Ruleset::ALL[1];
+    let dir = tempfile::tempdir().unwrap();
+    let config = BuildConfig { rules, max_stones: 12, dir: dir.path().into(), bounds: true, dtc: true, ..Default::default() };
+    build(&config, &Silent).unwrap();
+    let db = Arc::new(Database::open(dir.path(), rules).unwrap());
+    let start = Position::new([0, 1, 1, 1, 1, 1, 0, 1, 0, 3, 1, 2]).unwrap();
+    let forced = db.bounds(&start).unwrap().mover;
+    assert_eq!(forced, 5);
+    let engine = Engine::new(rules, Some(db), None).unwrap();
+    for depth in [4, 8] {
+        let mut game = Game::from_position(rules, start, Side::South, Some(Captured { south: 18, north: 18 }));
+        while game.end().is_none() {
+            let r = engine.search(&game.root(), &Limits { depth: Some(depth), ..Limits::default() }, &Control::new(), &mut |_| {}).unwrap();
+            game.play(r.best_pit.unwrap()).unwrap();
+        }
+        let v = game.verdict().unwrap();
+        assert!(v.south >= 23.0, "depth {depth}: South ends with {} ({:?})", v.south, game.end());
+    }
 }
