@@ -102,7 +102,11 @@ impl Shared<'_> {
     /// repeat, the value is bounded only, by what holds in any history: under the even split of
     /// a repetition, between the value and 0 (a side that can keep the value at or above 0
     /// keeps it so, a repetition giving 0); under abapa's rule with captured counts, by the
-    /// forced-capture bounds when they are built.
+    /// forced-capture bounds when they are built. In a game, where a capture can take a side
+    /// past 24, the values under the 25-stone rule replace the layer's ([`GameValues`]), and
+    /// where they are not solved nothing is proven.
+    ///
+    /// [`GameValues`]: super::GameValues
     #[inline]
     pub(super) fn table(&self, nd: &Node, n: u32) -> Option<TableAnswer> {
         let e = self.engine;
