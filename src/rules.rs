@@ -424,6 +424,22 @@ impl Ruleset {
         }
     }
 
+    /// The pit of a legal move of `from` (mover-first) that captures nothing and leaves `to`
+    /// (mover-first: the other player's view), if there is one: whether `from` can come right
+    /// before `to` in a game since its last capture (as a game's history must: see
+    /// [`Root::history`](crate::search::Root::history)).
+    ///
+    /// Cost: as [`moves`](Self::moves).
+    ///
+    /// # Panics
+    /// As [`moves`](Self::moves): only for boards with more than 48 stones.
+    pub fn quiet_move_between(self, from: &Board, to: &Board) -> Option<u8> {
+        if stones(from) != stones(to) {
+            return None;
+        }
+        self.moves(from).as_slice().iter().find(|m| matches!(m.outcome, Outcome::Child { captured: 0, child } if child == *to)).map(|m| m.pit)
+    }
+
     /// The legal move from `pit` of `board`, if that pit holds a legal move.
     ///
     /// Cheaper than [`moves`](Self::moves) in the common case: only when legality depends on the

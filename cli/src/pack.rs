@@ -368,6 +368,7 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
     let layers = a.max_stones.layers(&src, "unpacking", a.report.quiet.quiet)?;
+    check_listed(&a.dir, rules, a.max_stones.max_stones)?;
     write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.report.json.json), a.report.quiet.quiet, |n| {
         let pack = match src.open_table(n, true)? {
             Table::Pack(p) => p,
@@ -381,6 +382,38 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
         }
         Ok(path)
     })
+}
+
+/// Refuses to unpack a pack directory whose manifest (`SHA256SUMS`, when there is one) lists a
+/// file of `rules` that is not there, among the layers `0..=max_stones` (every listed layer
+/// without `--max-stones`): unpacking the rest would leave it out silently (issue 52, item 5).
+/// A listed file present is unpacked (its layer is among those taken, the layers from 0 up to
+/// the first absent one); its digest is `verify`'s to check.
+///
+/// # Errors
+/// [`Error::Corrupt`] with [`Damage::Manifest`] naming every listed file missing; as
+/// [`manifest::read`] for a malformed manifest.
+fn check_listed(dir: &std::path::Path, rules: Ruleset, max_stones: Option<u32>) -> Result<()> {
+    let Some(entries) = manifest::read(dir)? else { return Ok(()) };
+    let prefix = format!("{}/", rules.name());
+    let layer_of = |path: &str| -> Option<u32> {
+        let name = path.strip_prefix(&prefix)?;
+        let nn = name.strip_prefix("layer-").or_else(|| name.strip_prefix("dtc-"))?.get(..2)?;
+        nn.parse().ok()
+    };
+    let missing: Vec<&str> = entries
+        .iter()
+        .filter(|e| layer_of(&e.path).is_some_and(|n| max_stones.map_or(true, |m| n <= m)))
+        .filter(|e| std::fs::symlink_metadata(dir.join(&e.path)).is_err())
+        .map(|e| e.path.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let first = missing.iter().filter_map(|p| layer_of(p)).min().unwrap_or(0);
+    let below = if first > 0 { format!(", or unpack layers 0..{} with --max-stones {}", first - 1, first - 1) } else { String::new() };
+    let what = format!("{} listed but missing: nothing was unpacked (restore {}{below})", missing.join(", "), if missing.len() == 1 { "it" } else { "them" });
+    Err(Error::corrupt(dir.join("SHA256SUMS"), Damage::Manifest { what }))
 }
 
 /// Writes native layers `layers` into `dst` under its build lock, with a progress bar, Ctrl-C

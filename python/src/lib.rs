@@ -14,7 +14,7 @@ use oware_core::{Error as OwareError, Position, Ruleset};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
@@ -75,8 +75,45 @@ fn path_arg(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     fspath.extract()
 }
 
+/// An integer argument `name` within `lo..=hi`: a ValueError naming the argument and its range
+/// for any other int (negative, or too large for any machine type, included), a TypeError for
+/// a value that is not an int. The bounds are the program's, where it has the same option.
+fn int_arg(value: &Bound<'_, PyAny>, name: &str, lo: i128, hi: i128) -> PyResult<i128> {
+    let out_of_range = || {
+        let shown = value.str().map_or_else(|_| "?".to_string(), |s| s.to_string_lossy().into_owned());
+        PyValueError::new_err(format!("{name} must be an integer in {lo}..={hi}, not {shown}"))
+    };
+    if !value.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an integer, not {}",
+            value.get_type().name().map_or_else(|_| "?".to_string(), |n| n.to_string())
+        )));
+    }
+    match value.extract::<i128>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(out_of_range()),
+    }
+}
+
+/// [`int_arg`] of an optional argument.
+fn opt_int_arg(value: Option<&Bound<'_, PyAny>>, name: &str, lo: i128, hi: i128) -> PyResult<Option<i128>> {
+    value.map(|v| int_arg(v, name, lo, hi)).transpose()
+}
+
+/// The longest line `principal_variation` gives.
+const MAX_LINE_PLIES: i128 = 10_000;
+
+/// The most positions `Engine.analyse`'s `history` takes (as `oware serve`'s).
+const MAX_HISTORY: usize = 10_000;
+
 /// A board from any sequence of 12 integers.
 fn board(obj: &Bound<'_, PyAny>) -> PyResult<Position> {
+    // The length first: a long sequence is refused before any of it is copied.
+    if let Ok(n) = obj.len() {
+        if n != 12 {
+            return Err(InvalidPosition::new_err(format!("a board has 12 pits, not {n}")));
+        }
+    }
     let counts: Vec<i64> = obj.extract().map_err(|_| InvalidPosition::new_err("a board is a sequence of 12 integers (mover-first pit counts)"))?;
     if counts.len() != 12 {
         return Err(InvalidPosition::new_err(format!("a board has 12 pits, not {}", counts.len())));
@@ -231,8 +268,10 @@ impl Database {
     /// is None for a move that ends the game, and `end` is "game_over", "endless_play" (value 0
     /// and no capture can come any more), "repetition" (endless play, value 0), "cycle" or
     /// "ply_limit" (the names of `oware query --json`).
-    #[pyo3(signature = (board, max_plies = 40))]
-    fn principal_variation<'py>(&self, py: Python<'py>, board: &Bound<'py, PyAny>, max_plies: usize) -> PyResult<Bound<'py, PyDict>> {
+    /// `max_plies`: 0..=10000 (default 40).
+    #[pyo3(signature = (board, max_plies = None))]
+    fn principal_variation<'py>(&self, py: Python<'py>, board: &Bound<'py, PyAny>, max_plies: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+        let max_plies = opt_int_arg(max_plies, "max_plies", 0, MAX_LINE_PLIES)?.unwrap_or(40) as usize;
         let pos = self::board(board)?;
         let pv = py.allow_threads(|| self.db.principal_variation(&pos, max_plies)).map_err(|e| py_err(&e))?;
         let steps = PyList::empty(py);
@@ -427,11 +466,12 @@ fn verify<'py>(
     path: &Bound<'py, PyAny>,
     rules: &str,
     layers: Option<&Bound<'py, PyAny>>,
-    max_stones: Option<u32>,
+    max_stones: Option<&Bound<'py, PyAny>>,
     bounds: bool,
     dtc: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     use oware_core::verify::{verify_directory, NoObserver, VerifyOptions};
+    let max_stones = opt_int_arg(max_stones, "max_stones", 0, i128::from(oware_core::index::MAX_STONES))?.map(|n| n as u32);
     let path = path_arg(path)?;
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
     let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds, require_dtc: dtc };
@@ -455,15 +495,20 @@ impl Engine {
     /// from 0 up, or up to `max_table`); `path=None` searches with the evaluation alone.
     /// `hash_mb`: its transposition table; `threads`: threads of timed searches.
     #[new]
-    #[pyo3(signature = (path = None, rules = "awari", hash_mb = 64, threads = 1, max_table = None))]
-    fn new(path: Option<&Bound<'_, PyAny>>, rules: &str, hash_mb: usize, threads: usize, max_table: Option<u32>) -> PyResult<Engine> {
+    /// `hash_mb`: 1..=65536 (default 64); `threads`: 1..=1024 (default 1); `max_table`: 0..=48
+    /// (as the program's `--hash`, `--threads` and `--max-table`).
+    #[pyo3(signature = (path = None, rules = "awari", hash_mb = None, threads = None, max_table = None))]
+    fn new(
+        path: Option<&Bound<'_, PyAny>>,
+        rules: &str,
+        hash_mb: Option<&Bound<'_, PyAny>>,
+        threads: Option<&Bound<'_, PyAny>>,
+        max_table: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Engine> {
         let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-        if !(1..=65536).contains(&hash_mb) {
-            return Err(PyValueError::new_err(format!("hash_mb is 1..65536, not {hash_mb}")));
-        }
-        if !(1..=1024).contains(&threads) {
-            return Err(PyValueError::new_err(format!("threads is 1..1024, not {threads}")));
-        }
+        let hash_mb = opt_int_arg(hash_mb, "hash_mb", 1, 65536)?.unwrap_or(64) as usize;
+        let threads = opt_int_arg(threads, "threads", 1, 1024)?.unwrap_or(1) as usize;
+        let max_table = opt_int_arg(max_table, "max_table", 0, i128::from(oware_core::index::MAX_STONES))?.map(|n| n as u32);
         let db = match path {
             None => None,
             Some(p) => {
@@ -488,44 +533,77 @@ impl Engine {
         self.engine.clear();
     }
 
-    /// Searches `board` (12 mover-first counts) for `movetime_ms` milliseconds, or to `depth`,
-    /// or about `nodes` nodes (1 s when none is given); `captured=(mover, opponent)` scores the
-    /// game's final result (the 25-stone rule ends it). Returns a dict: `best_pit` (None when the
-    /// game is over), `score` (stones, mover's view), `exact`, `depth`, `nodes`, `nps`,
-    /// `seconds`, `pv` (pits) and `moves` (`{"pit", "score", "bound", "exact"}` for every move).
-    /// `history`: the game's positions since its last capture (boards, mover-first, oldest
-    /// first, the last one just before `board`); a move that repeats one of them ends the game
-    /// as the rules say, and is scored so.
+    /// Searches `board` (12 mover-first counts) for `movetime_ms` milliseconds (1..=86400000),
+    /// or to `depth` (1..=100), or about `nodes` nodes (1 or more; 1 s when none is given);
+    /// `captured=(mover, opponent)` (each 0..=48, making 48 with the board) scores the game's
+    /// final result (the 25-stone rule ends it). Returns a dict: `best_pit` (None when the game
+    /// is over), `score` (stones, mover's view), `exact`, `depth`, `nodes`, `nps`, `seconds`,
+    /// `pv` (a list of pits, 0..5 of the player to move at each ply, as `best_pit`) and
+    /// `moves` (`{"pit", "score", "bound", "exact"}` for every move). `history`: the game's
+    /// positions since its last capture (boards, each mover-first for its player to move,
+    /// oldest first, the last one just before `board`; at most 10000); each must lead to the
+    /// next, and the last to `board`, by a move that captures nothing (InvalidPosition
+    /// otherwise). A move that repeats one of them ends the game as the rules say, and is
+    /// scored so. Bad numbers raise ValueError naming the argument.
     #[pyo3(signature = (board, movetime_ms = None, depth = None, nodes = None, captured = None, history = None))]
     #[allow(clippy::too_many_arguments)]
     fn analyse<'py>(
         &self,
         py: Python<'py>,
         board: &Bound<'py, PyAny>,
-        movetime_ms: Option<u64>,
-        depth: Option<u32>,
-        nodes: Option<u64>,
-        captured: Option<(u32, u32)>,
-        history: Option<Vec<Bound<'py, PyAny>>>,
+        movetime_ms: Option<&Bound<'py, PyAny>>,
+        depth: Option<&Bound<'py, PyAny>>,
+        nodes: Option<&Bound<'py, PyAny>>,
+        captured: Option<&Bound<'py, PyAny>>,
+        history: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         use oware_core::search::{Control, Limits, Root, ScoreBound, MAX_DEPTH};
         use std::time::Duration;
         let pos = self::board(board)?;
-        if depth.is_some_and(|d| d == 0 || d > MAX_DEPTH) {
-            return Err(PyValueError::new_err(format!("depth is 1..{MAX_DEPTH}")));
-        }
-        if let Some((m, o)) = captured {
-            if m + o + pos.stones() != 48 {
-                return Err(PyValueError::new_err(format!("captured {m} + {o} and {} on the board do not make 48", pos.stones())));
+        let movetime_ms = opt_int_arg(movetime_ms, "movetime_ms", 1, 86_400_000)?.map(|v| v as u64);
+        let depth = opt_int_arg(depth, "depth", 1, i128::from(MAX_DEPTH))?.map(|v| v as u32);
+        let nodes = opt_int_arg(nodes, "nodes", 1, i128::from(u64::MAX))?.map(|v| v as u64);
+        let captured = match captured {
+            None => None,
+            Some(c) => {
+                let pair: (Bound<'py, PyAny>, Bound<'py, PyAny>) =
+                    c.extract().map_err(|_| PyTypeError::new_err("captured must be a pair (mover, opponent) of integers"))?;
+                let m = int_arg(&pair.0, "captured[0]", 0, 48)? as u32;
+                let o = int_arg(&pair.1, "captured[1]", 0, 48)? as u32;
+                if m + o + pos.stones() != 48 {
+                    return Err(PyValueError::new_err(format!("captured {m} + {o} and {} on the board do not make 48", pos.stones())));
+                }
+                Some((m, o))
             }
-        }
+        };
         let movetime = match (movetime_ms, depth, nodes) {
-            (Some(ms), _, _) => Some(Duration::from_millis(ms.max(1))),
+            (Some(ms), _, _) => Some(Duration::from_millis(ms)),
             (None, None, None) => Some(Duration::from_secs(1)),
             _ => None,
         };
         let limits = Limits { depth, movetime, nodes, all_moves: true };
-        let history = history.unwrap_or_default().iter().map(|b| self::board(b).map(|p| *p.board())).collect::<PyResult<Vec<_>>>()?;
+        let history = match history {
+            None => Vec::new(),
+            Some(h) => {
+                // The length first: a long sequence is refused before any of it is read.
+                let len = h.len().map_err(|_| PyTypeError::new_err("history must be a sequence of boards"))?;
+                if len > MAX_HISTORY {
+                    return Err(PyValueError::new_err(format!("history holds {len} positions: at most {MAX_HISTORY}")));
+                }
+                let items: Vec<Bound<'py, PyAny>> = h.extract().map_err(|_| PyTypeError::new_err("history must be a sequence of boards"))?;
+                items.iter().map(|b| self::board(b).map(|p| *p.board())).collect::<PyResult<Vec<_>>>()?
+            }
+        };
+        let rules = self.engine.rules();
+        for (i, h) in history.iter().enumerate() {
+            let next = history.get(i + 1).unwrap_or(pos.board());
+            if rules.quiet_move_between(h, next).is_none() {
+                let after = if i + 1 == history.len() { "board".to_string() } else { format!("history[{}]", i + 1) };
+                return Err(InvalidPosition::new_err(format!(
+                    "history[{i}]: no move of {rules} leads from it to {after} without a capture (history is the game's positions since its last capture, oldest first)"
+                )));
+            }
+        }
         let root = Root { position: pos, captured, history };
         let r = py.allow_threads(|| self.engine.search(&root, &limits, &Control::new(), &mut |_| {})).map_err(|e| py_err(&e))?;
         let out = PyDict::new(py);
@@ -536,7 +614,8 @@ impl Engine {
         out.set_item("nodes", r.nodes)?;
         out.set_item("nps", r.nps())?;
         out.set_item("seconds", r.seconds)?;
-        out.set_item("pv", r.pv.clone())?;
+        // Integers, not bytes (pyo3 turns a Vec<u8> into bytes).
+        out.set_item("pv", r.pv.iter().map(|&p| u32::from(p)).collect::<Vec<u32>>())?;
         let moves = PyList::empty(py);
         for m in &r.moves {
             let d = PyDict::new(py);

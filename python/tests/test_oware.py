@@ -14,6 +14,15 @@ import oware
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = [1, 1, 1, 1, 1, 2, 4, 2, 3, 0, 0, 0]
+# The eleven positions (mover-first, oldest first) before [0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1]
+# in a game without a capture: each leads to the next by a move, the last to that root, and the
+# root's move E leads back to the first.
+GAME_SINCE_CAPTURE = [
+    [0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1],
+    [0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0], [0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1], [0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0],
+    [0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1], [0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1],
+    [0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1], [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0],
+]
 
 
 def oware_cli():
@@ -471,11 +480,11 @@ def test_engine_is_exact_inside_the_layers_and_estimates_above(db_dir, db):
     # With captured counts the score is the game's.
     g = engine.analyse([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0], depth=3, captured=(20, 24))
     assert g["exact"] and g["score"] == -4 + db.value([0, 0, 0, 0, 2, 1, 1, 0, 0, 0, 0, 0])
-    # A game's history: the only move returns to the position before with the same side to
-    # move; the game ends there, the stones split evenly, where the layers say -3.
-    root, before = [0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0], [1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1]
+    # A game's history: move E returns to the position eleven plies before with the same side
+    # to move; the game ends there, the stones split evenly, where the layers say -3.
+    root = [0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1]
     assert engine.analyse(root, depth=4)["score"] == -3
-    h = engine.analyse(root, depth=4, history=[before])
+    h = engine.analyse(root, depth=4, history=GAME_SINCE_CAPTURE)
     assert h["exact"] and h["score"] == 0 and h["best_pit"] == 4
     with pytest.raises(oware.InvalidPosition):
         engine.analyse(root, depth=4, history=[[4, 4, 4]])
@@ -490,3 +499,55 @@ def test_engine_is_exact_inside_the_layers_and_estimates_above(db_dir, db):
         engine.analyse([4, 4, 4])
     with pytest.raises(oware.Error):
         oware.Engine(db_dir, rules="chess")
+
+
+def test_engine_arguments_are_bounded_and_its_line_is_a_list_of_pits(db_dir, db):
+    # Issue 52, item 13. Old: `pv` was bytes; max_table=99 and movetime_ms=0 were taken where
+    # the program refuses them; a negative depth, captured count or max_plies raised a bare
+    # OverflowError; the stub left out `history`. New: a list of pits, ValueError naming the
+    # argument, and the stub has `history`.
+    engine = oware.Engine(db_dir)
+    start = [4] * 12
+    a = engine.analyse(start, depth=4)
+    assert isinstance(a["pv"], list) and a["pv"], a
+    assert all(type(p) is int and 0 <= p < 6 for p in a["pv"]) and a["pv"][0] == a["best_pit"]
+    for kwargs, name in [
+        ({"depth": -1}, "depth"), ({"depth": 0}, "depth"), ({"depth": 101}, "depth"), ({"depth": 2**80}, "depth"),
+        ({"movetime_ms": 0}, "movetime_ms"), ({"movetime_ms": -5}, "movetime_ms"),
+        ({"nodes": 0}, "nodes"), ({"nodes": -1}, "nodes"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            engine.analyse(start, **kwargs)
+    eight = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]
+    for captured in [(-1, 41), (41, -1), (2**70, 0)]:
+        with pytest.raises(ValueError, match=r"captured\[[01]\]"):
+            engine.analyse(eight, depth=2, captured=captured)
+    assert engine.analyse(eight, depth=2, captured=(20, 20))["best_pit"] in range(6)
+    for kwargs, name in [
+        ({"max_table": 99}, "max_table"), ({"max_table": -1}, "max_table"),
+        ({"hash_mb": 0}, "hash_mb"), ({"hash_mb": -64}, "hash_mb"), ({"threads": -2}, "threads"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            oware.Engine(db_dir, **kwargs)
+    assert oware.Engine(db_dir, max_table=48).tables == 16
+    with pytest.raises(ValueError, match="max_plies"):
+        db.principal_variation(PUBLISHED, max_plies=-1)
+    with pytest.raises(ValueError, match="max_stones"):
+        oware.verify(db_dir, max_stones=-1)
+    with pytest.raises(TypeError, match="depth"):
+        engine.analyse(start, depth="3")
+    # A history that is not the game's own: an empty board, a board of another stone count, a
+    # position no move leads from to the next.
+    root = [0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1]
+    for history in [[[0] * 12], [[4] * 12], GAME_SINCE_CAPTURE[:-1], GAME_SINCE_CAPTURE[1:] + GAME_SINCE_CAPTURE[:1]]:
+        with pytest.raises(oware.InvalidPosition, match="history"):
+            engine.analyse(root, depth=2, history=history)
+    # The stub says what the binding takes and gives.
+    import ast
+    stub = ast.parse((Path(oware.__file__).parent / "__init__.pyi").read_text())
+    engine_stub = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Engine")
+    analyse = next(n for n in engine_stub.body if isinstance(n, ast.FunctionDef) and n.name == "analyse")
+    assert [a.arg for a in analyse.args.args] == ["self", "board", "movetime_ms", "depth", "nodes", "captured", "history"]
+    analysis = next(n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Analysis")
+    fields = {n.target.id: ast.unparse(n.annotation) for n in analysis.body if isinstance(n, ast.AnnAssign)}
+    assert fields["pv"] == "List[int]" and set(fields) == set(a)

@@ -364,7 +364,7 @@ impl FileContent {
 }
 
 /// The message of a damaged file: `PATH: damaged KIND file: DAMAGE`, in the words of what it
-/// holds ([`FileContent::of`]).
+/// holds ([`FileContent::of`]); of a manifest problem, `PATH: manifest check failed: WHAT`.
 pub(super) fn corrupt_text(path: &Path, damage: &Damage) -> String {
     struct InFile<'a>(&'a Damage, FileContent);
     impl fmt::Display for InFile<'_> {
@@ -373,6 +373,11 @@ pub(super) fn corrupt_text(path: &Path, damage: &Damage) -> String {
         }
     }
     let content = FileContent::of(path, damage);
+    if let Damage::Manifest { .. } = damage {
+        // The manifest, or a file its digest disagrees with: a manifest problem, whatever file
+        // it names (`PATH: manifest check failed: WHAT`), not a damaged layer.
+        return format!("{}: {}", path.display(), InFile(damage, content));
+    }
     format!("{}: damaged {}: {}", path.display(), content.file(), InFile(damage, content))
 }
 

@@ -472,6 +472,12 @@ mod tests {
         let e = Error::corrupt("/tmp/x.owdb", Damage::DtcContradictsValue { index: 3, dtc: Some(2), value: 0 });
         assert_eq!(e.to_string(), "/tmp/x.owdb: damaged dtc file: position 3 has depth to capture 2 but value 0");
         assert!(Error::corrupt("/tmp/x.owdb", Damage::BadBoundsCode { index: 0, code: 9 }).to_string().contains("damaged bounds file"));
+        // Issue 52, item 12: a manifest problem is named so, not "damaged layer file".
+        let e = Error::corrupt("/packs/SHA256SUMS", Damage::Manifest { what: "awari/layer-12.owpk is listed but missing".into() });
+        assert_eq!(e.to_string(), "/packs/SHA256SUMS: manifest check failed: awari/layer-12.owpk is listed but missing");
+        let e = Error::corrupt("/packs/awari/dtc-07.owpk", Damage::Manifest { what: "SHA-256 a differs from the manifest's b".into() });
+        assert_eq!(e.to_string(), "/packs/awari/dtc-07.owpk: manifest check failed: SHA-256 a differs from the manifest's b");
+        assert_eq!(e.kind(), ErrorKind::Damaged);
         let failed = |v, b, d, f| Error::VerifyFailed { wrong_values: v, wrong_bounds: b, wrong_dtc: d, failed_facts: f }.to_string();
         assert_eq!(failed(1, 0, 0, 0), "verification failed: 1 value does not follow from its children");
         assert_eq!(failed(0, 0, 1, 0), "verification failed: 1 depth to capture does not follow from its moves");

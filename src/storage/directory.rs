@@ -371,10 +371,8 @@ impl DatabaseDir {
                 FileKind::File => LayerState::Present,
                 found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // A dangling link reads as absent; a link loop or a denied lookup does not.
-                LayerState::Absent
-            }
+            // Nothing there is absent; a dangling link, a link loop or a denied lookup is not.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => super::mapping::dangling_link(&path).map_or(LayerState::Absent, LayerState::Unreadable),
             Err(e) => LayerState::Unreadable(Error::io(path, e)),
         }
     }

@@ -110,6 +110,24 @@ pub(super) fn read_prefix(file: &File, buf: &mut [u8]) -> usize {
     }
 }
 
+/// The error for `path` when it is a symbolic link whose target does not exist (a dangling
+/// link, or one through a link loop's end), `None` when nothing is there. A path that names
+/// nothing but whose directory entry exists is unreadable, never absent: the file it stands for
+/// may be on a disk not mounted, or renamed away, and must not read as "not built".
+///
+/// Cost: one `lstat` (and one `readlink` for a link).
+pub(crate) fn dangling_link(path: &Path) -> Option<Error> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = fs::read_link(path).map_or_else(|_| "?".to_string(), |t| t.display().to_string());
+    Some(Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::NotFound, format!("a symbolic link to '{target}', which does not exist: the file cannot be read")),
+    ))
+}
+
 /// Opens `path` for reading as a regular file, never blocking on a FIFO and never mapping a
 /// directory or device. `missing` builds the error for a path with nothing there.
 pub(crate) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
@@ -120,7 +138,7 @@ pub(crate) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Resu
                 return Err(Error::NotAFile { path: path.into(), found, expected: FileKind::File });
             }
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(dangling_link(path).unwrap_or_else(missing)),
         Err(e) => return Err(Error::io(path, e)),
     }
     let mut options = OpenOptions::new();
@@ -133,7 +151,7 @@ pub(crate) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Resu
     }
     let file = match options.open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(dangling_link(path).unwrap_or_else(missing)),
         Err(e) => return Err(Error::io(path, e)),
     };
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;

@@ -147,14 +147,15 @@ impl std::str::FromStr for Format {
 }
 
 /// What is at `path`, from its directory entry only (nothing is opened, so a FIFO never blocks):
-/// absent (nothing, or a dangling link), a regular file, or something unreadable as a file.
+/// absent (nothing there), a regular file, or something unreadable as a file (a dangling link
+/// included: [`mapping::dangling_link`]).
 fn entry_state(path: PathBuf) -> LayerState {
     match std::fs::metadata(&path) {
         Ok(m) => match FileKind::of(m.file_type()) {
             FileKind::File => LayerState::Present,
             found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
         },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerState::Absent,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => mapping::dangling_link(&path).map_or(LayerState::Absent, LayerState::Unreadable),
         Err(e) => LayerState::Unreadable(Error::io(path, e)),
     }
 }

@@ -370,3 +370,92 @@ fn pack_and_published_errors_are_named_and_hinted_rightly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not re-derived") && err.contains(&format!("oware verify --rules awari --dir {} --max-stones 6", s(&back))), "{err}");
 }
+
+/// Layers `0..=max` of awari with their depths to capture and bounds, built here.
+fn build_dtc(dir: &Path, max: u32) {
+    let config = oware::build::BuildConfig { rules: Ruleset::Awari, max_stones: max, dir: dir.into(), dtc: true, bounds: true, ..Default::default() };
+    oware::build::build(&config, &oware::build::Silent).unwrap();
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// Issue 52, item 5 (and item 12's message). Old: with `dtc-08.owpk` removed, unpack restored
+/// the rest and exited 0; with `layer-06.owpk` removed, it said "unpacked layers 0..5" and exited
+/// 0 although the manifest lists 6..8. New: every file the manifest lists is unpacked or named,
+/// with exit 5 and nothing written; the message is a manifest problem, not a damaged layer.
+#[test]
+fn unpack_names_every_listed_file_that_is_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build_dtc(&db, 8);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    let dtc8 = packs.join("awari/dtc-08.owpk");
+    let layer6 = pack_path(&packs, Ruleset::Awari, 6);
+    for (gone, named) in [(&dtc8, "awari/dtc-08.owpk"), (&layer6, "awari/layer-06.owpk")] {
+        let kept = tmp.path().join("kept");
+        std::fs::rename(gone, &kept).unwrap();
+        let back = tmp.path().join("back");
+        let out = oware(&["unpack", "--dir", s(&packs), "--out", s(&back)]);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(5), "{named}: {said}");
+        assert!(said.contains(named) && said.contains("listed but missing"), "{said}");
+        assert!(said.contains("manifest check failed") && !said.contains("damaged layer file"), "{said}");
+        assert!(!layer_path(&back, Ruleset::Awari, 0).exists(), "{named}: layers were unpacked anyway");
+        std::fs::rename(&kept, gone).unwrap();
+        ok(&oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "-q"]));
+        assert!(layer_path(&back, Ruleset::Awari, 8).is_file() && back.join("awari/dtc-08.owdb").is_file());
+        std::fs::remove_dir_all(&back).unwrap();
+    }
+    // Below a missing layer, --max-stones unpacks what was asked for.
+    std::fs::remove_file(&layer6).unwrap();
+    let back = tmp.path().join("back");
+    ok(&oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "--max-stones", "5", "-q"]));
+    let out = oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "--max-stones", "7", "-q"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert!(text(&out).contains("awari/layer-06.owpk listed but missing"), "{}", text(&out));
+}
+
+/// Issue 52, item 8. Old: a dangling symbolic link at a dtc pack's path read as absent (`query
+/// --dtc`: "not built", exit 4; `stats`, `unpack`: exit 0) or as "entity not found" (`verify`).
+/// New: unreadable, never absent: every command names the file and the link, with exit 7; the
+/// same for a dangling link in place of a native layer, bounds or dtc file.
+#[test]
+fn a_dangling_link_is_unreadable_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
+    build_dtc(&db, 8);
+    ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
+    let eight = "1 1 1 1 1 1 1 1 0 0 0 0";
+    let check = |dir: &Path, link: &Path, commands: &[&[&str]]| {
+        let saved = tmp.path().join("saved");
+        std::fs::rename(link, &saved).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("not-there"), link).unwrap();
+        for args in commands {
+            let out_dir = tmp.path().join("out");
+            let mut full: Vec<&str> = args.to_vec();
+            full.extend(["--dir", s(dir)]);
+            if args[0] == "unpack" {
+                full.extend(["--out", s(&out_dir)]);
+            }
+            if args[0] == "query" {
+                full.push(eight);
+            }
+            let out = oware(&full);
+            let said = text(&out);
+            assert_eq!(out.status.code(), Some(7), "{full:?} with {}: {said}", link.display());
+            assert!(said.contains(s(link)) && said.contains("symbolic link") && said.contains("not-there"), "{full:?}: {said}");
+            let _ = std::fs::remove_dir_all(&out_dir);
+        }
+        std::fs::remove_file(link).unwrap();
+        std::fs::rename(&saved, link).unwrap();
+    };
+    let all: &[&[&str]] = &[&["query", "--dtc"], &["stats"], &["unpack", "-q"], &["verify"]];
+    check(&packs, &packs.join("awari/dtc-08.owpk"), all);
+    check(&packs, &pack_path(&packs, Ruleset::Awari, 8), all);
+    let native: &[&[&str]] = &[&["query", "--dtc", "--bounds"], &["stats"], &["verify"]];
+    for name in ["dtc-08.owdb", "bounds-08.owdb", "layer-08.owdb"] {
+        check(&db, &db.join("awari").join(name), native);
+    }
+}

@@ -652,15 +652,19 @@ fn serve_analyse_refuses_captured_counts_and_parameters_that_do_not_fit() {
 
 /// `history` gives `/analyse` the game's positions since the last capture: a move that repeats
 /// one ends the game (awari: the stones split evenly) and is scored so, where the layers say -3.
+/// The history is a real one (issue 52, item 11: each position leads to the next by a move):
+/// eleven plies without a capture from the position South's only sensible move (E) returns to.
 #[test]
 fn serve_analyse_takes_the_games_history() {
     let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
-    // South to move; his only move (E) leads to the position before, North to move again.
-    let root = "south=0,0,0,0,2,0&north=0,0,0,0,1,0&to_move=south";
+    let root = "south=0,0,0,0,1,0&north=0,1,0,0,0,1&to_move=south";
     let (st, v) = server.get(&format!("/api/v1/analyse?{root}&movetime=100"));
     assert_eq!((st, v["score"].as_f64()), (200, Some(-3.0)), "{v}");
-    let before = "0,0,0,0,0,1,1,0,0,0,1,0";
-    let (st, v) = server.get(&format!("/api/v1/analyse?{root}&history={before}&movetime=100"));
+    // Oldest first, North to move in the first (E leads back to it) and in the last.
+    let history = "0,0,0,0,0,1,0,1,0,0,0,1;1,0,0,0,0,1,0,1,0,0,0,0;0,1,0,0,0,1,0,1,0,0,0,0;0,1,0,0,0,1,0,0,1,0,0,0;\
+                   0,0,1,0,0,1,0,0,1,0,0,0;0,0,1,0,0,1,0,0,0,1,0,0;0,0,0,1,0,1,0,0,0,1,0,0;0,0,0,1,0,1,0,0,0,0,1,0;\
+                   0,0,0,0,1,1,0,0,0,0,1,0;0,0,0,0,1,1,0,0,0,0,0,1;0,0,0,0,1,0,1,0,0,0,0,1";
+    let (st, v) = server.get(&format!("/api/v1/analyse?{root}&history={history}&movetime=100"));
     assert_eq!(st, 200, "{v}");
     assert_eq!((v["score"].as_f64(), v["exact"].as_bool(), v["best_house"].as_str()), (Some(0.0), Some(true), Some("E")), "{v}");
     for bad in ["1,2,3", "0,0,0,0,0,1,1,0,0,0,1,x", "49,0,0,0,0,0,0,0,0,0,0,0"] {
@@ -693,5 +697,101 @@ fn serve_says_it_stopped_when_signalled() {
         assert_eq!(status.code(), Some(130), "{err}");
         assert!(!err.contains("resume") && !err.contains("build"), "signal {signal}: {err}");
         assert!(err.contains("stopped serving"), "signal {signal}: {err}");
+    }
+}
+
+/// Issue 52, item 3. Old: a client that shut down its side after a whole request (`nc -N`,
+/// `shutdown(SHUT_WR)`) got no answer: hyper closed the connection at the end of file it read
+/// while the request was answered (20 of 20 times under load for `/info`). New: every route
+/// answers it, many clients at once; an analysis is answered too (its search stops at the
+/// half-close, as at a hang-up, and answers what it found).
+#[test]
+fn serve_answers_clients_that_half_close_after_a_whole_request() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    let server = Server::start(dir, &[]);
+    let body = r#"{"positions": ["1 1 1 1 1 2 4 1 0 0 0 0", "0 0 1 0 0 0 0 1 0 0 1 0"]}"#;
+    let requests: Vec<(String, u16)> = vec![
+        ("GET /api/v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 200),
+        ("GET /api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0 HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 200),
+        ("GET /api/v1/moves?pits=1,1,1,1,1,2,4,1,0,0,0,0 HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 200),
+        (format!("POST /api/v1/positions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()), 200),
+        ("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 200),
+        ("GET /nowhere HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 404),
+        ("GET /api/v1/position?pits=99 HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 400),
+        ("GET /api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=300 HTTP/1.1\r\nHost: localhost\r\n\r\n".into(), 200),
+    ];
+    let half_closed = |raw: &str| -> String {
+        let mut c = server.connect();
+        c.write_all(raw.as_bytes()).unwrap();
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut got = Vec::new();
+        let _ = c.read_to_end(&mut got);
+        String::from_utf8_lossy(&got).into_owned()
+    };
+    for (raw, status) in &requests {
+        let text = half_closed(raw);
+        assert!(text.starts_with("HTTP/1.1 "), "no answer after a half-close to {:?}: {text:?}", raw.lines().next());
+        assert_eq!(answer_of(&text).0, *status, "{text:.300}");
+    }
+    // Under load: eight clients at once, each half-closing after 25 requests in turn.
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            let (requests, answered, half_closed) = (&requests, &answered, &half_closed);
+            scope.spawn(move || {
+                for k in 0..25 {
+                    let (raw, status) = &requests[(t + k) % (requests.len() - 1)];
+                    let text = half_closed(raw);
+                    if text.starts_with("HTTP/1.1 ") && answer_of(&text).0 == *status {
+                        answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(answered.into_inner(), 200, "half-closed requests answered of 200");
+}
+
+/// Issue 52, item 11. Old: `history` took any boards (an empty one, one of 48 stones before a
+/// root of 16, `;;;`) and could answer `exact: true` from them; a request with two `Host`
+/// fields was served. New: each history position must lead to the next (the last to the
+/// position asked about) by a move that captures nothing, empty entries are refused, and two
+/// `Host` fields are a 400.
+#[test]
+fn serve_refuses_impossible_histories_and_two_host_fields() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    // The root and the position before it (North to move: its move a leads to the root).
+    let root = "south=0,0,0,0,1,0&north=0,1,0,0,0,1&to_move=south";
+    let before = "0,0,0,0,1,0,1,0,0,0,0,1";
+    let start = "4,4,4,4,4,4,4,4,4,4,4,4";
+    for (history, says) in [
+        ("0,0,0,0,0,0,0,0,0,0,0,0", "0 stones, where the position asked about has 3"),
+        (start, "48 stones, where the position asked about has 3"),
+        (";;;", "history position 1 of 4: empty"),
+        (&format!("{before};"), "history position 2 of 2: empty"),
+        // Three stones, but no move leads from it to the root (South's F cannot empty).
+        ("0,0,0,0,0,1,0,1,0,0,1,0", "no move of awari leads from it to the position asked about"),
+        // Each leads to the root, but not the first to the second.
+        (&format!("{before};{before}"), "history position 1 of 2: no move of awari leads from it to history position 2"),
+    ] {
+        let (st, e) = server.get(&format!("/api/v1/analyse?{root}&history={history}&movetime=50"));
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{history}: {e}");
+        let message = e["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{history}: {message}");
+    }
+    // A root of 16 stones and a position of 48 before it.
+    let sixteen = "pits=2,2,1,1,1,1,2,1,1,1,2,1";
+    let (st, e) = server.get(&format!("/api/v1/analyse?{sixteen}&history={start}&movetime=50"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    // The real history, and none, are still taken.
+    for history in [before, ""] {
+        let (st, v) = server.get(&format!("/api/v1/analyse?{root}&history={history}&movetime=50"));
+        assert_eq!(st, 200, "{history}: {v}");
+    }
+    // Two Host fields, whatever they say.
+    for hosts in ["Host: localhost\r\nHost: localhost", "Host: localhost\r\nHost: evil.example", "Host: evil.example\r\nHost: localhost"] {
+        let (st, e) = json_of(server.raw(format!("GET /api/v1/info HTTP/1.1\r\n{hosts}\r\nConnection: close\r\n\r\n").as_bytes()));
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{hosts:?}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("2 Host header fields"), "{e}");
     }
 }

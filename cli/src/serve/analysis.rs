@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::Json;
+use axum::{Extension, Json};
 use oware::position::Side;
 use oware::search::{Control, Limits, Root};
 use serde::Serialize;
 
 use super::errors::{ApiError, ApiResult};
+use super::guards::Peer;
 use super::handlers::blocking;
 use super::params::{ask_of, check_known, params, parse_history, QueryPairs};
 use super::shared::Shared;
@@ -93,7 +94,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
     }
     let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
     let history = match history {
-        Some(text) => parse_history(&text, ask.side)?,
+        Some(text) => parse_history(&text, ask.rules, &ask.position, ask.side)?,
         None => Vec::new(),
     };
     let root = Root { position: ask.position, captured, history };
@@ -137,21 +138,35 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
 }
 
 /// `GET /api/v1/analyse`: one search at a time per core, on a blocking thread.
-pub(super) async fn analyse(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
+///
+/// A client that hangs up, or shuts down its side of the connection, while its analysis waits
+/// or runs stops the search: the iterations finished so far are answered (at least the first,
+/// which always finishes), to a client still reading. Only an analysis does so: every other
+/// request is answered in full after a half-close.
+pub(super) async fn analyse(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
     let q = params(q)?;
-    // A client that hangs up drops this future: the guard then stops its search (or it never
-    // starts, when it was still waiting for its turn).
+    // Dropping this future (the connection closed under it) stops the search too.
     let control = Arc::new(Control::new());
     let _stop = StopOnDrop(control.clone());
-    // Searches take a core each for up to --max-movetime: at most one per core at once. The
-    // permit goes with the search, so a stopped search holds it until it has ended.
-    let Ok(permit) = shared.searches.clone().acquire_owned().await else {
-        return Err(ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
+    let stop = control.clone();
+    let work = async move {
+        // Searches take a core each for up to --max-movetime: at most one per core at once.
+        // The permit goes with the search, so a stopped search holds it until it has ended.
+        let Ok(permit) = shared.searches.clone().acquire_owned().await else {
+            return Err(ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
+        };
+        blocking(move || {
+            let _permit = permit;
+            analyse_answer(&shared, q, &control)
+        })
+        .await
     };
-    blocking(move || {
-        let _permit = permit;
-        analyse_answer(&shared, q, &control)
-    })
-    .await
-    .map(Json)
+    tokio::pin!(work);
+    if let Some(Extension(peer)) = peer {
+        tokio::select! {
+            r = &mut work => return r.map(Json),
+            () = peer.hung_up() => stop.stop(),
+        }
+    }
+    work.await.map(Json)
 }

@@ -5,6 +5,7 @@
 //! or SIGTERM. The socket's own guards are [`transport`](super::transport)'s.
 
 use std::net::IpAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,10 +27,16 @@ use crate::signals;
 /// Largest request line (URI included) and request head answered; longer ones get 414 / 431.
 const MAX_URI: usize = 8 << 10;
 
-/// Refuses, before any route: on a loopback address, a `Host` that does not name this machine
+/// Refuses, before any route: a request with more than one `Host` field; on a loopback address, a `Host` that does not name this machine
 /// (a page elsewhere reaching the server through DNS rebinding); POST bodies that are not
 /// `application/json` (a cross-site form post); request lines longer than [`MAX_URI`].
 pub(super) async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    // RFC 9112 (3.2): a request with more than one Host field is answered 400; which of them
+    // the guard below or a proxy in front reads is not to be guessed.
+    let hosts = request.headers().get_all(header::HOST).iter().count();
+    if hosts > 1 {
+        return ApiError::bad(format!("the request has {hosts} Host header fields: at most one is allowed")).into_response();
+    }
     if let Some(allowed) = &shared.hosts {
         if let Some(host) = request.headers().get(header::HOST) {
             let ok = host.to_str().ok().map(host_name).is_some_and(|h| allowed.contains(&h));
@@ -95,6 +102,44 @@ pub(super) fn allowed_hosts(addr: IpAddr) -> Option<Vec<String>> {
     Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into(), bound])
 }
 
+/// A request's connection: its socket's descriptor, valid while the request is answered (the
+/// connection owns the socket and outlives its requests' handlers).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Peer(RawFd);
+
+impl Peer {
+    /// Resolves once the client has hung up or shut down its side of the connection: its
+    /// socket reads the end of file, or fails. Requests already received stay in the socket
+    /// (peeked, never read), and a request pipelined behind this one hides the end of file
+    /// behind it: the watch then never resolves. Polled every 25 ms on a duplicate of the
+    /// descriptor; never resolves when it cannot be duplicated.
+    pub(super) async fn hung_up(self) {
+        // SAFETY: the descriptor is the connection's open socket while its request is answered
+        // (see the type); the duplicate is owned here and closed when dropped.
+        let dup = unsafe { libc::fcntl(self.0, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return std::future::pending().await;
+        }
+        // SAFETY: `dup` is a new descriptor nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(dup) };
+        loop {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            let mut byte = 0u8;
+            // SAFETY: a non-blocking peek of at most one byte into `byte`.
+            let got = unsafe { libc::recv(fd.as_raw_fd(), std::ptr::addr_of_mut!(byte).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+            if got == 0 {
+                return;
+            }
+            if got < 0 {
+                let e = std::io::Error::last_os_error();
+                if !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
 /// 512 connections, or fewer when the limit of open files is low (a quarter of it is kept for
 /// layer files and the rest of the process).
 pub(super) fn default_max_connections() -> usize {
@@ -129,14 +174,27 @@ pub(super) async fn serve(listener: tokio::net::TcpListener, app: Router, max_co
             },
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // Each request carries its connection's socket, which a running analysis watches for
+        // its client hanging up ([`Peer`]).
+        let peer = Peer(stream.as_raw_fd());
+        let tower = TowerToHyperService::new(app.clone());
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(peer);
+            hyper::service::Service::call(&tower, request)
+        });
         let mut stop_rx = stop_rx.clone();
         tokio::spawn(async move {
             let io = TokioIo::new(Guarded::new(stream, client_timeout));
             let mut builder = hyper::server::conn::http1::Builder::new();
             // The head must arrive within the timeout, and the timer runs while a keep-alive
             // connection waits for its next request too: idle connections are closed.
-            builder.timer(TokioTimer::new()).header_read_timeout(client_timeout).keep_alive(true);
+            // `half_close`: a client that shuts down its side after a whole request (`nc -N`,
+            // `shutdown(SHUT_WR)`) is still answered. Without it hyper closes the connection
+            // at the end of file it reads while a request is being answered, so the answer is
+            // lost (issue 52, item 3); a client that hangs up outright is then noticed when
+            // its answer is written, and a running analysis watches its socket itself
+            // ([`Peer`]).
+            builder.timer(TokioTimer::new()).header_read_timeout(client_timeout).keep_alive(true).half_close(true);
             let conn = builder.serve_connection(io, service);
             tokio::pin!(conn);
             tokio::select! {

@@ -124,8 +124,17 @@ pub(super) fn ask_of(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<
 /// first, separated by `;`, each the 12 counts of the board as drawn (South's `A..F`, then
 /// North's `a..f`, comma-separated). The sides to move alternate back from the position asked
 /// about: the last one has the other side to move. Returns them mover-first.
-pub(super) fn parse_history(text: &str, to_move: Side) -> ApiResult<Vec<oware::Board>> {
-    let entries: Vec<&str> = text.split(';').filter(|e| !e.trim().is_empty()).take(MAX_HISTORY + 1).collect();
+///
+/// Each must be a position the game could have passed through on its way to `root` (the
+/// position asked about, `to_move` to move) since its last capture: a legal move of `rules`
+/// that captures nothing leads from each to the next, and from the last to `root` (so each
+/// holds as many stones as `root`). An empty value is no history; an empty entry (`;;`) is
+/// refused.
+pub(super) fn parse_history(text: &str, rules: Ruleset, root: &Position, to_move: Side) -> ApiResult<Vec<oware::Board>> {
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let entries: Vec<&str> = text.split(';').take(MAX_HISTORY + 1).collect();
     if entries.len() > MAX_HISTORY {
         return Err(ApiError::bad(format!("history names more than {MAX_HISTORY} positions")));
     }
@@ -133,6 +142,9 @@ pub(super) fn parse_history(text: &str, to_move: Side) -> ApiResult<Vec<oware::B
     let mut out = Vec::with_capacity(len);
     for (i, entry) in entries.iter().enumerate() {
         let bad = |why: String| ApiError::bad(format!("history position {} of {len}: {why}", i + 1));
+        if entry.trim().is_empty() {
+            return Err(bad("empty (positions are separated by one ';')".into()));
+        }
         let counts: Vec<&str> = entry.split(',').map(str::trim).collect();
         if counts.len() != 12 {
             return Err(bad(format!("12 counts (South's A..F, then North's a..f), not {}", counts.len())));
@@ -151,7 +163,24 @@ pub(super) fn parse_history(text: &str, to_move: Side) -> ApiResult<Vec<oware::B
             Side::North => oware::rules::turned(&absolute),
         };
         let position = Position::new(board).map_err(|e| bad(e.to_string()))?;
+        let (held, root_stones) = (position.stones(), root.stones());
+        if held != root_stones {
+            return Err(bad(format!(
+                "{held} stones, where the position asked about has {root_stones}: the history is the game's positions since its last capture, which hold as many"
+            )));
+        }
         out.push(*position.board());
+    }
+    // Each position leads to the next (the last to the root) by a move that captures nothing.
+    for i in 0..len {
+        let next = out.get(i + 1).unwrap_or(root.board());
+        if rules.quiet_move_between(&out[i], next).is_none() {
+            let after = if i + 1 == len { "the position asked about".to_string() } else { format!("history position {}", i + 2) };
+            return Err(ApiError::bad(format!(
+                "history position {} of {len}: no move of {rules} leads from it to {after} without a capture (the history is the game's positions since its last capture, each the one before the next)",
+                i + 1
+            )));
+        }
     }
     Ok(out)
 }

@@ -34,6 +34,23 @@ class Line(TypedDict):
 
 Board = Sequence[int]
 
+class AnalysedMove(TypedDict):
+    pit: int
+    score: float
+    bound: str
+    exact: bool
+
+class Analysis(TypedDict):
+    best_pit: Optional[int]
+    score: float
+    exact: bool
+    depth: int
+    nodes: int
+    nps: int
+    seconds: float
+    pv: List[int]
+    moves: List[AnalysedMove]
+
 class Engine:
     """The search engine: best moves and scores from any position, exact inside the built
     layers (and wherever the search proves them), estimates above them."""
@@ -42,7 +59,14 @@ class Engine:
     @property
     def tables(self) -> Optional[int]: ...
     def clear(self) -> None: ...
-    def analyse(self, board: Sequence[int], movetime_ms: Optional[int] = None, depth: Optional[int] = None, nodes: Optional[int] = None, captured: Optional[Tuple[int, int]] = None) -> Dict[str, Any]: ...
+    def analyse(self, board: Sequence[int], movetime_ms: Optional[int] = None, depth: Optional[int] = None, nodes: Optional[int] = None, captured: Optional[Tuple[int, int]] = None, history: Optional[Sequence[Sequence[int]]] = None) -> Analysis:
+        """Searches `board` for `movetime_ms` (1..86400000), to `depth` (1..100) or about `nodes`
+        (1 s when none is given). `captured=(mover, opponent)`: counts 0..48 that make 48 with the
+        board; the score is then the game's. `history`: the game's positions since its last
+        capture (mover-first boards, oldest first, at most 10000), each leading to the next and
+        the last to `board` by a move that captures nothing (InvalidPosition otherwise). A number
+        out of its range raises ValueError naming the argument."""
+        ...
 
 class Database:
     """A database directory opened for one ruleset (native layers, packs, or the published 2002
