@@ -284,7 +284,9 @@ impl Engine {
     /// Cost: what `limits` allow; stops early when the root's value is proven.
     ///
     /// # Errors
-    /// A layer that cannot be read while searching ([`Error::Corrupt`], [`Error::Io`]).
+    /// A layer that cannot be read while searching ([`Error::Corrupt`], [`Error::Io`]);
+    /// [`Error::Usage`] when the root's history since its last capture is not a game's (a
+    /// position that no move without capture leads from to the next, or to the root).
     pub fn search(&self, root: &Root, limits: &Limits, control: &Control, on_info: &mut dyn FnMut(&Report)) -> Result<Report> {
         let start = Instant::now();
         if let Some(t) = limits.movetime {
@@ -296,6 +298,20 @@ impl Engine {
         // stones as the root; any before them hold more and cannot come again).
         let n0 = root.position.stones();
         let since = root.history.iter().rev().take_while(|b| stones(b) == n0).count();
+        // Those must be a game's: each leads to the next, and the last to the root, by a move
+        // that captures nothing (a made-up history could make up a repetition).
+        let recent = &root.history[root.history.len() - since..];
+        for (i, b) in recent.iter().enumerate() {
+            let next = recent.get(i + 1).unwrap_or(root.position.board());
+            if self.rules.quiet_move_between(b, next).is_none() {
+                return Err(Error::Usage(format!(
+                    "the game's position {} of {}: no move of {} leads from it to the next without a capture (a history is the game's positions since its last capture, in order)",
+                    root.history.len() - since + i + 1,
+                    root.history.len(),
+                    self.rules
+                )));
+            }
+        }
         let history: Vec<(u64, u32)> = root.history[root.history.len() - since..].iter().map(|b| (board_key(b), n0)).collect();
         let salt = history.iter().fold(0x005E_ED0F_0A7A_u64, |h, &(k, _)| splitmix(h ^ k)) | 1;
         let shared = Shared {

@@ -329,3 +329,24 @@ fn a_table_larger_than_three_quarters_of_the_memory_available_is_refused() {
     assert!(text.starts_with(&format!("{} MiB is more than three quarters of the ", 2 * mb)) && text.ends_with(" MiB of memory available"), "{text}");
     assert!(check_hash_mb(u64::MAX).is_err(), "no overflow");
 }
+
+#[test]
+fn a_made_up_history_is_refused() {
+    // Issue 52, item 11: a position no quiet move leads from to the next could fake a repetition.
+    let engine = Engine::new(Ruleset::Awari, None, None).unwrap();
+    let start = Position::start();
+    let limits = Limits { depth: Some(1), ..Limits::default() };
+    let bad = Root { position: start, captured: None, history: vec![*start.board()] };
+    let err = engine.search(&bad, &limits, &Control::new(), &mut |_| {}).unwrap_err();
+    assert!(matches!(err, Error::Usage(ref m) if m.contains("position 1 of 1")), "{err}");
+    // A real one: the start, South plays F; the root is North to move.
+    let after = match Ruleset::Awari.play(start.board(), 5).unwrap().outcome {
+        Outcome::Child { child, .. } => child,
+        Outcome::End { .. } => unreachable!(),
+    };
+    let good = Root { position: Position::new(after).unwrap(), captured: None, history: vec![*start.board()] };
+    engine.search(&good, &limits, &Control::new(), &mut |_| {}).unwrap();
+    // Positions with more stones, before the last capture, are not the game's recent past.
+    let older = Root { position: Position::new(after).unwrap(), captured: None, history: vec![[4; 12], [0; 12]] };
+    assert!(engine.search(&older, &limits, &Control::new(), &mut |_| {}).is_ok());
+}
