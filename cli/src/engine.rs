@@ -580,7 +580,8 @@ const GO_WORDS: [&str; 12] = ["movetime", "depth", "nodes", "wtime", "btime", "w
 /// Reads a `go` command. One policy for every irregular argument: `go` always searches and
 /// always answers `bestmove`, and each argument it cannot take as given is named in a note
 /// (sent as `info string`) saying how it was read: a value out of its range is brought into it
-/// (`depth 1..=100`, `nodes` and `movetime` at least 1, `movestogo` at least 1), a negative clock
+/// (`depth 1..=100`, `nodes` and `movetime` at least 1, `movestogo` at least 1; a whole number too
+/// large for 64 bits is too large for every range), a negative clock
 /// reads as no time left, a value that is not a whole number and the arguments of chess this
 /// engine does not search for (`mate`, `searchmoves`) or does not know are ignored.
 fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
@@ -613,9 +614,14 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
         i += 1;
         let negative = text.len() > 1 && text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit());
         let clock = matches!(key, "wtime" | "btime" | "winc" | "binc");
+        // A whole number too large for 64 bits is read as the largest value, as any other value
+        // out of range is.
+        let too_large = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && text.parse::<u64>().is_err();
         let value = if negative && clock {
             notes.push(format!("go {key} {text} is negative: read as no time left"));
             0
+        } else if too_large {
+            u64::MAX
         } else {
             match text.parse::<u64>() {
                 Ok(v) => v,
@@ -625,9 +631,14 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
                 }
             }
         };
+        if too_large && clock {
+            notes.push(format!("go {key} {} is too large: a time in ms is 0..={}; read as {}", excerpt(text), u64::MAX, u64::MAX));
+        }
         let mut at_least = |min: u64, max: u64, what: &str| -> u64 {
             let v = value.clamp(min, max);
-            if v != value {
+            if too_large {
+                notes.push(format!("go {key} {} is too large: {what} is {min}..={max}; read as {v}", excerpt(text)));
+            } else if v != value {
                 notes.push(format!("go {key} {value}: {what} is {min}..={max}; read as {v}"));
             }
             v
@@ -641,7 +652,10 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
             "btime" => go.clock[1] = Some(value),
             "winc" => go.clock[2] = Some(value),
             "binc" => go.clock[3] = Some(value),
-            _ => notes.push(format!("go mate {value} ignored: the engine searches for the best score, not for a mate")),
+            _ => {
+                let mate = if too_large { excerpt(text) } else { value.to_string() };
+                notes.push(format!("go mate {mate} ignored: the engine searches for the best score, not for a mate"));
+            }
         }
     }
     (go, notes)
@@ -821,7 +835,13 @@ mod tests {
     /// Every irregular argument is read one way and said in a note; `go` always searches.
     #[test]
     fn irregular_go_arguments_are_read_and_said() {
-        let cases: [(&[&str], &str); 12] = [
+        let cases: [(&[&str], &str); 15] = [
+            (
+                &["nodes", "99999999999999999999"],
+                "go nodes '99999999999999999999' is too large: a node count is 1..=18446744073709551615; read as 18446744073709551615",
+            ),
+            (&["depth", "99999999999999999999"], "is too large: a depth is 1..=100; read as 100"),
+            (&["wtime", "99999999999999999999"], "go wtime '99999999999999999999' is too large: a time in ms is 0..="),
             (&["depth", "101"], "go depth 101: a depth is 1..=100; read as 100"),
             (&["depth", "99999"], "read as 100"),
             (&["depth", "0"], "read as 1"),
@@ -845,6 +865,9 @@ mod tests {
         assert_eq!(go.depth, Some(2));
         let (go, _) = parse_go(&["nodes", "0"]);
         assert_eq!(go.nodes, Some(1));
+        let (go, notes) = parse_go(&["nodes", "99999999999999999999", "depth", "99999999999999999999"]);
+        assert_eq!((go.nodes, go.depth), (Some(u64::MAX), Some(100)));
+        assert!(notes.iter().all(|n| !n.contains("not a whole number")), "{notes:?}");
         let (go, notes) = parse_go(&["depth", "3", "movetime", "600"]);
         assert!(notes.is_empty() && go.depth == Some(3) && go.movetime == Some(600));
     }

@@ -176,3 +176,16 @@ fn build_for_plans_the_layers_a_target_needs() {
     }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "a dry run writes nothing");
 }
+
+/// Item 12. `--client-timeout 0` and `--shutdown-timeout 0` are refused with a range that is
+/// true: "'0' is not a number of seconds in 0..86400" named a range holding 0.
+#[test]
+fn serve_timeouts_name_their_true_range() {
+    for option in ["--client-timeout", "--shutdown-timeout"] {
+        for bad in ["0", "-1", "86401", "x"] {
+            let (code, _, err) = oware_all(&["serve", &format!("{option}={bad}")]);
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains(&format!("'{bad}' is not a number of seconds more than 0 and at most 86400")), "{option} {bad}: {err}");
+        }
+    }
+}
