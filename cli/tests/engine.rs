@@ -429,7 +429,7 @@ fn a_match_resumes_from_its_file() {
     assert!(!ok && err.contains("is another match"), "{err}");
 }
 
-/// The same positions through `oware play`, the computer playing both sides (`b` at each turn):
+/// The same positions through `oware play`, the computer playing both sides (`best` at each turn):
 /// every game ends with South ahead.
 #[test]
 fn won_positions_are_converted_by_play() {
@@ -449,7 +449,7 @@ fn won_positions_are_converted_by_play() {
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all("b\n".repeat(1000).as_bytes());
+            let _ = stdin.write_all("best\n".repeat(1000).as_bytes());
         });
         let out = child.wait_with_output().unwrap();
         writer.join().unwrap();

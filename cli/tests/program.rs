@@ -189,3 +189,34 @@ fn serve_timeouts_name_their_true_range() {
         }
     }
 }
+
+/// Item 6. In `oware play`, `b` is North's house b (and South's B), not a command: it played a
+/// best move instead. The commands are in `--help`.
+#[test]
+fn play_takes_house_b() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+        .args(["play", "--computer", "nobody", "--depth", "1", "--dir", tmp.path().to_str().unwrap()])
+        .args(["--from", "S: 1 1 1 1 1 1  N: 1 1 1 1 1 1  N"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"b\nq\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("North plays "), "b played the best move: {text}");
+    let after_b = text.split("North to move> b\n").nth(1).unwrap_or_else(|| panic!("{text}"));
+    // House b sown: one stone into c.
+    assert!(after_b.contains("  North   1   1   1   2   0   1\n") && after_b.contains("South to move> "), "{text}");
+    let (code, help) = oware(&["play", "--help"]);
+    assert_eq!(code, 0);
+    for words in ["h, hint", "*, best", "u, undo", "n, new", "?, help", "q, quit, exit", "A..F, a..f"] {
+        assert!(help.contains(words), "{words}: {help}");
+    }
+}

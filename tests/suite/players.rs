@@ -522,7 +522,7 @@ fn server_errors_never_show_the_servers_paths() {
 #[test]
 fn play_ends_the_game_on_repetition() {
     let (code, out) =
-        play(b"b\n".repeat(600), &["--from", "S: 3 0 0 0 0 0  N: 0 2 2 0 0 1  S", "--captured", "20:20", "--computer", "nobody", "--movetime", "20"]);
+        play(b"best\n".repeat(600), &["--from", "S: 3 0 0 0 0 0  N: 0 2 2 0 0 1  S", "--captured", "20:20", "--computer", "nobody", "--movetime", "20"]);
     assert_eq!(code, 0, "{}", &out[out.len().saturating_sub(3000)..]);
     assert!(out.contains("the game is over: the position repeats"), "{}", &out[out.len().saturating_sub(3000)..]);
     assert!(out.matches(" plays ").count() < 200, "{} plies", out.matches(" plays ").count());
