@@ -676,6 +676,21 @@ mod tests {
         std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
     }
 
+    /// A statistics file is read only up to a bound: one padded past 1 MiB is unreadable (it was
+    /// read whole into memory, whatever its size).
+    #[test]
+    fn statistics_files_are_read_within_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = Ruleset::Awari;
+        write_stats(dir.path(), rules, 20, 10.0, None);
+        assert!(read_stats(dir.path(), rules, 20).is_some());
+        let path = crate::storage::stats_path(dir.path(), rules, 20);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.resize(bytes.len() + (1 << 20), b' ');
+        std::fs::write(&path, bytes).unwrap();
+        assert!(read_stats(dir.path(), rules, 20).is_none());
+    }
+
     /// A build short of disk names the files it would write: `build --dtc` over built layers
     /// said "not enough for layers none".
     #[test]
