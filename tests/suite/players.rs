@@ -418,7 +418,7 @@ fn terminal_play_against_perfect_play() {
         (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let from = ["--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"];
-    let (code, out) = run("h\nE\nu\nzz\nb\nq\n", &from);
+    let (code, out) = run("h\nE\nu\nzz\nbest\nq\n", &from);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("the computer plays North, you play South"), "{out}");
     assert!(out.contains("moves: D* -2, E* -2, F* -2  (* best)"), "{out}");
