@@ -189,7 +189,7 @@ impl Session {
                 // Options changed since the last search are applied now (opening the layers
                 // can take a while), unless a search runs: then the answer is at once.
                 if self.search.is_none() {
-                    prepare(&self.engine, &self.options, &self.out, None);
+                    prepare(&self.engine, &self.options, &self.out, Resize::Now);
                 }
                 self.out.send("readyok");
             }
@@ -307,6 +307,11 @@ impl Session {
         for note in notes {
             self.out.info(&note);
         }
+        // The layers are opened here (their messages come before any answer to what follows);
+        // a new table is set up by the search thread, where `stop` can cut it short.
+        if self.refused.is_none() {
+            prepare(&self.engine, &self.options, &self.out, Resize::Later);
+        }
         let game = self.game.clone();
         let normal = go.allocation(game.side());
         let mut limits = Limits { depth: go.depth, nodes: go.nodes, ..Limits::default() };
@@ -395,11 +400,23 @@ fn lock(slot: &Mutex<Option<Prepared>>) -> std::sync::MutexGuard<'_, Option<Prep
     slot.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// When [`prepare`] sets up a table of a new size.
+#[derive(Clone, Copy)]
+enum Resize<'a> {
+    /// Now, whole.
+    Now,
+    /// Now, until the search about to start under this control is stopped (`stop` is answered
+    /// at once; the rest of the table is set up as the search writes it).
+    Until(&'a Control),
+    /// Not yet: the search thread does it.
+    Later,
+}
+
 /// The engine for the options `o`: rebuilt when Dir, Rules or MaxTable changed, or when a file
 /// it probes changed under it (truncated or rewritten in place: said in an `info string`, and
 /// the layers are opened again, the damaged one then left out); its table resized when Hash
-/// changed. `control`: the search about to start, whose `stop` cuts the table's setup short.
-fn prepare(slot: &Mutex<Option<Prepared>>, o: &Options, out: &Out, control: Option<&Control>) -> Arc<Engine> {
+/// changed, as `resize` says.
+fn prepare(slot: &Mutex<Option<Prepared>>, o: &Options, out: &Out, resize: Resize<'_>) -> Arc<Engine> {
     let mut slot = lock(slot);
     if let Some(Prepared { db: Some(db), .. }) = slot.as_ref() {
         if let Err(e) = db.check_open_files() {
@@ -419,11 +436,14 @@ fn prepare(slot: &Mutex<Option<Prepared>>, o: &Options, out: &Out, control: Opti
         // No search holds the engine (each is joined before the next begins).
         if let Some(e) = Arc::get_mut(&mut p.engine) {
             if p.options.hash_mb != o.hash_mb {
-                match control {
-                    Some(c) => e.set_hash_mb_for(o.hash_mb as usize, c),
-                    None => e.set_hash_mb(o.hash_mb as usize),
+                match resize {
+                    Resize::Now => e.set_hash_mb(o.hash_mb as usize),
+                    Resize::Until(c) => e.set_hash_mb_for(o.hash_mb as usize, c),
+                    Resize::Later => {}
                 }
-                p.options.hash_mb = o.hash_mb;
+                if !matches!(resize, Resize::Later) {
+                    p.options.hash_mb = o.hash_mb;
+                }
             }
             e.set_threads(o.threads as usize);
             p.options.threads = o.threads;
@@ -961,7 +981,7 @@ impl Job {
     }
 
     fn search(&self, side: Side) -> String {
-        let engine = prepare(&self.slot, &self.options, &self.out, Some(&self.control));
+        let engine = prepare(&self.slot, &self.options, &self.out, Resize::Until(&self.control));
         let root = self.game.root();
         let base = root.captured.map_or(0, |(m, o)| (m as i32 - o as i32) * 100);
         let mut last_pv: Vec<u8> = Vec::new();
