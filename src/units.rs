@@ -21,8 +21,12 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// A byte count in binary units, as `--max-memory` reads them: `1.50 GiB`, `365.3 MiB`, `12 KiB`.
+/// A byte count in binary units, as `--max-memory` reads them: `1.50 GiB`, `365.3 MiB`, `12 KiB`,
+/// `100 bytes` (below 1 KiB).
 pub fn human_bytes(b: u64) -> String {
+    if b < 1024 {
+        return format!("{b} byte{}", if b == 1 { "" } else { "s" });
+    }
     let b = b as f64;
     const K: f64 = 1024.0;
     if b >= K * K * K {
@@ -79,6 +83,11 @@ mod tests {
         assert_eq!(human_bytes(3 << 30), "3.00 GiB");
         assert_eq!(human_bytes(383 << 20), "383.0 MiB");
         assert_eq!(human_bytes(12 << 10), "12 KiB");
+        // Below 1 KiB in bytes (`--max-memory 1` said "0 KiB").
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(0), "0 bytes");
+        assert_eq!(human_bytes(1023), "1023 bytes");
+        assert_eq!(human_bytes(1024), "1 KiB");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use oware::search::{Control, Engine, Limits, Report, DEFAULT_HASH_MB};
 use oware::{Error, Position, Result, Ruleset};
 
 use super::analyse::hash_fits;
-use super::query::{read_bounded, Line};
+use super::query::Line;
 use super::{DirArg, RulesArg};
 
 /// How long a search may go on after the input ends before it is stopped.
@@ -70,10 +70,15 @@ pub fn run(a: EngineArgs) -> Result<()> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
     let mut buf = Vec::with_capacity(super::query::MAX_LINE + 1);
-    while let Some(line) = read_bounded(&mut input, &mut buf).map_err(|e| Error::io("<stdin>", e))? {
+    while let Some(line) = read_input(&mut input, &mut buf, session.options.rules).map_err(|e| Error::io("<stdin>", e))? {
         let text = match line {
-            Line::Text(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Line::TooLong { bytes, .. } => {
+            Input::Position(result) => {
+                session.reap();
+                session.positioned(result);
+                continue;
+            }
+            Input::Line(Line::Text(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            Input::Line(Line::TooLong { bytes, .. }) => {
                 session.out.info(&format!("line of {bytes} bytes ignored: a command has at most {}", super::query::MAX_LINE));
                 continue;
             }
@@ -142,19 +147,33 @@ struct Search {
     handle: JoinHandle<()>,
 }
 
+/// The engine as it was built, for the options it was built with.
+struct Prepared {
+    options: Options,
+    engine: Arc<Engine>,
+    /// The layers it probes (checked for files changed under it before each search).
+    db: Option<Arc<Database>>,
+}
+
+/// The engine, shared by the reader (`isready`, `ucinewgame`) and the search thread, which
+/// sets it up before it searches (so that `stop` is read while a large table is set up).
+type Slot = Arc<Mutex<Option<Prepared>>>;
+
 struct Session {
     out: Arc<Out>,
     options: Options,
-    /// The options the engine was built with, and the engine (rebuilt when they change).
-    engine: Option<(Options, Arc<Engine>)>,
+    /// The engine, rebuilt when the options change.
+    engine: Slot,
     game: Game,
+    /// Why the last `position` was refused: no position is searched until the next one.
+    refused: Option<String>,
     search: Option<Search>,
 }
 
 impl Session {
     fn new(options: Options, out: Arc<Out>) -> Session {
         let game = Game::start(options.rules);
-        Session { out, options, engine: None, game, search: None }
+        Session { out, options, engine: Arc::default(), game, refused: None, search: None }
     }
 
     /// Handles one line; `false` after `quit`.
@@ -170,16 +189,17 @@ impl Session {
                 // Options changed since the last search are applied now (opening the layers
                 // can take a while), unless a search runs: then the answer is at once.
                 if self.search.is_none() {
-                    self.engine();
+                    prepare(&self.engine, &self.options, &self.out, Resize::Now);
                 }
                 self.out.send("readyok");
             }
             "ucinewgame" => {
                 self.settle();
-                if let Some((_, e)) = &self.engine {
-                    e.clear();
+                if let Some(p) = lock(&self.engine).as_ref() {
+                    p.engine.clear();
                 }
                 self.game = Game::start(self.options.rules);
+                self.refused = None;
             }
             "setoption" => self.setoption(line),
             "position" => self.position(&rest),
@@ -257,73 +277,21 @@ impl Session {
 
     /// `position (startpos | fen FEN) [moves M...]`: refused whole when anything is wrong.
     fn position(&mut self, args: &[&str]) {
-        match parse_position(self.options.rules, args) {
-            Ok(game) => self.game = game,
-            Err(msg) => self.out.info(&msg),
-        }
+        self.positioned(parse_position(self.options.rules, args));
     }
 
-    /// The engine for the current options, rebuilt when Dir, Rules or MaxTable changed.
-    fn engine(&mut self) -> Arc<Engine> {
-        let o = self.options.clone();
-        if let Some((built, engine)) = &mut self.engine {
-            if built.dir == o.dir && built.rules == o.rules && built.max_table == o.max_table {
-                if built.hash_mb != o.hash_mb || built.threads != o.threads {
-                    // No search holds the engine (each is joined before the next begins).
-                    if let Some(e) = Arc::get_mut(engine) {
-                        if built.hash_mb != o.hash_mb {
-                            e.set_hash_mb(o.hash_mb as usize);
-                        }
-                        e.set_threads(o.threads as usize);
-                        *built = o.clone();
-                    }
-                }
-                if built.engine_turn != o.engine_turn {
-                    built.engine_turn = o.engine_turn;
-                }
-                return Arc::clone(engine);
+    /// A `position` read: the game to search from, or why it was refused (then no position is
+    /// searched until the next one: `go` answers `bestmove 0000` and says why).
+    fn positioned(&mut self, result: std::result::Result<Game, String>) {
+        match result {
+            Ok(game) => {
+                self.game = game;
+                self.refused = None;
             }
-        }
-        let mut engine = self.build_engine(&o);
-        engine.set_hash_mb(o.hash_mb as usize);
-        engine.set_threads(o.threads as usize);
-        let engine = Arc::new(engine);
-        self.engine = Some((o, Arc::clone(&engine)));
-        engine
-    }
-
-    fn build_engine(&self, o: &Options) -> Engine {
-        let place = o.dir.join(o.rules.name());
-        let without = |why: String| {
-            self.out.info(&why);
-            Engine::new(o.rules, None, None).expect("an engine without layers opens nothing")
-        };
-        let db = match Database::open(&o.dir, o.rules) {
-            Ok(db) => db,
-            Err(e) => return without(format!("{e}: searching with the evaluation alone")),
-        };
-        if !db.layers_present().contains(&0) {
-            return without(format!("no layers in {}: searching with the evaluation alone", place.display()));
-        }
-        match Engine::new(o.rules, Some(Arc::new(db)), Some(o.max_table)) {
-            Ok(e) => {
-                if let Some(bad) = e.unusable() {
-                    self.out.info(&format!("{bad}: not used, nor the files of its kind above it"));
-                }
-                match e.tables() {
-                    Some(top) => {
-                        let depths = match e.dtc_tables() {
-                            None => String::new(),
-                            Some(d) if d == top => " with their depths to capture".to_string(),
-                            Some(d) => format!(" (depths to capture of 0..={d})"),
-                        };
-                        self.out.info(&format!("probing layers 0..={top} of {}{depths}", place.display()));
-                    }
-                    None => self.out.info(&format!("no usable layers in {}: searching with the evaluation alone", place.display())),
-                }
-                e
+            Err(msg) => {
+                self.out.info(&msg);
+                self.refused = Some(msg);
             }
-            Err(e) => without(format!("{e}: searching with the evaluation alone")),
         }
     }
 
@@ -339,7 +307,11 @@ impl Session {
         for note in notes {
             self.out.info(&note);
         }
-        let engine = self.engine();
+        // The layers are opened here (their messages come before any answer to what follows);
+        // a new table is set up by the search thread, where `stop` can cut it short.
+        if self.refused.is_none() {
+            prepare(&self.engine, &self.options, &self.out, Resize::Later);
+        }
         let game = self.game.clone();
         let normal = go.allocation(game.side());
         let mut limits = Limits { depth: go.depth, nodes: go.nodes, ..Limits::default() };
@@ -350,8 +322,17 @@ impl Session {
         let control = Arc::new(Control::new());
         let hold = Arc::new(AtomicBool::new(waits));
         let answered = Arc::new(AtomicBool::new(false));
-        let job =
-            Job { engine, game, limits, control: Arc::clone(&control), hold: Arc::clone(&hold), answered: Arc::clone(&answered), out: Arc::clone(&self.out) };
+        let job = Job {
+            slot: Arc::clone(&self.engine),
+            options: self.options.clone(),
+            game,
+            refused: self.refused.clone(),
+            limits,
+            control: Arc::clone(&control),
+            hold: Arc::clone(&hold),
+            answered: Arc::clone(&answered),
+            out: Arc::clone(&self.out),
+        };
         let handle = match std::thread::Builder::new().name("search".into()).spawn(move || job.run()) {
             Ok(h) => h,
             Err(e) => {
@@ -414,6 +395,101 @@ impl Session {
     }
 }
 
+/// The engine slot, locked (a search thread that panicked leaves it usable).
+fn lock(slot: &Mutex<Option<Prepared>>) -> std::sync::MutexGuard<'_, Option<Prepared>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// When [`prepare`] sets up a table of a new size.
+#[derive(Clone, Copy)]
+enum Resize<'a> {
+    /// Now, whole.
+    Now,
+    /// Now, until the search about to start under this control is stopped (`stop` is answered
+    /// at once; the rest of the table is set up as the search writes it).
+    Until(&'a Control),
+    /// Not yet: the search thread does it.
+    Later,
+}
+
+/// The engine for the options `o`: rebuilt when Dir, Rules or MaxTable changed, or when a file
+/// it probes changed under it (truncated or rewritten in place: said in an `info string`, and
+/// the layers are opened again, the damaged one then left out); its table resized when Hash
+/// changed, as `resize` says.
+fn prepare(slot: &Mutex<Option<Prepared>>, o: &Options, out: &Out, resize: Resize<'_>) -> Arc<Engine> {
+    let mut slot = lock(slot);
+    if let Some(Prepared { db: Some(db), .. }) = slot.as_ref() {
+        if let Err(e) = db.check_open_files() {
+            out.info(&format!("{e}: the layers are opened again"));
+            *slot = None;
+        }
+    }
+    let built = slot.as_ref().is_some_and(|p| p.options.dir == o.dir && p.options.rules == o.rules && p.options.max_table == o.max_table);
+    if !built {
+        *slot = None;
+        let (engine, db) = build_engine(o, out);
+        let options = Options { hash_mb: DEFAULT_HASH_MB as u64, threads: 1, ..o.clone() };
+        *slot = Some(Prepared { options, engine: Arc::new(engine), db });
+    }
+    let p = slot.as_mut().expect("the engine was just built");
+    if p.options.hash_mb != o.hash_mb || p.options.threads != o.threads {
+        // No search holds the engine (each is joined before the next begins).
+        if let Some(e) = Arc::get_mut(&mut p.engine) {
+            if p.options.hash_mb != o.hash_mb {
+                match resize {
+                    Resize::Now => e.set_hash_mb(o.hash_mb as usize),
+                    Resize::Until(c) => e.set_hash_mb_for(o.hash_mb as usize, c),
+                    Resize::Later => {}
+                }
+                if !matches!(resize, Resize::Later) {
+                    p.options.hash_mb = o.hash_mb;
+                }
+            }
+            e.set_threads(o.threads as usize);
+            p.options.threads = o.threads;
+        }
+    }
+    p.options.engine_turn = o.engine_turn;
+    Arc::clone(&p.engine)
+}
+
+/// A new engine for the options `o` (its table the default size, one thread), saying in
+/// `info string`s which layers it probes, and the database it probes.
+fn build_engine(o: &Options, out: &Out) -> (Engine, Option<Arc<Database>>) {
+    let place = o.dir.join(o.rules.name());
+    let without = |why: String| {
+        out.info(&why);
+        (Engine::new(o.rules, None, None).expect("an engine without layers opens nothing"), None)
+    };
+    let db = match Database::open(&o.dir, o.rules) {
+        Ok(db) => Arc::new(db),
+        Err(e) => return without(format!("{e}: searching with the evaluation alone")),
+    };
+    if !db.layers_present().contains(&0) {
+        return without(format!("no layers in {}: searching with the evaluation alone", place.display()));
+    }
+    match Engine::new(o.rules, Some(Arc::clone(&db)), Some(o.max_table)) {
+        Ok(e) => {
+            if let Some(bad) = e.unusable() {
+                out.info(&format!("{bad}: not used, nor the files of its kind above it"));
+            }
+            match e.tables() {
+                Some(top) => {
+                    let depths = match e.dtc_tables() {
+                        None => String::new(),
+                        Some(d) if d == top => " with their depths to capture".to_string(),
+                        Some(d) => format!(" (depths to capture of 0..={d})"),
+                    };
+                    out.info(&format!("probing layers 0..={top} of {}{depths}", place.display()));
+                }
+                None => out.info(&format!("no usable layers in {}: searching with the evaluation alone", place.display())),
+            }
+            (e, Some(db))
+        }
+        Err(e) => without(format!("{e}: searching with the evaluation alone")),
+    }
+}
+
 /// `setoption`'s name and value (each may hold spaces; the keywords in any case).
 fn option_parts(line: &str) -> Option<(String, Option<String>)> {
     let mut spans = Vec::new();
@@ -447,32 +523,228 @@ fn option_parts(line: &str) -> Option<(String, Option<String>)> {
 
 /// Parses a `position` command's arguments into a game.
 fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, String> {
-    let (mut game, rest) = match args.first().copied() {
-        Some("startpos") => (Game::start(rules), &args[1..]),
-        Some("fen") => {
-            let Some(fen) = args.get(1) else { return Err("position fen needs a FEN: A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N".into()) };
-            (parse_fen(rules, fen)?, &args[2..])
+    let mut r = PositionReader::new(rules);
+    r.feed(b"position");
+    for a in args {
+        r.feed(b" ");
+        r.feed(a.as_bytes());
+    }
+    r.finish()
+}
+
+/// The longest word of a `position` command before its moves that is read whole (a FEN has at
+/// most 43 bytes).
+const MAX_POSITION_WORD: usize = 64;
+
+/// Where a [`PositionReader`] is in its command.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    /// The word `position`.
+    Command,
+    /// `startpos` or `fen`.
+    Base,
+    /// The FEN after `fen`.
+    Fen,
+    /// `moves`, or the end.
+    AfterBase,
+    /// The moves.
+    Moves,
+    /// A word among the moves that is not one (its first bytes, for the message).
+    BadMove,
+}
+
+/// A `position (startpos | fen FEN) [moves M...]` command read a piece at a time, its moves
+/// played as they come: a legal game has no length the protocol could bound (a game of 2,100
+/// plies is 4,223 bytes), so the line is never held, and memory is the game's whatever the
+/// line's length. The first problem refuses the whole command; the rest of the line is then
+/// only skipped.
+struct PositionReader {
+    rules: Ruleset,
+    stage: Stage,
+    /// The word being read (at most [`MAX_POSITION_WORD`] bytes of it are kept).
+    word: Vec<u8>,
+    game: Option<Game>,
+    ply: usize,
+    error: Option<String>,
+}
+
+impl PositionReader {
+    fn new(rules: Ruleset) -> PositionReader {
+        PositionReader { rules, stage: Stage::Command, word: Vec::new(), game: None, ply: 0, error: None }
+    }
+
+    /// Reads the next bytes of the command.
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.error.is_some() {
+                return;
+            }
+            let space = b.is_ascii_whitespace();
+            match self.stage {
+                Stage::Moves if space => {}
+                Stage::Moves => match b {
+                    b'A'..=b'F' | b'a'..=b'f' => self.play(char::from(b)),
+                    _ => {
+                        self.stage = Stage::BadMove;
+                        self.word.push(b);
+                    }
+                },
+                // A character is at most 4 bytes: enough to name it.
+                Stage::BadMove if space || self.word.len() == 4 => self.bad_move(),
+                _ if space => self.end_word(),
+                _ => {
+                    if self.word.len() <= MAX_POSITION_WORD {
+                        self.word.push(b);
+                    }
+                }
+            }
         }
-        _ => return Err("position needs startpos or fen FEN".into()),
-    };
-    let moves: Vec<char> = match rest.first().copied() {
-        None => Vec::new(),
-        Some("moves") => rest[1..].iter().flat_map(|w| w.chars()).collect(),
-        Some(other) => return Err(format!("unexpected {} in position: moves come after 'moves'", excerpt(other))),
-    };
-    for (i, c) in moves.into_iter().enumerate() {
-        let ply = i + 1;
+    }
+
+    /// The game, or why the command is refused.
+    fn finish(mut self) -> std::result::Result<Game, String> {
+        match self.stage {
+            Stage::BadMove => self.bad_move(),
+            _ => self.end_word(),
+        }
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        match (self.stage, self.game) {
+            (Stage::Command | Stage::Base, _) => Err("position needs startpos or fen FEN".into()),
+            (Stage::Fen, _) => Err("position fen needs a FEN: A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N".into()),
+            (_, Some(game)) => Ok(game),
+            (_, None) => Err("position needs startpos or fen FEN".into()),
+        }
+    }
+
+    fn end_word(&mut self) {
+        if self.word.is_empty() {
+            return;
+        }
+        let word = String::from_utf8_lossy(&self.word).into_owned();
+        self.word.clear();
+        let long = word.len() > MAX_POSITION_WORD;
+        match self.stage {
+            Stage::Command => self.stage = Stage::Base,
+            Stage::Base => match word.as_str() {
+                "startpos" => {
+                    self.game = Some(Game::start(self.rules));
+                    self.stage = Stage::AfterBase;
+                }
+                "fen" => self.stage = Stage::Fen,
+                _ => self.error = Some("position needs startpos or fen FEN".into()),
+            },
+            Stage::Fen if long => {
+                let start: String = word.chars().take(20).collect();
+                self.error = Some(format!("bad fen {}...: it is longer than {MAX_POSITION_WORD} bytes", excerpt(&start)));
+            }
+            Stage::Fen => match parse_fen(self.rules, &word) {
+                Ok(game) => {
+                    self.game = Some(game);
+                    self.stage = Stage::AfterBase;
+                }
+                Err(e) => self.error = Some(e),
+            },
+            Stage::AfterBase if word == "moves" => self.stage = Stage::Moves,
+            Stage::AfterBase => self.error = Some(format!("unexpected {} in position: moves come after 'moves'", excerpt(&word))),
+            Stage::Moves | Stage::BadMove => {}
+        }
+    }
+
+    /// A house letter among the moves.
+    fn play(&mut self, c: char) {
+        let Some(game) = self.game.as_mut() else { return };
+        self.ply += 1;
+        let ply = self.ply;
         let side = game.side();
         let pit = match (c, side) {
             ('A'..='F', Side::South) => c as u8 - b'A',
             ('a'..='f', Side::North) => c as u8 - b'a',
-            ('A'..='F', Side::North) => return Err(format!("illegal move '{c}' at ply {ply}: North is to move (North's houses are a..f)")),
-            ('a'..='f', Side::South) => return Err(format!("illegal move '{c}' at ply {ply}: South is to move (South's houses are A..F)")),
-            _ => return Err(format!("illegal move {} at ply {ply}: a move is a house, A..F (South) or a..f (North)", excerpt(&c.to_string()))),
+            ('A'..='F', Side::North) => {
+                self.error = Some(format!("illegal move '{c}' at ply {ply}: North is to move (North's houses are a..f)"));
+                return;
+            }
+            _ => {
+                self.error = Some(format!("illegal move '{c}' at ply {ply}: South is to move (South's houses are A..F)"));
+                return;
+            }
         };
-        game.play(pit).map_err(|e| format!("illegal move '{c}' at ply {ply}: {}", illegal_reason(&e)))?;
+        if let Err(e) = game.play(pit) {
+            self.error = Some(format!("illegal move '{c}' at ply {ply}: {}", illegal_reason(&e)));
+        }
     }
-    Ok(game)
+
+    /// A word among the moves that is not a house: named by its first character.
+    fn bad_move(&mut self) {
+        let text = String::from_utf8_lossy(&self.word).chars().next().map(String::from).unwrap_or_default();
+        self.word.clear();
+        self.stage = Stage::Moves;
+        self.error = Some(format!("illegal move {} at ply {}: a move is a house, A..F (South) or a..f (North)", excerpt(&text), self.ply + 1));
+    }
+}
+
+/// What the engine reads: a line (at most [`MAX_LINE`](super::query::MAX_LINE) bytes kept), or
+/// a `position` command longer than that, read as it came ([`PositionReader`]).
+enum Input {
+    Line(Line),
+    Position(std::result::Result<Game, String>),
+}
+
+/// Reads the next command. A line longer than [`MAX_LINE`](super::query::MAX_LINE) bytes is
+/// skipped without being held ([`Line::TooLong`]), unless it is a `position` command: then
+/// its moves are played as they are read, whatever the line's length.
+fn read_input(input: &mut impl std::io::BufRead, buf: &mut Vec<u8>, rules: Ruleset) -> std::io::Result<Option<Input>> {
+    const MAX: usize = super::query::MAX_LINE;
+    buf.clear();
+    let mut len: u64 = 0;
+    let mut any = false;
+    let mut stream: Option<PositionReader> = None;
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        len += part.len() as u64;
+        match stream.as_mut() {
+            Some(reader) => reader.feed(part),
+            None if buf.len() <= MAX => {
+                let room = (MAX + 1 - buf.len()).min(part.len());
+                buf.extend_from_slice(&part[..room]);
+                let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
+                let word = &buf[start..];
+                if buf.len() > MAX && word.starts_with(b"position") && word.get(8).is_some_and(u8::is_ascii_whitespace) {
+                    let mut reader = PositionReader::new(rules);
+                    reader.feed(buf);
+                    reader.feed(&part[room..]);
+                    stream = Some(reader);
+                }
+            }
+            None => {}
+        }
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(match stream {
+        Some(reader) => Input::Position(reader.finish()),
+        None if buf.len() > MAX => Input::Line(Line::TooLong { bytes: len, first: None }),
+        None => Input::Line(Line::Text(std::mem::take(buf))),
+    }))
 }
 
 /// Parses `A-B-C-D-E-F-a-b-c-d-e-f-SouthStore-NorthStore-S|N`.
@@ -580,7 +852,8 @@ const GO_WORDS: [&str; 12] = ["movetime", "depth", "nodes", "wtime", "btime", "w
 /// Reads a `go` command. One policy for every irregular argument: `go` always searches and
 /// always answers `bestmove`, and each argument it cannot take as given is named in a note
 /// (sent as `info string`) saying how it was read: a value out of its range is brought into it
-/// (`depth 1..=100`, `nodes` and `movetime` at least 1, `movestogo` at least 1), a negative clock
+/// (`depth 1..=100`, `nodes` and `movetime` at least 1, `movestogo` at least 1; a whole number too
+/// large for 64 bits is too large for every range), a negative clock
 /// reads as no time left, a value that is not a whole number and the arguments of chess this
 /// engine does not search for (`mate`, `searchmoves`) or does not know are ignored.
 fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
@@ -613,9 +886,14 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
         i += 1;
         let negative = text.len() > 1 && text.starts_with('-') && text[1..].bytes().all(|b| b.is_ascii_digit());
         let clock = matches!(key, "wtime" | "btime" | "winc" | "binc");
+        // A whole number too large for 64 bits is read as the largest value, as any other value
+        // out of range is.
+        let too_large = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) && text.parse::<u64>().is_err();
         let value = if negative && clock {
             notes.push(format!("go {key} {text} is negative: read as no time left"));
             0
+        } else if too_large {
+            u64::MAX
         } else {
             match text.parse::<u64>() {
                 Ok(v) => v,
@@ -625,9 +903,14 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
                 }
             }
         };
+        if too_large && clock {
+            notes.push(format!("go {key} {} is too large: a time in ms is 0..={}; read as {}", excerpt(text), u64::MAX, u64::MAX));
+        }
         let mut at_least = |min: u64, max: u64, what: &str| -> u64 {
             let v = value.clamp(min, max);
-            if v != value {
+            if too_large {
+                notes.push(format!("go {key} {} is too large: {what} is {min}..={max}; read as {v}", excerpt(text)));
+            } else if v != value {
                 notes.push(format!("go {key} {value}: {what} is {min}..={max}; read as {v}"));
             }
             v
@@ -641,7 +924,10 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
             "btime" => go.clock[1] = Some(value),
             "winc" => go.clock[2] = Some(value),
             "binc" => go.clock[3] = Some(value),
-            _ => notes.push(format!("go mate {value} ignored: the engine searches for the best score, not for a mate")),
+            _ => {
+                let mate = if too_large { excerpt(text) } else { value.to_string() };
+                notes.push(format!("go mate {mate} ignored: the engine searches for the best score, not for a mate"));
+            }
         }
     }
     (go, notes)
@@ -651,8 +937,12 @@ fn parse_go(args: &[&str]) -> (Go, Vec<String>) {
 // The search thread.
 
 struct Job {
-    engine: Arc<Engine>,
+    /// The engine, set up for `options` by the search thread before it searches.
+    slot: Slot,
+    options: Options,
     game: Game,
+    /// Why the last `position` was refused, if it was: nothing is searched.
+    refused: Option<String>,
     limits: Limits,
     control: Arc<Control>,
     hold: Arc<AtomicBool>,
@@ -662,7 +952,7 @@ struct Job {
 
 impl Job {
     fn run(self) {
-        let best = self.search();
+        let best = self.answer();
         // `go infinite` and `go ponder` answer only after stop (or ponderhit).
         while self.hold.load(Ordering::SeqCst) && !self.control.stopped() {
             std::thread::sleep(Duration::from_millis(2));
@@ -671,13 +961,27 @@ impl Job {
         self.out.send(&best);
     }
 
-    /// Searches and returns the `bestmove` line.
-    fn search(&self) -> String {
-        let side = self.game.side();
+    /// Searches and returns the `bestmove` line. A bus error while it searches (a layer
+    /// truncated in place under the engine) still answers: with the best move so far.
+    fn answer(&self) -> String {
+        if let Some(why) = &self.refused {
+            self.out.info(&format!("no position to search: the last position command was refused ({why}); send a position"));
+            return "bestmove 0000".into();
+        }
         if let Some(end) = self.game.end() {
             self.out.info(&game_over(&self.game, end));
             return "bestmove 0000".into();
         }
+        let side = self.game.side();
+        let first = self.game.rules().moves(self.game.position().board()).as_slice().first().map(|m| house(side, m.pit) as u8);
+        super::signals::answer_on_bus_error(first);
+        let best = self.search(side);
+        super::signals::clear_bus_answer();
+        best
+    }
+
+    fn search(&self, side: Side) -> String {
+        let engine = prepare(&self.slot, &self.options, &self.out, Resize::Until(&self.control));
         let root = self.game.root();
         let base = root.captured.map_or(0, |(m, o)| (m as i32 - o as i32) * 100);
         let mut last_pv: Vec<u8> = Vec::new();
@@ -685,8 +989,11 @@ impl Job {
         let mut on_info = |r: &Report| {
             out.send(&info_line(r, side, r.score + base));
             last_pv.clone_from(&r.pv);
+            if let Some(&pit) = r.pv.first() {
+                super::signals::answer_on_bus_error(Some(house(side, pit) as u8));
+            }
         };
-        let result = self.engine.search(&root, &self.limits, &self.control, &mut on_info);
+        let result = engine.search(&root, &self.limits, &self.control, &mut on_info);
         match result {
             Ok(r) => {
                 if r.best_pit.is_some() && r.pv != last_pv {
@@ -710,7 +1017,7 @@ impl Job {
             Err(e) => {
                 self.out.info(&format!("search failed: {e}"));
                 // Never leave the GUI without a move: the first legal one.
-                let moves = self.engine.rules().moves(root.position.board());
+                let moves = engine.rules().moves(root.position.board());
                 match moves.as_slice().first() {
                     Some(m) => format!("bestmove {}", house(side, m.pit)),
                     None => "bestmove 0000".into(),
@@ -793,6 +1100,33 @@ mod tests {
         assert!(parse_position(Ruleset::Awari, &[]).is_err());
     }
 
+    /// A `position` line longer than any other command is read as it comes, in pieces of any
+    /// size, to the same game as when read whole; any other long line is skipped unread.
+    #[test]
+    fn long_position_lines_are_read_in_pieces() {
+        let moves = "F b D e A f ";
+        let mut text = format!("  position   startpos moves {moves}{}\nisready\n", " ".repeat(5_000));
+        text.push_str(&format!("position fen 4-4-4-4-4-4-4-4-4-4-4-4-0-0-S moves {}Fb\n", " \t".repeat(3_000)));
+        text.push_str(&format!("position startpos moves {}Fx\n", " ".repeat(5_000)));
+        text.push_str(&format!("position fen {}\n", "1".repeat(5_000)));
+        text.push_str(&format!("go {}\n", "1 ".repeat(5_000)));
+        for capacity in [1, 7, 4096, 1 << 16] {
+            let mut input = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+            let mut buf = Vec::new();
+            let mut next = || read_input(&mut input, &mut buf, Ruleset::Awari).unwrap().unwrap();
+            match next() {
+                Input::Position(Ok(g)) => assert_eq!(g.position(), parse_position(Ruleset::Awari, &["startpos", "moves", "FbDeAf"]).unwrap().position()),
+                _ => panic!("not a position"),
+            }
+            assert!(matches!(next(), Input::Line(Line::Text(t)) if t == b"isready"));
+            assert!(matches!(next(), Input::Position(Ok(g)) if g.history().len() == 2));
+            assert!(matches!(next(), Input::Position(Err(e)) if e.starts_with("illegal move 'x' at ply 2")));
+            assert!(matches!(next(), Input::Position(Err(e)) if e.starts_with("bad fen '111") && e.contains("longer than 64 bytes")));
+            assert!(matches!(next(), Input::Line(Line::TooLong { bytes: 10_003, .. })));
+            assert!(read_input(&mut input, &mut buf, Ruleset::Awari).unwrap().is_none());
+        }
+    }
+
     #[test]
     fn options_keep_spaces() {
         assert_eq!(option_parts("setoption name Dir value /tmp/my  db "), Some(("Dir".into(), Some("/tmp/my  db".into()))));
@@ -821,7 +1155,13 @@ mod tests {
     /// Every irregular argument is read one way and said in a note; `go` always searches.
     #[test]
     fn irregular_go_arguments_are_read_and_said() {
-        let cases: [(&[&str], &str); 12] = [
+        let cases: [(&[&str], &str); 15] = [
+            (
+                &["nodes", "99999999999999999999"],
+                "go nodes '99999999999999999999' is too large: a node count is 1..=18446744073709551615; read as 18446744073709551615",
+            ),
+            (&["depth", "99999999999999999999"], "is too large: a depth is 1..=100; read as 100"),
+            (&["wtime", "99999999999999999999"], "go wtime '99999999999999999999' is too large: a time in ms is 0..="),
             (&["depth", "101"], "go depth 101: a depth is 1..=100; read as 100"),
             (&["depth", "99999"], "read as 100"),
             (&["depth", "0"], "read as 1"),
@@ -845,6 +1185,9 @@ mod tests {
         assert_eq!(go.depth, Some(2));
         let (go, _) = parse_go(&["nodes", "0"]);
         assert_eq!(go.nodes, Some(1));
+        let (go, notes) = parse_go(&["nodes", "99999999999999999999", "depth", "99999999999999999999"]);
+        assert_eq!((go.nodes, go.depth), (Some(u64::MAX), Some(100)));
+        assert!(notes.iter().all(|n| !n.contains("not a whole number")), "{notes:?}");
         let (go, notes) = parse_go(&["depth", "3", "movetime", "600"]);
         assert!(notes.is_empty() && go.depth == Some(3) && go.movetime == Some(600));
     }

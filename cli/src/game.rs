@@ -86,17 +86,21 @@ impl StartArgs {
 pub fn run(a: GameArgs) -> Result<()> {
     let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
-    let text = match &a.record {
-        Some(path) if path.as_os_str() == "-" => {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut s).map_err(|e| Error::io("<stdin>", e))?;
-            s
+    let mut record = RecordReader::new(Game::from_position(db.rules(), start, side, captured));
+    match &a.record {
+        Some(path) if path.as_os_str() == "-" => record.read(&mut std::io::stdin().lock()).map_err(|e| Error::io("<stdin>", e))?,
+        Some(path) => {
+            let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            record.read(&mut std::io::BufReader::with_capacity(1 << 16, file)).map_err(|e| Error::io(path, e))?;
         }
-        Some(path) => std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?,
-        None => a.moves.join(" "),
-    };
-    let without_comments: String = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join(" ");
-    let moves = record_moves(&without_comments);
+        None => {
+            for m in &a.moves {
+                record.feed(m.as_bytes());
+                record.feed(b"\n");
+            }
+        }
+    }
+    let moves = record.finish()?;
     let game = annotate(&db, start, side, captured, &moves)?;
     let engine_says = match a.analyse {
         Some(ms) => engine_notes(&a.db, &db, &game, ms)?,
@@ -107,6 +111,166 @@ pub fn run(a: GameArgs) -> Result<()> {
         out.json(&doc(&db, &game, &engine_says))
     } else {
         out.write(&text_report(&db, &game, &engine_says))
+    }
+}
+
+/// The most plies a record may hold (50 times the longest game the project has seen, a legal
+/// game of 2,100 plies; real games have a few hundred): memory is some hundreds of bytes a ply.
+const MAX_RECORD_PLIES: usize = 100_000;
+
+/// The longest word of a record that is read whole: a move is one character, a move number
+/// (`12.`) a few; a run of house letters (`FcBe...`) is read as moves, whatever its length.
+const MAX_RECORD_WORD: usize = 64;
+
+/// A game record read a piece at a time, as [`record_moves`] splits it (lines that start with
+/// `#` skipped): the moves are kept up to the first one the game does not allow (kept too, so
+/// that [`annotate`] names it), and nothing after it is read. Memory is the moves' whatever the
+/// input: a stream of garbage, of moves after the game's end or of a word without end stops at
+/// its first bad move; a record of more than [`MAX_RECORD_PLIES`] legal plies is refused.
+struct RecordReader {
+    /// The game the moves make, to find the first move it does not allow.
+    game: Game,
+    moves: Vec<String>,
+    /// The word being read (at most [`MAX_RECORD_WORD`] bytes).
+    word: Vec<u8>,
+    /// Only blanks so far on this line.
+    line_start: bool,
+    /// In a `#` comment line.
+    comment: bool,
+    /// In a run of house letters longer than [`MAX_RECORD_WORD`]: each is a move.
+    run: bool,
+    /// The moves after the last one kept are not read.
+    done: bool,
+    error: Option<Error>,
+}
+
+impl RecordReader {
+    fn new(game: Game) -> RecordReader {
+        RecordReader { game, moves: Vec::new(), word: Vec::new(), line_start: true, comment: false, run: false, done: false, error: None }
+    }
+
+    /// Reads `input` up to its end or the first move the game does not allow.
+    fn read(&mut self, input: &mut impl std::io::BufRead) -> std::io::Result<()> {
+        while !self.done {
+            let chunk = match input.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let n = chunk.len();
+            self.feed(chunk);
+            input.consume(n);
+        }
+        Ok(())
+    }
+
+    /// Reads the next bytes of the record.
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.done {
+                return;
+            }
+            if b == b'\n' {
+                self.end_word();
+                self.line_start = true;
+                self.comment = false;
+                continue;
+            }
+            if self.comment {
+                continue;
+            }
+            let separator = b.is_ascii_whitespace() || b == b',' || b == b';';
+            if self.line_start && !b.is_ascii_whitespace() {
+                self.line_start = false;
+                if b == b'#' {
+                    self.comment = true;
+                    continue;
+                }
+            }
+            let house = matches!(b, b'A'..=b'F' | b'a'..=b'f');
+            if separator {
+                self.end_word();
+            } else if self.run && house {
+                self.take(char::from(b).to_string());
+            } else if self.run {
+                // The run ends: what follows is a word of its own.
+                self.run = false;
+                self.word.push(b);
+            } else if self.word.len() < MAX_RECORD_WORD {
+                self.word.push(b);
+            } else if house && self.word.iter().all(|c| matches!(c, b'A'..=b'F' | b'a'..=b'f')) {
+                let word = std::mem::take(&mut self.word);
+                for &c in &word {
+                    self.take(char::from(c).to_string());
+                }
+                self.take(char::from(b).to_string());
+                self.run = true;
+            } else {
+                // A word longer than any move: the first bad move.
+                let word = std::mem::take(&mut self.word);
+                let text = String::from_utf8_lossy(&word[..20]);
+                match self.game.end() {
+                    // `annotate` says that the game was over.
+                    Some(_) => self.moves.push(text.into_owned()),
+                    None => {
+                        let ply = self.moves.len() + 1;
+                        self.error = Some(Error::Usage(format!(
+                            "ply {ply} ({} to move): {}... is not a move: it is a word of more than {MAX_RECORD_WORD} bytes",
+                            self.game.side().title(),
+                            oware::position::excerpt(&text)
+                        )));
+                    }
+                }
+                self.done = true;
+            }
+        }
+    }
+
+    /// The moves read, up to the first the game does not allow.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for a word longer than any move or a record of more than
+    /// [`MAX_RECORD_PLIES`] plies.
+    fn finish(mut self) -> Result<Vec<String>> {
+        self.end_word();
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.moves),
+        }
+    }
+
+    /// The word read is over: its moves are taken.
+    fn end_word(&mut self) {
+        self.run = false;
+        if self.word.is_empty() || self.done {
+            self.word.clear();
+            return;
+        }
+        let word = String::from_utf8_lossy(&self.word).into_owned();
+        self.word.clear();
+        for m in record_moves(&word) {
+            self.take(m);
+        }
+    }
+
+    /// One move of the record: kept; the reading stops after one the game does not allow.
+    fn take(&mut self, m: String) {
+        if self.done {
+            return;
+        }
+        if self.moves.len() == MAX_RECORD_PLIES {
+            self.error = Some(Error::Usage(format!("the record has more than {MAX_RECORD_PLIES} plies: a longer record is refused")));
+            self.done = true;
+            return;
+        }
+        let legal = self.game.end().is_none() && oware::position::parse_move(&m, self.game.side()).and_then(|pit| self.game.play(pit)).is_ok();
+        self.moves.push(m);
+        if !legal {
+            self.done = true;
+        }
     }
 }
 

@@ -28,6 +28,7 @@ enum Computer {
 
 /// Arguments of `oware play`.
 #[derive(Args, Debug)]
+#[command(after_help = commands_help())]
 pub struct PlayArgs {
     /// The side the computer takes (you play the other), or `nobody` for two players with
     /// advice. It plays perfectly inside the built layers and with the search engine above them
@@ -42,9 +43,33 @@ pub struct PlayArgs {
     search: SearchArgs,
 }
 
-const HELP: &str = "commands: a house (A-F for South, a-f for North) plays it; h shows every
-move's value (above the layers, the engine's scores); b plays a best move;
-u takes back your last move; n starts a new game; ? shows this; q quits\n";
+/// The commands at the prompt besides a house: none is a house letter (a..f in either case) or a
+/// pit number, so that every house can be typed. `--help` and `?` show [`HELP`].
+const COMMANDS: [(&[&str], Cmd, &str); 6] = [
+    (&["h", "hint"], Cmd::Hint, "shows every move's value (above the layers, the engine's scores)"),
+    (&["*", "best"], Cmd::Best, "plays a best move (one marked * by h) for the side to move"),
+    (&["u", "undo"], Cmd::Undo, "takes back your last move"),
+    (&["n", "new"], Cmd::New, "starts a new game"),
+    (&["?", "help"], Cmd::Help, "shows this"),
+    (&["q", "quit", "exit"], Cmd::Quit, "quits"),
+];
+
+/// A command at the prompt other than a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cmd {
+    Hint,
+    Best,
+    Undo,
+    New,
+    Help,
+    Quit,
+}
+
+const HELP: &str = "commands: a house plays it (A-F for South, a-f for North, either case), or its
+pit number 0-5 from the mover's first house; h or hint shows every move's value
+(above the layers, the engine's scores); * or best plays a best move; u or undo
+takes back your last move; n or new starts a new game; ? or help shows this;
+q, quit or exit quits\n";
 
 /// Plays until the game ends (then says why, with the final score), the player quits, or
 /// standard input ends. Input lines longer than [`MAX_LINE`] bytes, or not UTF-8, are refused
@@ -125,21 +150,24 @@ pub fn run(a: PlayArgs) -> Result<()> {
             // A scripted game: show what was read, as a terminal would.
             out.write(&format!("{}\n", cmd.escape_debug()))?;
         }
-        match cmd {
-            "" => fresh = false,
-            "q" | "quit" | "exit" => return Ok(()),
-            "?" | "help" => {
+        if cmd.is_empty() {
+            fresh = false;
+            continue;
+        }
+        match command(cmd) {
+            Some(Cmd::Quit) => return Ok(()),
+            Some(Cmd::Help) => {
                 out.write(HELP)?;
                 fresh = false;
             }
-            "h" | "hint" => {
+            Some(Cmd::Hint) => {
                 match here.value {
                     Some(_) => out.write(&advice(&now, &here))?,
                     None => out.write(&engine_advice(&engine, &limits, &now)?)?,
                 }
                 fresh = false;
             }
-            "u" | "undo" => {
+            Some(Cmd::Undo) => {
                 // Back to the last turn that was not the computer's.
                 let mut back = None;
                 while let Some(t) = history.pop() {
@@ -156,17 +184,17 @@ pub fn run(a: PlayArgs) -> Result<()> {
                     }
                 }
             }
-            "n" | "new" => {
+            Some(Cmd::New) => {
                 history.clear();
                 now = first.clone();
             }
-            "b" | "best" => {
+            Some(Cmd::Best) => {
                 let (pit, how) = computer_move(&engine, &limits, &now)?;
                 out.write(&format!("{} plays {} ({how})\n", now.side(), house(now.side(), pit)))?;
                 history.push(now.clone());
                 now.play(pit)?;
             }
-            _ => {
+            None => {
                 // A house of the mover in either case, or a pit number.
                 let text = match cmd.chars().next() {
                     Some(c) if cmd.len() == 1 && c.is_ascii_alphabetic() => match now.side() {
@@ -192,6 +220,21 @@ pub fn run(a: PlayArgs) -> Result<()> {
             }
         }
     }
+}
+
+/// The command `word` names, if it names one.
+fn command(word: &str) -> Option<Cmd> {
+    COMMANDS.iter().find(|(words, _, _)| words.contains(&word)).map(|&(_, c, _)| c)
+}
+
+/// The commands of `oware play`, for `--help`.
+fn commands_help() -> String {
+    let mut s = String::from("Commands at the prompt (one a line; none is a house letter):\n");
+    s.push_str(&format!("  {:<13} {}\n", "A..F, a..f", "plays that house of the side to move (either case); 0..5 its pit"));
+    for (words, _, what) in COMMANDS {
+        s.push_str(&format!("  {:<13} {what}\n", words.join(", ")));
+    }
+    s
 }
 
 /// The computer's move: the engine's, from the game as it stands (its positions since the
@@ -320,4 +363,25 @@ fn advice(now: &Game, here: &Probed) -> String {
         })
         .collect();
     format!("moves: {}  (* best)\n", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every house can be typed: no command word is read as a move (it was: `b` played a best
+    /// move, so North's house b could not be typed), and every command is in the help.
+    #[test]
+    fn no_command_is_a_house() {
+        for (words, cmd, what) in COMMANDS {
+            for w in words {
+                assert_eq!(command(w), Some(cmd));
+                for side in [Side::South, Side::North] {
+                    let as_typed = if w.len() == 1 { w.to_ascii_uppercase() } else { w.to_string() };
+                    assert!(parse_move(&as_typed, side).is_err() && parse_move(w, side).is_err(), "{w} is a move for {side}");
+                }
+                assert!(HELP.contains(w) && commands_help().contains(w), "{w} ({what}) is not in the help");
+            }
+        }
+    }
 }

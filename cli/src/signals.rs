@@ -8,11 +8,13 @@
 //! - `SIGPIPE` is ignored, so a closed stdout is a write error the command handles (a build goes
 //!   on; other commands stop quietly with 141).
 //! - `SIGBUS` (reading a memory-mapped layer that another program truncated in place) ends the
-//!   process with a message naming the cause and exit code 5 instead of a crash.
+//!   process with a message naming the cause and exit code 5 instead of a crash. While `oware
+//!   engine` searches, it first answers the `go` on stdout (an `info string` naming the cause and
+//!   `bestmove` with the best move so far, [`answer_on_bus_error`]): a GUI waits for one.
 //!
 //! [`Progress`]: oware::progress::Progress
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static COOPERATIVE: AtomicBool = AtomicBool::new(false);
@@ -43,9 +45,35 @@ extern "C" fn on_interrupt(_sig: libc::c_int) {
     }
 }
 
+/// The house (an ASCII letter) of the `bestmove` that `oware engine` owes while it searches, or
+/// [`NO_MOVE`] for `bestmove 0000`; 0 when no `go` waits for its answer.
+static BUS_ANSWER: AtomicU8 = AtomicU8::new(0);
+const NO_MOVE: u8 = b'0';
+const BUS_INFO: &[u8] = b"info string error: bus error reading a memory-mapped layer file: a layer file was truncated or \
+overwritten in place while the engine searched (layer files must not be modified while in use); the engine ends (exit 5)\nbestmove ";
+
+/// `oware engine`: a search is under way and owes `bestmove house` (`None`: it has no move yet,
+/// `bestmove 0000`); a bus error then answers it before the process ends. `clear_bus_answer`
+/// when the answer has been sent.
+pub fn answer_on_bus_error(house: Option<u8>) {
+    BUS_ANSWER.store(house.unwrap_or(NO_MOVE), Ordering::SeqCst);
+}
+
+/// `oware engine`: no `go` waits for an answer.
+pub fn clear_bus_answer() {
+    BUS_ANSWER.store(0, Ordering::SeqCst);
+}
+
 extern "C" fn on_bus_error(_sig: libc::c_int) {
-    // SAFETY: as above.
+    let answer = BUS_ANSWER.swap(0, Ordering::SeqCst);
+    // SAFETY: as above (write(2) with static buffers or one on the stack).
     unsafe {
+        if answer != 0 {
+            libc::write(1, BUS_INFO.as_ptr().cast(), BUS_INFO.len());
+            let tail: [u8; 5] = if answer == NO_MOVE { *b"0000\n" } else { [answer, b'\n', 0, 0, 0] };
+            let len = if answer == NO_MOVE { 5 } else { 2 };
+            libc::write(1, tail.as_ptr().cast(), len);
+        }
         libc::write(2, BUS_MSG.as_ptr().cast(), BUS_MSG.len());
         libc::_exit(5);
     }

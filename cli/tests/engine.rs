@@ -182,7 +182,8 @@ fn a_scripted_session() {
     assert_eq!(strip(&a), strip(&b));
     assert!(field(a.last().unwrap(), "bestmove").unwrap().chars().all(|c| c.is_ascii_uppercase()), "South is to move: {a:?}");
 
-    // An illegal move refuses the whole command; the previous position stays.
+    // An illegal move refuses the whole command, and no position is searched until the next
+    // one: the previous position is not the game's (it was searched).
     e.send("position fen 1-1-1-1-1-2-0-3-0-0-0-0-19-19-S");
     e.send("position startpos moves FbF");
     let said = e.sync();
@@ -196,8 +197,15 @@ fn a_scripted_session() {
     assert!(said[0].contains("illegal move 'x' at ply 2") && said[1].contains("bad fen") && said[2].contains("bad fen"), "{said:?}");
     e.send("go depth 3");
     let lines = e.bestmove(Duration::from_secs(30));
+    assert_eq!(lines.last().unwrap(), "bestmove 0000", "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("info string no position to search: the last position command was refused (bad fen")), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.starts_with("info depth")), "{lines:?}");
+    // The next position is searched.
+    e.send("position fen 1-1-1-1-1-2-0-3-0-0-0-0-19-19-S");
+    e.send("go depth 3");
+    let lines = e.bestmove(Duration::from_secs(30));
     let last = lines.iter().rev().find(|l| l.starts_with("info depth")).unwrap();
-    assert_eq!(field(last, "cp"), Some("200"), "the position before the refused ones: {last}");
+    assert_eq!(field(last, "cp"), Some("200"), "{last}");
 
     // Unknown commands are answered and ignored.
     e.send("xyzzy 42");
@@ -429,7 +437,7 @@ fn a_match_resumes_from_its_file() {
     assert!(!ok && err.contains("is another match"), "{err}");
 }
 
-/// The same positions through `oware play`, the computer playing both sides (`b` at each turn):
+/// The same positions through `oware play`, the computer playing both sides (`best` at each turn):
 /// every game ends with South ahead.
 #[test]
 fn won_positions_are_converted_by_play() {
@@ -449,7 +457,7 @@ fn won_positions_are_converted_by_play() {
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all("b\n".repeat(1000).as_bytes());
+            let _ = stdin.write_all("best\n".repeat(1000).as_bytes());
         });
         let out = child.wait_with_output().unwrap();
         writer.join().unwrap();
@@ -580,4 +588,152 @@ fn a_damaged_layer_ends_the_tables_below_it() {
     let said = e.sync();
     assert!(said.iter().any(|l| l.contains("layer-07.owdb") && l.contains("not used")), "{said:?}");
     assert!(said.iter().any(|l| l.starts_with("info string probing layers 0..=6 of")), "{said:?}");
+}
+
+/// A legal awari game of at least `plies` plies from the start, as houses: each move the first
+/// one (from a pseudo-random pit) that neither captures nor repeats a position, so that the game
+/// lasts. Returns the moves and the game reached.
+fn long_game(plies: usize) -> (Vec<char>, oware::game::Game) {
+    use oware::game::Game;
+    use oware::rules::Outcome;
+    use oware::Ruleset;
+    let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+    'games: loop {
+        let mut g = Game::start(Ruleset::Awari);
+        let mut moves = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while moves.len() < plies {
+            let board = *g.position().board();
+            let legal = Ruleset::Awari.moves(&board);
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let n = legal.as_slice().len();
+            if n == 0 {
+                continue 'games;
+            }
+            let first = (seed >> 33) as usize % n;
+            let quiet = (0..n).map(|k| legal.as_slice()[(first + k) % n]).find(|m| match m.outcome {
+                Outcome::Child { captured, child } => captured == 0 && !seen.contains(&(child, g.side() == oware::position::Side::North)),
+                Outcome::End { .. } => false,
+            });
+            let Some(m) = quiet.or_else(|| legal.as_slice().get(first).copied()) else { continue 'games };
+            let side = g.side();
+            g.play(m.pit).unwrap();
+            seen.insert((*g.position().board(), g.side() == oware::position::Side::South));
+            moves.push(oware::position::house(side, m.pit));
+            if g.end().is_some() {
+                continue 'games;
+            }
+        }
+        return (moves, g);
+    }
+}
+
+/// Item 4. A legal game of 2,100 plies as `position startpos moves ...` (over 4,096 bytes) is
+/// read whole, and the next `go` searches its position. It was refused by the 4,096-byte line
+/// limit ("line of 4223 bytes ignored"), and `go` searched the previous position.
+#[test]
+fn a_game_longer_than_any_line_is_read_and_searched() {
+    let (moves, game) = long_game(2_100);
+    let spaced: Vec<String> = moves.iter().map(char::to_string).collect();
+    let line = format!("position startpos moves {}", spaced.join(" "));
+    assert!(line.len() > 4_096, "{}", line.len());
+    let legal: Vec<char> = oware::Ruleset::Awari.moves(game.position().board()).as_slice().iter().map(|m| oware::position::house(game.side(), m.pit)).collect();
+    let mut e = Session::start(&["--dir", "/nonexistent/oware-test"]);
+    e.sync();
+    // A position whose moves are not the long game's.
+    e.send("position fen 0-0-0-0-0-1-5-5-5-5-5-22-0-0-S");
+    e.send(&line);
+    assert_eq!(e.sync(), Vec::<String>::new());
+    e.send("go depth 2");
+    let lines = e.bestmove(Duration::from_secs(30));
+    let played = field(lines.last().unwrap(), "bestmove").unwrap();
+    assert!(played.len() == 1 && legal.contains(&played.chars().next().unwrap()), "{played} is not a move of the game's position ({legal:?}): {lines:?}");
+    // The same game concatenated, and with an illegal last move: refused whole, then nothing
+    // is searched until the next position.
+    e.send(&format!("position startpos moves {}", moves.iter().collect::<String>()));
+    e.send("go depth 1");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && legal.contains(&m.chars().next().unwrap())), "{lines:?}");
+    let wrong = if game.side() == oware::position::Side::South { 'a' } else { 'A' };
+    e.send(&format!("{line} {wrong}"));
+    e.send("go depth 1");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert_eq!(lines.last().unwrap(), "bestmove 0000", "{lines:?}");
+    let why = format!("illegal move '{wrong}' at ply {}", moves.len() + 1);
+    assert!(lines.iter().any(|l| l.starts_with("info string ") && l.contains(&why)), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("info string no position to search")), "{lines:?}");
+    // Any other over-long line is still skipped unread.
+    e.send(&format!("positions {}", "A ".repeat(5_000)));
+    let said = e.sync();
+    assert!(said.len() == 1 && said[0].contains("bytes ignored"), "{said:?}");
+    e.send("quit");
+    assert_eq!(e.child.wait().unwrap().code(), Some(0));
+}
+
+/// Item 9. `stop` is answered at once while the first `go` sets up a large table (4 GiB): the
+/// table was set up before `stop` was read (bestmove 2 s after stop, 15.7 s under load).
+#[test]
+fn stop_is_prompt_while_a_large_table_is_set_up() {
+    let mut e = Session::start(&["--dir", "/nonexistent/oware-test"]);
+    e.sync();
+    e.send("setoption name Hash value 4096");
+    e.send("position startpos");
+    e.send("go movetime 60000");
+    let asked = Instant::now();
+    e.send("stop");
+    let lines = e.bestmove(Duration::from_secs(60));
+    let took = asked.elapsed();
+    assert!(took < Duration::from_millis(400), "bestmove {took:?} after stop: {lines:?}");
+    assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && "ABCDEF".contains(m)), "{lines:?}");
+    // The table set up is the one asked for: the next search uses it.
+    e.send("go depth 3");
+    e.bestmove(Duration::from_secs(60));
+    e.send("quit");
+    assert_eq!(e.child.wait().unwrap().code(), Some(0));
+}
+
+/// Item 10. Layers truncated in place under the engine: every `go` still gets a `bestmove`, the
+/// problem said in an `info string`. The engine ended on a bus error without one (a GUI waits).
+#[test]
+fn layers_truncated_under_the_engine_still_get_a_bestmove() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let layer = |n: u32| tmp.path().join("awari").join(format!("layer-{n:02}.owdb"));
+    let truncate = |n: u32| std::fs::OpenOptions::new().write(true).open(layer(n)).unwrap().set_len(4096 + 10).unwrap();
+    let mut e = Session::start(&["--dir", tmp.path().to_str().unwrap()]);
+    assert!(e.sync().iter().any(|l| l.starts_with("info string probing layers 0..=10")));
+    // Between searches: the next `go` finds the file changed, opens the layers again and
+    // searches without the damaged one.
+    e.send("position fen 1-1-1-1-1-2-0-3-0-0-0-0-19-19-S");
+    e.send("go depth 3");
+    e.bestmove(Duration::from_secs(30));
+    truncate(10);
+    e.send("go depth 3");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert!(lines.iter().any(|l| l.starts_with("info string ") && l.contains("layer-10.owdb") && l.contains("changed while it was open")), "{lines:?}");
+    assert!(lines.iter().any(|l| l.starts_with("info string probing layers 0..=9")), "{lines:?}");
+    assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && "ABCDEF".contains(m)), "{lines:?}");
+
+    // While it searches above the layers: a bus error answers before the engine ends, or the
+    // search never read a removed page and answers at stop (the next `go` says what changed).
+    e.send("position startpos moves FbDeAf");
+    e.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    for n in 5..=9 {
+        truncate(n);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // The engine may have ended already.
+    let stdin = e.stdin.as_mut().unwrap();
+    let _ = writeln!(stdin, "stop").and_then(|()| stdin.flush());
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && "ABCDEF".contains(m)), "{lines:?}");
+    if lines.iter().any(|l| l.starts_with("info string error: bus error")) {
+        assert_eq!(e.child.wait().unwrap().code(), Some(5));
+        return;
+    }
+    e.send("go depth 2");
+    let lines = e.bestmove(Duration::from_secs(30));
+    assert!(lines.iter().any(|l| l.starts_with("info string ") && l.contains("changed while it was open")), "{lines:?}");
+    assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && "ABCDEF".contains(m)), "{lines:?}");
 }

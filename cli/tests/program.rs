@@ -176,3 +176,89 @@ fn build_for_plans_the_layers_a_target_needs() {
     }
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "a dry run writes nothing");
 }
+
+/// Runs `sh -c script` with the program's path as `$0`: (exit code, stdout, stderr).
+fn shell(script: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Item 2. `game --record` reads a record as it comes and stops at its first bad move: an
+/// endless record is refused at once, in little memory (here under a 1 GiB address-space
+/// limit). It was read whole first: `--record /dev/zero` grew to 5 GB in 6 s, `yes "A a" |
+/// game --record -` to 1.1 GB in 3 s (under the limit: killed by the failed allocation).
+#[test]
+fn game_records_are_read_as_a_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    let limited = "ulimit -v 1048576; exec timeout 60 \"$0\" \"$@\"";
+    let (code, _, err) = shell(limited, &["game", "--dir", dir, "--record", "/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ply 1 (South to move): '") && err.contains("is not a move: it is a word of more than 64 bytes"), "{err}");
+    let (code, _, err) = shell(&format!("yes 'A a' | ( {limited} )"), &["game", "--dir", dir, "--record", "-"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ply 3 (South to move)") && err.contains("empty"), "{err}");
+    // Moves after the game's end: the first is named.
+    let (code, _, err) = shell(
+        &format!("yes 'F' | ( {limited} )"),
+        &["game", "--dir", dir, "--from", "S: 0 0 0 0 0 1  N: 1 0 0 0 0 0  S", "--captured", "23:23", "--record", "-"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ply 2 ('F'): the game is already over"), "{err}");
+    // A record as before: comment lines, move numbers, concatenated houses, commas; a run of
+    // house letters longer than any word is read as moves.
+    let record = tmp.path().join("game.txt");
+    std::fs::write(&record, "# a game\n  # indented comment F F F\n1. F b, 2. D;e\nAf\n").unwrap();
+    let (code, out, err) = oware_all(&["game", "--dir", dir, "--record", record.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let houses: Vec<&str> = doc["plies"].as_array().unwrap().iter().map(|p| p["house"].as_str().unwrap()).collect();
+    assert_eq!(houses, ["F", "b", "D", "e", "A", "f"]);
+    let (code, _, err) = oware_all(&["game", "--dir", dir, "--from", "S: 1 0 0 0 0 0  N: 1 0 0 0 0 0  S", &"Aa".repeat(40)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ply 2") || err.contains("ply 3"), "{err}");
+}
+
+/// Item 6. In `oware play`, `b` is North's house b (and South's B), not a command: it played a
+/// best move instead. The commands are in `--help`.
+#[test]
+fn play_takes_house_b() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+        .args(["play", "--computer", "nobody", "--depth", "1", "--dir", tmp.path().to_str().unwrap()])
+        .args(["--from", "S: 1 1 1 1 1 1  N: 1 1 1 1 1 1  N"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"b\nq\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!text.contains("North plays "), "b played the best move: {text}");
+    let after_b = text.split("North to move> b\n").nth(1).unwrap_or_else(|| panic!("{text}"));
+    // House b sown: one stone into c.
+    assert!(after_b.contains("  North   1   1   1   2   0   1\n") && after_b.contains("South to move> "), "{text}");
+    let (code, help) = oware(&["play", "--help"]);
+    assert_eq!(code, 0);
+    for words in ["h, hint", "*, best", "u, undo", "n, new", "?, help", "q, quit, exit", "A..F, a..f"] {
+        assert!(help.contains(words), "{words}: {help}");
+    }
+}
+
+/// Item 12. `--client-timeout 0` and `--shutdown-timeout 0` are refused with a range that is
+/// true: "'0' is not a number of seconds in 0..86400" named a range holding 0.
+#[test]
+fn serve_timeouts_name_their_true_range() {
+    for option in ["--client-timeout", "--shutdown-timeout"] {
+        for bad in ["0", "-1", "86401", "x"] {
+            let (code, _, err) = oware_all(&["serve", &format!("{option}={bad}")]);
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains(&format!("'{bad}' is not a number of seconds more than 0 and at most 86400")), "{option} {bad}: {err}");
+        }
+    }
+}

@@ -608,8 +608,7 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
     }
     if let Some(free) = plan.disk_free_bytes {
         if plan.disk_needed_bytes > free {
-            let ns: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
-            return Err(Error::DiskSpace { path: plan.dir.clone(), what: crate::units::layers_phrase(ns), needed: plan.disk_needed_bytes, available: free });
+            return Err(Error::DiskSpace { path: plan.dir.clone(), what: files_written(plan), needed: plan.disk_needed_bytes, available: free });
         }
     }
     if let (false, Some(free)) = (same_disk, plan.work_disk_free_bytes) {
@@ -623,6 +622,32 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The files a plan writes, for a message: `layers 13..16, the bounds of layers 0..16 and the
+/// depths to capture of layers 0..16` (a plan that writes only depths to capture said "layers
+/// none").
+fn files_written(plan: &BuildPlan) -> String {
+    use crate::units::layers_phrase;
+    let builds = |a: &LayerAction| matches!(a, LayerAction::Build { .. });
+    let values: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
+    let bounds: Vec<u32> = plan.layers.iter().filter(|l| l.bounds.as_ref().is_some_and(|b| builds(&b.action))).map(|l| l.layer).collect();
+    let dtc: Vec<u32> = plan.layers.iter().filter(|l| l.dtc.as_ref().is_some_and(|d| builds(&d.action))).map(|l| l.layer).collect();
+    let mut parts = Vec::new();
+    if !values.is_empty() {
+        parts.push(layers_phrase(values));
+    }
+    if !bounds.is_empty() {
+        parts.push(format!("the bounds of {}", layers_phrase(bounds)));
+    }
+    if !dtc.is_empty() {
+        parts.push(format!("the depths to capture of {}", layers_phrase(dtc)));
+    }
+    match parts.len() {
+        0 => "the build's scratch files".to_string(),
+        1 => parts.remove(0),
+        n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
+    }
 }
 
 /// How much slower than in memory the out-of-core builder is expected to be, for estimates.
@@ -649,6 +674,38 @@ mod tests {
         let path = crate::storage::stats_path(base, rules, n);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
+    }
+
+    /// A statistics file is read only up to a bound: one padded past 1 MiB is unreadable (it was
+    /// read whole into memory, whatever its size).
+    #[test]
+    fn statistics_files_are_read_within_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let rules = Ruleset::Awari;
+        write_stats(dir.path(), rules, 20, 10.0, None);
+        assert!(read_stats(dir.path(), rules, 20).is_some());
+        let path = crate::storage::stats_path(dir.path(), rules, 20);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.resize(bytes.len() + (1 << 20), b' ');
+        std::fs::write(&path, bytes).unwrap();
+        assert!(read_stats(dir.path(), rules, 20).is_none());
+    }
+
+    /// A build short of disk names the files it would write: `build --dtc` over built layers
+    /// said "not enough for layers none".
+    #[test]
+    fn a_build_short_of_disk_names_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
+        crate::build::build(&config, &crate::build::Silent).unwrap();
+        let mut p = propose(&BuildConfig { dtc: true, ..config.clone() }, 1).unwrap();
+        assert_eq!(p.to_build().count(), 0);
+        p.disk_free_bytes = Some(0);
+        let msg = check_plan(&p).unwrap_err().to_string();
+        assert!(msg.contains("not enough for the depths to capture of layers 0..6 ("), "{msg}");
+        p.layers[6].action = LayerAction::Build { reason: None };
+        let msg = check_plan(&p).unwrap_err().to_string();
+        assert!(msg.contains("not enough for layer 6 and the depths to capture of layers 0..6 ("), "{msg}");
     }
 
     #[test]

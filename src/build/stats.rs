@@ -286,7 +286,7 @@ pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(
     same: impl Fn(&T) -> bool,
     observer: &dyn BuildObserver,
 ) -> Result<()> {
-    let ok = std::fs::read(path).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
+    let ok = read_small(path).and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
     if !ok {
         write_json(path, counted)?;
         observer.message(&format!("restored {}", path.display()));
@@ -311,12 +311,24 @@ pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dy
     LayerStats::from_histogram(rules, n, &total)
 }
 
-/// Reads the statistics file of a layer, if present, a regular file and readable.
+/// The largest statistics file read (they are a few KiB): a larger one is not a statistics file
+/// this crate wrote, and is read as unreadable, not into memory.
+pub const MAX_STATS_BYTES: u64 = 1 << 20;
+
+/// The bytes of `path` when it is at most [`MAX_STATS_BYTES`] long and readable.
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).ok()?.take(MAX_STATS_BYTES + 1).read_to_end(&mut bytes).ok()?;
+    (bytes.len() as u64 <= MAX_STATS_BYTES).then_some(bytes)
+}
+
+/// Reads the statistics file of a layer, if present, a regular file, readable and at most
+/// [`MAX_STATS_BYTES`] long.
 pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
     let path = crate::storage::stats_path(dir, rules, n);
     if !std::fs::metadata(&path).ok()?.is_file() {
         return None;
     }
-    let text = std::fs::read(path).ok()?;
-    serde_json::from_slice(&text).ok()
+    serde_json::from_slice(&read_small(&path)?).ok()
 }

@@ -257,6 +257,17 @@ impl Engine {
         self.tt = Table::new(megabytes);
     }
 
+    /// [`set_hash_mb`](Self::set_hash_mb) for a search about to start under `control`: once
+    /// `control` is stopped, the table's pages are no longer faulted in ahead (they are as the
+    /// search writes them), so that a stop is answered at once whatever the table's size.
+    ///
+    /// Cost: allocates the table and zeroes it until `control` stops.
+    pub fn set_hash_mb_for(&mut self, megabytes: usize, control: &Control) {
+        // The old table is given back first: the two need not fit together.
+        self.tt = Table::new(1);
+        self.tt = Table::new_unless(megabytes, &|| control.stopped());
+    }
+
     /// The transposition table's size in bytes.
     pub fn hash_bytes(&self) -> usize {
         self.tt.bytes()

@@ -71,15 +71,28 @@ fn unpack(d: u64) -> (Entry, u8) {
 impl Table {
     /// A table of about `megabytes` MiB (rounded down to a power of two slots, at least 1024).
     pub(crate) fn new(megabytes: usize) -> Table {
+        Table::new_unless(megabytes, &|| false)
+    }
+
+    /// [`new`](Self::new), but the pages are faulted in only until `stop` says so (asked every
+    /// 16 MiB): the rest fault in as the search first writes them. A table of gigabytes takes
+    /// seconds to fault in; a `stop` meanwhile must not wait for it.
+    pub(crate) fn new_unless(megabytes: usize, stop: &dyn Fn() -> bool) -> Table {
         let want = (megabytes.max(1) << 20) / SLOT_BYTES;
         // The largest power of two not above `want`, at least 1024.
         let slots = (1usize << (usize::BITS - 1 - want.max(1024).leading_zeros())).max(1024);
         let mut memory = crate::sys::huge_zeroed(slots * SLOT_BYTES).unwrap_or_else(|e| panic!("no memory for a {megabytes} MiB table: {e}"));
         // One write a page faults the table in now, not during the first search (the kernel
         // zeroes each page at its first write: 5 % of a 2.5 s search's time otherwise).
-        for off in (0..memory.len()).step_by(4096) {
-            // SAFETY: `off` is inside the mapping; a volatile write is not elided.
-            unsafe { std::ptr::write_volatile(memory.as_mut_ptr().add(off), 0) };
+        const CHUNK: usize = 16 << 20;
+        for chunk in (0..memory.len()).step_by(CHUNK) {
+            if stop() {
+                break;
+            }
+            for off in (chunk..memory.len().min(chunk + CHUNK)).step_by(4096) {
+                // SAFETY: `off` is inside the mapping; a volatile write is not elided.
+                unsafe { std::ptr::write_volatile(memory.as_mut_ptr().add(off), 0) };
+            }
         }
         // All-zero bytes are valid atomics (empty slots); the mapping is page-aligned.
         let ptr = memory.as_mut_ptr() as *const [AtomicU64; 2];

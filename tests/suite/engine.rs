@@ -81,7 +81,7 @@ fn play_and_game_go_on_above_the_layers() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"F\nb\nq\n").unwrap();
+    child.stdin.take().unwrap().write_all(b"F\n*\nq\n").unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");

@@ -425,7 +425,7 @@ fn terminal_play_against_perfect_play() {
         (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
     };
     let from = ["--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"];
-    let (code, out) = run("h\nE\nu\nzz\nb\nq\n", &from);
+    let (code, out) = run("h\nE\nu\nzz\nbest\nq\n", &from);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("the computer plays North, you play South"), "{out}");
     assert!(out.contains("moves: D* -2, E* -2, F* -2  (* best)"), "{out}");
@@ -529,7 +529,7 @@ fn server_errors_never_show_the_servers_paths() {
 #[test]
 fn play_ends_the_game_on_repetition() {
     let (code, out) =
-        play(b"b\n".repeat(600), &["--from", "S: 3 0 0 0 0 0  N: 0 2 2 0 0 1  S", "--captured", "20:20", "--computer", "nobody", "--movetime", "20"]);
+        play(b"best\n".repeat(600), &["--from", "S: 3 0 0 0 0 0  N: 0 2 2 0 0 1  S", "--captured", "20:20", "--computer", "nobody", "--movetime", "20"]);
     assert_eq!(code, 0, "{}", &out[out.len().saturating_sub(3000)..]);
     assert!(out.contains("the game is over: the position repeats"), "{}", &out[out.len().saturating_sub(3000)..]);
     assert!(out.matches(" plays ").count() < 200, "{} plies", out.matches(" plays ").count());

@@ -95,10 +95,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: Option<u32>,
     /// Seconds a client has to send a request's head, or its body, and that an idle keep-alive
-    /// connection (or a response the client does not read) is kept.
+    /// connection (or a response the client does not read) is kept: more than 0, at most 86400.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
     client_timeout: f64,
-    /// Seconds given to requests in progress to finish after Ctrl-C or SIGTERM.
+    /// Seconds given to requests in progress to finish after Ctrl-C or SIGTERM: more than 0, at
+    /// most 86400.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_seconds)]
     shutdown_timeout: f64,
     /// The longest engine search `GET /api/v1/analyse` runs, in milliseconds (its `movetime`
@@ -110,7 +111,7 @@ pub struct ServeArgs {
 fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x <= 86_400.0 => Ok(x),
-        _ => Err(format!("'{text}' is not a number of seconds in 0..86400")),
+        _ => Err(format!("'{text}' is not a number of seconds more than 0 and at most 86400")),
     }
 }
 
