@@ -117,7 +117,7 @@ impl Shared<'_> {
         let db = e.db.as_ref()?;
         let failed = |err| {
             self.fail(err);
-            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false })
+            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false, proven: true })
         };
         let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
             Ok(v) => i32::from(v) * 100,
@@ -133,20 +133,17 @@ impl Shared<'_> {
                     // Under abapa it is forced whatever came before; under awari a repetition
                     // of the game's positions gives 0, as for a layer's value.
                     if e.rules.own_side_repetition() {
-                        return Some(TableAnswer { est: g, low: g, high: g, clean: true });
+                        return Some(TableAnswer { est: g, low: g, high: g, clean: true, proven: true });
                     }
-                    return Some(TableAnswer { est: g, low: g.min(0), high: g.max(0), clean: true });
+                    return Some(TableAnswer { est: g, low: g.min(0), high: g.max(0), clean: true, proven: true });
                 }
                 Ok(GameValue::Between(low, high)) => {
                     let (low, high) = (i32::from(low) * 100, i32::from(high) * 100);
                     let est = self.layer_answer(nd, n, v)?.est.clamp(low, high);
-                    return Some(TableAnswer { est, low, high, clean: false });
+                    return Some(TableAnswer { est, low, high, clean: false, proven: true });
                 }
-                Ok(GameValue::Unknown) => {
-                    let est = self.layer_answer(nd, n, v)?.est;
-                    let n = n as i32 * 100;
-                    return Some(TableAnswer { est, low: -n, high: n, clean: false });
-                }
+                // Not solved: the layers' answer guides the search as before, proving nothing.
+                Ok(GameValue::Unknown) => return self.layer_answer(nd, n, v).map(|t| TableAnswer { proven: false, ..t }),
                 Ok(GameValue::Layer | GameValue::Decided) => {}
                 Err(err) => return failed(err),
             }
@@ -161,7 +158,7 @@ impl Shared<'_> {
         let db = e.db.as_ref()?;
         let failed = |err| {
             self.fail(err);
-            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false })
+            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false, proven: true })
         };
         if self.game && matches!(e.rules, Ruleset::Abapa(_)) {
             // Abapa's own-side repetition: the even-split value is exact only where the
@@ -171,15 +168,15 @@ impl Shared<'_> {
                     Ok(b) => {
                         let (low, high) = b.value_range(n);
                         let (low, high) = (low * 100, high * 100);
-                        Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false })
+                        Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false, proven: true })
                     }
                     Err(err) => failed(err),
                 };
             }
             let n = n as i32 * 100;
-            return Some(TableAnswer { est: v, low: -n, high: n, clean: false });
+            return Some(TableAnswer { est: v, low: -n, high: n, clean: false, proven: true });
         }
-        Some(TableAnswer { est: v, low: v.min(0), high: v.max(0), clean: true })
+        Some(TableAnswer { est: v, low: v.min(0), high: v.max(0), clean: true, proven: true })
     }
 
     /// Whether a node of `n` stones can repeat a position of the game before the root (the
@@ -204,21 +201,33 @@ pub(super) struct Preference {
 /// The layers' answer for a node: `est` the layer value (or, under abapa with captured counts,
 /// that value clamped into the bounds), `low..=high` what holds whatever came before.
 /// `clean`: `est` is the true value when nothing came before (awari, or no captured counts).
+/// `proven`: what it says is proven; not in a game where the 25-stone rule can change the
+/// layer's value and the value under the rule is not solved: there it only guides the search.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct TableAnswer {
     pub(super) est: i32,
     pub(super) low: i32,
     pub(super) high: i32,
     pub(super) clean: bool,
+    pub(super) proven: bool,
 }
 
 impl TableAnswer {
     /// The answer at a node that follows a capture (or the game's positions do not matter).
     pub(super) fn settled(self) -> Scored {
         if self.clean || self.low == self.high {
-            scored(self.est, Proof::Proven)
+            scored(self.est, self.proof())
         } else {
             scored(self.est, Proof::Estimate)
+        }
+    }
+
+    /// How far its bounds are proven.
+    pub(super) fn proof(self) -> Proof {
+        if self.proven {
+            Proof::Proven
+        } else {
+            Proof::Estimate
         }
     }
 }

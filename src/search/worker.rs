@@ -376,13 +376,13 @@ impl<'s, 'a> Worker<'s, 'a> {
             // bounded only; the bounds hold whatever came before.
             if let Some(t) = self.sh.table(nd, n) {
                 if t.low == t.high {
-                    return scored(t.low, Proof::Proven);
+                    return scored(t.low, t.proof());
                 }
                 if t.high <= alpha {
-                    return scored(t.high, Proof::Proven);
+                    return scored(t.high, t.proof());
                 }
                 if t.low >= beta {
-                    return scored(t.low, Proof::Proven);
+                    return scored(t.low, t.proof());
                 }
                 if depth <= 0 {
                     return scored(t.est, Proof::Estimate);
