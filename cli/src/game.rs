@@ -329,7 +329,11 @@ fn engine_notes(args: &DatabaseArgs, db: &Database, g: &AnnotatedGame, ms: u64) 
 }
 
 fn verdict_text(v: &Verdict) -> String {
-    format!("{} {}:{}", winner_words(v, "draw"), v.south, v.north)
+    if v.score_known {
+        format!("{} {}:{}", winner_words(v, "draw"), v.south, v.north)
+    } else {
+        format!("{} (the final score under the 25-stone rule is not solved here)", winner_words(v, "draw"))
+    }
 }
 
 fn not_covered(layer: Option<u32>) -> String {
@@ -487,17 +491,19 @@ struct GameDoc {
     end: EndDoc,
 }
 
-/// Best play's end, every stone counted.
+/// Best play's end, every stone counted: the final stones are null where the 25-stone rule can
+/// end the game before the board is played out and its value is not solved; the winner is
+/// always given.
 #[derive(Serialize)]
 struct FinalDoc {
-    south: f64,
-    north: f64,
+    south: Option<f64>,
+    north: Option<f64>,
     winner: Option<&'static str>,
 }
 
 impl From<Verdict> for FinalDoc {
     fn from(v: Verdict) -> Self {
-        FinalDoc { south: v.south, north: v.north, winner: v.winner }
+        FinalDoc { south: v.score_known.then_some(v.south), north: v.score_known.then_some(v.north), winner: v.winner }
     }
 }
 

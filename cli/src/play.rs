@@ -5,7 +5,7 @@
 use clap::Args;
 use oware::game::{probe, Captured, End, Game, Probed, Verdict};
 use oware::position::{house, parse_move, Side};
-use oware::search::{Control, Engine, GameValues, Report};
+use oware::search::{Control, Engine, Report};
 use oware::{Error, Result, Ruleset};
 
 use super::analyse::{open_engine, stones, SearchArgs};
@@ -324,21 +324,19 @@ fn show(now: &Game, here: &Probed) -> String {
         s.push_str(&format!("captured: South {}, North {}; {n} on the board\n", c.south, c.north));
     }
     match (here.value, now.captured()) {
-        (Some(v), Some(c)) => match Verdict::in_game(game_values(now.rules()), c, now.position(), v, now.side()) {
-            Some(vd) => {
-                let who = winner_words(&vd, "a draw");
+        (Some(v), Some(c)) => {
+            let vd = Verdict::in_game(game_values(now.rules()), c, now.position(), v, now.side());
+            let who = winner_words(&vd, "a draw");
+            if vd.score_known {
                 s.push_str(&format!("value {} for {}: best play ends {}:{}, {who}\n", signed(v), now.side(), vd.south, vd.north));
-            }
-            None => {
-                let who = winner_words(&Verdict::new(c, n, v, now.side()), "a draw");
+            } else {
                 s.push_str(&format!(
-                    "value {} for {}: best play gives {who} (the final score under the 25-stone rule is solved up to {} stones)\n",
+                    "value {} for {}: best play gives {who} (the final score under the 25-stone rule is not solved here)\n",
                     signed(v),
-                    now.side(),
-                    GameValues::MAX_STONES
+                    now.side()
                 ));
             }
-        },
+        }
         (Some(v), None) => s.push_str(&format!("value {} for {}\n", signed(v), now.side())),
         (None, _) => match here.missing {
             Some(l) => s.push_str(&format!("not covered: layer {l} is not built\n")),

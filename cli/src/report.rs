@@ -65,9 +65,9 @@ pub struct FinalDoc {
 impl FinalDoc {
     /// The document of `pos` (`side` to move), whose layer value is `value`, after `c`.
     pub fn new(rules: Ruleset, c: Captured, pos: &Position, value: i8, side: Side) -> FinalDoc {
-        let layer = Verdict::new(c, pos.stones(), value, side);
-        let exact = Verdict::in_game(game_values(rules), c, pos, value, side);
-        FinalDoc { south: exact.map(|v| Share(v.south)), north: exact.map(|v| Share(v.north)), result: layer.result_for(side), winner: layer.winner }
+        let v = Verdict::in_game(game_values(rules), c, pos, value, side);
+        let known = |x: f64| v.score_known.then_some(Share(x));
+        FinalDoc { south: known(v.south), north: known(v.north), result: v.result_for(side), winner: v.winner }
     }
 }
 
@@ -357,21 +357,17 @@ pub fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: O
         split.opponent
     ));
     if let Some(c) = captured {
-        match Verdict::in_game(game_values(db.rules()), c, pos, a.value, side) {
-            Some(v) => {
-                let winner = winner_words(&v, "a draw");
-                s.push_str(&format!("with {}:{} captured (South:North), best play ends {}:{}: {winner}\n", c.south, c.north, v.south, v.north));
-            }
-            None => {
-                let v = Verdict::new(c, n, a.value, side);
-                let winner = winner_words(&v, "a draw");
-                s.push_str(&format!(
-                    "with {}:{} captured (South:North), best play gives {winner}; the final score under the 25-stone rule is solved up to {} stones\n",
-                    c.south,
-                    c.north,
-                    GameValues::MAX_STONES
-                ));
-            }
+        let v = Verdict::in_game(game_values(db.rules()), c, pos, a.value, side);
+        let winner = winner_words(&v, "a draw");
+        if v.score_known {
+            s.push_str(&format!("with {}:{} captured (South:North), best play ends {}:{}: {winner}\n", c.south, c.north, v.south, v.north));
+        } else {
+            s.push_str(&format!(
+                "with {}:{} captured (South:North), best play gives {winner}; the final score under the 25-stone rule is not solved here (above {} stones)\n",
+                c.south,
+                c.north,
+                GameValues::MAX_STONES
+            ));
         }
     }
     if let Some(d) = a.dtc {

@@ -152,6 +152,11 @@ pub struct Verdict {
     pub south_result: Wdl,
     /// The side that wins, `None` for a draw.
     pub winner: Option<&'static str>,
+    /// Whether `south` and `north` are the final stones. False where the 25-stone rule can end
+    /// the game before the board is played out and the value under it is not solved
+    /// ([`Verdict::in_game`]): they are then the stones with the board played out, and only
+    /// the result and the winner hold (the rule never changes who wins).
+    pub score_known: bool,
 }
 
 impl Verdict {
@@ -186,15 +191,17 @@ impl Verdict {
             Wdl::Loss => Some("north"),
             Wdl::Draw => None,
         };
-        Verdict { south, north, south_result, winner }
+        Verdict { south, north, south_result, winner, score_known: true }
     }
 
     /// Best play's end in a game, the 25-stone rule counted: from `position` (mover-first,
     /// `to_move` to move) whose layer value is `value`, with `captured` stones already taken.
     /// The layer's value where no capture can cross 24, else the value under the rule
-    /// ([`GameValues`]). `None` where the rule can change the layer's value and the value
-    /// under it is not known: above [`GameValues::MAX_STONES`] stones, or under `abapa` where
-    /// it is not forced.
+    /// ([`GameValues`]). Where the rule can change the layer's value and the value under it is
+    /// not known (above [`GameValues::MAX_STONES`] stones, or under `abapa` where it is not
+    /// forced), the layer's verdict with [`score_known`](Self::score_known) false: its winner
+    /// holds, not its stones. In a game of 48 stones a capture can always take a side past 24,
+    /// so above 10 stones the final stones are never known here.
     ///
     /// ```
     /// use oware::game::{Captured, Verdict};
@@ -205,19 +212,21 @@ impl Verdict {
     /// // 20:23 captured North passes 24 before the board is played out.
     /// let p: Position = "0 1 0 0 0 0 1 1 0 0 0 2".parse()?;
     /// let values = GameValues::new(Ruleset::Awari);
-    /// let v = Verdict::in_game(&values, Captured { south: 20, north: 23 }, &p, -5, Side::South).unwrap();
-    /// assert_eq!((v.south, v.north), (21.5, 26.5));
+    /// let v = Verdict::in_game(&values, Captured { south: 20, north: 23 }, &p, -5, Side::South);
+    /// assert_eq!((v.south, v.north, v.score_known), (21.5, 26.5, true));
     /// # Ok::<(), oware::Error>(())
     /// ```
-    pub fn in_game(values: &GameValues, captured: Captured, position: &Position, value: i8, to_move: Side) -> Option<Verdict> {
+    pub fn in_game(values: &GameValues, captured: Captured, position: &Position, value: i8, to_move: Side) -> Verdict {
         let (m, o) = (captured.of(to_move), captured.of(to_move.other()));
-        let v = match values.value(position.board(), m, o).ok()? {
-            GameValue::Layer => value,
-            GameValue::Exact(g) => g,
-            GameValue::Decided => values.rules().moves(position.board()).ending().unwrap_or(0),
-            GameValue::Between(..) | GameValue::Unknown => return None,
+        let v = match values.value(position.board(), m, o) {
+            Ok(GameValue::Layer) => value,
+            Ok(GameValue::Exact(g)) => g,
+            Ok(GameValue::Decided) => values.rules().moves(position.board()).ending().unwrap_or(0),
+            Ok(GameValue::Between(..) | GameValue::Unknown) | Err(_) => {
+                return Verdict { score_known: false, ..Verdict::new(captured, position.stones(), value, to_move) };
+            }
         };
-        Some(Verdict::new(captured, position.stones(), v, to_move))
+        Verdict::new(captured, position.stones(), v, to_move)
     }
 
     /// Best play's end in a game after `m` (its value known) is played from `position` by
@@ -230,7 +239,7 @@ impl Verdict {
             MoveResult::Continues { captured: k, child } => {
                 let mut after = captured;
                 after.add(to_move, u32::from(k));
-                Verdict::in_game(values, after, &child, k as i8 - mv, to_move.other())
+                Some(Verdict::in_game(values, after, &child, k as i8 - mv, to_move.other()))
             }
         }
     }
@@ -371,8 +380,8 @@ pub struct Ply {
     /// when both are known.
     pub error: Option<i8>,
     /// Best play's end from the position after the move, with every capture so far counted and
-    /// the 25-stone rule ([`Verdict::in_game`]); `None` when not covered, when the captured
-    /// stones are unknown, or when the rule's value is not known.
+    /// the 25-stone rule ([`Verdict::in_game`]: its stones may be unknown); `None` when not
+    /// covered or when the captured stones are unknown.
     pub verdict: Option<Verdict>,
 }
 
@@ -397,8 +406,8 @@ pub struct AnnotatedGame {
     /// Whether the last move ended the game (a ruleset's ending move) or left no legal move.
     pub over: bool,
     /// Best play's end from the position reached, with the captures counted and the 25-stone
-    /// rule ([`Verdict::in_game`]), when covered, the captured stones are known and the rule's
-    /// value is known.
+    /// rule ([`Verdict::in_game`]: its stones may be unknown), when covered and the captured
+    /// stones are known.
     pub verdict: Option<Verdict>,
 }
 
@@ -508,7 +517,7 @@ pub fn annotate(db: &Database, start: Position, side: Side, captured: Option<Cap
         // A repetition ends the game with the ruleset's sharing of the board.
         Some(End::Repetition { .. }) => game.verdict(),
         _ => match (captured, end.value) {
-            (Some(c), Some(v)) => Verdict::in_game(&values, c, &position, v, to_move),
+            (Some(c), Some(v)) => Some(Verdict::in_game(&values, c, &position, v, to_move)),
             _ => None,
         },
     };

@@ -205,7 +205,7 @@ impl Engine {
                 _ if !self.rules.own_side_repetition() => None,
                 Outcome::End { value } => Some(i32::from(value) * 100),
                 Outcome::Child { captured, child } => {
-                    let game = root.captured.map(|(me, them)| (them, me + u32::from(captured)));
+                    let game = root.captured.map(|(me, them)| (them.min(48), me.min(48) + u32::from(captured)));
                     self.floor(&child, game)?.map(|f| (i32::from(captured) - f) * 100)
                 }
             };

@@ -115,13 +115,9 @@ impl Shared<'_> {
             return None;
         }
         let db = e.db.as_ref()?;
-        let failed = |err| {
-            self.fail(err);
-            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false, proven: true })
-        };
         let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
             Ok(v) => i32::from(v) * 100,
-            Err(err) => return failed(err),
+            Err(err) => return self.failed(err),
         };
         // In a game the 25-stone rule can end play before the board is played out: the
         // layer's value holds only where no capture can cross 24; elsewhere the value under
@@ -130,22 +126,24 @@ impl Shared<'_> {
             match e.game_values.value(&nd.board, u32::from(nd.cm), u32::from(nd.cn)) {
                 Ok(GameValue::Exact(g)) => {
                     let g = i32::from(g) * 100;
-                    // Under abapa it is forced whatever came before; under awari a repetition
-                    // of the game's positions gives 0, as for a layer's value.
+                    // Under abapa it is forced, but a forced line could repeat a position of
+                    // the game before the root (which ends the game with each side's row): it
+                    // is proven only where the game's positions cannot come again. Under awari
+                    // such a repetition gives 0, as for a layer's value.
                     if e.rules.own_side_repetition() {
-                        return Some(TableAnswer { est: g, low: g, high: g, clean: true, proven: true });
+                        return Some(TableAnswer { est: g, low: g, high: g, clean: true, proven: !self.region(n) });
                     }
                     return Some(TableAnswer { est: g, low: g.min(0), high: g.max(0), clean: true, proven: true });
                 }
                 Ok(GameValue::Between(low, high)) => {
                     let (low, high) = (i32::from(low) * 100, i32::from(high) * 100);
                     let est = self.layer_answer(nd, n, v)?.est.clamp(low, high);
-                    return Some(TableAnswer { est, low, high, clean: false, proven: true });
+                    return Some(TableAnswer { est, low, high, clean: false, proven: !self.region(n) });
                 }
                 // Not solved: the layers' answer guides the search as before, proving nothing.
                 Ok(GameValue::Unknown) => return self.layer_answer(nd, n, v).map(|t| TableAnswer { proven: false, ..t }),
                 Ok(GameValue::Layer | GameValue::Decided) => {}
-                Err(err) => return failed(err),
+                Err(err) => return self.failed(err),
             }
         }
         self.layer_answer(nd, n, v)
@@ -156,10 +154,6 @@ impl Shared<'_> {
     fn layer_answer(&self, nd: &Node, n: u32, v: i32) -> Option<TableAnswer> {
         let e = self.engine;
         let db = e.db.as_ref()?;
-        let failed = |err| {
-            self.fail(err);
-            Some(TableAnswer { est: 0, low: 0, high: 0, clean: false, proven: true })
-        };
         if self.game && matches!(e.rules, Ruleset::Abapa(_)) {
             // Abapa's own-side repetition: the even-split value is exact only where the
             // forced-capture bounds force the split; elsewhere it is clamped into them.
@@ -170,13 +164,20 @@ impl Shared<'_> {
                         let (low, high) = (low * 100, high * 100);
                         Some(TableAnswer { est: v.clamp(low, high), low, high, clean: false, proven: true })
                     }
-                    Err(err) => failed(err),
+                    Err(err) => self.failed(err),
                 };
             }
             let n = n as i32 * 100;
             return Some(TableAnswer { est: v, low: -n, high: n, clean: false, proven: true });
         }
         Some(TableAnswer { est: v, low: v.min(0), high: v.max(0), clean: true, proven: true })
+    }
+
+    /// The answer after a file could not be read: the search is stopped, and its result
+    /// thrown away.
+    fn failed(&self, err: Error) -> Option<TableAnswer> {
+        self.fail(err);
+        Some(TableAnswer { est: 0, low: 0, high: 0, clean: false, proven: false })
     }
 
     /// Whether a node of `n` stones can repeat a position of the game before the root (the
@@ -199,7 +200,9 @@ pub(super) struct Preference {
 }
 
 /// The layers' answer for a node: `est` the layer value (or, under abapa with captured counts,
-/// that value clamped into the bounds), `low..=high` what holds whatever came before.
+/// that value clamped into the bounds; in a game where a capture can take a side past 24, the
+/// value under the 25-stone rule, or the layer's clamped into the bounds under it),
+/// `low..=high` what holds whatever came before.
 /// `clean`: `est` is the true value when nothing came before (awari, or no captured counts).
 /// `proven`: what it says is proven; not in a game where the 25-stone rule can change the
 /// layer's value and the value under the rule is not solved: there it only guides the search.

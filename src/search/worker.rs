@@ -373,7 +373,8 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         if region {
             // Inside the layers, where the game's positions can repeat: the layer value is
-            // bounded only; the bounds hold whatever came before.
+            // bounded only; the bounds hold whatever came before (where proven: not where the
+            // 25-stone rule can change a value it does not solve).
             if let Some(t) = self.sh.table(nd, n) {
                 if t.low == t.high {
                     return scored(t.low, t.proof());

@@ -227,7 +227,6 @@ fn abapa_exact_claims_with_captured_counts_near_24_rest_on_forced_play() {
     let (roots, exact) = check_claims(rules, 6, &reference, |s| (lo[s], hi[s]));
     // Where each side can force the end, the search proves it (64 % of these roots); elsewhere
     // it claims nothing.
-    eprintln!("abapa: {exact} of {roots} roots exact");
     assert!(exact * 2 > roots, "{exact} of {roots} roots exact");
 }
 
