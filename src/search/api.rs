@@ -17,7 +17,10 @@ pub struct Root {
     pub captured: Option<(u32, u32)>,
     /// Earlier positions of the game, oldest first, each mover-first (so the last one is the
     /// position before `position`, with the other player to move). A position met again is a
-    /// repetition.
+    /// repetition. Those since the last capture (as many stones as `position`) must be a game's:
+    /// each leads to the next, and the last to `position`, by a move that captures nothing
+    /// ([`crate::rules::Ruleset::quiet_move_between`]); [`Engine::search`](super::Engine::search)
+    /// refuses others.
     pub history: Vec<Board>,
 }
 
