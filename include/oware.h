@@ -223,7 +223,9 @@ int oware_analyse(const struct oware_db *db,
 // search scores it so. `history` may be NULL when `history_len` is 0.
 //
 // Returns as `oware_analyse`; `OWARE_INVALID_POSITION` also for a board of the history that is
-// not a position.
+// not a position; `OWARE_BAD_ARGUMENT` for a history whose positions since the last capture are
+// not a game's (each must lead to the next, and the last to `pits`, by a move that captures
+// nothing).
 //
 // Cost: as `oware_analyse`, plus copying the history.
 //

@@ -579,15 +579,30 @@ int main(int argc, char **argv) {
     if (oware_analyse(NULL, start, 50, 0, &best, &score, &exact, &depth) != 2) return 19;
     uint8_t bad[12] = {40, 40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (oware_analyse(db, bad, 50, 0, &best, &score, &exact, &depth) != 3) return 20;
-    /* A game's history: the only move leads back to the position before, with the same side
-       to move: the game ends there, the stones split evenly (0), where the layers say -3. */
-    uint8_t root[12] = {0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 1, 0};
-    uint8_t before[12] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    /* A game's history, the 11 positions since its last capture (oldest first, mover-first,
+       each leading to the next by a move that captures nothing): E leads back to the first,
+       with the same side to move, so the game ends there, the stones split evenly (0), where
+       the layers say -3. */
+    uint8_t root[12] = {0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1};
+    uint8_t before[12 * 11] = {
+        0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1,
+        1, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0,
+        0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
+        0, 1, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0,
+        0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 1,
+        0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0,
+        0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 1,
+        0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0,
+        0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1,
+        0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 1,
+        1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
     if (oware_analyse(db, root, 0, 4, &best, &score, &exact, &depth) != 0 || score != -300) return 21;
-    if (oware_analyse_game(db, root, before, 1, 0, 4, &best, &score, &exact, &depth) != 0) return 22;
+    if (oware_analyse_game(db, root, before, 11, 0, 4, &best, &score, &exact, &depth) != 0) return 22;
     if (score != 0 || !exact || best != 4) return 23;
     if (oware_analyse_game(db, root, NULL, 1, 0, 4, &best, &score, &exact, &depth) != 2) return 24;
     if (oware_analyse_game(db, root, bad, 1, 0, 4, &best, &score, &exact, &depth) != 3) return 25;
+    /* A made-up history (no move leads from it to the root): refused. */
+    if (oware_analyse_game(db, root, before, 1, 0, 4, &best, &score, &exact, &depth) != 2) return 26;
     oware_close(db);
     printf("ok\n");
     return 0;

@@ -129,7 +129,8 @@ fn a_scripted_session() {
     assert!(said[0].starts_with("info string Hash is a number") && said[1].contains("unknown option"), "{said:?}");
     assert!(said[2].starts_with("info string probing layers 0..=10 of"), "{said:?}");
 
-    // A position inside the layers, with even stores: the exact score is the layer's value.
+    // A position inside the layers, with even stores: the exact score is its value under the
+    // 25-stone rule, here the layer's.
     let (value, best) = query(tmp.path(), "S: 1 1 1 1 1 2  N: 0 3 0 0 0 0  S");
     assert_eq!(value, 2);
     e.send("ucinewgame");
@@ -143,9 +144,11 @@ fn a_scripted_session() {
     let bestmove = lines.last().unwrap();
     let played = field(bestmove, "bestmove").unwrap();
     assert!(best.iter().any(|b| b == played), "{played} is not among the database's best {best:?}");
-    // The line starts with the move played, in houses, South's then North's.
+    // The line starts with the move played, in houses, South's then North's (with 19:19 a
+    // capture can take a side past 24: the line ends where the 25-stone rule's values have no
+    // depth to follow, here after the move played).
     let pv = field(last, "pv").unwrap();
-    assert!(pv.starts_with(played) && pv.chars().nth(1).is_some_and(|c| c.is_ascii_lowercase()), "{pv}");
+    assert!(pv.starts_with(played) && pv.chars().nth(1).is_none_or(|c| c.is_ascii_lowercase()), "{pv}");
     if let Some(ponder) = field(bestmove, "ponder") {
         assert_eq!(Some(ponder.chars().next().unwrap()), pv.chars().nth(1));
     }

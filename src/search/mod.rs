@@ -105,7 +105,7 @@ pub struct Engine {
     /// The first file that could not be used.
     unusable: Option<Error>,
     /// Values under the 25-stone rule, for searches with captured counts.
-    game_values: GameValues,
+    game_values: Arc<GameValues>,
     tt: Table,
     threads: usize,
 }
@@ -173,7 +173,7 @@ impl Engine {
                 }
             }
         }
-        Ok(Engine { rules, db, tables, bounds, dtc, unusable, game_values: GameValues::new(rules), tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
+        Ok(Engine { rules, db, tables, bounds, dtc, unusable, game_values: Arc::new(GameValues::new(rules)), tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
     }
 
     /// The first file of the database that could not be used, when one could not: the layers
@@ -188,9 +188,9 @@ impl Engine {
     }
 
     /// What breaks ties between root moves of equal score ([`Preference`]): under `abapa`, each
-    /// move's floor (what its mover is sure of: the forced-capture bounds, or in a game the
-    /// forced bounds under the 25-stone rule), then its depth to capture when the root is
-    /// inside layers with depths built. Empty when neither is known.
+    /// move's floor (what its mover is sure of: the forced-capture bounds, or without them in a
+    /// game the forced bounds under the 25-stone rule), then its depth to capture when the root
+    /// is inside layers with depths built. Empty when neither is known.
     fn preferences(&self, root: &Root) -> Result<Vec<Preference>> {
         let Some(db) = &self.db else { return Ok(Vec::new()) };
         let position = &root.position;
@@ -218,26 +218,29 @@ impl Engine {
         Ok(out)
     }
 
-    /// The most the mover of `board` (abapa) can be held to, in stones: by the values under
-    /// the 25-stone rule in a game (`game`: captured counts, mover first), else by the
-    /// forced-capture bounds when built; `None` when neither knows.
+    /// The most the mover of `board` (abapa) can be held to, in stones: where the game is over
+    /// by the 25-stone rule (`game`: captured counts, mover first), its end; else the
+    /// forced-capture bounds when built (what each side can force, repetitions included); else
+    /// in a game the bounds under the rule where solved; `None` when none knows.
     fn floor(&self, board: &Board, game: Option<(u32, u32)>) -> Result<Option<i32>> {
-        if let Some((m, o)) = game {
-            match self.game_values.value(board, m, o)? {
-                GameValue::Decided => return Ok(Some(i32::from(self.rules.moves(board).ending().unwrap_or(0)))),
-                GameValue::Exact(g) => return Ok(Some(i32::from(g))),
-                GameValue::Between(_, high) => return Ok(Some(i32::from(high))),
-                GameValue::Unknown => return Ok(None),
-                GameValue::Layer => {}
-            }
+        let rule = match game {
+            Some((m, o)) => self.game_values.value(board, m, o)?,
+            None => GameValue::Layer,
+        };
+        if rule == GameValue::Decided {
+            return Ok(Some(i32::from(self.rules.moves(board).ending().unwrap_or(0))));
         }
         let n = stones(board);
-        match (&self.db, self.bounds) {
-            (Some(db), Some(top)) if n <= top && crate::index::in_some_layer(board) => {
-                Ok(Some(db.bounds_layer(n)?.get(crate::index::rank_unchecked(board))?.value_range(n).1))
+        if let (Some(db), Some(top)) = (&self.db, self.bounds) {
+            if n <= top && crate::index::in_some_layer(board) {
+                return Ok(Some(db.bounds_layer(n)?.get(crate::index::rank_unchecked(board))?.value_range(n).1));
             }
-            _ => Ok(None),
         }
+        Ok(match rule {
+            GameValue::Exact(g) => Some(i32::from(g)),
+            GameValue::Between(_, high) => Some(i32::from(high)),
+            _ => None,
+        })
     }
 
     /// The ruleset.
@@ -337,6 +340,7 @@ impl Engine {
             region: (since > 0).then_some(n0),
             salt,
             prefer: self.preferences(root)?,
+            clock: limits.movetime.is_some(),
         };
         let node = Node { board: *root.position.board(), cm: game.map_or(0, |g| g.0), cn: game.map_or(0, |g| g.1) };
         let single = limits.depth.is_some() || limits.nodes.is_some();

@@ -72,6 +72,11 @@ pub(super) struct Shared<'a> {
     /// What breaks ties between the root's moves of equal score ([`Engine::preferences`]),
     /// empty when nothing does.
     pub(super) prefer: Vec<Preference>,
+    /// The search runs against a clock: values under the 25-stone rule not solved yet are
+    /// solved on another thread rather than waited for ([`GameValues::value_now`]).
+    ///
+    /// [`GameValues::value_now`]: super::GameValues::value_now
+    pub(super) clock: bool,
 }
 
 impl Shared<'_> {
@@ -123,7 +128,9 @@ impl Shared<'_> {
         // layer's value holds only where no capture can cross 24; elsewhere the value under
         // the rule, where it is solved, and else nothing is proven here.
         if self.game {
-            match e.game_values.value(&nd.board, u32::from(nd.cm), u32::from(nd.cn)) {
+            let (m, o) = (u32::from(nd.cm), u32::from(nd.cn));
+            let answer = if self.clock { e.game_values.value_now(&nd.board, m, o) } else { e.game_values.value(&nd.board, m, o) };
+            match answer {
                 Ok(GameValue::Exact(g)) => {
                     let g = i32::from(g) * 100;
                     // Under abapa it is forced, but a forced line could repeat a position of
