@@ -111,8 +111,9 @@ impl GameValues {
     ///
     /// Cost: a look-up when its layer with these quotas is solved; otherwise it and the lower
     /// layers with quotas it needs are solved first, once (one thread solves while the others
-    /// wait; it cannot be stopped: about 0.1 s at 8 stones and up to 0.75 s at 10 on a busy
-    /// machine, with everything below).
+    /// wait; it cannot be stopped: about 0.1 s at 8 stones and up to 0.75 s at 10 under awari,
+    /// up to 2 s under abapa, on a busy machine, with everything below;
+    /// [`value_now`](Self::value_now) does not wait).
     ///
     /// # Errors
     /// None today (the `Result` is kept for memory limits to come).
