@@ -191,7 +191,7 @@ impl Engine {
     /// move's floor (what its mover is sure of: the forced-capture bounds, or without them in a
     /// game the forced bounds under the 25-stone rule), then its depth to capture when the root
     /// is inside layers with depths built. Empty when neither is known.
-    fn preferences(&self, root: &Root) -> Result<Vec<Preference>> {
+    fn preferences(&self, root: &Root, clock: bool) -> Result<Vec<Preference>> {
         let Some(db) = &self.db else { return Ok(Vec::new()) };
         let position = &root.position;
         // A move into a position of value 0 has no depth (no capture is forced).
@@ -206,7 +206,7 @@ impl Engine {
                 Outcome::End { value } => Some(i32::from(value) * 100),
                 Outcome::Child { captured, child } => {
                     let game = root.captured.map(|(me, them)| (them.min(48), me.min(48) + u32::from(captured)));
-                    self.floor(&child, game)?.map(|f| (i32::from(captured) - f) * 100)
+                    self.floor(&child, game, clock)?.map(|f| (i32::from(captured) - f) * 100)
                 }
             };
             let dtc = depths.iter().find(|&&(p, _)| p == m.pit).map(|&(_, d)| d);
@@ -222,9 +222,9 @@ impl Engine {
     /// by the 25-stone rule (`game`: captured counts, mover first), its end; else the
     /// forced-capture bounds when built (what each side can force, repetitions included); else
     /// in a game the bounds under the rule where solved; `None` when none knows.
-    fn floor(&self, board: &Board, game: Option<(u32, u32)>) -> Result<Option<i32>> {
+    fn floor(&self, board: &Board, game: Option<(u32, u32)>, clock: bool) -> Result<Option<i32>> {
         let rule = match game {
-            Some((m, o)) => self.game_values.value(board, m, o)?,
+            Some((m, o)) => self.rule_value(board, m, o, clock)?,
             None => GameValue::Layer,
         };
         if rule == GameValue::Decided {
@@ -241,6 +241,16 @@ impl Engine {
             GameValue::Between(_, high) => Some(i32::from(high)),
             _ => None,
         })
+    }
+
+    /// What the 25-stone rule makes of `board`'s value ([`GameValues`]); with a `clock`,
+    /// without waiting for a layer to be solved.
+    fn rule_value(&self, board: &Board, m: u32, o: u32, clock: bool) -> Result<GameValue> {
+        if clock {
+            self.game_values.value_now(board, m, o)
+        } else {
+            self.game_values.value(board, m, o)
+        }
     }
 
     /// The ruleset.
@@ -339,7 +349,7 @@ impl Engine {
             start,
             region: (since > 0).then_some(n0),
             salt,
-            prefer: self.preferences(root)?,
+            prefer: self.preferences(root, limits.movetime.is_some())?,
             clock: limits.movetime.is_some(),
         };
         let node = Node { board: *root.position.board(), cm: game.map_or(0, |g| g.0), cn: game.map_or(0, |g| g.1) };
@@ -373,14 +383,14 @@ impl Engine {
                 mv.score += base;
             }
         }
-        self.extend_pv(root, &mut report.pv);
+        self.extend_pv(root, &mut report.pv, limits.movetime.is_some());
         Ok(report)
     }
 
     /// Follows the layers' best moves past the end of a line that ends inside them, as long as
     /// the line repeats no position (of the game since its last capture, or of the line): a
     /// repetition ends the game.
-    fn extend_pv(&self, root: &Root, pv: &mut Vec<u8>) {
+    fn extend_pv(&self, root: &Root, pv: &mut Vec<u8>, clock: bool) {
         let (Some(db), Some(top)) = (&self.db, self.tables) else { return };
         let mut board = *root.position.board();
         let n0 = stones(&board);
@@ -416,7 +426,7 @@ impl Engine {
         }
         while pv.len() < 60 && stones(&board) <= top {
             let Ok(position) = Position::new(board) else { return };
-            let pit = match game.map(|(m, o)| self.game_values.value(&board, m, o)) {
+            let pit = match game.map(|(m, o)| self.rule_value(&board, m, o, clock)) {
                 None | Some(Ok(GameValue::Layer)) => {
                     let Ok(best) = db.best_moves(&position) else { return };
                     let Some(m) = best.first() else { return };

@@ -129,8 +129,7 @@ impl Shared<'_> {
         // the rule, where it is solved, and else nothing is proven here.
         if self.game {
             let (m, o) = (u32::from(nd.cm), u32::from(nd.cn));
-            let answer = if self.clock { e.game_values.value_now(&nd.board, m, o) } else { e.game_values.value(&nd.board, m, o) };
-            match answer {
+            match e.rule_value(&nd.board, m, o, self.clock) {
                 Ok(GameValue::Exact(g)) => {
                     let g = i32::from(g) * 100;
                     // Under abapa it is forced, but a forced line could repeat a position of
