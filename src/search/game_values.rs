@@ -96,6 +96,10 @@ impl GameValues {
     /// The largest position whose value under the rule is solved.
     pub const MAX_STONES: u32 = 10;
 
+    /// The largest position [`value_now`](Self::value_now) waits for (31,824 positions a
+    /// layer: tens of milliseconds with everything below).
+    pub const WAIT_STONES: u32 = 7;
+
     /// Values under `rules`, none solved yet.
     pub fn new(rules: Ruleset) -> GameValues {
         GameValues { rules, solved: RwLock::new(HashMap::new()), solving: Mutex::new(()), pending: Mutex::new(HashSet::new()) }
@@ -121,9 +125,9 @@ impl GameValues {
         self.value_with(board, mover, opponent, None)
     }
 
-    /// As [`value`](Self::value), without waiting: where the layer with these quotas is not
-    /// solved yet, it is solved on another thread (once) and this answers
-    /// [`GameValue::Unknown`] until it is. For searches with a clock: a first probe would
+    /// As [`value`](Self::value), without waiting above [`WAIT_STONES`](Self::WAIT_STONES)
+    /// stones: where the layer with these quotas is not solved yet, it is solved on another
+    /// thread (once) and this answers [`GameValue::Unknown`] until it is. For searches with a clock: a first probe would
     /// otherwise stop the search for as long as the layer takes (about 0.1 s at 8 stones, up
     /// to 2 s at 10 under abapa).
     ///
@@ -145,7 +149,8 @@ impl GameValues {
         let cached = self.solved.read().unwrap_or_else(|p| p.into_inner()).get(&(n, a, b)).cloned();
         let layer = match (cached, background) {
             (Some(l), _) => l,
-            (None, Some(me)) => {
+            // Small layers are solved at once (at most a few tens of ms with everything below).
+            (None, Some(me)) if n > Self::WAIT_STONES => {
                 if self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert((n, a, b)) {
                     let me = Arc::clone(me);
                     std::thread::spawn(move || {
@@ -156,7 +161,7 @@ impl GameValues {
                 }
                 return Ok(GameValue::Unknown);
             }
-            (None, None) => {
+            (None, _) => {
                 let _one = self.solving.lock().unwrap_or_else(|p| p.into_inner());
                 self.layer(n, a, b)
             }
