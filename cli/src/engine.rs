@@ -701,11 +701,7 @@ fn read_input(input: &mut impl std::io::BufRead, buf: &mut Vec<u8>, rules: Rules
     let mut any = false;
     let mut stream: Option<PositionReader> = None;
     loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let chunk = super::query::fill_buf(input)?;
         if chunk.is_empty() {
             break;
         }

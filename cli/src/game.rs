@@ -152,11 +152,7 @@ impl RecordReader {
     /// Reads `input` up to its end or the first move the game does not allow.
     fn read(&mut self, input: &mut impl std::io::BufRead) -> std::io::Result<()> {
         while !self.done {
-            let chunk = match input.fill_buf() {
-                Ok(c) => c,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            let chunk = super::query::fill_buf(input)?;
             if chunk.is_empty() {
                 break;
             }

@@ -111,6 +111,19 @@ pub(crate) enum Line {
     TooLong { bytes: u64, first: Option<u8> },
 }
 
+/// `input`'s next bytes, read again when a signal interrupted the read (empty at the end).
+///
+/// # Errors
+/// Any other read error.
+pub(crate) fn fill_buf(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
+    while let Err(e) = input.fill_buf() {
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    input.fill_buf()
+}
+
 /// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
 /// `None` at the end of the input.
 pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
@@ -119,11 +132,7 @@ pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::
     let mut any = false;
     let mut first: Option<u8> = None;
     loop {
-        let chunk = match input.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let chunk = fill_buf(input)?;
         if chunk.is_empty() {
             break;
         }
