@@ -13,7 +13,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU16;
+use std::sync::atomic::AtomicU8;
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
@@ -40,7 +40,7 @@ fn create_file(path: &Path) -> Result<File> {
 /// Name of the scratch state file in a work directory.
 pub const STATE_FILE: &str = "state.bin";
 
-/// The solver's state of a whole layer in a file: two bytes per position, memory-mapped shared.
+/// The solver's state of a whole layer in a file: one byte per position, memory-mapped shared.
 pub struct ScratchState {
     map: memmap2::MmapMut,
 }
@@ -49,7 +49,7 @@ impl ScratchState {
     /// Creates (or replaces) the state file `path` for `positions` positions, zeroed, with its
     /// disk space reserved and written.
     ///
-    /// Cost: a sequential write of two bytes per position.
+    /// Cost: a sequential write of one byte per position.
     ///
     /// # Errors
     /// [`Error::Io`] when the file cannot be created or the disk cannot hold it.
@@ -57,7 +57,7 @@ impl ScratchState {
         let file = create_file(path)?;
         // Written with zeros, not only reserved: the page faults of the solve cost less
         // (`sys::write_zeros`).
-        reserve_written(&file, (2 * positions).max(1)).map_err(|e| Error::io(path, e))?;
+        reserve_written(&file, positions.max(1)).map_err(|e| Error::io(path, e))?;
         // SAFETY: the file was just created by us under the build's lock; nothing else writes or
         // truncates it while the map lives.
         let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Error::io(path, e))?;
@@ -65,16 +65,15 @@ impl ScratchState {
     }
 
     /// The state cells, one per position.
-    pub fn cells(&self) -> &[AtomicU16] {
-        let len = self.map.len() / 2;
-        // SAFETY: the map is page-aligned (so 2-aligned) and any bit pattern is a valid
-        // AtomicU16; all access during the solve goes through this atomic view.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU16>(), len) }
+    pub fn cells(&self) -> &[AtomicU8] {
+        // SAFETY: any byte is a valid AtomicU8; all access during the solve goes through this
+        // atomic view.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU8>(), self.map.len()) }
     }
 
     /// Gives the pages of cells `range` back to the system (they stay in the file).
     pub fn release(&self, range: Range<u64>) {
-        let bytes = range.start.saturating_mul(2)..range.end.saturating_mul(2);
+        let bytes = range;
         // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
         unsafe { release_within(self.map.as_ptr(), self.map.len(), bytes) };
     }
@@ -341,9 +340,12 @@ pub struct Progress {
 }
 
 const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
-const CKPT_VERSION: u32 = 1;
+/// Version 2: a byte of state and a byte of best exit per position (version 1: a two-byte
+/// state).
+const CKPT_VERSION: u32 = 2;
 const CKPT_HEADER: usize = 64;
-/// Offset of the payload (the state, two bytes per position) in a checkpoint file.
+/// Offset of the payload (the state, then the best exits: two bytes per position) in a
+/// checkpoint file.
 pub const CKPT_PAYLOAD: u64 = 4096;
 const BLOCK: usize = 8 << 20;
 
@@ -517,23 +519,24 @@ mod tests {
         // A file of more than one 2 MiB piece of zeros, ending in a partial one; an old file
         // of the same name is replaced, its contents gone.
         fs::write(&path, vec![0xAB_u8; 1 << 20]).unwrap();
-        let positions = 1_500_001;
+        let positions = 3_000_001;
         let state = ScratchState::create(&path, positions).unwrap();
-        assert_eq!(fs::metadata(&path).unwrap().len(), 2 * positions);
+        assert_eq!(fs::metadata(&path).unwrap().len(), positions);
         let cells = state.cells();
         assert_eq!(cells.len() as u64, positions);
         assert!(cells.iter().all(|c| c.load(Relaxed) == 0));
-        for k in [0, 1_048_575, 1_048_576, 1_500_000] {
-            cells[k].store(0x8000 | k as u16, Relaxed);
+        let marked = [0, 2_097_151, 2_097_152, 3_000_000];
+        for k in marked {
+            cells[k].store(0x80 | (k % 127) as u8, Relaxed);
         }
         state.release(0..positions);
-        for k in [0, 1_048_575, 1_048_576, 1_500_000] {
-            assert_eq!(cells[k].load(Relaxed), 0x8000 | k as u16, "cell {k} after its pages were given back");
+        for k in marked {
+            assert_eq!(cells[k].load(Relaxed), 0x80 | (k % 127) as u8, "cell {k} after its pages were given back");
         }
         assert_eq!(cells.iter().filter(|c| c.load(Relaxed) != 0).count(), 4);
         drop(state);
         let bytes = fs::read(&path).unwrap();
-        assert_eq!(u16::from_le_bytes([bytes[2 * 1_048_576], bytes[2 * 1_048_576 + 1]]), 0x8000);
+        assert_eq!(bytes[2_097_152], 0x80 | (2_097_152 % 127) as u8);
     }
 
     #[test]

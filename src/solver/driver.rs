@@ -7,7 +7,7 @@
 //! `-t`; positions that never enter are worth 0 (neither side can force better than endless
 //! play). The driver's phases:
 //!
-//! 1. **Exits pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
+//! 1. **BestExit pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
 //!    position, reading the lower layers at random (in memory), in sweeps (out of core) or
 //!    through their owners (distributed).
 //! 2. **Thresholds** from `n` down to 1: every part of this process's positions is seeded and
@@ -30,14 +30,16 @@
 use std::io::Write as _;
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::cluster::{Cluster, Ownership, Solo};
 use super::exits::{ExitsPass, Pass};
-use super::state::{split, Cells, Failure, Frontier, FusedDepths, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED};
+use super::state::{
+    exits_view, split, value_of, BestExit, Cell, Cells, Failure, Frontier, FusedDepths, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED,
+};
 use super::work::WorkModel;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
@@ -215,9 +217,18 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     #[allow(clippy::single_range_in_vec_init)] // one empty part for a rank owning nothing
     let parts: Vec<Range<u64>> = if len == 0 { vec![0..0] } else { split(0..len, part_len) };
     let state_file = scratch.filter(|_| parts.len() > 1).map(|w| w.join(STATE_FILE));
-    let storage = Cells::new(n, len, state_file.as_deref(), 2 * len)?;
+    let storage = Cells::new(n, len, state_file.as_deref(), len)?;
     let cells = storage.all();
+    // Every position's best exit waits in its byte of the output until the final pass.
+    let exits = exits_view(out);
     let release_part = |r: &Range<u64>| storage.release(r.clone());
+    // A part's cells and, out of core, its bytes of the output.
+    let release_both = |r: &Range<u64>| {
+        storage.release(r.clone());
+        if let Some(release) = ooc.map(|o| o.release_out) {
+            release(r.clone());
+        }
+    };
     let note = |text: &str| {
         if let Some(f) = options.note {
             f(text);
@@ -236,7 +247,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let mut reached = Reached { exits_done: 0, next_threshold: n };
     let mut resumed = false;
     if let Some(c) = options.checkpoint {
-        let mine = match load_checkpoint(c, &storage) {
+        let mine = match load_checkpoint(c, &storage, exits) {
             // The exits pass of a distributed solve takes no checkpoints: only complete ones count.
             Ok(at) if ranks == 1 || at.exits_done == len => Some(at),
             Ok(_) | Err(Unusable::Absent) => None,
@@ -270,6 +281,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             }
             if mine.is_some() {
                 parts.par_iter().for_each(|p| cells[p.start as usize..p.end as usize].iter().for_each(|c| c.store(0, Relaxed)));
+                // (The exits pass writes every best exit anew.)
             }
             c.remove()?;
         }
@@ -279,7 +291,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let mut save = |at: Reached| -> Result<()> {
         let Some(c) = options.checkpoint else { return Ok(()) };
         if cluster.any(me == 0 && clock.due())? {
-            clock.save(c, at, &storage)?;
+            clock.save(c, at, &storage, exits)?;
         }
         Ok(())
     };
@@ -308,7 +320,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         lap_start = Instant::now();
     };
 
-    // 1. Exits pass: best exit and number of same-layer moves of every position.
+    // 1. BestExit pass: best exit and number of same-layer moves of every position.
     progress.phase("exits");
     progress.advance(work.exits(reached.exits_done));
     // (Every rank of a distributed solve takes part, one owning nothing included; a resumed
@@ -319,7 +331,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             (_, Some(o)) => ExitsPass::Swept(o),
             _ => ExitsPass::Direct { release_lower: options.release_lower },
         };
-        let p = Pass { rules, n, lower, cells, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_part };
+        let p = Pass { rules, n, lower, cells, exits, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_both };
         pass.run(&p, reached.exits_done, &mut |done| {
             reached.exits_done = done;
             save(reached)
@@ -361,12 +373,12 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     // eight bytes an entry); a chunk's lists are handed on as soon as they are gathered.
     let mut lookahead = match (ooc, scratch) {
         _ if reached.next_threshold == 0 => None,
-        (None, _) if parts.len() == 1 => Lookahead::new(cells, &parts, &release_part, Lists::Memory(Vec::new())),
+        (None, _) if parts.len() == 1 => Lookahead::new(cells, exits, &parts, &release_part, Lists::Memory(Vec::new())),
         (Some(o), Some(w)) => {
             let quarter = o.message_bytes / 4;
             let buckets = Inboxes::named(w, "lists", parts.len() * MAX_SPAN, quarter)?;
             let lists = Lists::Disk { buckets, block: (quarter / 16).max(1 << 12) as usize };
-            Lookahead::new(cells, &parts, &release_part, lists)
+            Lookahead::new(cells, exits, &parts, &release_both, lists)
         }
         _ => None,
     };
@@ -384,6 +396,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             rules,
             n,
             cells: &cells[p.start as usize..p.end as usize],
+            exits: &exits[p.start as usize..p.end as usize],
             base: own.start + p.start,
             remote: router.as_ref(),
             failure: &failure,
@@ -397,7 +410,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let mut round = 0;
         loop {
             // A process told to stop goes on to the agreement below.
-            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_mut(), &state_of, progress, &release_part, &stopped)?;
+            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_mut(), &state_of, progress, &release_both, &stopped)?;
             if levels.is_some() {
                 let census = state_of(&parts[0]).propagate_levels(t);
                 if trace {
@@ -436,7 +449,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         d.finish();
     }
     // 3. Write the values; everything still unresolved is worth 0 (endless play).
-    write_values(&parts, cells, out, work, progress, &release_part, ooc.map(|o| o.release_out));
+    write_values(&parts, cells, exits, work, progress, &release_part, ooc.map(|o| o.release_out));
     if let Some(c) = options.checkpoint {
         c.remove()?;
     }
@@ -473,27 +486,44 @@ pub(super) fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, deliver
     Ok(())
 }
 
-/// The cells as raw bytes (for checkpoints).
-#[derive(Clone, Copy)]
-pub(super) struct RawBytes(pub(super) *mut u8);
-// SAFETY: used only between phases, when no other thread touches the cells.
-unsafe impl Sync for RawBytes {}
-unsafe impl Send for RawBytes {}
-
-pub(super) fn cells_bytes(cells: &[AtomicU16]) -> RawBytes {
-    RawBytes(cells.as_ptr() as *mut u8)
+/// Copies `buf.len()` checkpoint bytes from offset `off` (cells first, then best exits) out of
+/// the state, or into it when `load`.
+fn copy_state(cells: &[Cell], exits: &[BestExit], off: u64, buf: &mut [u8], load: bool) {
+    let len = cells.len() as u64;
+    for (i, b) in buf.iter_mut().enumerate() {
+        let at = off + i as u64;
+        if at < len {
+            let c = &cells[at as usize];
+            if load {
+                c.store(*b, Relaxed);
+            } else {
+                *b = c.load(Relaxed);
+            }
+        } else {
+            let e = &exits[(at - len) as usize];
+            if load {
+                e.store(*b as i8, Relaxed);
+            } else {
+                *b = e.load(Relaxed) as u8;
+            }
+        }
+    }
 }
 
-/// Loads checkpoint `c` into the cells of `storage` (giving scratch pages back as it goes).
+/// Loads checkpoint `c` into the cells of `storage` and the best exits `exits` (giving scratch
+/// pages back as it goes).
 ///
 /// # Errors
-/// As [`Checkpoint::load`]: the cells are untouched unless it succeeds.
-pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells) -> std::result::Result<Reached, Unusable> {
-    let bytes = cells_bytes(storage.all());
+/// As [`Checkpoint::load`]: the state is untouched unless it succeeds.
+pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells, exits: &[BestExit]) -> std::result::Result<Reached, Unusable> {
+    let cells = storage.all();
+    let len = cells.len() as u64;
     c.load(&mut |off: u64, b: &[u8]| {
-        // SAFETY: nothing else touches the cells while the checkpoint is loaded.
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), bytes.0.add(off as usize), b.len()) };
-        storage.release_bytes(off, b.len());
+        let mut b = b.to_vec();
+        copy_state(cells, exits, off, &mut b, true);
+        if off < len {
+            storage.release(off..(off + b.len() as u64).min(len));
+        }
     })
 }
 
@@ -516,17 +546,20 @@ impl SaveClock {
         self.last.elapsed() >= interval
     }
 
-    /// Saves the cells of `storage` (quiescent: between phases) as checkpoint `c` at `at`.
+    /// Saves the cells of `storage` and the best exits `exits` (quiescent: between phases) as
+    /// checkpoint `c` at `at`.
     ///
     /// # Errors
     /// As [`Checkpoint::save`].
-    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells) -> Result<()> {
+    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells, exits: &[BestExit]) -> Result<()> {
         let started = Instant::now();
-        let bytes = cells_bytes(storage.all());
+        let cells = storage.all();
+        let len = cells.len() as u64;
         c.save(at, &|off, buf| {
-            // SAFETY: the cells are quiescent between phases.
-            unsafe { std::ptr::copy_nonoverlapping(bytes.0.add(off as usize), buf.as_mut_ptr(), buf.len()) };
-            storage.release_bytes(off, buf.len());
+            copy_state(cells, exits, off, buf, false);
+            if off < len {
+                storage.release(off..(off + buf.len() as u64).min(len));
+            }
         })?;
         self.last = Instant::now();
         self.cost = started.elapsed();
@@ -590,8 +623,8 @@ pub(super) fn part_round<'s>(
 /// cells (`release_part`) and of the output (`release_out`, out of core).
 pub(super) fn write_values(
     parts: &[Range<u64>],
-    cells: &[AtomicU16],
-    out: &mut [u8],
+    cells: &[Cell],
+    out: &[BestExit],
     work: &WorkModel,
     progress: &dyn Progress,
     release_part: &dyn Fn(&Range<u64>),
@@ -600,10 +633,10 @@ pub(super) fn write_values(
     progress.phase("draws");
     for part in parts {
         let (a, b) = (part.start as usize, part.end as usize);
-        out[a..b].par_chunks_mut(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
-            for (byte, cell) in o.iter_mut().zip(c) {
+        out[a..b].par_chunks(CHUNK as usize).zip(cells[a..b].par_chunks(CHUNK as usize)).for_each(|(o, c)| {
+            for (byte, cell) in o.iter().zip(c) {
                 let s = cell.load(Relaxed);
-                *byte = if s & RESOLVED != 0 { s as u8 } else { 0 };
+                byte.store(if s & RESOLVED != 0 { value_of(s) } else { 0 }, Relaxed);
             }
             progress.advance(work.draws(o.len() as u64));
         });

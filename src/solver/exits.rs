@@ -3,13 +3,13 @@
 //! that stay in it. One pass, three ways of reading the lower layers ([`ExitsPass`]).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
 
 use super::cluster::{ask_owners, Ownership};
 use super::driver::{OutOfCore, Share};
-use super::state::{pack, prefetch, split, value_of, Failure, BATCH, CHUNK, ENDED, KEY_SHIFT, NO_EXIT};
+use super::state::{open, prefetch, split, BestExit, Cell, Failure, BATCH, CHUNK, KEY_SHIFT, NO_EXIT};
 use super::work::EXIT_UNITS;
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked, LayerWalker};
@@ -23,7 +23,9 @@ pub(super) struct Pass<'a> {
     /// The finished values of every lower layer.
     pub(super) lower: &'a [&'a [i8]],
     /// The cells of this process's positions `own`.
-    pub(super) cells: &'a [AtomicU16],
+    pub(super) cells: &'a [Cell],
+    /// Their best exits (in the output).
+    pub(super) exits: &'a [BestExit],
     /// The positions this process solves (the whole layer in one process).
     pub(super) own: Range<u64>,
     /// The parts of `own`, relative to `own.start`.
@@ -73,7 +75,7 @@ impl ExitsPass<'_> {
                 let lower = resident.as_ref().map_or_else(|| p.lower.to_vec(), Resident::layers);
                 let segment = (len / 16).max(CHUNK).div_ceil(CHUNK) * CHUNK;
                 for seg in split(from..len, segment) {
-                    exits_in_memory(p.rules, p.n, &lower, p.cells, seg.clone(), p.progress);
+                    exits_in_memory(p.rules, p.n, &lower, p.cells, p.exits, seg.clone(), p.progress);
                     if p.stopped() {
                         return Ok(());
                     }
@@ -92,7 +94,7 @@ impl ExitsPass<'_> {
                     p.progress.phase(&format!("exits {}/{}", pi + 1, p.parts.len()));
                     let start = part.start.max(from);
                     let mut on_flush = |k: u64| if k < len { done(k) } else { Ok(()) };
-                    exits_out_of_core(p.rules, p.n, p.lower, p.cells, start..part.end, o, &places, p.progress, p.failure, &mut on_flush)?;
+                    exits_out_of_core(p.rules, p.n, p.lower, p.cells, p.exits, start..part.end, o, &places, p.progress, p.failure, &mut on_flush)?;
                     (p.release_part)(part);
                     if p.stopped() {
                         return Ok(());
@@ -170,7 +172,7 @@ impl<'a> Resident<'a> {
 }
 
 /// The exits pass over `range` in memory: the lower layers read at random, with prefetching.
-fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16], range: Range<u64>, progress: &dyn Progress) {
+fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[Cell], out: &[BestExit], range: Range<u64>, progress: &dyn Progress) {
     split(range, CHUNK).par_iter().for_each(|r| {
         if progress.cancelled() {
             return;
@@ -203,7 +205,8 @@ fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU16],
             }
             // A game over is marked (its depth to capture is 0; see `FusedDepths`).
             for &(i, best, pending, ended) in &group {
-                cells[i as usize].store(pack(best, pending) | if ended { ENDED } else { 0 }, Relaxed);
+                cells[i as usize].store(open(pending, ended), Relaxed);
+                out[i as usize].store(best, Relaxed);
             }
         }
         progress.advance((r.end - r.start) * EXIT_UNITS);
@@ -323,7 +326,8 @@ fn exits_out_of_core(
     rules: Ruleset,
     n: u32,
     lower: &[&[i8]],
-    cells: &[AtomicU16],
+    cells: &[Cell],
+    out: &[BestExit],
     range: Range<u64>,
     o: &OutOfCore,
     places: &Places,
@@ -351,13 +355,15 @@ fn exits_out_of_core(
             runs.push(Run { from: lookups.len(), base: rs[0].start });
         }
         let base = runs[runs.len() - 1].base;
-        scan_exits(rules, n, rs, 0, cells, progress, &mut lookups, |captured, child, i| places.pack(n - u32::from(captured), rank_unchecked(child), i - base));
+        scan_exits(rules, n, rs, 0, cells, out, progress, &mut lookups, |captured, child, i| {
+            places.pack(n - u32::from(captured), rank_unchecked(child), i - base)
+        });
         if lookups.len() >= cap {
-            serve(n, lower, cells, &mut lookups, &mut runs, places, o);
+            serve(n, lower, out, &mut lookups, &mut runs, places, o);
             on_flush(end)?;
         }
     }
-    serve(n, lower, cells, &mut lookups, &mut runs, places, o);
+    serve(n, lower, out, &mut lookups, &mut runs, places, o);
     Ok(())
 }
 
@@ -379,7 +385,7 @@ struct Run {
 /// Cost: two passes over the lookups to partition them, and one random read of the window
 /// and one of the cells per lookup, prefetched in groups. A full sort of the buffer made the
 /// exits pass of layer 24 about 2 s slower (docs/performance-history.md).
-fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, runs: &mut Vec<Run>, places: &Places, o: &OutOfCore) {
+fn serve(n: u32, lower: &[&[i8]], out: &[BestExit], lookups: &mut Vec<u64>, runs: &mut Vec<Run>, places: &Places, o: &OutOfCore) {
     let offsets = &places.offsets;
     let total = offsets[offsets.len() - 1];
     if lookups.is_empty() || total == 0 {
@@ -442,11 +448,10 @@ fn serve(n: u32, lower: &[&[i8]], cells: &[AtomicU16], lookups: &mut Vec<u64>, r
                         let m = layer(place);
                         *target = (m, (place - offsets[m]) as usize, (base + places.offset(l)) as usize);
                         prefetch(&lower[m][target.1]);
-                        prefetch(&cells[target.2]);
+                        prefetch(&out[target.2]);
                     }
                     for &(m, j, parent) in &targets[..group.len()] {
-                        let e = (n - m as u32) as i8 - lower[m][j];
-                        let _ = cells[parent].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+                        out[parent].fetch_max((n - m as u32) as i8 - lower[m][j], Relaxed);
                     }
                 }
             });
@@ -504,7 +509,8 @@ fn scan_exits<T: Send>(
     n: u32,
     rs: &[Range<u64>],
     offset: u64,
-    cells: &[AtomicU16],
+    cells: &[Cell],
+    out: &[BestExit],
     progress: &dyn Progress,
     lookups: &mut Vec<T>,
     lookup: impl Fn(u8, &Board, u64) -> T + Sync,
@@ -517,7 +523,8 @@ fn scan_exits<T: Send>(
             for (i, b) in walker {
                 let k = i - offset;
                 let (best, pending, _) = exits(rules, &b, |captured, child| mine.push(lookup(captured, child, k)));
-                cells[k as usize].store(pack(best, pending), Relaxed);
+                cells[k as usize].store(open(pending, false), Relaxed);
+                out[k as usize].store(best, Relaxed);
             }
             progress.advance((r.end - r.start) * EXIT_UNITS);
             mine
@@ -545,7 +552,7 @@ pub(super) fn exits(rules: Ruleset, board: &Board, capture: impl FnMut(u8, &Boar
 /// (`release_lower` given), each served slice's pages and each finished batch's cells are
 /// given back.
 fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Range<u64>) + Sync)>) -> Result<()> {
-    let Pass { rules, n, lower, cells, ref own, parts, progress, failure, release_part } = *p;
+    let Pass { rules, n, lower, cells, exits: out, ref own, parts, progress, failure, release_part } = *p;
     let cluster = share.cluster;
     let ranks = cluster.size();
     let owners: Vec<Ownership> = (0..n).map(|m| Ownership::new(layer_size(m), ranks)).collect();
@@ -562,7 +569,7 @@ fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Ran
         let first = next;
         while next < ranges.len() && lookups.len() < cap && !(progress.cancelled() || failure.failed.load(Relaxed)) {
             let rs = &ranges[next..(next + group).min(ranges.len())];
-            scan_exits(rules, n, rs, own.start, cells, progress, &mut lookups, |captured, child, k| {
+            scan_exits(rules, n, rs, own.start, cells, out, progress, &mut lookups, |captured, child, k| {
                 ((u64::from(n - u32::from(captured)) << KEY_SHIFT) | rank_unchecked(child), k)
             });
             next += rs.len();
@@ -579,8 +586,7 @@ fn exits_shared(p: &Pass, share: &Share, release_lower: Option<&(dyn Fn(u32, Ran
         })?;
         // Fold the answers into the parents' best exits.
         lookups.par_iter().zip(back.par_iter()).for_each(|(&(key, parent), &v)| {
-            let e = (n - (key >> KEY_SHIFT) as u32) as i8 - v as i8;
-            let _ = cells[parent as usize].fetch_update(Relaxed, Relaxed, |s| (e > value_of(s)).then_some((s & !0xff) | u16::from(e as u8)));
+            out[parent as usize].fetch_max((n - (key >> KEY_SHIFT) as u32) as i8 - v as i8, Relaxed);
         });
         lookups.clear();
         if next > first {
@@ -601,6 +607,7 @@ mod tests {
     use super::*;
     use crate::index::MAX_STONES;
     use crate::progress::NoProgress;
+    use crate::solver::state::ENDED;
     use crate::solver::tests::{as_i8, memory_layers};
 
     #[test]
@@ -668,8 +675,9 @@ mod tests {
             let layers = memory_layers(rules, n - 1);
             let lower: Vec<&[i8]> = layers.iter().map(|l| as_i8(l)).collect();
             let len = layer_size(n);
-            let expected: Vec<AtomicU16> = (0..len).map(|_| AtomicU16::new(0)).collect();
-            exits_in_memory(rules, n, &lower, &expected, 0..len, &NoProgress);
+            let expected: Vec<Cell> = (0..len).map(|_| Cell::new(0)).collect();
+            let expected_exits: Vec<BestExit> = (0..len).map(|_| BestExit::new(0)).collect();
+            exits_in_memory(rules, n, &lower, &expected, &expected_exits, 0..len, &NoProgress);
             for (parent_bits, lookup_bytes) in [(15, 1 << 30), (16, 1 << 30), (15, 0), (16, 0)] {
                 let released = Mutex::new(Vec::new());
                 let release = |m: u32, r: Range<u64>| released.lock().unwrap().push((m, r));
@@ -684,19 +692,21 @@ mod tests {
                     release_out: &|_| {},
                 };
                 let places = Places::with_parent_bits(n, parent_bits);
-                let cells: Vec<AtomicU16> = (0..len).map(|_| AtomicU16::new(0)).collect();
+                let cells: Vec<Cell> = (0..len).map(|_| Cell::new(0)).collect();
+                let out: Vec<BestExit> = (0..len).map(|_| BestExit::new(0)).collect();
                 let mut flushes = Vec::new();
                 let mut on_flush = |k: u64| {
                     flushes.push(k);
                     Ok(())
                 };
                 let from = CHUNK / 2;
-                exits_out_of_core(rules, n, &lower, &cells, from..len, &o, &places, &NoProgress, &Failure::new(), &mut on_flush).unwrap();
+                exits_out_of_core(rules, n, &lower, &cells, &out, from..len, &o, &places, &NoProgress, &Failure::new(), &mut on_flush).unwrap();
                 let what = format!("{}, {parent_bits} bits, {lookup_bytes} bytes", rules.name());
                 // The same cells, but for the mark of a game over, which only the in-memory pass
                 // sets (the depths recorded with the values need it).
                 for i in from..len {
                     assert_eq!(cells[i as usize].load(Relaxed), expected[i as usize].load(Relaxed) & !ENDED, "{what}: position {i}");
+                    assert_eq!(out[i as usize].load(Relaxed), expected_exits[i as usize].load(Relaxed), "{what}: position {i}'s best exit");
                 }
                 assert!(flushes.windows(2).all(|w| w[0] < w[1]), "{what}: {flushes:?}");
                 if lookup_bytes == 0 {

@@ -1,22 +1,29 @@
-//! The solver's state and its hot loop: one `u16` cell per position ([`Cells`]), the threshold
+//! The solver's state and its hot loop: one byte per position ([`Cells`]), the threshold
 //! rules applied to a part of the cells ([`State::seed`], [`State::apply`], propagation to
 //! predecessors in prefetched batches) and the routing of updates for positions outside the
 //! part ([`Router`]): to another part's bucket out of core, or to the rank that owns them.
 //!
-//! State per position: one `u16`, so that every update of a position touches one cache line:
-//! - the low byte: the best exit value (`NO_EXIT` when none) until the position is resolved,
-//!   then its value;
-//! - bits 8..10: the number of same-layer moves whose child is not yet in WIN (`pending`, at
-//!   most 6); bit 15: resolved.
+//! State per position: one byte ([`Cells`]), and the position's best exit parked in its byte
+//! of the output until the final pass writes the values over it ([`BestExit`]):
+//! - resolved (bit 7): the value in bits 0..6 (seven-bit two's complement, -48..=48);
+//! - open: bits 0..2 the number of same-layer moves whose child is not yet in WIN (`pending`,
+//!   at most 6); bit 3 ([`LOSES`]) whether the best exit is at most `-t` at the threshold `t`
+//!   being solved (set by the threshold's seeding, never cleared: `-t` only grows); bit 4
+//!   ([`ENDED`]) the game is over.
 //!
-//! Resolution is an atomic compare-and-swap setting the resolved flag, so each position is
-//! resolved exactly once, and within one threshold every resolved position gets the same `±t`
-//! whatever the order: the result does not depend on the number of threads or on scheduling.
+//! A threshold needs no more of the best exit than those two facts: an open position enters WIN
+//! at `t` by an exit of `t` or more (read from the output when it is seeded) or by a lost child,
+//! and LOSS when its last same-layer move is refuted while its exit is `-t` or less (the bit).
+//!
+//! Every change of a cell is a compare-and-swap that checks the resolved bit, so each position
+//! is resolved exactly once, a late decrement never touches a resolved value, and within one
+//! threshold every resolved position gets the same `±t` whatever the order: the result does
+//! not depend on the number of threads or on scheduling.
 
 pub(super) use crate::sys::{huge_zeroed, prefetch};
 use std::ops::Range;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use rayon::prelude::*;
@@ -30,13 +37,16 @@ use crate::spill::{Inboxes, ScratchState};
 
 pub(super) use super::dtc::FusedDepths;
 
-pub(super) const RESOLVED: u16 = 0x8000;
-const PENDING_SHIFT: u32 = 8;
-const PENDING_ONE: u16 = 1 << PENDING_SHIFT;
-pub(super) const PENDING: u16 = 0x7 << PENDING_SHIFT;
+/// Bit of a resolved cell.
+pub(super) const RESOLVED: u8 = 0x80;
+/// Bits of an open cell: the number of same-layer moves not yet refuted.
+pub(super) const PENDING: u8 = 0x07;
+const PENDING_ONE: u8 = 1;
+/// Bit of an open cell: its best exit is `-t` or less at the threshold `t` being solved.
+pub(super) const LOSES: u8 = 0x08;
 /// Bit of an open cell: the game is over (no legal move; set by the in-memory exits pass, read
 /// when the position is seeded, dropped when it is resolved).
-pub(super) const ENDED: u16 = 1 << 14;
+pub(super) const ENDED: u8 = 0x10;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 pub(super) const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item; parts are multiples of it.
@@ -46,14 +56,36 @@ pub(super) const LOST: u64 = 1 << 63;
 /// Bit position of the layer number in a lookup key (the index takes the bits below).
 pub(super) const KEY_SHIFT: u32 = 40;
 
-#[inline]
-pub(super) fn value_of(s: u16) -> i8 {
-    s as u8 as i8
+/// The cells of a layer (or of a part of it), one byte per position.
+pub(super) type Cell = AtomicU8;
+/// The best exits parked in the output, one byte per position (the same positions as the
+/// cells they go with).
+pub(super) type BestExit = AtomicI8;
+
+/// The cell of a position resolved with value `v` (-48..=48).
+#[inline(always)]
+pub(super) fn resolved(v: i8) -> u8 {
+    RESOLVED | (v as u8 & 0x7F)
 }
 
-#[inline]
-pub(super) fn pack(value: i8, pending: u8) -> u16 {
-    u16::from(value as u8) | (u16::from(pending) << PENDING_SHIFT)
+/// The value of a resolved cell `c`.
+#[inline(always)]
+pub(super) fn value_of(c: u8) -> i8 {
+    ((c << 1) as i8) >> 1
+}
+
+/// The open cell of a position with `pending` same-layer moves whose game is over or not.
+#[inline(always)]
+pub(super) fn open(pending: u8, ended: bool) -> u8 {
+    debug_assert!(pending <= PENDING);
+    pending | if ended { ENDED } else { 0 }
+}
+
+/// The output bytes `out` as best exits that threads may update at once.
+pub(super) fn exits_view(out: &mut [u8]) -> &[BestExit] {
+    // SAFETY: AtomicI8 has the size, alignment and valid bit patterns of u8; the exclusive
+    // borrow of `out` makes the atomic view the only access for its lifetime.
+    unsafe { std::slice::from_raw_parts(out.as_mut_ptr().cast::<BestExit>(), out.len()) }
 }
 
 /// Calls `visit(parent, index)` for every same-layer predecessor of `board` (see
@@ -175,7 +207,9 @@ pub(super) struct State<'a> {
     pub(super) rules: Ruleset,
     pub(super) n: u32,
     /// Cells of positions `base..base + cells.len()`.
-    pub(super) cells: &'a [AtomicU16],
+    pub(super) cells: &'a [Cell],
+    /// Their best exits, parked in the output (read when a threshold seeds).
+    pub(super) exits: &'a [BestExit],
     pub(super) base: u64,
     /// Where messages for positions outside `cells` go (none in memory).
     pub(super) remote: Option<&'a Router<'a>>,
@@ -263,18 +297,7 @@ impl State<'_> {
     /// have got there first).
     #[inline]
     fn resolve(&self, k: usize, v: i8) -> bool {
-        let cell = &self.cells[k];
-        let mut cur = cell.load(Relaxed);
-        loop {
-            if cur & RESOLVED != 0 {
-                return false;
-            }
-            let new = RESOLVED | (cur & PENDING) | u16::from(v as u8);
-            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
-                Ok(_) => return true,
-                Err(actual) => cur = actual,
-            }
-        }
+        resolve(&self.cells[k], v)
     }
 
     /// Applies to cell `k` the news that one of its children entered LOSS (`child_lost`) or
@@ -286,17 +309,8 @@ impl State<'_> {
             // q can move to a position lost by at least t: q wins at least t.
             self.resolve(k, t).then_some(t)
         } else {
-            // One more of q's same-layer moves is worth -t or less. A resolved position's
-            // counter is never read again: it is left alone, and its cache line clean (a
-            // plain read instead of a locked write, and no write-back). One resolved by
-            // another thread after this read is decremented: harmless, as each same-layer
-            // move is counted once.
-            if self.cells[k].load(Relaxed) & RESOLVED != 0 {
-                return None;
-            }
-            let prev = self.cells[k].fetch_sub(PENDING_ONE, Relaxed);
-            debug_assert!(prev & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
-            (prev & RESOLVED == 0 && prev & PENDING == PENDING_ONE && value_of(prev) <= -t && self.resolve(k, -t)).then_some(-t)
+            // One more of q's same-layer moves is worth -t or less.
+            decrement(&self.cells[k], t)
         }
     }
 
@@ -421,12 +435,13 @@ impl State<'_> {
                     if m & RESOLVED != 0 {
                         continue;
                     }
-                    match seed_value(m, t) {
-                        Some(v) => self.seed_one(t, k, v, m & ENDED != 0, &mut last, s),
+                    let e = self.exits[k].load(Relaxed);
+                    match self.seed_cell(k, m, e, t) {
+                        Some(v) => self.seed_one(k, v, m & ENDED != 0, &mut last, s, t),
                         None if span > 0 => {
                             // `NO_EXIT` (-128) is no threshold's seed here: its absolute value is
                             // above every threshold.
-                            let u = value_of(m).unsigned_abs() as i8;
+                            let u = e.unsigned_abs() as i8;
                             if ahead.contains(&u) {
                                 lists[(u - ahead.start) as usize].push(k as u32);
                             }
@@ -478,8 +493,8 @@ impl State<'_> {
                 if m & RESOLVED != 0 {
                     continue;
                 }
-                if let Some(v) = seed_value(m, t) {
-                    self.seed_one(t, k, v, m & ENDED != 0, &mut last, s);
+                if let Some(v) = self.seed_cell(k, m, self.exits[k].load(Relaxed), t) {
+                    self.seed_one(k, v, m & ENDED != 0, &mut last, s, t);
                 }
             }
             self.seeded(t, s);
@@ -541,13 +556,38 @@ impl State<'_> {
         census
     }
 
-    /// Resolves seed `k` with `v` at threshold `t` (unless another thread got there first) and
-    /// queues it, propagating when a batch is full. `last` is the board of the previous seed.
+    /// Threshold `t`'s rules for open cell `k` (last read as `m`) with best exit `e`: resolves
+    /// it with `t` when `e` is `t` or more; when `e` is `-t` or less, marks it [`LOSES`], and
+    /// resolves it with `-t` when no same-layer move is left. Returns the value when this call
+    /// resolved it (not when another thread got there first).
     #[inline]
-    fn seed_one(&self, t: i8, k: usize, v: i8, ended: bool, last: &mut Option<(usize, Board)>, s: &mut Scratch) {
-        if !self.resolve(k, v) {
-            return;
+    fn seed_cell(&self, k: usize, m: u8, e: i8, t: i8) -> Option<i8> {
+        if e >= t {
+            return self.resolve(k, t).then_some(t);
         }
+        if e > -t || m & LOSES != 0 {
+            // Marked at an earlier threshold with same-layer moves left: a decrement to none
+            // resolves it.
+            return None;
+        }
+        let cell = &self.cells[k];
+        let mut cur = m;
+        loop {
+            if cur & RESOLVED != 0 {
+                return None;
+            }
+            let new = if cur & PENDING == 0 { resolved(-t) } else { cur | LOSES };
+            match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+                Ok(_) => return (new & RESOLVED != 0).then_some(-t),
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Queues seed `k`, resolved with `v` at threshold `t` by this thread, propagating when a
+    /// batch is full. `last` is the board of the previous seed.
+    #[inline]
+    fn seed_one(&self, k: usize, v: i8, ended: bool, last: &mut Option<(usize, Board)>, s: &mut Scratch, t: i8) {
         let board = match *last {
             Some((at, mut b)) if k - at <= WALK => {
                 for _ in at..k {
@@ -577,18 +617,40 @@ impl State<'_> {
     }
 }
 
-/// The value an open cell `m` takes as a seed of threshold `t`: `t` when its best exit is `t`
-/// or more, `-t` when no same-layer move is left and its best exit is `-t` or less (or none);
-/// `None` when it is no seed of `t`.
+/// Marks `cell` resolved with value `v`; false when it already was (another thread may have got
+/// there first).
 #[inline(always)]
-fn seed_value(m: u16, t: i8) -> Option<i8> {
-    let best = value_of(m);
-    if best >= t {
-        Some(t)
-    } else if m & PENDING == 0 && best <= -t {
-        Some(-t)
-    } else {
-        None
+pub(super) fn resolve(cell: &Cell, v: i8) -> bool {
+    let mut cur = cell.load(Relaxed);
+    loop {
+        if cur & RESOLVED != 0 {
+            return false;
+        }
+        match cell.compare_exchange_weak(cur, resolved(v), Relaxed, Relaxed) {
+            Ok(_) => return true,
+            Err(actual) => cur = actual,
+        }
+    }
+}
+
+/// Applies to `cell` the refutation at threshold `t` of one of its same-layer moves (its child
+/// entered WIN): one fewer pending move, and the position lost with `-t` when none is left and
+/// it is marked [`LOSES`]. Returns `-t` when this call resolved it. A resolved cell is left
+/// untouched (a compare-and-swap on the resolved bit: a decrement never reaches a value), and
+/// its cache line clean (no write).
+#[inline(always)]
+pub(super) fn decrement(cell: &Cell, t: i8) -> Option<i8> {
+    let mut cur = cell.load(Relaxed);
+    loop {
+        if cur & RESOLVED != 0 {
+            return None;
+        }
+        debug_assert!(cur & PENDING != 0, "pending counter underflow: un-moves and moves disagree");
+        let new = if cur & PENDING == PENDING_ONE && cur & LOSES != 0 { resolved(-t) } else { cur.wrapping_sub(PENDING_ONE) };
+        match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+            Ok(_) => return (new & RESOLVED != 0).then_some(-t),
+            Err(actual) => cur = actual,
+        }
     }
 }
 
@@ -636,12 +698,12 @@ pub(super) enum Lists {
 pub(super) const MAX_SPAN: usize = 48;
 
 impl Lookahead {
-    /// Counts the open positions of `parts` of `cells` by their best exit, giving back each
-    /// part's pages after it (`release`, out of core). `None` when a part has more than
+    /// Counts the open positions of `parts` of `cells` by their best exit (`exits`), giving
+    /// back each part's pages after it (`release`, out of core). `None` when a part has more than
     /// `u32::MAX` cells (the lists hold offsets in a part as `u32`): every threshold then scans.
     ///
     /// Cost: one parallel pass over the cells.
-    pub(super) fn new(cells: &[AtomicU16], parts: &[Range<u64>], release: &dyn Fn(&Range<u64>), lists: Lists) -> Option<Lookahead> {
+    pub(super) fn new(cells: &[Cell], exits: &[BestExit], parts: &[Range<u64>], release: &dyn Fn(&Range<u64>), lists: Lists) -> Option<Lookahead> {
         if parts.iter().any(|p| p.end - p.start > u64::from(u32::MAX)) {
             return None;
         }
@@ -651,10 +713,10 @@ impl Lookahead {
                 .par_iter()
                 .map(|r| {
                     let mut c = [0u64; 49];
-                    for cell in &cells[r.start as usize..r.end as usize] {
-                        let m = cell.load(Relaxed);
-                        let u = value_of(m).unsigned_abs() as usize;
-                        if m & RESOLVED == 0 && u < c.len() {
+                    let (a, b) = (r.start as usize, r.end as usize);
+                    for (cell, e) in cells[a..b].iter().zip(&exits[a..b]) {
+                        let u = e.load(Relaxed).unsigned_abs() as usize;
+                        if cell.load(Relaxed) & RESOLVED == 0 && u < c.len() {
                             c[u] += 1;
                         }
                     }
@@ -753,28 +815,26 @@ pub(super) enum Cells {
 }
 
 impl Cells {
-    /// The zeroed cells of `len` positions of layer `n`: in anonymous memory when `file` is
-    /// `None` (a single part is resident anyway, so no write-back), else in the scratch file
-    /// `file`.
+    /// The zeroed cells of `len` positions of layer `n`, one byte each: in anonymous memory
+    /// when `file` is `None` (a single part is resident anyway, so no write-back), else in the
+    /// scratch file `file`.
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] (reporting `needed` bytes) when the memory cannot be mapped;
     /// [`Error::Io`] when the scratch file cannot be created.
     pub(super) fn new(n: u32, len: u64, file: Option<&Path>, needed: u64) -> Result<Cells> {
         Ok(match file {
-            None => {
-                Cells::Memory(huge_zeroed(2 * len as usize).map_err(|_| Error::OutOfMemory { layer: n, needed, available: 0, limit: MemoryLimit::Refused })?)
-            }
+            None => Cells::Memory(huge_zeroed(len as usize).map_err(|_| Error::OutOfMemory { layer: n, needed, available: 0, limit: MemoryLimit::Refused })?),
             Some(path) => Cells::File(ScratchState::create(path, len)?),
         })
     }
 
-    pub(super) fn all(&self) -> &[AtomicU16] {
+    pub(super) fn all(&self) -> &[Cell] {
         match self {
             Cells::Memory(m) => {
-                // SAFETY: the map is writable, page-aligned (so 2-aligned) and zero-initialised;
-                // zero is a valid AtomicU16 and all access goes through this atomic view.
-                unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<AtomicU16>(), m.len() / 2) }
+                // SAFETY: the map is writable and zero-initialised; any byte is a valid AtomicU8
+                // and all access goes through this atomic view.
+                unsafe { std::slice::from_raw_parts(m.as_ptr().cast::<Cell>(), m.len()) }
             }
             Cells::File(f) => f.cells(),
         }
@@ -786,9 +846,65 @@ impl Cells {
             f.release(range);
         }
     }
+}
 
-    /// Gives back the scratch pages of the cells behind state bytes `off..off + len`.
-    pub(super) fn release_bytes(&self, off: u64, len: usize) {
-        self.release(off / 2..(off + len as u64).div_ceil(2));
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_survives_the_one_byte_cell() {
+        for v in -48i8..=48 {
+            let c = resolved(v);
+            assert!(c & RESOLVED != 0);
+            assert_eq!(value_of(c), v);
+        }
+        for pending in 0..=6 {
+            for ended in [false, true] {
+                let c = open(pending, ended);
+                assert_eq!((c & RESOLVED, c & PENDING, c & LOSES, c & ENDED != 0), (0, pending, 0, ended));
+            }
+        }
+    }
+
+    /// Threads race on the same cells: one resolves each cell with its own value while two
+    /// others refute its six same-layer moves, three each. Every cell ends resolved exactly
+    /// once: with its value when the resolution came first, with `-t` when the last decrement
+    /// of a cell marked [`LOSES`] did; never with anything else, and a cell never marked stays
+    /// open with its counter at zero when the decrements win.
+    #[test]
+    fn decrements_never_corrupt_a_resolved_value() {
+        const CELLS: usize = 1 << 16;
+        let t = 5i8;
+        for round in 0..4 {
+            let cells: Vec<Cell> = (0..CELLS).map(|k| Cell::new(open(6, false) | if k % 3 != 0 { LOSES } else { 0 })).collect();
+            let value = |k: usize| (k % 97) as i8 - 48;
+            let (by_value, by_decrement) = std::thread::scope(|s| {
+                let resolver = s.spawn(|| {
+                    // Walks the cells in a different order each round.
+                    (0..CELLS).map(|i| if round % 2 == 0 { i } else { CELLS - 1 - i }).filter(|&k| resolve(&cells[k], value(k))).count()
+                });
+                let refuters: Vec<_> = (0..2)
+                    .map(|_| s.spawn(|| (0..CELLS).flat_map(|k| (0..3).map(move |_| k)).filter(|&k| decrement(&cells[k], t).is_some()).count()))
+                    .collect();
+                let by_decrement: usize = refuters.into_iter().map(|h| h.join().unwrap()).sum();
+                (resolver.join().unwrap(), by_decrement)
+            });
+            let mut resolved_by_decrement = 0;
+            for (k, c) in cells.iter().enumerate() {
+                let c = c.load(Relaxed);
+                if c & RESOLVED == 0 {
+                    panic!("cell {k} is still open: {c:#04x}");
+                }
+                let v = value_of(c);
+                if v != value(k) {
+                    assert!(v == -t && k % 3 != 0, "cell {k}: value {v}, neither its own {} nor -{t}", value(k));
+                    resolved_by_decrement += 1;
+                }
+            }
+            // (A cell whose own value is -t counts as resolved by its value here.)
+            assert!(resolved_by_decrement <= by_decrement, "round {round}");
+            assert_eq!(by_value + by_decrement, CELLS, "round {round}: each cell resolved exactly once");
+        }
     }
 }
