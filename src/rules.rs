@@ -331,6 +331,12 @@ const SOW: SowTables = {
     t
 };
 
+/// What sowing `s` stones (1..=48) from the mover's pit `pit` (0..5) adds to each pit (the
+/// origin gets nothing), and the last pit sown: the same for every board.
+pub(crate) fn sowing(pit: usize, s: usize) -> ([u8; PITS], usize) {
+    (unpack(SOW.inc[pit][s]), usize::from(SOW.last[pit][s]))
+}
+
 /// The board right after sowing from `pit` (not yet captured, not turned), and the last pit sown.
 ///
 /// Sowing skips the origin pit on every lap, so it receives nothing and ends up empty.
@@ -634,6 +640,13 @@ impl Ruleset {
     /// As [`moves`](Self::moves): only for boards with more than 48 stones.
     #[inline]
     pub(crate) fn exits(self, board: &Board, mut capture: impl FnMut(u8, &Board)) -> Exits {
+        self.exits_by_pit(board, |_, captured, child| capture(captured, child))
+    }
+
+    /// [`exits`](Self::exits) with the pit of each capturing move: `capture(pit, captured,
+    /// child)`.
+    #[inline]
+    pub(crate) fn exits_by_pit(self, board: &Board, mut capture: impl FnMut(usize, u8, &Board)) -> Exits {
         debug_assert!(stones(board) <= TOTAL_STONES, "more than 48 stones");
         let x = pack(board);
         if x & OWN_MASK == 0 {
@@ -651,10 +664,38 @@ impl Ruleset {
             match m.outcome {
                 Outcome::End { value } => best_end = Some(best_end.map_or(value, |b| b.max(value))),
                 Outcome::Child { captured: 0, .. } => same_layer += 1,
-                Outcome::Child { captured, ref child } => capture(captured, child),
+                Outcome::Child { captured, ref child } => capture(usize::from(m.pit), captured, child),
             }
         }
         Exits::Moves { best_end, same_layer }
+    }
+
+    /// The capture of the move from `pit` of `board` as [`exits`](Self::exits) reports it:
+    /// what it captures and the child (turned), or `None` when the move is not legal or
+    /// captures nothing. The exits pass that reads the lower layers in order asks each of a
+    /// position's moves apart.
+    ///
+    /// Cost: one sowing when the opponent's row holds stones and the move takes some but not
+    /// all of them (a move that is then legal under every ruleset, whatever the others do);
+    /// else the position's moves ([`exits`](Self::exits)).
+    #[inline]
+    pub(crate) fn capture_from(self, board: &Board, pit: usize) -> Option<(u8, Board)> {
+        let x = pack(board);
+        let raw = raw_move(x, pit);
+        if raw.captured == 0 {
+            // Every ruleset's capture is a sowing's capture (a grand slam's may shrink or vanish).
+            return None;
+        }
+        if !raw.grand_slam && x & OPP_MASK != 0 {
+            return Some((raw.captured, unpack(turned_packed(raw.after))));
+        }
+        let mut found = None;
+        self.exits_by_pit(board, |p, captured, child| {
+            if p == pit {
+                found = Some((captured, *child));
+            }
+        });
+        found
     }
 }
 
@@ -681,7 +722,7 @@ fn awari_legal(x: u128) -> ([u128; ROW], [u8; ROW], u32) {
 /// [`awari_moves`] for the exits pass: the capturing moves' children to `capture`, the number
 /// of the other legal moves returned. The mover has stones.
 #[inline(always)]
-fn awari_exits(x: u128, capture: &mut impl FnMut(u8, &Board)) -> u8 {
+fn awari_exits(x: u128, capture: &mut impl FnMut(usize, u8, &Board)) -> u8 {
     let (after, taken, mut legal) = awari_legal(x);
     let mut same_layer = 0u8;
     while legal != 0 {
@@ -690,7 +731,7 @@ fn awari_exits(x: u128, capture: &mut impl FnMut(u8, &Board)) -> u8 {
         if taken[pit] == 0 {
             same_layer += 1;
         } else {
-            capture(taken[pit], &unpack(turned_packed(after[pit])));
+            capture(pit, taken[pit], &unpack(turned_packed(after[pit])));
         }
     }
     same_layer

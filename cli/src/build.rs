@@ -486,6 +486,7 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             _ => String::new(),
         };
         let mode = match &l.out_of_core {
+            None if l.streamed => "in memory, lower layers streamed".to_string(),
             None => "in memory".to_string(),
             Some(o) if o.parts == 1 => "out of core in 1 part".to_string(),
             Some(o) => format!("out of core in {} parts", o.parts),

@@ -269,6 +269,8 @@ fn build_layer(
     };
     observer.layer_started(n, model.solve(len) + if me == 0 { model.check() } else { 0 });
     let start = Instant::now();
+    crate::sys::trim_heap();
+    let anonymous = crate::sys::AnonymousPeak::start();
     let checkpointed = lp.seconds_estimate > every.as_secs_f64();
     let mine = if ranks > 1 { work.join(format!("rank-{me:04}-of-{ranks:04}")) } else { work.to_path_buf() };
     let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;
@@ -312,6 +314,8 @@ fn build_layer(
             note: Some(&note),
             work: Some(&model),
             release_lower: Some(&release_lower),
+            stream_lower: lp.streamed,
+            list_bytes: lp.list_bytes,
             depths,
         };
         if ranks > 1 {
@@ -330,7 +334,7 @@ fn build_layer(
     let figures = if ranks > 1 { Some(rank_figures(cluster, len, metered.traffic())?) } else { None };
     let mut result = None;
     if let Some(writer) = writer {
-        result = Some(publish(dir, lp, writer, lower, &model, start, figures, replaced, observer)?);
+        result = Some(publish(dir, lp, writer, lower, &model, start, anonymous.as_ref(), figures, replaced, observer)?);
     }
     // The layer is in place before any rank reads it.
     cluster.barrier()?;
@@ -402,7 +406,8 @@ fn check_layer(dir: &DatabaseDir, n: u32) -> Result<std::result::Result<(Layer, 
 /// Publishes a solved layer: spot-checks it against its children (window by window out of
 /// core), counts its values, writes its header and renames it into place
 /// ([`LayerWriter::finish`]), then writes its statistics (with the ranks' figures of a
-/// distributed build) and tells the observer. `start`: when the layer's build began.
+/// distributed build) and tells the observer. `start`: when the layer's build began;
+/// `anonymous`: the peak of its anonymous memory since.
 ///
 /// Cost: the spot check's random reads, two sequential passes over the layer.
 ///
@@ -417,6 +422,7 @@ fn publish(
     lower: &[Option<Layer>],
     model: &WorkModel,
     start: Instant,
+    anonymous: Option<&crate::sys::AnonymousPeak>,
     ranks: Option<Vec<RankFigures>>,
     replaced: Option<String>,
     observer: &dyn BuildObserver,
@@ -447,6 +453,7 @@ fn publish(
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
+    stats.peak_anonymous_bytes = anonymous.map(|a| a.peak());
     stats.mode = Some(lp.mode);
     stats.ranks = ranks;
     write_json(&dir.stats_path(n), &stats)?;

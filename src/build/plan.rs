@@ -16,13 +16,38 @@ use crate::solver::{bounds_working_memory, share_buffers, working_memory, OutOfC
 use crate::storage::{DatabaseDir, LayerState};
 use crate::sys::{disk_free, memory_available, same_file_system};
 
-/// Bytes of memory building layer `n` in memory needs: its payload and working state, plus every
-/// smaller layer mapped for reading (the process's fixed overhead, `FIXED_OVERHEAD`, aside).
-/// Saturates instead of overflowing.
+/// Bytes of anonymous memory building layer `n` in memory with the lower layers resident needs
+/// at its peak (the process's fixed overhead, `FIXED_OVERHEAD`, aside): its cells (one byte
+/// per position) and, during the exits pass, a copy of the lower layers a capture reaches
+/// (`0..=n - 2`; never layer `n - 1`), or, during the thresholds, their seed lists
+/// ([`list_bytes`]), whichever is larger. The output and the lower layers' files are mapped:
+/// file pages, which the system can write back or drop. Saturates instead of overflowing.
 pub fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
-    let lower: u64 = (0..n).map(layer_size).fold(0u64, u64::saturating_add);
-    layer_size(n).saturating_add(working_memory(n)).saturating_add(lower)
+    working_memory(n).saturating_add(resident_lower(n).max(list_bytes(n)))
+}
+
+/// Bytes of the lower layers a capture from layer `n` reaches (`0..=n - 2`).
+pub(crate) fn resident_lower(n: u32) -> u64 {
+    (0..(n + 1).saturating_sub(crate::rules::MIN_CAPTURE)).map(layer_size).fold(0u64, u64::saturating_add)
+}
+
+/// Bytes of the thresholds' seed lists of layer `n` at most: four bytes for an eighth of the
+/// positions.
+pub(crate) fn list_bytes(n: u32) -> u64 {
+    layer_size(n.min(MAX_STONES)) / 2
+}
+
+/// Bytes of anonymous memory building layer `n` in memory with the lower layers streamed needs
+/// within `limit` (`FIXED_OVERHEAD` aside), or `None` when its cells do not fit: the cells,
+/// and seed lists of what the limit leaves (at most [`list_bytes`]).
+pub(crate) fn streamed_memory_needed(n: u32, limit: Option<u64>) -> Option<u64> {
+    let cells = working_memory(n);
+    match limit {
+        None => Some(cells + list_bytes(n)),
+        Some(m) if m >= cells => Some(cells + list_bytes(n).min(m - cells)),
+        Some(_) => None,
+    }
 }
 
 /// Bytes of memory building layer `n`'s forced-capture bounds needs: their payload, four bytes
@@ -203,6 +228,13 @@ pub struct LayerPlan {
     pub action: LayerAction,
     /// How it is solved.
     pub mode: Mode,
+    /// In memory by one process: whether the exits pass reads the lower layers in order,
+    /// none resident (they do not fit beside the cells).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub streamed: bool,
+    /// In memory: bytes the thresholds' seed lists may take.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_bytes: Option<u64>,
     /// Bytes of memory building it needs ([`memory_needed`] in memory, less the lower layers
     /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
     /// out).
@@ -358,7 +390,7 @@ pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
 }
 
 /// Memory one of `ranks` ranks needs to build its share of layer `n` in memory: its share of
-/// the state (two bytes per position) and of the output, its slice of every lower layer (the
+/// the state (one byte per position) and of the output, its slice of every lower layer (the
 /// only part of them it reads), and its exchange buffers ([`share_buffers`]). With one rank,
 /// [`memory_needed`].
 pub(crate) fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
@@ -368,7 +400,7 @@ pub(crate) fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
     let n = n.min(MAX_STONES);
     let share = Ownership::new(layer_size(n), ranks).per;
     let lower: u64 = (0..n).map(|m| Ownership::new(layer_size(m), ranks).per).sum();
-    3 * share + lower + share_buffers(share).2
+    2 * share + lower + share_buffers(share).2
 }
 
 /// [`propose`] for a build by `ranks` ranks (`build_with`): memory and scratch disk are per
@@ -399,6 +431,8 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
                 positions: layer_size(n),
                 action: LayerAction::Skip { reason },
                 mode: Mode::InMemory,
+                streamed: false,
+                list_bytes: None,
                 memory_bytes: 0,
                 out_of_core: None,
                 disk_bytes: 0,
@@ -426,15 +460,28 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         }
         // The layers left out are not mapped.
         let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
-        let needed = memory_needed_per_rank(n, ranks).saturating_sub(unmapped);
+        let needed = if ranks > 1 {
+            memory_needed_per_rank(n, ranks).saturating_sub(unmapped)
+        } else {
+            // The copy leaves out the layers the build leaves out (below n - 1: a capture's reach).
+            let copied = resident_lower(n).saturating_sub(skipped_below(n.saturating_sub(1), &config.skip, layer_size));
+            working_memory(n).saturating_add(copied.max(list_bytes(n)))
+        };
         // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
         // layer (measured: docs/performance.md), split between the ranks as the values are.
         let dtc_seconds = 1.3 * speed.seconds(layer_size(n), Mode::InMemory, threads * ranks);
         let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds, unmapped, ranks)?) } else { None };
         let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
         let fits = limit.map_or(true, |m| needed <= m);
+        // One process whose lower layers do not fit beside the cells streams them.
+        let streamed = if fits || ranks > 1 { None } else { streamed_memory_needed(n, limit) };
+        let mut lists = None;
         let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
+            lists = Some(list_bytes(n));
             (Mode::InMemory, needed, None, 0)
+        } else if let Some(m) = streamed {
+            lists = Some(m - working_memory(n));
+            (Mode::InMemory, m, None, 0)
         } else {
             let m = limit.unwrap_or(0);
             let ooc = OutOfCoreLimits::for_positions(share, m);
@@ -467,6 +514,8 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             positions: layer_size(n),
             action,
             mode,
+            streamed: streamed.is_some(),
+            list_bytes: lists,
             memory_bytes,
             out_of_core,
             disk_bytes: disk_needed(n),

@@ -47,6 +47,11 @@ pub struct LayerStats {
     /// includes the mapped pages of the layers it read and wrote.
     #[serde(default)]
     pub peak_memory_bytes: Option<u64>,
+    /// Peak anonymous memory of the building process while it built the layer (Linux
+    /// `RssAnon`, sampled every 20 ms): its own memory, without the pages of mapped files; what
+    /// the plan's memory figure predicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_anonymous_bytes: Option<u64>,
     /// How the build solved it (absent for layers not built by this run, and in files of
     /// earlier versions, which built every layer in memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +225,7 @@ impl LayerStats {
             positions_per_second: None,
             threads: None,
             peak_memory_bytes: None,
+            peak_anonymous_bytes: None,
             mode: None,
             ranks: None,
             values,

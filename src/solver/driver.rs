@@ -90,6 +90,13 @@ pub struct SolveOptions<'a> {
     /// In memory: gives back the pages of bytes `range` of lower layer `m` (a file mapping)
     /// once they are copied into the solver's own memory (`None`: the pages stay mapped).
     pub release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)>,
+    /// In memory, one process: read the lower layers in order, none resident, in the exits pass
+    /// ([`ExitsPass::Streamed`]; the pass then takes no checkpoint of its own); else copy the
+    /// ones a capture reaches into memory first when they fit ([`ExitsPass::Direct`]).
+    pub stream_lower: bool,
+    /// In memory: bytes the thresholds' seed lists may take (four per entry; `None`: an eighth
+    /// of the positions' entries, half a byte per position).
+    pub list_bytes: Option<u64>,
     /// Also record every position's depth to capture here ([`FusedDepths`]): the thresholds
     /// then propagate level by level. Only a solve in memory, in one part, of one process, not
     /// resumed from a checkpoint, records them ([`FusedDepths::complete`] says whether it did).
@@ -329,6 +336,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let pass = match (share, ooc) {
             (Some(share), _) if ranks > 1 => ExitsPass::Exchanged { share, release_lower: ooc.map(|o| o.release_lower) },
             (_, Some(o)) => ExitsPass::Swept(o),
+            _ if options.stream_lower => ExitsPass::Streamed { release_lower: options.release_lower },
             _ => ExitsPass::Direct { release_lower: options.release_lower },
         };
         let p = Pass { rules, n, lower, cells, exits, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_both };
@@ -373,12 +381,15 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     // eight bytes an entry); a chunk's lists are handed on as soon as they are gathered.
     let mut lookahead = match (ooc, scratch) {
         _ if reached.next_threshold == 0 => None,
-        (None, _) if parts.len() == 1 => Lookahead::new(cells, exits, &parts, &release_part, Lists::Memory(Vec::new())),
+        (None, _) if parts.len() == 1 => {
+            let budget = options.list_bytes.map_or(u64::MAX, |b| b / 4);
+            Lookahead::new(cells, exits, &parts, &release_part, Lists::Memory(Vec::new()), budget)
+        }
         (Some(o), Some(w)) => {
             let quarter = o.message_bytes / 4;
             let buckets = Inboxes::named(w, "lists", parts.len() * MAX_SPAN, quarter)?;
             let lists = Lists::Disk { buckets, block: (quarter / 16).max(1 << 12) as usize };
-            Lookahead::new(cells, exits, &parts, &release_both, lists)
+            Lookahead::new(cells, exits, &parts, &release_both, lists, u64::MAX)
         }
         _ => None,
     };

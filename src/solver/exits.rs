@@ -52,6 +52,10 @@ pub(super) enum ExitsPass<'a> {
     /// Out of core, one process: part by part, the capture lookups collected, grouped by
     /// window of the lower layers and served window by window, each window's pages given back.
     Swept(&'a OutOfCore<'a>),
+    /// One process with the cells in memory, the lower layers streamed in index order and none
+    /// resident ([`super::streamed`]): the captures by the rows they sow, then the rest in index
+    /// order. `release_lower` gives back the pages read.
+    Streamed { release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
     /// A rank of a distributed solve: the lookups sent to the ranks owning the children, served
     /// there in sorted order and answered (`release_lower` out of core).
     Exchanged { share: &'a Share<'a>, release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
@@ -101,6 +105,7 @@ impl ExitsPass<'_> {
                     }
                 }
             }
+            ExitsPass::Streamed { release_lower } => super::streamed::exits_streamed(p, *release_lower),
             ExitsPass::Exchanged { share, release_lower } => exits_shared(p, share, *release_lower)?,
         }
         Ok(())

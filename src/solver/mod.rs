@@ -7,7 +7,8 @@
 //! | module | what it is |
 //! |---|---|
 //! | `driver` | the one per-layer driver: setup, checkpoints, the exits pass, the threshold rounds, the final write ([`solve_layer_with`], [`solve_share`]) |
-//! | `exits` | the exits pass, with its three ways of reading the lower layers (in memory, sorted out of core, exchanged among ranks) |
+//! | `exits` | the exits pass, with its ways of reading the lower layers (resident in memory, sorted out of core, exchanged among ranks) |
+//! | `streamed` | the exits pass that reads each lower layer once, in order, by the rows the captures sow |
 //! | `state` | the cells and the hot loop: seeding, propagation to predecessors, routing of updates to other parts and ranks |
 //! | `work` | how a solve is counted for progress and estimates ([`WorkModel`]) |
 //! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
@@ -20,6 +21,7 @@ mod driver;
 pub(crate) mod dtc;
 mod exits;
 mod state;
+mod streamed;
 mod work;
 
 #[cfg(test)]

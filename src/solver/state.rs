@@ -664,11 +664,11 @@ pub(super) fn decrement(cell: &Cell, t: i8) -> Option<i8> {
 /// not change while it is open. So a scan at threshold `t` can gather, for the thresholds
 /// just below, the open positions whose best exit has that absolute value, and those
 /// thresholds visit their lists instead of every cell. The lists hold at most `budget`
-/// entries, an eighth of the positions.
+/// entries: an eighth of the positions, or fewer within a memory limit.
 ///
 /// Where the cells stay resident (one part), the lists are kept in memory as four-byte
-/// offsets: half a byte per position against the cells' two (a layer's lower layers, counted
-/// in its memory, are not read by then). Out of core they would not fit the memory limit
+/// offsets: at most half a byte per position beside the cells' one (the copy of the lower
+/// layers, where the exits pass made one, is gone by then). Out of core they would not fit the memory limit
 /// beside a part's cells (tried: 471 MiB at its peak against a limit of 368 MiB at layer 24),
 /// so there they go to files in the scratch directory ([`Inboxes`], one bucket per part and
 /// threshold), written as the scan goes and read back in blocks.
@@ -699,11 +699,12 @@ pub(super) const MAX_SPAN: usize = 48;
 
 impl Lookahead {
     /// Counts the open positions of `parts` of `cells` by their best exit (`exits`), giving
-    /// back each part's pages after it (`release`, out of core). `None` when a part has more than
+    /// back each part's pages after it (`release`, out of core). The lists hold at most `budget`
+    /// entries (and an eighth of the positions). `None` when a part has more than
     /// `u32::MAX` cells (the lists hold offsets in a part as `u32`): every threshold then scans.
     ///
     /// Cost: one parallel pass over the cells.
-    pub(super) fn new(cells: &[Cell], exits: &[BestExit], parts: &[Range<u64>], release: &dyn Fn(&Range<u64>), lists: Lists) -> Option<Lookahead> {
+    pub(super) fn new(cells: &[Cell], exits: &[BestExit], parts: &[Range<u64>], release: &dyn Fn(&Range<u64>), lists: Lists, budget: u64) -> Option<Lookahead> {
         if parts.iter().any(|p| p.end - p.start > u64::from(u32::MAX)) {
             return None;
         }
@@ -733,7 +734,7 @@ impl Lookahead {
             release(part);
         }
         let len: u64 = parts.iter().map(|p| p.end - p.start).sum();
-        Some(Lookahead { counts, budget: len / 8, first: 0, span: 0, listed: false, lists })
+        Some(Lookahead { counts, budget: budget.min(len / 8), first: 0, span: 0, listed: false, lists })
     }
 
     /// Starts threshold `t`: it reads the lists an earlier scan gathered for it, or, when there

@@ -114,12 +114,13 @@ pub fn work_units(n: u32) -> u64 {
     WorkModel::new(n, None).total()
 }
 
-/// Bytes of working memory [`solve_layer`] allocates besides its output in memory mode: two
-/// per position. (During the thresholds, the lists of positions that seed the next thresholds
-/// take up to half a byte more per position; the lower layers, which a layer's memory counts,
-/// are no longer read by then.)
+/// Bytes of working memory [`solve_layer`](super::solve_layer) allocates besides its output in
+/// memory mode: one per position, the cells. (During the thresholds, the lists of positions
+/// that seed the next thresholds take up to half a byte more per position, within
+/// [`SolveOptions::list_bytes`](super::SolveOptions); during the exits pass, the copy of the
+/// lower layers it makes when they fit.)
 pub fn working_memory(n: u32) -> u64 {
-    2 * layer_size(n)
+    layer_size(n)
 }
 
 #[cfg(test)]
