@@ -340,14 +340,17 @@ pub struct Progress {
 }
 
 const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
-/// Version 2: a byte of state and a byte of best exit per position (version 1: a two-byte
-/// state).
-const CKPT_VERSION: u32 = 2;
-const CKPT_HEADER: usize = 64;
-/// Offset of the payload (the state, then the best exits: two bytes per position) in a
-/// checkpoint file.
+/// Version 3: the state (a byte of cell per position, then, unless they are kept elsewhere, a
+/// byte of best exit per position) compressed in one zstd stream, with the hash of the best
+/// exits kept elsewhere in the header. (Version 1: a two-byte state; version 2: cells and exits
+/// uncompressed.)
+const CKPT_VERSION: u32 = 3;
+const CKPT_HEADER: usize = 80;
+/// Offset of the payload (the compressed state) in a checkpoint file.
 pub const CKPT_PAYLOAD: u64 = 4096;
 const BLOCK: usize = 8 << 20;
+/// zstd's level for checkpoints: the fastest, as a save stops the solve.
+const CKPT_LEVEL: i32 = 1;
 
 /// A layer's checkpoint file.
 pub struct Checkpoint {
@@ -366,6 +369,23 @@ pub enum Unusable {
     Discarded(String),
 }
 
+/// What a checkpoint holds besides its progress: how many bytes of state (`payload`), and the
+/// hash of the best exits when they are kept outside it (0 when they are in the payload).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Contents {
+    /// Bytes of state (uncompressed).
+    pub payload: u64,
+    /// [`exits_hash`] of the best exits kept outside the checkpoint (0: none kept outside).
+    pub exits_hash: u64,
+}
+
+/// The hash of best exits kept outside a checkpoint (in the output file the layer is written
+/// to), recorded in the checkpoint so that a resumed solve never trusts exits that changed.
+pub fn exits_hash(exits: &[u8]) -> u64 {
+    // Never 0, which says "none kept outside".
+    xxhash_rust::xxh3::xxh3_64(exits) | 1
+}
+
 impl Checkpoint {
     /// The checkpoint of layer `layer` (`positions` positions) of ruleset id `ruleset` at `path`.
     pub fn new(path: PathBuf, ruleset: u32, layer: u32, positions: u64) -> Checkpoint {
@@ -377,7 +397,7 @@ impl Checkpoint {
         &self.path
     }
 
-    fn header(&self, at: Progress, sum: u64) -> [u8; CKPT_HEADER] {
+    fn header(&self, at: Progress, contents: Contents, sum: u64) -> [u8; CKPT_HEADER] {
         let mut h = [0u8; CKPT_HEADER];
         h[0..8].copy_from_slice(&CKPT_MAGIC);
         h[8..12].copy_from_slice(&CKPT_VERSION.to_le_bytes());
@@ -387,38 +407,64 @@ impl Checkpoint {
         h[24..32].copy_from_slice(&self.positions.to_le_bytes());
         h[32..40].copy_from_slice(&at.exits_done.to_le_bytes());
         h[40..48].copy_from_slice(&sum.to_le_bytes());
-        let hc = checksum(&h[..56]);
-        h[56..64].copy_from_slice(&hc.to_le_bytes());
+        h[48..56].copy_from_slice(&contents.exits_hash.to_le_bytes());
+        h[56..64].copy_from_slice(&contents.payload.to_le_bytes());
+        let hc = checksum(&h[..72]);
+        h[72..80].copy_from_slice(&hc.to_le_bytes());
         h
     }
 
-    /// Saves `state` (the bytes of the solver's cells, read through `read(offset, buf)` in
-    /// blocks) as the checkpoint at progress `at`, atomically: a crash leaves the previous
-    /// checkpoint intact.
+    /// Saves the solver's state (`contents.payload` bytes, read through `read(offset, buf)` in
+    /// blocks) as the checkpoint at progress `at`, compressed, atomically: a crash leaves the
+    /// previous checkpoint intact. When the disk cannot hold both, the previous one is removed
+    /// first and the save tried again (`note` says so): a crash during that save leaves none.
     ///
-    /// Cost: one sequential pass over the state (read, hash, write) and an `fsync`.
+    /// Cost: one sequential pass over the state (read, hash, compress, write) and an `fsync`.
     ///
     /// # Errors
-    /// [`Error::Io`] when the file cannot be written (the old checkpoint is then untouched).
-    pub fn save(&self, at: Progress, read: &dyn Fn(u64, &mut [u8])) -> Result<()> {
+    /// [`Error::Io`] when the file cannot be written (the old checkpoint is then untouched,
+    /// unless the disk was full).
+    pub fn save(&self, at: Progress, contents: Contents, read: &dyn Fn(u64, &mut [u8]), note: &dyn Fn(&str)) -> Result<()> {
+        match self.save_once(at, contents, read) {
+            Err(Error::Io { source, .. }) if source.raw_os_error() == Some(libc::ENOSPC) && self.path.exists() => {
+                note(&format!("the disk cannot hold two checkpoints of layer {}: the previous one is replaced in place", self.layer));
+                self.remove()?;
+                self.save_once(at, contents, read)
+            }
+            other => other,
+        }
+    }
+
+    fn save_once(&self, at: Progress, contents: Contents, read: &dyn Fn(u64, &mut [u8])) -> Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let tmp = tempfile::Builder::new().prefix(".checkpoint.").suffix(".tmp").tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
-        let len = 2 * self.positions;
+        let len = contents.payload;
         let mut file = tmp.as_file();
         file.write_all(&[0u8; CKPT_PAYLOAD as usize]).map_err(|e| Error::io(tmp.path(), e))?;
         let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        let mut buf = vec![0u8; BLOCK];
-        let mut off = 0u64;
-        while off < len {
-            let k = (len - off).min(BLOCK as u64) as usize;
-            read(off, &mut buf[..k]);
-            hasher.update(&buf[..k]);
-            file.write_all(&buf[..k]).map_err(|e| Error::io(tmp.path(), e))?;
-            off += k as u64;
+        {
+            let sink = std::io::BufWriter::with_capacity(1 << 20, file);
+            let mut z = zstd::stream::write::Encoder::new(sink, CKPT_LEVEL).map_err(|e| Error::io(tmp.path(), e))?;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+            if threads > 1 {
+                // (Without zstd's multithreading built in, the stream is compressed on one thread.)
+                let _ = z.multithread(threads);
+            }
+            let mut buf = vec![0u8; BLOCK];
+            let mut off = 0u64;
+            while off < len {
+                let k = (len - off).min(BLOCK as u64) as usize;
+                read(off, &mut buf[..k]);
+                hasher.update(&buf[..k]);
+                z.write_all(&buf[..k]).map_err(|e| Error::io(tmp.path(), e))?;
+                off += k as u64;
+            }
+            let mut sink = z.finish().map_err(|e| Error::io(tmp.path(), e))?;
+            sink.flush().map_err(|e| Error::io(tmp.path(), e))?;
         }
         use std::io::{Seek, SeekFrom};
         file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(tmp.path(), e))?;
-        file.write_all(&self.header(at, hasher.digest())).map_err(|e| Error::io(tmp.path(), e))?;
+        file.write_all(&self.header(at, contents, hasher.digest())).map_err(|e| Error::io(tmp.path(), e))?;
         file.sync_all().map_err(|e| Error::io(tmp.path(), e))?;
         tmp.persist(&self.path).map_err(|e| Error::io(&self.path, e.error))?;
         if let Ok(d) = File::open(dir) {
@@ -427,16 +473,21 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Loads the checkpoint: checks its header and payload checksum, then hands the state to
+    /// Loads the checkpoint: checks its header, asks `accept` whether its contents suit the
+    /// solve (`Err(reason)` discards it), checks its payload checksum, then hands the state to
     /// `write(offset, bytes)` in blocks. Returns how far it had got.
     ///
-    /// Cost: two sequential reads of the file.
+    /// Cost: two sequential reads and decompressions of the file.
     ///
     /// # Errors
     /// [`Unusable::Absent`] when there is none; [`Unusable::Discarded`] (with the reason) when
-    /// it is damaged, truncated, of another ruleset or layer, or unreadable. `write` is only
-    /// called once the whole file has been checked.
-    pub fn load(&self, write: &mut dyn FnMut(u64, &[u8])) -> std::result::Result<Progress, Unusable> {
+    /// it is damaged, truncated, of another ruleset or layer, unreadable or not accepted.
+    /// `write` is only called once the whole file has been checked.
+    pub fn load(
+        &self,
+        accept: &dyn Fn(Progress, Contents) -> std::result::Result<(), String>,
+        write: &mut dyn FnMut(u64, &[u8]),
+    ) -> std::result::Result<Progress, Unusable> {
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Absent),
@@ -454,11 +505,11 @@ impl Checkpoint {
         }
         let u32_at = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().unwrap());
         let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().unwrap());
-        if u64_at(56) != checksum(&h[..56]) {
-            return Err(bad("header checksum mismatch"));
-        }
         if u32_at(8) != CKPT_VERSION {
             return Err(Unusable::Discarded(format!("checkpoint format version {}", u32_at(8))));
+        }
+        if u64_at(72) != checksum(&h[..72]) {
+            return Err(bad("header checksum mismatch"));
         }
         if u32_at(12) != self.ruleset || u32_at(16) != self.layer || u64_at(24) != self.positions {
             return Err(bad("it belongs to another ruleset or layer"));
@@ -467,19 +518,23 @@ impl Checkpoint {
         if at.next_threshold > self.layer || at.exits_done > self.positions {
             return Err(bad("impossible progress in its header"));
         }
-        let len = 2 * self.positions;
-        if meta.len() != CKPT_PAYLOAD + len {
-            return Err(Unusable::Discarded(format!("size {} bytes, expected {}", meta.len(), CKPT_PAYLOAD + len)));
+        let contents = Contents { payload: u64_at(56), exits_hash: u64_at(48) };
+        let expected = if contents.exits_hash == 0 { 2 * self.positions } else { self.positions };
+        if contents.payload != expected {
+            return Err(Unusable::Discarded(format!("{} bytes of state, expected {expected}", contents.payload)));
         }
+        accept(at, contents).map_err(Unusable::Discarded)?;
+        let len = contents.payload;
         let mut buf = vec![0u8; BLOCK];
         for pass in 0..2 {
             use std::io::{Seek, SeekFrom};
             file.seek(SeekFrom::Start(CKPT_PAYLOAD)).map_err(|e| Unusable::Discarded(e.to_string()))?;
+            let mut z = zstd::stream::read::Decoder::new(&file).map_err(|e| Unusable::Discarded(e.to_string()))?;
             let mut hasher = xxhash_rust::xxh3::Xxh3::new();
             let mut off = 0u64;
             while off < len {
                 let k = (len - off).min(BLOCK as u64) as usize;
-                file.read_exact(&mut buf[..k]).map_err(|e| Unusable::Discarded(e.to_string()))?;
+                z.read_exact(&mut buf[..k]).map_err(|e| Unusable::Discarded(format!("damaged state: {e}")))?;
                 if pass == 0 {
                     hasher.update(&buf[..k]);
                 } else {
@@ -487,8 +542,14 @@ impl Checkpoint {
                 }
                 off += k as u64;
             }
-            if pass == 0 && hasher.digest() != u64_at(40) {
-                return Err(bad("payload checksum mismatch"));
+            if pass == 0 {
+                // Nothing may follow the state.
+                if z.read(&mut buf[..1]).map_or(true, |extra| extra != 0) {
+                    return Err(bad("damaged state: data after its end"));
+                }
+                if hasher.digest() != u64_at(40) {
+                    return Err(bad("payload checksum mismatch"));
+                }
             }
         }
         Ok(at)
@@ -563,29 +624,72 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let c = Checkpoint::new(dir.path().join("c"), 0, 9, 10_000);
-        assert!(matches!(c.load(&mut |_, _| {}), Err(Unusable::Absent)));
+        let any = |_: Progress, _: Contents| Ok(());
+        assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Absent)));
         let at = Progress { exits_done: 10_000, next_threshold: 4 };
-        c.save(at, &|off, buf| buf.copy_from_slice(&data[off as usize..off as usize + buf.len()])).unwrap();
+        let both = Contents { payload: 20_000, exits_hash: 0 };
+        let read = |off: u64, buf: &mut [u8]| buf.copy_from_slice(&data[off as usize..off as usize + buf.len()]);
+        c.save(at, both, &read, &|_| {}).unwrap();
         let mut back = vec![0u8; data.len()];
-        let got = c.load(&mut |off, b| back[off as usize..off as usize + b.len()].copy_from_slice(b)).unwrap();
+        let got = c.load(&any, &mut |off, b| back[off as usize..off as usize + b.len()].copy_from_slice(b)).unwrap();
         assert_eq!(got, at);
         assert_eq!(back, data);
-        // Another layer's expectations.
-        let other = Checkpoint::new(dir.path().join("c"), 0, 10, 10_000);
-        assert!(matches!(other.load(&mut |_, _| {}), Err(Unusable::Discarded(_))));
-        // One flipped payload byte.
-        let mut bytes = fs::read(c.path()).unwrap();
-        bytes[CKPT_PAYLOAD as usize + 5] ^= 1;
-        fs::write(c.path(), &bytes).unwrap();
+        // Compressed: the state repeats every 251 bytes.
+        assert!(fs::metadata(c.path()).unwrap().len() < CKPT_PAYLOAD + 2_000);
+        // The cells alone, with the hash of exits kept elsewhere: handed to `accept`, which
+        // may refuse them.
+        let cells = Contents { payload: 10_000, exits_hash: exits_hash(&data[10_000..]) };
+        c.save(at, cells, &read, &|_| {}).unwrap();
+        let seen = std::cell::Cell::new(None);
+        c.load(
+            &|p, k| {
+                seen.set(Some((p, k)));
+                Ok(())
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(seen.get(), Some((at, cells)));
         let mut called = false;
-        match c.load(&mut |_, _| called = true) {
-            Err(Unusable::Discarded(why)) => assert!(why.contains("payload checksum"), "{why}"),
+        match c.load(&|_, _| Err("exits changed".into()), &mut |_, _| called = true) {
+            Err(Unusable::Discarded(why)) => assert_eq!(why, "exits changed"),
             other => panic!("{other:?}"),
         }
-        assert!(!called, "a damaged checkpoint must not be handed over");
+        assert!(!called);
+        // A payload length that does not match where the exits are.
+        c.save(at, Contents { payload: 10_000, exits_hash: 0 }, &read, &|_| {}).unwrap();
+        assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
+        c.save(at, both, &read, &|_| {}).unwrap();
+        // Another layer's expectations.
+        let other = Checkpoint::new(dir.path().join("c"), 0, 10, 10_000);
+        assert!(matches!(other.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
+        // Flipped payload bytes: the stream or its checksum says so.
+        let good = fs::read(c.path()).unwrap();
+        for at in [CKPT_PAYLOAD as usize + 5, good.len() / 2, good.len() - 3] {
+            let mut bytes = good.clone();
+            bytes[at] ^= 1;
+            fs::write(c.path(), &bytes).unwrap();
+            // A flip in the stream's framing that changes nothing it holds may pass; anything
+            // handed over is the state saved.
+            let mut back = vec![0u8; data.len()];
+            let mut called = false;
+            match c.load(&any, &mut |off, b| {
+                called = true;
+                back[off as usize..off as usize + b.len()].copy_from_slice(b);
+            }) {
+                Err(Unusable::Discarded(why)) => {
+                    assert!(why.contains("payload checksum") || why.contains("damaged"), "{why}");
+                    assert!(!called, "a damaged checkpoint must not be handed over");
+                }
+                Ok(_) => assert_eq!(back, data, "byte {at}"),
+                Err(Unusable::Absent) => panic!("byte {at}: absent"),
+            }
+        }
         // Truncated.
-        fs::write(c.path(), &bytes[..100]).unwrap();
-        assert!(matches!(c.load(&mut |_, _| {}), Err(Unusable::Discarded(_))));
+        fs::write(c.path(), &good[..100]).unwrap();
+        assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
+        fs::write(c.path(), &good[..good.len() - 10]).unwrap();
+        assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
     }
 
     #[test]

@@ -282,7 +282,14 @@ fn build_layer(
         let _ = std::fs::remove_dir_all(mine.join("outbox"));
     }
     // Rank 0 creates the temporary; with several ranks every rank maps its share of it.
-    let mut writer = if me == 0 { Some(LayerWriter::create(dir, n)?) } else { None };
+    // One process whose layer is checkpointed writes into the layer's partial file, which
+    // outlives it: its checkpoints then hold the cells, not the best exits parked in the output.
+    let exits_kept = checkpointed && ranks == 1;
+    let mut writer = match (me, exits_kept) {
+        (0, true) => Some(LayerWriter::create_partial(dir, n)?.0),
+        (0, false) => Some(LayerWriter::create(dir, n)?),
+        _ => None,
+    };
     let mut share_file = if ranks > 1 {
         use std::os::unix::ffi::OsStrExt;
         let name = writer.as_ref().map(|w| w.tmp_path().as_os_str().as_bytes().to_vec()).unwrap_or_default();
@@ -316,6 +323,7 @@ fn build_layer(
             release_lower: Some(&release_lower),
             stream_lower: lp.streamed,
             list_bytes: lp.list_bytes,
+            exits_kept,
             depths,
         };
         if ranks > 1 {

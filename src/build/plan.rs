@@ -495,9 +495,12 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             scratch += 2 * share;
         }
         let seconds = speed.seconds(layer_size(n), mode, threads * ranks);
-        // A checkpoint when the layer takes long enough to be worth one.
+        // A checkpoint when the layer takes long enough to be worth one: one process keeps the
+        // best exits in the layer's partial file, and its checkpoints hold the cells, compressed
+        // (two copies while one replaces the other, each about half a byte per position; one
+        // uncompressed when the disk is short); a rank's hold its cells and exits.
         if seconds > every {
-            scratch += 2 * share;
+            scratch += if ranks > 1 { 2 * share } else { share };
         }
         // Depths of a layer built in memory by one process come from its values' propagation:
         // about a quarter of the values' time more (level by level, and the depths written), and
@@ -544,8 +547,8 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         memory_limit_bytes: limit,
         memory_limit_given: given,
         disk_needed_bytes: files + if same_disk { scratch } else { 0 },
-        disk_free_bytes: disk_free(&dir.layers_dir()),
-        work_disk_free_bytes: disk_free(&work_dir),
+        disk_free_bytes: disk_free(&dir.layers_dir()).map(|f| f + reclaimable(&layers, &dir, &work_dir, same_disk, true)),
+        work_disk_free_bytes: disk_free(&work_dir).map(|f| f + reclaimable(&layers, &dir, &work_dir, same_disk, false)),
         work_dir,
         seconds_estimate: layers.iter().map(|l| l.seconds_estimate + l.dtc.as_ref().map_or(0.0, |d| d.seconds_estimate)).sum(),
         layers,
@@ -631,6 +634,27 @@ fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>,
 /// values' seconds (measured: docs/performance.md, "Depth to capture").
 const FUSED_DTC_BYTES_PER_POSITION: u64 = 3;
 const FUSED_DTC_TIME: f64 = 0.25;
+
+/// Bytes that the files a stopped build of the layers `layers` plans to build left behind take
+/// (their partial files in `dir`, their work directories in `work`): the build reuses or
+/// replaces them, so they count as free. `layers_disk`: for the layers' file system (else the
+/// work directory's).
+fn reclaimable(layers: &[LayerPlan], dir: &DatabaseDir, work: &Path, same_disk: bool, layers_disk: bool) -> u64 {
+    let size = |p: &Path| std::fs::symlink_metadata(p).ok().filter(|m| m.is_file()).map_or(0, |m| m.len());
+    let mut total = 0;
+    for l in layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })) {
+        if layers_disk {
+            total += size(&crate::storage::partial_path(dir, l.layer));
+        }
+        if same_disk || !layers_disk {
+            let w = work.join(format!("layer-{:02}", l.layer));
+            if let Ok(entries) = std::fs::read_dir(&w) {
+                total += entries.flatten().map(|e| size(&e.path())).sum::<u64>();
+            }
+        }
+    }
+    total
+}
 
 /// Checks that `plan` can be carried out: the memory limit holds the smallest out-of-core
 /// state, the layers' files and the largest scratch space fit on their disks.

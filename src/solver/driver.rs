@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::spill::{Checkpoint, Inboxes, Progress as Reached, Unusable, STATE_FILE};
+use crate::spill::{exits_hash, Checkpoint, Contents, Inboxes, Progress as Reached, Unusable, STATE_FILE};
 
 /// Checkpoints are at least this many times as far apart as a save takes.
 pub const CHECKPOINT_COST_RATIO: u32 = 10;
@@ -94,6 +94,10 @@ pub struct SolveOptions<'a> {
     /// ([`ExitsPass::Streamed`]; the pass then takes no checkpoint of its own); else copy the
     /// ones a capture reaches into memory first when they fit ([`ExitsPass::Direct`]).
     pub stream_lower: bool,
+    /// The output outlives the process (a file a later run reopens with its contents), so
+    /// checkpoints need not hold the best exits parked in it: they hold the cells and the exits'
+    /// hash, half the size. A resumed solve checks the hash.
+    pub exits_kept: bool,
     /// In memory: bytes the thresholds' seed lists may take (four per entry; `None`: an eighth
     /// of the positions' entries, half a byte per position).
     pub list_bytes: Option<u64>,
@@ -254,7 +258,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let mut reached = Reached { exits_done: 0, next_threshold: n };
     let mut resumed = false;
     if let Some(c) = options.checkpoint {
-        let mine = match load_checkpoint(c, &storage, exits) {
+        let mine = match load_checkpoint(c, &storage, exits, options.exits_kept) {
             // The exits pass of a distributed solve takes no checkpoints: only complete ones count.
             Ok(at) if ranks == 1 || at.exits_done == len => Some(at),
             Ok(_) | Err(Unusable::Absent) => None,
@@ -295,10 +299,13 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     }
     let mut clock = SaveClock::new(options.checkpoint_every);
     // Collective: rank 0's clock decides whether every rank saves now.
-    let mut save = |at: Reached| -> Result<()> {
+    // `last`: the last save of the thresholds, taken whenever the exits are kept and some
+    // checkpoint was (see below).
+    let mut save = |at: Reached, last: bool| -> Result<()> {
         let Some(c) = options.checkpoint else { return Ok(()) };
-        if cluster.any(me == 0 && clock.due())? {
-            clock.save(c, at, &storage, exits)?;
+        let due = if last { options.exits_kept && clock.saved() } else { clock.due() };
+        if cluster.any(me == 0 && due)? {
+            clock.save(c, at, &storage, exits, options.exits_kept, &note)?;
         }
         Ok(())
     };
@@ -342,12 +349,12 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let p = Pass { rules, n, lower, cells, exits, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_both };
         pass.run(&p, reached.exits_done, &mut |done| {
             reached.exits_done = done;
-            save(reached)
+            save(reached, false)
         })?;
         agree(false)?;
         reached.exits_done = len;
         if reached.next_threshold == n {
-            save(reached)?;
+            save(reached, false)?;
         }
     }
     lap("exits");
@@ -451,9 +458,10 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         meter.finish();
         lap(&format!("threshold {t} ({} rounds)", round + 1));
         reached.next_threshold = t as u32 - 1;
-        if t > 1 {
-            save(reached)?;
-        }
+        // After the last threshold, only when the exits are kept in the output: the final pass
+        // writes the values over them, and a stop during it resumes from here (which needs
+        // none of them).
+        save(reached, t == 1)?;
     }
 
     if let Some(d) = depths {
@@ -521,15 +529,52 @@ fn copy_state(cells: &[Cell], exits: &[BestExit], off: u64, buf: &mut [u8], load
     }
 }
 
-/// Loads checkpoint `c` into the cells of `storage` and the best exits `exits` (giving scratch
-/// pages back as it goes).
+/// The best exits as bytes (for hashing between phases, when no thread writes them).
+fn exits_bytes(exits: &[BestExit]) -> &[u8] {
+    // SAFETY: AtomicI8 has the layout of u8; callers read between phases, when nothing writes.
+    unsafe { std::slice::from_raw_parts(exits.as_ptr().cast::<u8>(), exits.len()) }
+}
+
+/// How many best exits a solve that reached `at` has written (all of them after the exits
+/// pass, none needed once every threshold is done).
+fn exits_written(at: Reached, len: u64) -> u64 {
+    if at.next_threshold == 0 && at.exits_done == len {
+        0
+    } else {
+        at.exits_done.min(len)
+    }
+}
+
+/// What a checkpoint at `at` holds: the cells and the best exits, or, when the exits are kept
+/// in the output (`kept`), the cells and the hash of the exits written so far.
+fn contents(at: Reached, exits: &[BestExit], kept: bool) -> Contents {
+    let len = exits.len() as u64;
+    if kept {
+        Contents { payload: len, exits_hash: exits_hash(&exits_bytes(exits)[..exits_written(at, len) as usize]) }
+    } else {
+        Contents { payload: 2 * len, exits_hash: 0 }
+    }
+}
+
+/// Loads checkpoint `c` into the cells of `storage` and, unless they are kept in the output
+/// (`kept`: the checkpoint then holds their hash, checked here), the best exits `exits`
+/// (giving scratch pages back as it goes).
 ///
 /// # Errors
 /// As [`Checkpoint::load`]: the state is untouched unless it succeeds.
-pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells, exits: &[BestExit]) -> std::result::Result<Reached, Unusable> {
+pub(super) fn load_checkpoint(c: &Checkpoint, storage: &Cells, exits: &[BestExit], kept: bool) -> std::result::Result<Reached, Unusable> {
     let cells = storage.all();
     let len = cells.len() as u64;
-    c.load(&mut |off: u64, b: &[u8]| {
+    let accept = |at: Reached, found: Contents| {
+        if found == contents(at, exits, kept) {
+            Ok(())
+        } else if kept != (found.exits_hash != 0) {
+            Err(if kept { "it holds the exits, which this solve keeps in its output" } else { "its exits were kept in another output" }.to_string())
+        } else {
+            Err("the exits kept in the output changed since it was saved".to_string())
+        }
+    };
+    c.load(&accept, &mut |off: u64, b: &[u8]| {
         let mut b = b.to_vec();
         copy_state(cells, exits, off, &mut b, true);
         if off < len {
@@ -557,23 +602,34 @@ impl SaveClock {
         self.last.elapsed() >= interval
     }
 
-    /// Saves the cells of `storage` and the best exits `exits` (quiescent: between phases) as
-    /// checkpoint `c` at `at`.
+    /// Whether a checkpoint was saved since the clock started.
+    pub(super) fn saved(&self) -> bool {
+        self.cost > Duration::ZERO
+    }
+
+    /// Saves the cells of `storage` and the best exits `exits` (their hash only when they are
+    /// `kept` in the output), quiescent (between phases), as checkpoint `c` at `at`; `note`
+    /// tells the user when the disk cannot hold two checkpoints.
     ///
     /// # Errors
     /// As [`Checkpoint::save`].
-    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells, exits: &[BestExit]) -> Result<()> {
+    pub(super) fn save(&mut self, c: &Checkpoint, at: Reached, storage: &Cells, exits: &[BestExit], kept: bool, note: &dyn Fn(&str)) -> Result<()> {
         let started = Instant::now();
         let cells = storage.all();
         let len = cells.len() as u64;
-        c.save(at, &|off, buf| {
-            copy_state(cells, exits, off, buf, false);
-            if off < len {
-                storage.release(off..(off + buf.len() as u64).min(len));
-            }
-        })?;
+        c.save(
+            at,
+            contents(at, exits, kept),
+            &|off, buf| {
+                copy_state(cells, exits, off, buf, false);
+                if off < len {
+                    storage.release(off..(off + buf.len() as u64).min(len));
+                }
+            },
+            note,
+        )?;
         self.last = Instant::now();
-        self.cost = started.elapsed();
+        self.cost = started.elapsed().max(Duration::from_nanos(1));
         Ok(())
     }
 }

@@ -56,7 +56,7 @@ pub use layers::{FileLayer, Layer, Table};
 pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;
-pub(crate) use writers::{checksum_released, scan_released, write_atomic, DtcWriter, LayerWriter, ShareWriter};
+pub(crate) use writers::{checksum_released, partial_path, scan_released, write_atomic, DtcWriter, LayerWriter, ShareWriter};
 
 use std::path::{Path, PathBuf};
 

@@ -95,7 +95,45 @@ pub struct LayerWriter {
     /// What the payload holds ([`VALUE_EXACT_I8`] or [`BOUNDS_TRIANGULAR`]).
     encoding: u32,
     map: MmapMut,
-    file: AtomicFile,
+    file: Target,
+}
+
+/// Where a [`LayerWriter`] writes before the file becomes the layer.
+enum Target {
+    /// A temporary removed unless committed.
+    Temp(AtomicFile),
+    /// A partial file with a fixed name that outlives the process (a build that stops resumes
+    /// from its checkpoint and the best exits parked in it); renamed into place when finished.
+    Partial { partial: PathBuf, path: PathBuf, file: File },
+}
+
+impl Target {
+    fn tmp_path(&self) -> &Path {
+        match self {
+            Target::Temp(f) => f.tmp_path(),
+            Target::Partial { partial, .. } => partial,
+        }
+    }
+
+    fn commit(self) -> Result<PathBuf> {
+        match self {
+            Target::Temp(f) => f.commit(),
+            Target::Partial { partial, path, file } => {
+                file.sync_all().map_err(|e| Error::io(&partial, e))?;
+                std::fs::rename(&partial, &path).map_err(|e| Error::io(&path, e))?;
+                sync_dir(&path);
+                Ok(path)
+            }
+        }
+    }
+}
+
+/// The partial file of layer `n` in `dir`, which a stopped build resumes writing:
+/// `.layer-NN.owdb.partial`.
+pub(crate) fn partial_path(dir: &DatabaseDir, n: u32) -> PathBuf {
+    let path = dir.layer_path(n);
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial"))
 }
 
 impl LayerWriter {
@@ -132,7 +170,49 @@ impl LayerWriter {
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
         // length reserved; nothing else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
-        Ok(LayerWriter { rules: dir.rules(), stones: n, encoding, map, file })
+        Ok(LayerWriter { rules: dir.rules(), stones: n, encoding, map, file: Target::Temp(file) })
+    }
+
+    /// As [`create`](Self::create), into the partial file of layer `n` (`.layer-NN.owdb.partial`
+    /// in `dir`), which outlives the process: an existing one of the right length is reopened
+    /// with its contents (what a stopped build parked there), else it is created. It is renamed
+    /// into place by [`finish`](Self::finish); nothing removes it otherwise (a later build of
+    /// the layer reuses it).
+    ///
+    /// # Errors
+    /// As [`create`](Self::create); [`Error::NotAFile`] when something other than a regular
+    /// file has its name.
+    pub(crate) fn create_partial(dir: &DatabaseDir, n: u32) -> Result<(LayerWriter, bool)> {
+        if dir.format() != Format::Native {
+            return Err(Error::Usage("layers are written in the native format only".into()));
+        }
+        dir.create()?;
+        let partial = partial_path(dir, n);
+        let len = PAYLOAD_OFFSET + layer_size(n);
+        match std::fs::symlink_metadata(&partial) {
+            Ok(m) if !m.file_type().is_file() => {
+                return Err(Error::NotAFile { path: partial, found: crate::error::FileKind::of(m.file_type()), expected: crate::error::FileKind::File })
+            }
+            _ => {}
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(libc::O_NOFOLLOW).mode(0o644);
+        }
+        let file = options.open(&partial).map_err(|e| Error::io(&partial, e))?;
+        let reused = file.metadata().map_err(|e| Error::io(&partial, e))?.len() == len;
+        if !reused {
+            file.set_len(0).map_err(|e| Error::io(&partial, e))?;
+            crate::sys::reserve(&file, len).map_err(|e| Error::io(&partial, e))?;
+        }
+        // SAFETY: the partial file is this layer's, written only under the build's lock; nothing
+        // else writes or truncates it while the map lives.
+        let map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(&partial, e))?;
+        let target = Target::Partial { partial, path: dir.layer_path(n), file };
+        Ok((LayerWriter { rules: dir.rules(), stones: n, encoding: VALUE_EXACT_I8, map, file: target }, reused))
     }
 
     /// The temporary file's path (where the other ranks of a distributed build write their

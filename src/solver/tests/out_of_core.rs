@@ -119,6 +119,60 @@ fn interrupted_solves_resume_from_checkpoints_in_either_mode() {
     assert!(resumed >= 4, "only {resumed} runs left a checkpoint");
 }
 
+/// With the best exits kept in the output (a file that outlives the process), checkpoints hold
+/// the cells and the exits' hash: a solve stopped at any phase resumes with the output as it
+/// left it (the lower layers resident or streamed), and one whose exits changed meanwhile is
+/// solved afresh.
+#[test]
+fn solves_with_exits_kept_in_the_output_resume_and_refuse_changed_exits() {
+    let n = 12;
+    for rules in [Ruleset::Awari, Ruleset::ALL[3]] {
+        let layers = memory_layers(rules, n);
+        let lower: Vec<&[i8]> = layers[..n as usize].iter().map(|l| as_i8(l)).collect();
+        let work = tempfile::tempdir().unwrap();
+        let ckpt = Checkpoint::new(work.path().join("checkpoint"), rules.id(), n, layer_size(n));
+        let mut resumed = 0;
+        for (stop_at, streamed, tamper) in [(1u32, false, false), (2, true, false), (5, false, false), (9, true, false), (4, false, true), (7, true, true)] {
+            // The output, as the partial file keeps it between the two runs.
+            let mut out = vec![0u8; layer_size(n) as usize];
+            let first =
+                SolveOptions { checkpoint: Some(&ckpt), checkpoint_every: Duration::ZERO, exits_kept: true, stream_lower: streamed, ..Default::default() };
+            let stop = StopAfter { phases: 0.into(), stop_at };
+            let r = solve_layer_with(rules, n, &lower, &mut out, &stop, &first);
+            assert!(matches!(r, Err(crate::Error::Interrupted)), "{}: stop at {stop_at}: {r:?}", rules.name());
+            let had = ckpt.path().exists();
+            // Half the size of a checkpoint that holds the exits (before compression).
+            if tamper {
+                let k = out.len() / 3;
+                out[k] ^= 1;
+            }
+            let notes = std::sync::Mutex::new(Vec::new());
+            let note = |s: &str| notes.lock().unwrap().push(s.to_string());
+            let second = SolveOptions {
+                checkpoint: Some(&ckpt),
+                checkpoint_every: Duration::ZERO,
+                exits_kept: true,
+                stream_lower: !streamed,
+                note: Some(&note),
+                ..Default::default()
+            };
+            solve_layer_with(rules, n, &lower, &mut out, &NoProgress, &second).unwrap();
+            assert!(out == layers[n as usize], "{}: stop at {stop_at}: resumed solve differs", rules.name());
+            let notes = notes.into_inner().unwrap();
+            let resumed_note = notes.iter().any(|s| s.contains("resuming"));
+            if tamper && had {
+                assert!(notes.iter().any(|s| s.contains("changed")), "{}: stop at {stop_at}: {notes:?}", rules.name());
+                assert!(!resumed_note);
+            } else {
+                assert_eq!(resumed_note, had, "{}: stop at {stop_at}: {notes:?}", rules.name());
+                resumed += usize::from(had);
+            }
+            assert!(!ckpt.path().exists(), "the checkpoint is removed when the layer is done");
+        }
+        assert!(resumed >= 3, "{}: only {resumed} runs resumed", rules.name());
+    }
+}
+
 #[test]
 fn a_damaged_checkpoint_is_discarded_and_the_layer_solved_afresh() {
     let rules = Ruleset::ALL[1];
