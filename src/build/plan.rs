@@ -33,9 +33,15 @@ pub(crate) fn resident_lower(n: u32) -> u64 {
 }
 
 /// Bytes of the thresholds' seed lists of layer `n` at most: four bytes for an eighth of the
-/// positions.
+/// positions; none from layer 32 on, whose positions a four-byte offset cannot name (every
+/// threshold then scans the cells).
 pub(crate) fn list_bytes(n: u32) -> u64 {
-    layer_size(n.min(MAX_STONES)) / 2
+    let size = layer_size(n.min(MAX_STONES));
+    if size > u64::from(u32::MAX) {
+        0
+    } else {
+        size / 2
+    }
 }
 
 /// Bytes of anonymous memory building layer `n` in memory with the lower layers streamed needs
