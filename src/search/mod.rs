@@ -373,6 +373,10 @@ impl Engine {
             return Err(e);
         }
         let mut report = report;
+        // A deep enough line: where a table entry answered a node of it, the search's line
+        // stops there (as short as one ply from a warm table); the entries know the moves.
+        let plies = (report.depth as usize).max(report.pv.len()).min(MAX_PLY);
+        self.extend_pv_from_table(&shared, &node, &history, &mut report.pv, plies);
         report.nodes = shared.nodes.load(Relaxed);
         report.seconds = start.elapsed().as_secs_f64();
         report.hashfull = self.tt.hashfull();
@@ -385,6 +389,52 @@ impl Engine {
         }
         self.extend_pv(root, &mut report.pv, limits.movetime.is_some());
         Ok(report)
+    }
+
+    /// Follows the transposition table's moves past the end of `pv` (from `root`), up to `max`
+    /// plies in all: a node of the line that a stored entry answered (left from an earlier
+    /// iteration or search, or by another thread) ends the line the search passes up, though
+    /// the entry holds its best move. Only the moves of exact scores and lower bounds are
+    /// followed (not of upper bounds: every move failed there), legal ones, and never into a position the line or the game since its last capture (`history`)
+    /// has had already.
+    fn extend_pv_from_table(&self, shared: &Shared, root: &Node, history: &[(u64, u32)], pv: &mut Vec<u8>, max: usize) {
+        let mut nd = *root;
+        let mut seen: Vec<u64> = history.iter().map(|&(k, _)| k).collect();
+        let play = |nd: &mut Node, seen: &mut Vec<u64>, pit: u8| -> bool {
+            seen.push(board_key(&nd.board));
+            match self.rules.play(&nd.board, pit as usize).map(|m| m.outcome) {
+                Some(Outcome::Child { child, captured }) => {
+                    if captured > 0 {
+                        seen.clear();
+                    }
+                    *nd = Node { board: child, cm: nd.cn, cn: nd.cm.saturating_add(captured) };
+                    true
+                }
+                _ => false,
+            }
+        };
+        for &pit in pv.iter() {
+            if !play(&mut nd, &mut seen, pit) {
+                return;
+            }
+        }
+        while pv.len() < max {
+            let bkey = board_key(&nd.board);
+            if seen.contains(&bkey) {
+                return;
+            }
+            let Some(e) = self.tt.get(shared.key_with(bkey, stones(&nd.board), nd.cm, nd.cn)) else { return };
+            // An exact score's move, or a move that reached a lower bound (a node searched
+            // again with a narrower window keeps that bound in its entry).
+            let (tt::Bound::Exact | tt::Bound::Lower, Some(pit)) = (e.bound, e.best) else { return };
+            if self.rules.play(&nd.board, pit as usize).is_none() {
+                return;
+            }
+            pv.push(pit);
+            if !play(&mut nd, &mut seen, pit) {
+                return;
+            }
+        }
     }
 
     /// Follows the layers' best moves past the end of a line that ends inside them, as long as

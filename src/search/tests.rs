@@ -110,6 +110,35 @@ fn a_fixed_depth_answer_does_not_depend_on_threads() {
     assert!(!a.exact && a.depth == 7 && a.best_pit.is_some());
 }
 
+/// Old: a second search of the same root, its table warm from the first, answered the root's
+/// moves from the table one ply down and returned a line of one or two plies (4 of 5 page
+/// loads of the start). Now nodes of the line take no unproven entry, and the line goes on
+/// where an entry ended it, following the table's moves.
+#[test]
+fn a_warm_table_does_not_cut_the_line_short() {
+    let (_d, db) = built(Ruleset::Awari, 8, false);
+    let engine = Engine::new(Ruleset::Awari, Some(db), None).unwrap();
+    for root in [Root::new(Position::start()), {
+        let mut r = Root::new(Position::start());
+        r.captured = Some((0, 0));
+        r
+    }] {
+        for depth in [8, 8, 9, 6] {
+            let r = run(&engine, &root, Limits { depth: Some(depth), all_moves: true, ..Default::default() });
+            assert!(r.pv.len() >= depth as usize - 1, "depth {depth}: line {:?}", r.pv);
+            // The line is legal from the root.
+            let mut board = *root.position.board();
+            for &pit in &r.pv {
+                match engine.rules.play(&board, pit as usize).map(|m| m.outcome) {
+                    Some(Outcome::Child { child, .. }) => board = child,
+                    Some(Outcome::End { .. }) => break,
+                    None => panic!("line {:?}: pit {pit} is not a move", r.pv),
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn the_25_stone_rule_and_game_ends_settle_the_root() {
     let (_d, db) = built(Ruleset::Awari, 4, false);

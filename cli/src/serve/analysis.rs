@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::errors::{ApiError, ApiResult};
 use super::guards::Peer;
 use super::handlers::blocking;
-use super::params::{ask_of, check_known, params, parse_history, QueryPairs};
+use super::params::{ask_of, check_known, params, parse_history, Ask, QueryPairs};
 use super::shared::Shared;
 use crate::analyse::{bound_name, line_houses};
 use crate::output::SCHEMA_VERSION;
@@ -41,6 +41,9 @@ pub(super) struct AnalyseDoc {
     seconds: f64,
     /// The best line, as houses.
     pv: Vec<String>,
+    /// The same line as pits, each from its mover's first house (for [`evaluate`](super::evaluate)).
+    #[serde(skip)]
+    pub(super) pv_pits: Vec<u8>,
     moves: Vec<AnalyseMove>,
     /// Layers 0..=tables are probed (null: none).
     tables: Option<u32>,
@@ -67,21 +70,21 @@ impl Drop for StopOnDrop {
     }
 }
 
-fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Control) -> ApiResult<AnalyseDoc> {
-    // `max_plies` has no meaning here: the engine's line is as long as its search.
-    check_known(&q, &["movetime", "history"])?;
-    let history = q.remove("history");
-    let ms = match q.remove("movetime") {
+/// The search time `movetime` asks for (ms, default 500), capped by `--max-movetime`.
+pub(super) fn parse_movetime(shared: &Shared, text: Option<String>) -> ApiResult<Duration> {
+    let ms = match text {
         None => 500,
         Some(t) => match t.trim().parse::<u64>() {
             Ok(ms) if ms >= 1 => ms,
             _ => return Err(ApiError::bad(format!("movetime must be a whole number of milliseconds, not '{}'", t.escape_debug()))),
         },
     };
-    let movetime = Duration::from_millis(ms).min(shared.max_movetime);
-    let ask = ask_of(shared, &q)?;
-    // The score is then the game's final score: the counts must be the game's, as
-    // `oware analyse --captured` has them.
+    Ok(Duration::from_millis(ms).min(shared.max_movetime))
+}
+
+/// Refuses captured counts that do not make a game's 48 stones with the board: the scores
+/// are then the game's final score, as `oware analyse --captured` has them.
+pub(super) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
     if let Some(c) = ask.captured {
         let (south, north, board) = (c.of(Side::South), c.of(Side::North), ask.position.stones());
         let total = south + north + board;
@@ -92,11 +95,13 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
             )));
         }
     }
+    Ok(())
+}
+
+/// The search engine's answer for `ask` (its counts checked, [`check_game_counts`]), within
+/// `movetime`, after the game's positions `history` (mover-first, [`parse_history`]).
+pub(super) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, history: Vec<oware::Board>, control: &Control) -> ApiResult<AnalyseDoc> {
     let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
-    let history = match history {
-        Some(text) => parse_history(&text, ask.rules, &ask.position, ask.side)?,
-        None => Vec::new(),
-    };
     let root = Root { position: ask.position, captured, history };
     let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
     // Checked for files changed under it as the other requests are (the engine is made anew
@@ -122,6 +127,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
         nps: r.nps(),
         seconds: r.seconds,
         pv,
+        pv_pits: r.pv,
         moves: r
             .moves
             .iter()
@@ -137,6 +143,54 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
     })
 }
 
+fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Control) -> ApiResult<AnalyseDoc> {
+    // `max_plies` has no meaning here: the engine's line is as long as its search.
+    check_known(&q, &["movetime", "history"])?;
+    let history = q.remove("history");
+    let movetime = parse_movetime(shared, q.remove("movetime"))?;
+    let ask = ask_of(shared, &q)?;
+    check_game_counts(&ask)?;
+    let history = match history {
+        Some(text) => parse_history(&text, ask.rules, &ask.position, ask.side)?,
+        None => Vec::new(),
+    };
+    search_answer(shared, &ask, movetime, history, control)
+}
+
+/// Runs `work` (a search, given its [`Control`]) on a blocking thread once a search permit is
+/// free (one search per core at once), and stops it when its client hangs up (`peer`) or the
+/// request's future is dropped.
+pub(super) async fn with_search<T: Send + 'static>(
+    shared: Arc<Shared>,
+    peer: Option<Extension<Peer>>,
+    work: impl FnOnce(&Shared, &Control) -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    // Dropping this future (the connection closed under it) stops the search too.
+    let control = Arc::new(Control::new());
+    let _stop = StopOnDrop(control.clone());
+    let stop = control.clone();
+    let run = async move {
+        // Searches take a core each for up to --max-movetime: at most one per core at once.
+        // The permit goes with the search, so a stopped search holds it until it has ended.
+        let Ok(permit) = shared.searches.clone().acquire_owned().await else {
+            return Err(ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
+        };
+        blocking(move || {
+            let _permit = permit;
+            work(&shared, &control)
+        })
+        .await
+    };
+    tokio::pin!(run);
+    if let Some(Extension(peer)) = peer {
+        tokio::select! {
+            r = &mut run => return r,
+            () = peer.hung_up() => stop.stop(),
+        }
+    }
+    run.await
+}
+
 /// `GET /api/v1/analyse`: one search at a time per core, on a blocking thread.
 ///
 /// A client that hangs up, or shuts down its side of the connection, while its analysis waits
@@ -145,28 +199,5 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
 /// request is answered in full after a half-close.
 pub(super) async fn analyse(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
     let q = params(q)?;
-    // Dropping this future (the connection closed under it) stops the search too.
-    let control = Arc::new(Control::new());
-    let _stop = StopOnDrop(control.clone());
-    let stop = control.clone();
-    let work = async move {
-        // Searches take a core each for up to --max-movetime: at most one per core at once.
-        // The permit goes with the search, so a stopped search holds it until it has ended.
-        let Ok(permit) = shared.searches.clone().acquire_owned().await else {
-            return Err(ApiError::status(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
-        };
-        blocking(move || {
-            let _permit = permit;
-            analyse_answer(&shared, q, &control)
-        })
-        .await
-    };
-    tokio::pin!(work);
-    if let Some(Extension(peer)) = peer {
-        tokio::select! {
-            r = &mut work => return r.map(Json),
-            () = peer.hung_up() => stop.stop(),
-        }
-    }
-    work.await.map(Json)
+    with_search(shared, peer, move |shared, control| analyse_answer(shared, q, control)).await.map(Json)
 }

@@ -107,31 +107,38 @@ struct RuleMoveDoc {
     captured: Option<u8>,
     ends_game: bool,
     child: Option<[u8; 12]>,
+    /// The value of a move that ends the game (the mover's view of the stones it shares out),
+    /// null for the others.
+    value: Option<i8>,
 }
 
 /// The answer of `GET /api/v1/moves` to the parameters `q`.
 pub(super) fn moves_answer(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<MovesDoc> {
-    let ask = ask_from_query(shared, q)?;
+    Ok(moves_doc(&ask_from_query(shared, q)?))
+}
+
+/// The legal moves of `ask`'s position and where they lead, from the rules alone.
+pub(super) fn moves_doc(ask: &Ask) -> MovesDoc {
     let moves = ask.rules.moves(ask.position.board());
     let list = moves
         .as_slice()
         .iter()
         .map(|m| {
-            let (captured, child) = match m.outcome {
-                oware::rules::Outcome::Child { captured, child } => (Some(captured), Some(child)),
-                oware::rules::Outcome::End { .. } => (None, None),
+            let (captured, child, value) = match m.outcome {
+                oware::rules::Outcome::Child { captured, child } => (Some(captured), Some(child), None),
+                oware::rules::Outcome::End { value } => (None, None, Some(value)),
             };
-            RuleMoveDoc { pit: m.pit, house: oware::position::house(ask.side, m.pit).to_string(), captured, ends_game: child.is_none(), child }
+            RuleMoveDoc { pit: m.pit, house: oware::position::house(ask.side, m.pit).to_string(), captured, ends_game: child.is_none(), child, value }
         })
         .collect();
-    Ok(MovesDoc {
+    MovesDoc {
         schema_version: SCHEMA_VERSION,
         rules: ask.rules.name(),
         to_move: ask.side.name(),
         absolute: ask.position.absolute(ask.side),
         moves: list,
         ending: moves.ending(),
-    })
+    }
 }
 
 /// `GET /api/v1/moves`: the rules' moves of one position (answered at once: no file is read).
@@ -147,7 +154,7 @@ pub(super) async fn page() -> Response {
 
 /// Any path without a route: 404.
 pub(super) async fn not_found() -> ApiError {
-    ApiError::status(StatusCode::NOT_FOUND, "not_found", "no such page: see GET /api/v1/info, /api/v1/position, POST /api/v1/positions")
+    ApiError::status(StatusCode::NOT_FOUND, "not_found", "no such page: see GET /api/v1/info, /api/v1/evaluate, /api/v1/position, POST /api/v1/positions")
 }
 
 /// A route asked with a method it does not take: 405.
@@ -155,6 +162,6 @@ pub(super) async fn method_not_allowed(method: Method) -> ApiError {
     ApiError::status(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        format!("{method} is not allowed here: GET /api/v1/position, /api/v1/moves, /api/v1/analyse, /api/v1/info; POST /api/v1/positions"),
+        format!("{method} is not allowed here: GET /api/v1/evaluate, /api/v1/position, /api/v1/moves, /api/v1/analyse, /api/v1/info; POST /api/v1/positions"),
     )
 }

@@ -11,6 +11,9 @@
 //!   from the rules alone;
 //! - `GET /api/v1/analyse?..&movetime=`: the search engine's answer (stopped when its client
 //!   hangs up);
+//! - `GET /api/v1/evaluate?..&movetime=&history=&max_plies=`: the page's one request per
+//!   position: the report of `/position` where the tables hold the position, else the moves of
+//!   `/moves`, the answer of `/analyse` and its line played out;
 //! - `GET /api/v1/info`: version, rulesets and their built layers.
 //!
 //! Bad requests get 400, positions whose layers (or depths) are not built 404, damaged files
@@ -29,13 +32,14 @@
 //! posts).
 //!
 //! Here are the options, the routes and the start; [`params`] parses requests, [`handlers`],
-//! [`batch`] and [`analysis`] answer them, [`errors`] makes every error answer, [`shared`] keeps
+//! [`batch`], [`analysis`] and [`evaluate`] answer them, [`errors`] makes every error answer, [`shared`] keeps
 //! the databases and engines open, [`guards`] refuses and bounds what hostile clients send, and
 //! [`transport`] guards the socket under hyper.
 
 mod analysis;
 mod batch;
 mod errors;
+mod evaluate;
 mod guards;
 mod handlers;
 mod params;
@@ -56,6 +60,7 @@ use tokio::sync::Semaphore;
 
 use self::analysis::analyse;
 use self::batch::positions;
+use self::evaluate::evaluate;
 use self::guards::{allowed_hosts, default_max_connections, guard, serve};
 use self::handlers::{info, method_not_allowed, moves, not_found, page, position};
 use self::shared::Shared;
@@ -125,6 +130,7 @@ fn app(shared: Arc<Shared>) -> Router {
         .route("/api/v1/moves", get(moves))
         .route("/api/v1/info", get(info))
         .route("/api/v1/analyse", get(analyse))
+        .route("/api/v1/evaluate", get(evaluate))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))

@@ -1,0 +1,160 @@
+//! `GET /api/v1/evaluate`, the page's one request per position (issue 53, item 11): the
+//! tables' report where they hold the position, else the engine's answer with the rules' moves
+//! and its line played out; never a 404 for a position above the tables. The routes it is made
+//! of keep answering as before. Against awari layers 0..10 with depths to capture, built here.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+const OWARE: &str = env!("CARGO_BIN_EXE_oware");
+
+/// A running `oware serve` on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(OWARE).args(["serve", "--port", &port.to_string(), "--dir"]).arg(dir).stderr(Stdio::null()).spawn().unwrap();
+        let mut server = Server { child, port };
+        for _ in 0..400 {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return server;
+            }
+            if let Ok(Some(st)) = server.child.try_wait() {
+                panic!("oware serve ended at start: {st}");
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("oware serve did not start");
+    }
+
+    /// GET `path`: the status and the JSON body.
+    fn get(&self, path: &str) -> (u16, Value) {
+        let mut c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+        let mut raw = Vec::new();
+        c.read_to_end(&mut raw).unwrap();
+        let text = String::from_utf8_lossy(&raw);
+        let status: u16 = text.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no status line in {text:?}"));
+        let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
+        (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: {e}: {body:?}")))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || tail.len() < n + 2 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+/// Awari layers 0..=10 with their depths to capture, in a temporary directory.
+fn built() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(OWARE).args(["build", "--max-stones", "10", "--dtc", "--quiet", "--dir"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+fn kind(v: &Value) -> &str {
+    v["error"]["kind"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn evaluate_answers_from_the_tables_or_the_engine_and_asks_once() {
+    let dir = built();
+    let server = Server::start(dir.path());
+
+    // Inside the tables (7 stones): the report of /position, the same document, with its depths.
+    let ten = "south=0,0,1,0,2,1&north=1,0,0,2,0,0&to_move=south&captured=20:21";
+    let (st, v) = server.get(&format!("/api/v1/evaluate?{ten}&max_plies=20&movetime=50"));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["source"], "tables", "{v}");
+    assert!(v["moves"].is_null() && v["engine"].is_null() && v["line"].is_null(), "{v}");
+    let (st, report) = server.get(&format!("/api/v1/position?{ten}&max_plies=20"));
+    assert_eq!(st, 200, "{report}");
+    assert_eq!(v["report"], report);
+    assert!(report["moves"].as_array().unwrap().iter().any(|m| m["dtc"].is_u64()), "{report}");
+
+    // Above the tables: /position is a 404 (unchanged); /evaluate answers with the engine, the
+    // rules' moves (as /moves has them) and the engine's line played out.
+    let start = "pits=4,4,4,4,4,4,4,4,4,4,4,4&captured=0:0";
+    let (st, e) = server.get(&format!("/api/v1/position?{start}"));
+    assert_eq!((st, kind(&e)), (404, "layer_missing"), "{e}");
+    let (st, v) = server.get(&format!("/api/v1/evaluate?{start}&movetime=200"));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["source"], "engine", "{v}");
+    assert!(v["report"].is_null(), "{v}");
+    let (st, moves) = server.get(&format!("/api/v1/moves?{start}"));
+    assert_eq!(st, 200);
+    assert_eq!(v["moves"], moves);
+    let engine = &v["engine"];
+    assert_eq!(engine["tables"], 10);
+    for key in ["best_pit", "best_house", "score", "exact", "depth", "pv", "moves"] {
+        assert!(!engine[key].is_null(), "{key}: {engine}");
+    }
+    let pv: Vec<&str> = engine["pv"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+    let line = v["line"].as_array().unwrap();
+    assert_eq!(line.iter().map(|p| p["house"].as_str().unwrap()).collect::<Vec<_>>(), pv);
+    assert!(pv.len() >= 4, "a line of {} plies: {pv:?}", pv.len());
+    assert_eq!(line[0]["absolute"], serde_json::json!([4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4]));
+    let first = moves["moves"].as_array().unwrap().iter().find(|m| m["house"] == line[0]["house"]).unwrap();
+    assert_eq!(line[0]["child"], first["child"]);
+    for (i, ply) in line.iter().enumerate() {
+        assert_eq!(ply["ply"], i + 1);
+        assert_eq!(ply["side"], if i % 2 == 0 { "south" } else { "north" });
+    }
+
+    // What /analyse refuses, /evaluate refuses too: captured counts that do not make 48 with the
+    // board, a bad movetime or history, an unknown parameter; and a bad max_plies, as /position.
+    for (path, why) in [
+        (format!("/api/v1/evaluate?{ten}&captured=0:0"), "given more than once"),
+        ("/api/v1/evaluate?south=1,0,2,1,0,0&north=1,1,0,2,0,2&to_move=north&captured=0:0".to_string(), "a game has 48 stones"),
+        (format!("/api/v1/evaluate?{start}&movetime=-5"), "movetime"),
+        (format!("/api/v1/evaluate?{start}&max_plies=9999"), "max_plies"),
+        (format!("/api/v1/evaluate?{start}&history=1,2,3"), "history"),
+        (format!("/api/v1/evaluate?{start}&colour=red"), "unknown parameter"),
+        ("/api/v1/evaluate".to_string(), "give the position"),
+    ] {
+        let (st, e) = server.get(&path);
+        assert_eq!(st, 400, "{path}: {e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains(why), "{path}: {e}");
+    }
+
+    // A game's history since its last capture goes to the search (a repetition ends the game).
+    let root = "south=1,0,2,1,0,1&north=1,1,0,2,0,2&to_move=north";
+    let (st, v) = server.get(&format!("/api/v1/evaluate?{root}&history=1,0,2,1,1,0,1,1,0,2,0,2&movetime=50"));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["source"], "engine", "{v}");
+
+    // The page (GET /) asks /evaluate, not /position then a fallback.
+    let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(c, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    let mut page = String::new();
+    c.read_to_string(&mut page).unwrap();
+    assert!(page.contains("/api/v1/evaluate?") && !page.contains("/api/v1/position?"), "the page's requests");
+}
