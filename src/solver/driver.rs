@@ -7,7 +7,7 @@
 //! `-t`; positions that never enter are worth 0 (neither side can force better than endless
 //! play). The driver's phases:
 //!
-//! 1. **BestExit pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
+//! 1. **Exits pass** ([`ExitsPass`]): the best exit and the number of same-layer moves of every
 //!    position, reading the lower layers at random (in memory), in sweeps (out of core) or
 //!    through their owners (distributed).
 //! 2. **Thresholds** from `n` down to 1: every part of this process's positions is seeded and
@@ -334,7 +334,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         lap_start = Instant::now();
     };
 
-    // 1. BestExit pass: best exit and number of same-layer moves of every position.
+    // 1. Exits pass: best exit and number of same-layer moves of every position.
     progress.phase("exits");
     progress.advance(work.exits(reached.exits_done));
     // (Every rank of a distributed solve takes part, one owning nothing included; a resumed
