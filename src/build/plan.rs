@@ -75,7 +75,7 @@ pub enum Mode {
 }
 
 /// The limits of an out-of-core layer, derived from the memory limit `m`: half for one part's
-/// state (two bytes per position), a quarter for capture lookups, a quarter for the window of
+/// state (one byte per position), a quarter for capture lookups, a quarter for the window of
 /// the lower layers, a sixteenth of the half for buffers of messages and seed lists (during the
 /// thresholds, when the exits pass is over, the message buffers also take the lookups' and the
 /// window's share).
@@ -106,7 +106,7 @@ impl OutOfCoreLimits {
         let message_bytes = m / 32;
         let state = m / 2 - message_bytes;
         let chunk = crate::solver::CHUNK;
-        let part_len = ((state / 2) / chunk).max(1) * chunk;
+        let part_len = (state / chunk).max(1) * chunk;
         OutOfCoreLimits { part_len, parts: positions.div_ceil(part_len).max(1), lookup_bytes: m / 4, lower_window: m / 4, message_bytes }
     }
 }
@@ -395,18 +395,17 @@ pub fn propose(config: &BuildConfig, threads: usize) -> Result<BuildPlan> {
     propose_ranks(config, threads, 1)
 }
 
-/// Memory one of `ranks` ranks needs to build its share of layer `n` in memory: its share of
-/// the state (one byte per position) and of the output, its slice of every lower layer (the
-/// only part of them it reads), and its exchange buffers ([`share_buffers`]). With one rank,
+/// Memory one of `ranks` ranks needs of its own to build its share of layer `n` in memory: its
+/// share of the cells (one byte per position) and its exchange buffers ([`share_buffers`]). Its
+/// share of the output and its slices of the lower layers (the only part of them it reads, in
+/// sorted order for the other ranks' lookups) are mapped files. With one rank,
 /// [`memory_needed`].
 pub(crate) fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
     if ranks <= 1 {
         return memory_needed(n);
     }
-    let n = n.min(MAX_STONES);
-    let share = Ownership::new(layer_size(n), ranks).per;
-    let lower: u64 = (0..n).map(|m| Ownership::new(layer_size(m), ranks).per).sum();
-    2 * share + lower + share_buffers(share).2
+    let share = Ownership::new(layer_size(n.min(MAX_STONES)), ranks).per;
+    share + share_buffers(share).2
 }
 
 /// [`propose`] for a build by `ranks` ranks (`build_with`): memory and scratch disk are per
@@ -467,7 +466,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         // The layers left out are not mapped.
         let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
         let needed = if ranks > 1 {
-            memory_needed_per_rank(n, ranks).saturating_sub(unmapped)
+            memory_needed_per_rank(n, ranks)
         } else {
             // The copy leaves out the layers the build leaves out (below n - 1: a capture's reach).
             let copied = resident_lower(n).saturating_sub(skipped_below(n.saturating_sub(1), &config.skip, layer_size));
@@ -491,9 +490,9 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         } else {
             let m = limit.unwrap_or(0);
             let ooc = OutOfCoreLimits::for_positions(share, m);
-            // Two bytes per position of state, up to two of a round's buckets and up to one of
-            // the thresholds' seed lists (eight bytes for at most an eighth of the positions).
-            let scratch = if ooc.parts > 1 { 5 * share } else { 0 };
+            // A byte per position of state, up to two of a round's buckets and up to one of the
+            // thresholds' seed lists (eight bytes for at most an eighth of the positions).
+            let scratch = if ooc.parts > 1 { 4 * share } else { 0 };
             (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
         };
         // Messages to other ranks that do not fit their buffers (about as many as a part's).

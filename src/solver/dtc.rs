@@ -597,8 +597,8 @@ impl DtcCells {
                 available: 0,
                 limit: MemoryLimit::Refused,
             })?),
-            // Two of the scratch state's 2-byte cells per position.
-            Some(path) => DtcCells::File(ScratchState::create(path, 2 * len)?),
+            // Four of the scratch state's one-byte cells per position.
+            Some(path) => DtcCells::File(ScratchState::create(path, 4 * len)?),
         })
     }
 
@@ -607,7 +607,7 @@ impl DtcCells {
             DtcCells::Memory(m) => (m.as_ptr(), m.len()),
             DtcCells::File(f) => {
                 let c = f.cells();
-                (c.as_ptr().cast::<u8>(), 2 * c.len())
+                (c.as_ptr().cast::<u8>(), c.len())
             }
         };
         // SAFETY: both maps are page-aligned (so 4-aligned), writable, zero-initialised and

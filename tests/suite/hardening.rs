@@ -368,10 +368,11 @@ fn every_batch_line_gets_one_record() {
 #[test]
 fn an_infeasible_build_is_refused_before_any_work() {
     let t = tempfile::tempdir().unwrap();
-    // Layer 10 does not fit in 1 MiB in memory, and out of core needs 4 MiB at least.
+    // Layer 12's cells (1.3 MB) do not fit in 1 MiB, and out of core needs 4 MiB at least
+    // (layers up to 11 fit, their lower layers streamed).
     let (code, out, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "30", "--max-memory", "1M"]);
     assert_eq!(code, 9, "{err}");
-    assert!(err.contains("layer 10 needs"), "{err}");
+    assert!(err.contains("layer 12 needs"), "{err}");
     // Refused before any work: not even layer 0 was built or reported, and the directory holds
     // no file but the build's lock (no layer, statistics or temporary).
     assert!(!layer_path(t.path(), AWARI, 0).exists(), "layers were built before refusing");

@@ -27,10 +27,10 @@ fn build_with_a_tiny_memory_limit_writes_the_same_files() {
         let mem = fixture(rules.parse().unwrap(), 14);
         let ooc = tempfile::tempdir().unwrap();
         let d2 = ooc.path().to_str().unwrap();
-        let plan = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "6M", "--dry-run"]);
+        let plan = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "4M", "--dry-run"]);
         let text = String::from_utf8_lossy(&plan.stdout).to_string() + &String::from_utf8_lossy(&plan.stderr);
         assert!(text.contains("layer 14") && text.contains("out of core in 3 parts"), "{text}");
-        let b = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "6M", "-q"]);
+        let b = oware(&["build", "--rules", rules, "--max-stones", "14", "--dir", d2, "--max-memory", "4M", "-q"]);
         assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
         for n in 0..=14 {
             assert!(layer_bytes(mem, rules, n) == layer_bytes(ooc.path(), rules, n), "{rules} layer {n} differs");
@@ -92,7 +92,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     copy_fixture(Ruleset::Awari, 12, dir.path());
     // Layers 13 and 14 take 6.9 MB; layer 14 out of core needs 17.5 MB of scratch more.
     let out = Command::new(crate::common::oware_exe())
-        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M"])
+        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M"])
         .env("OWARE_SIMULATE_DISK_FREE", "10000000")
         .output()
         .unwrap();
@@ -102,7 +102,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     assert!(!dir.path().join("awari/.work").exists());
     // A dry run shows the plan it would refuse, then refuses the same way.
     let dry = Command::new(crate::common::oware_exe())
-        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M", "--dry-run"])
+        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M", "--dry-run"])
         .env("OWARE_SIMULATE_DISK_FREE", "10000000")
         .output()
         .unwrap();
@@ -112,7 +112,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     assert!(String::from_utf8_lossy(&dry.stderr).contains("not enough for layers 13..14"));
     // With room for the files and the scratch, the same build runs.
     let out = Command::new(crate::common::oware_exe())
-        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "5M", "-q"])
+        .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M", "-q"])
         .env("OWARE_SIMULATE_DISK_FREE", "40000000")
         .output()
         .unwrap();
