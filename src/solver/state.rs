@@ -406,7 +406,8 @@ impl State<'_> {
     /// Seeds threshold `t` from the cells of `range` (part-relative) and propagates. Also
     /// gathers, for every threshold `u` of `ahead` (below `t`), the open positions whose best
     /// exit is `u` or `-u`: the only ones that can be seeds of threshold `u` (see [`Lookahead`]).
-    /// Returns them by threshold (`ahead.start` first), each list in ascending order; or, when
+    /// Returns them by threshold (`ahead.start` first), each list in pieces in ascending order
+    /// (the pieces of the chunks, in the chunks' order); or, when
     /// `sink` is given, hands each chunk's lists to it as soon as they are gathered (in no
     /// particular order of the chunks; a failure of the sink stops the phase) and returns
     /// empty lists.
@@ -417,7 +418,7 @@ impl State<'_> {
         ahead: Range<i8>,
         sink: Option<&(dyn Fn(Vec<Vec<u32>>) -> Result<()> + Sync)>,
         progress: &dyn Progress,
-    ) -> Vec<Vec<u32>> {
+    ) -> Vec<Vec<Vec<u32>>> {
         let ranges: Vec<Range<u64>> = split(range, CHUNK);
         let span = ahead.len();
         let mut gathered: Vec<Vec<Vec<u32>>> = ranges
@@ -463,31 +464,36 @@ impl State<'_> {
                 }
             })
             .collect();
-        // Joined threshold by threshold, each chunk's piece freed once copied.
+        // Kept in the chunks' pieces, threshold by threshold, each piece trimmed to its length:
+        // joining them would hold the lists twice for a moment, and a piece's spare capacity
+        // (up to as much again) would stay.
         (0..span)
             .map(|u| {
-                let mut list = Vec::with_capacity(gathered.iter().map(|lists| lists[u].len()).sum());
-                for lists in &mut gathered {
-                    list.extend_from_slice(&std::mem::take(&mut lists[u]));
-                }
-                list
+                gathered
+                    .iter_mut()
+                    .map(|lists| {
+                        let mut piece = std::mem::take(&mut lists[u]);
+                        piece.shrink_to_fit();
+                        piece
+                    })
+                    .filter(|p| !p.is_empty())
+                    .collect()
             })
             .collect()
     }
 
-    /// Seeds threshold `t` from the positions `list` (part-relative; ascending, or in ascending
-    /// runs when read back from files, where nearby seeds are found by stepping) gathered for it
-    /// by an earlier [`State::seed`], and propagates; `scanned` is the number of cells the list
-    /// stands for (charged to progress as a scan of them).
-    pub(super) fn seed_listed<K: Copy + Into<u64> + Sync>(&self, t: i8, list: &[K], scanned: u64, progress: &dyn Progress) {
-        const BLOCK: usize = 1 << 12;
-        let blocks = list.len().div_ceil(BLOCK).max(1) as u64;
-        list.par_chunks(BLOCK).for_each_init(Scratch::default, |s, block| {
+    /// Seeds threshold `t` from the positions of `blocks` (part-relative; each block ascending,
+    /// where nearby seeds are found by stepping) gathered for it by an earlier [`State::seed`],
+    /// and propagates, a block per parallel task; `scanned` is the number of cells the blocks
+    /// stand for (charged to progress as a scan of them).
+    pub(super) fn seed_listed<K: Copy + Into<u64> + Sync>(&self, t: i8, blocks: &[&[K]], scanned: u64, progress: &dyn Progress) {
+        let count = blocks.len().max(1) as u64;
+        blocks.par_iter().for_each_init(Scratch::default, |s, block| {
             if progress.cancelled() || self.failure.failed.load(Relaxed) {
                 return;
             }
             let mut last: Option<(usize, Board)> = None;
-            for &k in block {
+            for &k in block.iter() {
                 let k = k.into() as usize;
                 let m = self.cells[k].load(Relaxed);
                 if m & RESOLVED != 0 {
@@ -499,7 +505,7 @@ impl State<'_> {
             }
             self.seeded(t, s);
             self.flush(&mut s.sends);
-            self.meter.charge(scan_units(scanned) / blocks + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
+            self.meter.charge(scan_units(scanned) / count + std::mem::take(&mut s.propagated) * RESOLVE_UNITS);
         });
     }
 
@@ -686,8 +692,9 @@ pub(super) struct Lookahead {
 
 /// Where a [`Lookahead`] keeps its lists.
 pub(super) enum Lists {
-    /// One resident part: its lists, by threshold (`first` first).
-    Memory(Vec<Vec<u32>>),
+    /// One resident part: its lists, by threshold (`first` first), each in the pieces a scan's
+    /// chunks gathered.
+    Memory(Vec<Vec<Vec<u32>>>),
     /// Parts out of core: the list of part `p` for threshold `first + i` in bucket
     /// `p * MAX_SPAN + i`, written chunk by chunk as the scan goes (so in ascending runs, not
     /// wholly ascending) and read in blocks of `block` entries.
@@ -767,7 +774,8 @@ impl Lookahead {
         match &mut self.lists {
             Lists::Memory(lists) if self.listed => {
                 let list = std::mem::take(&mut lists[(t - first) as usize]);
-                state.seed_listed(t, &list, len, progress);
+                let blocks: Vec<&[u32]> = list.iter().map(Vec::as_slice).collect();
+                state.seed_listed(t, &blocks, len, progress);
             }
             Lists::Memory(lists) => *lists = state.seed(t, 0..len, first..t, None, progress),
             Lists::Disk { buckets, block, .. } if self.listed => {
@@ -776,7 +784,8 @@ impl Lookahead {
                 let mut words = Vec::new();
                 while !bucket.is_empty() {
                     bucket.next(*block, &mut words)?;
-                    state.seed_listed(t, &words, len * words.len() as u64 / total, progress);
+                    let blocks: Vec<&[u64]> = words.chunks(1 << 12).collect();
+                    state.seed_listed(t, &blocks, len * words.len() as u64 / total, progress);
                 }
                 bucket.close()?;
             }
