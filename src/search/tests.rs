@@ -112,8 +112,8 @@ fn a_fixed_depth_answer_does_not_depend_on_threads() {
 
 /// Old: a second search of the same root, its table warm from the first, answered the root's
 /// moves from the table one ply down and returned a line of one or two plies (4 of 5 page
-/// loads of the start). Now the line goes on where an entry ended it, following the table's
-/// moves.
+/// loads of the start). Now nodes of the line take no unproven entry, and the line goes on
+/// where an entry ended it, following the table's moves.
 #[test]
 fn a_warm_table_does_not_cut_the_line_short() {
     let (_d, db) = built(Ruleset::Awari, 8, false);

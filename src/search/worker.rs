@@ -406,9 +406,13 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         let tt = self.sh.engine.tt.get(key);
         let mut tt_move = None;
+        // A node of the line (a window wider than a null window) takes only a proven entry's
+        // score: one from an earlier iteration or search would end the line here, and the line
+        // the search returns with it (the root's moves are all searched with a full window).
+        let pv_node = beta > alpha + 1;
         if let Some(e) = tt {
             tt_move = e.best;
-            if e.proven || e.depth >= depth {
+            if e.proven || (e.depth >= depth && !pv_node) {
                 let usable = match e.bound {
                     Bound::Exact => true,
                     Bound::Lower => e.score >= beta,
