@@ -10,7 +10,7 @@
 //! the header and of the payload: a damaged, truncated or foreign checkpoint is never trusted.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU8;
@@ -19,6 +19,8 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 use crate::format::checksum;
 use crate::sys::{release_within, reserve_written};
+
+mod codec;
 
 /// Creates a new file (never following a link at its name), replacing an old one.
 fn create_file(path: &Path) -> Result<File> {
@@ -82,7 +84,9 @@ impl ScratchState {
 /// Message buckets between the parts of a layer: one file per part (appended to, then read and
 /// emptied when the part is processed), with a bounded in-memory buffer in front of each.
 ///
-/// A message is a `u64`: a position's global index, and bit 63 for "a child was lost".
+/// A message is a `u64`: a position's global index, and bit 63 for "a child was lost". The
+/// files hold them in sorted blocks of differences, one or two bytes a message where they are
+/// dense (`codec`); the order in which a bucket gives them back is not the order they were sent.
 pub struct Inboxes {
     dir: PathBuf,
     /// The files' names begin with it.
@@ -180,11 +184,14 @@ impl Inboxes {
     pub fn send(&self, part: usize, messages: &[u64]) -> Result<()> {
         let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
         if guard.0.len() + messages.len() > self.buffer {
-            // The buffer never grows past its size: what would not fit goes to the file with it.
+            // The buffer never grows past its size: what would not fit goes to the file with
+            // it, each a sorted block.
             let path = self.path(part);
-            append(&path, &[&guard.0, messages])?;
+            let mut extra = messages.to_vec();
+            let written = append(&path, &mut [&mut guard.0[..], &mut extra[..]]);
             guard.1 += (guard.0.len() + messages.len()) as u64;
             guard.0.clear();
+            written?;
         } else {
             if guard.0.capacity() == 0 {
                 guard.0.reserve_exact(self.buffer);
@@ -241,7 +248,12 @@ impl Inboxes {
             let n = std::mem::replace(&mut guard.1, 0);
             (buffered, n)
         };
-        let file = if in_file > 0 { Some(File::open(&taken).map_err(|e| Error::io(&taken, e))?) } else { None };
+        let file = if in_file > 0 {
+            let f = File::open(&taken).map_err(|e| Error::io(&taken, e))?;
+            Some(codec::Reader::new(BufReader::with_capacity(1 << 20, f)))
+        } else {
+            None
+        };
         Ok(Bucket { file, path: taken, in_file, buffered, at: 0 })
     }
 }
@@ -249,7 +261,7 @@ impl Inboxes {
 /// The messages taken from one bucket ([`Inboxes::take`]): those that were in its file, then
 /// those that were buffered. The file is removed when the bucket is closed or dropped.
 pub struct Bucket {
-    file: Option<File>,
+    file: Option<codec::Reader<BufReader<File>>>,
     path: PathBuf,
     /// Messages left in the file.
     in_file: u64,
@@ -278,11 +290,12 @@ impl Bucket {
         let max = max.max(1);
         if self.in_file > 0 {
             let k = self.in_file.min(max as u64) as usize;
-            let mut bytes = vec![0u8; k * 8];
             if let Some(f) = self.file.as_mut() {
-                f.read_exact(&mut bytes).map_err(|e| Error::io(&self.path, e))?;
+                out.reserve(k);
+                for _ in 0..k {
+                    out.push(f.next().map_err(|e| Error::io(&self.path, e))?);
+                }
             }
-            out.extend(bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())));
             self.in_file -= k as u64;
             if self.in_file == 0 {
                 self.close()?;
@@ -314,7 +327,9 @@ impl Drop for Bucket {
     }
 }
 
-fn append(path: &Path, pieces: &[&[u64]]) -> Result<()> {
+/// Appends each of `blocks` to the bucket file `path` as a block (they are left sorted,
+/// holding keys).
+fn append(path: &Path, blocks: &mut [&mut [u64]]) -> Result<()> {
     let mut options = OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]
@@ -324,8 +339,8 @@ fn append(path: &Path, pieces: &[&[u64]]) -> Result<()> {
     }
     let file = options.open(path).map_err(|e| Error::io(path, e))?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-    for x in pieces.iter().flat_map(|p| p.iter()) {
-        w.write_all(&x.to_le_bytes()).map_err(|e| Error::io(path, e))?;
+    for block in blocks.iter_mut() {
+        codec::write_block(&mut w, block).map_err(|e| Error::io(path, e))?;
     }
     w.flush().map_err(|e| Error::io(path, e))
 }

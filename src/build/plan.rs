@@ -490,14 +490,16 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         } else {
             let m = limit.unwrap_or(0);
             let ooc = OutOfCoreLimits::for_positions(share, m);
-            // A byte per position of state, up to two of a round's buckets and up to one of the
-            // thresholds' seed lists (eight bytes for at most an eighth of the positions).
-            let scratch = if ooc.parts > 1 { 4 * share } else { 0 };
+            // A byte per position of state, up to half a byte of a round's buckets (a quarter
+            // of a message per position, measured 0.1 at layer 22, one or two bytes a message
+            // in sorted blocks) and up to a quarter of the thresholds' seed lists (at most an
+            // eighth of the positions, one or two bytes each): 1.17 measured at layer 22.
+            let scratch = if ooc.parts > 1 { share + share / 2 + share / 4 } else { 0 };
             (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
         };
         // Messages to other ranks that do not fit their buffers (about as many as a part's).
         if ranks > 1 {
-            scratch += 2 * share;
+            scratch += share / 2;
         }
         let seconds = speed.seconds(layer_size(n), mode, threads * ranks);
         // A checkpoint when the layer takes long enough to be worth one: one process keeps the
