@@ -673,7 +673,7 @@ pub unsafe extern "C" fn oware_verify(
             (a, b) if 0 <= a && a <= b && b <= top => Some(a as u32..=b as u32),
             (a, b) => return bad_argument(&format!("layers {a}..{b}: give both negative, or 0 <= first <= last <= {top}")),
         };
-        let options = VerifyOptions { layers, require_bounds: require_bounds != 0, require_dtc: require_dtc != 0 };
+        let options = VerifyOptions { layers, require_bounds: require_bounds != 0, require_dtc: require_dtc != 0, max_memory: None };
         let report = match DatabaseDir::detect(dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
             Ok(r) => r,
             Err(e) => return fail(&e),

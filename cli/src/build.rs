@@ -100,7 +100,7 @@ pub(crate) fn parse_target(s: &str) -> Result<u32> {
 }
 
 /// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
-fn parse_size(s: &str) -> std::result::Result<u64, String> {
+pub(crate) fn parse_size(s: &str) -> std::result::Result<u64, String> {
     let t = s.trim().to_ascii_uppercase();
     let t = t.strip_suffix('B').unwrap_or(&t);
     let (num, mult) = match t.chars().last() {

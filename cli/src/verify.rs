@@ -69,6 +69,11 @@ pub struct VerifyArgs {
     /// errors. Without it, the dtc files present are checked and absent ones skipped.
     #[arg(long, visible_alias = "require-dtc")]
     dtc: bool,
+    /// Memory the re-derivation may keep in the page cache, e.g. `16G` (default: what the
+    /// system reports available). A layer whose files do not fit together is re-derived in
+    /// several passes, each reading a group of them (docs/cli.md#verify).
+    #[arg(long, value_name = "SIZE", value_parser = crate::build::parse_size)]
+    max_memory: Option<u64>,
 }
 
 /// The text lines of one layer's bounds.
@@ -292,7 +297,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;
     let pool = super::thread_pool(a.threads.threads)?;
-    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds, require_dtc: a.dtc };
+    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds, require_dtc: a.dtc, max_memory: a.max_memory };
     let mut printer = Printer {
         out: Stdout::new(),
         json: a.json.json,

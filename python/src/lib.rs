@@ -474,7 +474,7 @@ fn verify<'py>(
     let max_stones = opt_int_arg(max_stones, "max_stones", 0, i128::from(oware_core::index::MAX_STONES))?.map(|n| n as u32);
     let path = path_arg(path)?;
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds, require_dtc: dtc };
+    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds, require_dtc: dtc, max_memory: None };
     let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
     let pool = pool()?;
     let json = py.allow_threads(|| pool.install(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json()))).map_err(|e| py_err(&e))?;

@@ -1,8 +1,10 @@
 //! How a bucket file holds its messages: in blocks, each sorted and written as the differences
 //! between neighbours in LEB128 varints.
 //!
-//! A message is a position's index (below 2^62) with bit 63 as a flag. Its *key* moves the flag
-//! to bit 0, so that sorting by key sorts by position. A block is its count, then the first key,
+//! A message is a position's index with flags in its high bits (bit 63 for the thresholds'
+//! messages, a value above the index for the depths'). Its *key* rotates it left by one bit,
+//! moving bit 63 to bit 0, so that sorting the thresholds' keys sorts them by position; any
+//! `u64` round-trips. A block is its count, then the first key,
 //! then each key's difference from the one before, every number in 7-bit groups, least
 //! significant first, the high bit set on every group but the last. Messages for one part fall
 //! in a range of about twice its length in keys, so `c` messages of a part of `P` positions take
@@ -13,16 +15,16 @@
 
 use std::io::{self, BufRead, Write};
 
-/// `m`'s sort key: its flag (bit 63) moved to bit 0.
+/// `m`'s sort key: `m` rotated left by one bit (bit 63 to bit 0).
 #[inline]
 fn key(m: u64) -> u64 {
-    (m << 1) | (m >> 63)
+    m.rotate_left(1)
 }
 
-/// The message of key `k` (the inverse of [`key`] for messages below 2^63 with any flag).
+/// The message of key `k` (the inverse of [`key`]).
 #[inline]
 fn message(k: u64) -> u64 {
-    (k >> 1) | (k << 63)
+    k.rotate_right(1)
 }
 
 /// Writes `x` as a LEB128 varint.
@@ -144,7 +146,7 @@ mod tests {
             state
         };
         let mut blocks: Vec<Vec<u64>> = vec![
-            vec![5, 5 | flag, 5, 0, (1 << 62) - 1, ((1 << 62) - 1) | flag, flag],
+            vec![5, 5 | flag, 5, 0, (1 << 62) - 1, ((1 << 62) - 1) | flag, flag, u64::MAX, 0x00ff_0000_0000_1234],
             vec![42],
             (0..100_000).map(|_| (next() % 1_000_000) | (next() & flag)).collect(),
         ];
@@ -152,7 +154,7 @@ mod tests {
         let mut expected = Vec::new();
         for b in &mut blocks {
             let mut sorted: Vec<u64> = b.clone();
-            sorted.sort_by_key(|&m| (m & !flag, m >> 63));
+            sorted.sort_by_key(|&m| m.rotate_left(1));
             expected.extend(sorted);
             write_block(&mut file, b).unwrap();
         }

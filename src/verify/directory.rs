@@ -30,7 +30,7 @@ use crate::manifest;
 use crate::progress::{NoProgress, Progress};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer};
 use crate::verify::companion::verify_companions;
-use crate::verify::{layers_needed, verify_layer};
+use crate::verify::{layers_needed, marks_bytes, verify_within};
 
 /// What to verify in a directory.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,6 +48,11 @@ pub struct VerifyOptions {
     /// Require the depths to capture (`dtc-NN.owdb`) of every layer asked for: missing ones are
     /// problems. Without it, the dtc files present are checked and absent ones skipped.
     pub require_dtc: bool,
+    /// Memory the re-derivation of a layer may keep in the page cache for the files it reads
+    /// (`None`: what the system reports available), less the two bits per position
+    /// [`verify_within`] marks in: a layer whose files do not fit together is re-derived in
+    /// several passes ([`crate::verify::source_groups`]).
+    pub max_memory: Option<u64>,
 }
 
 /// Receives the stages of [`verify_directory`] as they happen, to show progress or stream a
@@ -199,7 +204,15 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
                 } else {
                     let lower: Vec<&[i8]> = layers.iter().map(|l| l.as_ref().map(|l| l.values()).unwrap_or(&[])).collect();
                     let progress = observer.progress(n);
-                    let result = verify_layer(rules, n, &layer, &lower, progress.as_ref());
+                    // A tenth of the memory is left for everything else.
+                    let memory = options.max_memory.or_else(crate::sys::memory_available).unwrap_or(u64::MAX);
+                    let budget = memory.saturating_sub(marks_bytes(n)) / 10 * 9;
+                    let release = |m: u32| match layers.get(m as usize) {
+                        Some(Some(l)) => l.release(0..l.values().len() as u64),
+                        _ if m == n => layer.release(0..layer.values().len() as u64),
+                        _ => {}
+                    };
+                    let result = verify_within(rules, n, layer.values(), &lower, budget, &release, progress.as_ref());
                     drop(progress);
                     LayerStatus::Checked(result?)
                 };

@@ -131,22 +131,8 @@ pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progr
 /// needed lower layer is not given. Nothing in the stored values (any byte is accepted) makes
 /// this function fail or panic: bad values are mismatches.
 pub fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
-    if n > MAX_STONES {
-        return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
-    }
+    check_given(n, this, lower)?;
     let size = layer_size(n);
-    if this.len() as u64 != size {
-        return Err(Error::Usage(format!("layer {n}: {} values given, the layer has {size} positions", this.len())));
-    }
-    for m in layers_needed(n) {
-        match lower.get(m as usize) {
-            Some(l) if l.len() as u64 == layer_size(m) => {}
-            Some(l) => {
-                return Err(Error::Usage(format!("layer {m} (needed by layer {n}): {} values given, the layer has {} positions", l.len(), layer_size(m))))
-            }
-            None => return Err(Error::Usage(format!("layer {m} is needed to re-derive layer {n} but was not given"))),
-        }
-    }
     let start = Instant::now();
     let ranges: Vec<Range<u64>> = chunks(n, CHUNK).collect();
     let total = ranges
@@ -204,6 +190,30 @@ pub fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progr
     Ok(LayerReport { layer: n, checked: total.checked, mismatches: total.mismatches, first_mismatches: total.first, seconds: start.elapsed().as_secs_f64() })
 }
 
+/// That layer `n` exists, and `this` and every layer it needs in `lower` have their lengths.
+///
+/// # Errors
+/// [`Error::Usage`] naming the layer that is wrong.
+pub(super) fn check_given(n: u32, this: &[i8], lower: &[&[i8]]) -> Result<()> {
+    if n > MAX_STONES {
+        return Err(Error::Usage(format!("layer {n} does not exist: at most {MAX_STONES} stones")));
+    }
+    let size = layer_size(n);
+    if this.len() as u64 != size {
+        return Err(Error::Usage(format!("layer {n}: {} values given, the layer has {size} positions", this.len())));
+    }
+    for m in layers_needed(n) {
+        match lower.get(m as usize) {
+            Some(l) if l.len() as u64 == layer_size(m) => {}
+            Some(l) => {
+                return Err(Error::Usage(format!("layer {m} (needed by layer {n}): {} values given, the layer has {} positions", l.len(), layer_size(m))))
+            }
+            None => return Err(Error::Usage(format!("layer {m} is needed to re-derive layer {n} but was not given"))),
+        }
+    }
+    Ok(())
+}
+
 /// Per-chunk counts of [`verify_values`].
 #[derive(Default)]
 struct Tally {
@@ -229,33 +239,52 @@ impl Tally {
 }
 
 /// Positions planned ahead in [`verify_values`] before their children's values are read.
-const BATCH: usize = 16;
+pub(super) const BATCH: usize = 16;
 
 /// One move of a [`Plan`]: a child to read (`layer`, `rank`, stones captured) or an ending value.
 #[derive(Clone, Copy)]
-enum Step {
+pub(super) enum Step {
     Child { layer: u32, rank: u64, captured: u8 },
     End(i16),
 }
 
 /// A position's moves, resolved down to the child values to read.
 #[derive(Clone, Copy)]
-struct Plan {
+pub(super) struct Plan {
     board: Board,
     /// The ending value when the position has no legal move.
-    ending: Option<i16>,
+    pub(super) ending: Option<i16>,
     len: u8,
     steps: [Step; 6],
 }
 
 impl Plan {
-    const EMPTY: Plan = Plan { board: [0; PITS], ending: None, len: 0, steps: [Step::End(0); 6] };
+    pub(super) const EMPTY: Plan = Plan { board: [0; PITS], ending: None, len: 0, steps: [Step::End(0); 6] };
+
+    /// The moves (none when the position has no legal move).
+    #[inline]
+    pub(super) fn steps(&self) -> &[Step] {
+        &self.steps[..self.len as usize]
+    }
+
+    /// A plan of `board` with no move yet.
+    #[inline]
+    pub(super) fn of(board: &Board) -> Plan {
+        Plan { board: *board, ..Plan::EMPTY }
+    }
+
+    /// Adds a move (at most six).
+    #[inline]
+    pub(super) fn push(&mut self, step: Step) {
+        self.steps[self.len as usize] = step;
+        self.len += 1;
+    }
 
     /// The derived value: the best move's `captured - v(child)` (or ending value), in `i16` so
     /// garbage child values cannot overflow. `Err(m)` when a child lies in layer `m` and no value
     /// of it was given.
     #[inline]
-    fn derive(&self, this: &[i8], lower: &[&[i8]]) -> std::result::Result<i16, u32> {
+    pub(super) fn derive(&self, this: &[i8], lower: &[&[i8]]) -> std::result::Result<i16, u32> {
         if let Some(e) = self.ending {
             return Ok(e);
         }
@@ -279,7 +308,7 @@ impl Plan {
 
 /// Generates the moves of `board` (layer `n`) and ranks the children.
 #[inline]
-fn plan(rules: Ruleset, n: u32, board: &Board) -> Plan {
+pub(super) fn plan(rules: Ruleset, n: u32, board: &Board) -> Plan {
     let moves = rules.moves(board);
     let mut p = Plan { board: *board, ..Plan::EMPTY };
     if let Some(e) = moves.ending() {

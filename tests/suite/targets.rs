@@ -180,7 +180,7 @@ fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
     // verify takes the gap, bounds and depths required.
     let report = oware::verify::verify_directory(
         &DatabaseDir::native(gapped.path(), rules).unwrap(),
-        &oware::verify::VerifyOptions { layers: None, require_bounds: true, require_dtc: true },
+        &oware::verify::VerifyOptions { layers: None, require_bounds: true, require_dtc: true, max_memory: None },
         &mut oware::verify::NoObserver,
     )
     .unwrap();

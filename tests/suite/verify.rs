@@ -292,19 +292,19 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert!(r.into_error().is_none());
 
     // A range: the layers below it that it reads are dependencies.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
-    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::BoundsMissing { layer: 0, .. })));
     // Depths to capture required but never built: missing dtc (of the layers asked for), after
     // missing bounds.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code(), r.dtc_in("missing")), (Finding::MissingDtc, 4, vec![7, 8]));
     assert!(r.summary.contains("missing depths to capture of layers 7"), "{}", r.summary);
     assert!(matches!(r.into_error(), Some(oware::Error::DtcMissing { layer: 7, .. })));
-    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
 
     // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
@@ -321,7 +321,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::MissingLayer, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
 
@@ -355,7 +355,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
         }
     }
     let mut log = Log(Vec::new(), false);
-    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false, require_dtc: false }, &mut log).unwrap();
+    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false, require_dtc: false, max_memory: None }, &mut log).unwrap();
     assert_eq!(log.0, ["start 0..4", "layer 0 ok", "layer 1 ok", "layer 2 ok", "layer 3 ok", "layer 4 ok"]);
     let mut log = Log(Vec::new(), true);
     assert!(matches!(verify_directory(&db, &VerifyOptions::default(), &mut log), Err(oware::Error::Interrupted)));
