@@ -297,7 +297,12 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;
     let pool = super::thread_pool(a.threads.threads)?;
-    let options = VerifyOptions { layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)), require_bounds: a.bounds, require_dtc: a.dtc, max_memory: a.max_memory };
+    let options = VerifyOptions {
+        layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)),
+        require_bounds: a.bounds,
+        require_dtc: a.dtc,
+        max_memory: a.max_memory,
+    };
     let mut printer = Printer {
         out: Stdout::new(),
         json: a.json.json,

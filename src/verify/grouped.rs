@@ -18,12 +18,12 @@ use std::time::Instant;
 use bitvec::prelude::{BitVec, Lsb0};
 use rayon::prelude::*;
 
-use super::values::{check_given, plan, Plan, Step, BATCH};
+use super::values::{check_given, plan, plan_into, Plan, Step, BATCH};
 use super::{layers_needed, CHUNK, MISMATCHES_KEPT};
 use crate::error::{Error, Result};
-use crate::index::{chunks, layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
+use crate::index::{chunks, layer_size, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
-use crate::rules::{Board, Outcome as Move, Ruleset};
+use crate::rules::Ruleset;
 use crate::verify::{verify_values, LayerReport, Mismatch};
 
 /// Memory [`verify_within`] takes besides the layers' pages: two bits per position of layer `n`.
@@ -97,7 +97,7 @@ pub fn verify_within(
             while walker.peek().is_some() {
                 let mut filled = 0;
                 for (i, board) in walker.by_ref().take(BATCH) {
-                    batch[filled] = (i, plan_inside(rules, n, &board, &inside));
+                    batch[filled] = (i, plan_into(rules, n, &board, |m| inside[m as usize]));
                     filled += 1;
                 }
                 for (i, p) in &batch[..filled] {
@@ -169,29 +169,7 @@ pub fn verify_within(
     Ok(LayerReport { layer: n, checked: size, mismatches, first_mismatches, seconds: start.elapsed().as_secs_f64() })
 }
 
-/// Like [`plan`], keeping only the moves into the layers `inside` (layer `n` standing for the
-/// same-layer children and for the values the game's end fixes): the others are not ranked.
-#[inline]
-fn plan_inside(rules: Ruleset, n: u32, board: &Board, inside: &[bool; 64]) -> Plan {
-    let moves = rules.moves(board);
-    let mut p = Plan::of(board);
-    if let Some(e) = moves.ending() {
-        p.ending = Some(i16::from(e));
-        return p;
-    }
-    for m in moves.as_slice() {
-        match m.outcome {
-            Move::End { value } if inside[n as usize] => p.push(Step::End(i16::from(value))),
-            Move::Child { captured, child } if inside[(n - u32::from(captured)) as usize] => {
-                p.push(Step::Child { layer: n - u32::from(captured), rank: rank_unchecked(&child), captured });
-            }
-            _ => {}
-        }
-    }
-    p
-}
-
-/// The moves of `p` (those [`plan_inside`] kept): whether one is worth more than `stored`,
+/// The moves of `p` (those [`plan_into`] kept): whether one is worth more than `stored`,
 /// whether one is worth exactly `stored`. With `own` (layer `n` in the group), the position's
 /// ending value counts, and a stored value outside `-n..=n` counts as exceeded.
 #[inline]

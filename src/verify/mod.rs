@@ -47,8 +47,8 @@ pub use companion::{CompanionEntry, CompanionReport, CompanionStatus};
 pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
-pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub use grouped::{marks_bytes, source_groups, verify_within};
+pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
 
 use std::ops::Range;

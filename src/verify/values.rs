@@ -309,22 +309,28 @@ impl Plan {
 /// Generates the moves of `board` (layer `n`) and ranks the children.
 #[inline]
 pub(super) fn plan(rules: Ruleset, n: u32, board: &Board) -> Plan {
+    plan_into(rules, n, board, |_| true)
+}
+
+/// Like [`plan`], keeping only the moves into the layers `keep` accepts (layer `n` standing for
+/// the same-layer children and for the values the game's end fixes); the others are not ranked.
+/// The ending value of a position with no legal move is always kept.
+#[inline]
+pub(super) fn plan_into(rules: Ruleset, n: u32, board: &Board, keep: impl Fn(u32) -> bool) -> Plan {
     let moves = rules.moves(board);
-    let mut p = Plan { board: *board, ..Plan::EMPTY };
+    let mut p = Plan::of(board);
     if let Some(e) = moves.ending() {
         p.ending = Some(i16::from(e));
         return p;
     }
     for m in moves.as_slice() {
-        p.steps[p.len as usize] = match m.outcome {
-            Move::End { value } => Step::End(i16::from(value)),
-            Move::Child { captured, child } => {
-                let layer = n - u32::from(captured);
-                let rank = rank_unchecked(&child);
-                Step::Child { layer, rank, captured }
+        match m.outcome {
+            Move::End { value } if keep(n) => p.push(Step::End(i16::from(value))),
+            Move::Child { captured, child } if keep(n - u32::from(captured)) => {
+                p.push(Step::Child { layer: n - u32::from(captured), rank: rank_unchecked(&child), captured });
             }
-        };
-        p.len += 1;
+            _ => {}
+        }
     }
     p
 }

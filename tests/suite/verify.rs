@@ -292,7 +292,8 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert!(r.into_error().is_none());
 
     // A range: the layers below it that it reads are dependencies.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
+    let r =
+        verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
     let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
@@ -321,7 +322,8 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
+    let r =
+        verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::MissingLayer, 4));
     assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
 
