@@ -31,9 +31,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use oware::index::{layer_size, unrank_unchecked};
-use oware::pack::{pack_dtc, pack_layer, PackOptions};
+use oware::pack::{pack, PackOptions};
 use oware::probe::Database;
-use oware::storage::{dtc_pack_path, pack_path, DatabaseDir, Format};
+use oware::storage::{pack_path, DatabaseDir, DtcKind, Format, ValuesKind};
 use oware::{Position, Ruleset};
 
 const PROBES: usize = 1_000_000;
@@ -97,7 +97,7 @@ fn probe_dtc(dir: &Path, rules: Ruleset, pos: &[Position]) -> (f64, u64) {
 
 /// The depths section: packs of the dtc files of layers 0..=max at each block size.
 fn depths(base: &Path, rules: Ruleset, src: &DatabaseDir, layers: &[oware::storage::Layer], max: u32) {
-    let dtc: Vec<_> = match (0..=max).map(|n| src.open_dtc(n, true)).collect::<oware::Result<Vec<_>>>() {
+    let dtc: Vec<_> = match (0..=max).map(|n| src.open_layer::<DtcKind>(n, true)).collect::<oware::Result<Vec<_>>>() {
         Ok(d) => d,
         Err(e) => {
             println!("{rules}: depths skipped ({e})");
@@ -108,8 +108,8 @@ fn depths(base: &Path, rules: Ruleset, src: &DatabaseDir, layers: &[oware::stora
         Ok(list) => list.split(',').map(|b| b.trim().parse().expect("OWARE_BENCH_DTC_BLOCKS: block sizes like 256,512")).collect(),
         Err(_) => vec![256, 512],
     };
-    let raw: u64 = dtc.iter().map(|d| d.payload_bytes().len() as u64).sum();
-    let z: u64 = dtc.iter().map(|d| zstd_blocks(d.payload_bytes(), 19)).sum();
+    let raw: u64 = dtc.iter().map(|d| d.bytes().len() as u64).sum();
+    let z: u64 = dtc.iter().map(|d| zstd_blocks(d.bytes(), 19)).sum();
     let pos = &positions(max, DTC_PROBES);
     let (native, want) = probe_dtc(base, rules, pos);
     println!("\n{rules}: depths of layers 0..={max}, {raw} bytes of dtc payloads");
@@ -124,13 +124,15 @@ fn depths(base: &Path, rules: Ruleset, src: &DatabaseDir, layers: &[oware::stora
         let t = Instant::now();
         for (l, d) in layers.iter().zip(&dtc) {
             let n = l.stones();
-            let path = pack_path(tmp.path(), rules, n);
+            let path = pack_path::<ValuesKind>(tmp.path(), rules, n);
             let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
-            pack_layer(l.header().expect("native header"), l.bytes(), PackOptions::default(), &mut f, &path).expect("pack");
+            pack(l.header().expect("native header"), l.bytes(), l.bytes(), PackOptions::default(), &mut f, &path, l.path()).expect("pack");
             drop(f);
-            let path = dtc_pack_path(tmp.path(), rules, n);
+            let path = pack_path::<DtcKind>(tmp.path(), rules, n);
             let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
-            bytes += pack_dtc(d.header(), d.payload_bytes(), l.bytes(), PackOptions { block_values: block }, &mut f, &path, d.path()).expect("pack dtc").bytes;
+            bytes += pack(d.header().expect("native header"), d.bytes(), l.bytes(), PackOptions { block_values: block }, &mut f, &path, d.path())
+                .expect("pack dtc")
+                .bytes;
         }
         let secs = t.elapsed().as_secs_f64();
         let (warm, sum) = probe_dtc(tmp.path(), rules, pos);
@@ -162,7 +164,7 @@ fn main() {
     println!("pack bench: layers 0..={max} of {}, {PROBES} random probes on one thread", base.display());
     for rules in rulesets {
         let src = DatabaseDir::new(Format::Native, &base, rules).expect("dir");
-        let layers: Vec<_> = match (0..=max).map(|n| src.open(n, true)).collect::<oware::Result<Vec<_>>>() {
+        let layers: Vec<_> = match (0..=max).map(|n| src.open_layer::<ValuesKind>(n, true)).collect::<oware::Result<Vec<_>>>() {
             Ok(l) => l,
             Err(e) => {
                 println!("{rules}: skipped ({e})");
@@ -171,7 +173,7 @@ fn main() {
         };
         let raw: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();
         println!("\n{rules}: layers 0..={max}, {raw} raw bytes");
-        let native_files: Vec<PathBuf> = (0..=max).map(|n| src.layer_path(n)).collect();
+        let native_files: Vec<PathBuf> = (0..=max).map(|n| src.path::<ValuesKind>(n)).collect();
         let (cold, warm, want) = probe(&base, rules, &native_files, &pos);
         println!("{:<22} {:>12} {:>7} {:>9} {:>13} {:>13}", "variant", "bytes", "of raw", "pack s", "cold probe/s", "warm probe/s");
         println!("{:<22} {:>12} {:>6.1}% {:>9} {:>13.0} {:>13.0}", "native (uncompressed)", raw + 4096 * u64::from(max + 1), 100.0, "-", cold, warm);
@@ -189,10 +191,10 @@ fn main() {
             let mut bytes = 0;
             let mut files = Vec::new();
             for l in &layers {
-                let path = pack_path(tmp.path(), rules, l.stones());
+                let path = pack_path::<ValuesKind>(tmp.path(), rules, l.stones());
                 let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
                 let header = l.header().expect("native header");
-                bytes += pack_layer(header, l.bytes(), PackOptions { block_values: block }, &mut f, &path).expect("pack").bytes;
+                bytes += pack(header, l.bytes(), l.bytes(), PackOptions { block_values: block }, &mut f, &path, l.path()).expect("pack").bytes;
                 drop(f);
                 files.push(path);
             }

@@ -401,7 +401,7 @@ pub unsafe extern "C" fn oware_move_dtcs(db: *const oware_db, pits: *const u8, d
 
 /// Each legal move's pit and depth to capture after it: 0 for a capture or an ending move, else
 /// the child's depth (`None` for value 0). A child whose layer has no dtc file is an error
-/// ([`Error::DtcMissing`]), where [`oware_core::probe::MoveValue::dtc`] would say `None`.
+/// ([`Error::CompanionMissing`] of the depths), where [`oware_core::probe::MoveValue::dtc`] would say `None`.
 fn move_dtcs(db: &Database, pos: &Position) -> Result<Vec<(u8, Option<u16>)>, Error> {
     use oware_core::probe::MoveResult;
     db.move_values(pos)?

@@ -13,9 +13,9 @@ use std::sync::Mutex;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
 use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats};
+use oware::error::FileContent;
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
-use oware::storage::Companion;
 use oware::units::{group_digits, human_bytes};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -367,10 +367,10 @@ impl BuildObserver for Display {
         Display::message(self, msg);
     }
 
-    fn companion_started(&self, kind: Companion, n: u32, units: u64) {
+    fn companion_started(&self, kind: FileContent, n: u32, units: u64) {
         let colour = match kind {
-            Companion::Bounds => "yellow",
-            Companion::Dtc => "magenta",
+            FileContent::Dtc => "magenta",
+            _ => "yellow",
         };
         self.start_extra_bar(&format!("{kind} {n}"), units, colour);
     }

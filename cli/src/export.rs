@@ -26,7 +26,7 @@ use clap::Args;
 use indicatif::ProgressBar;
 use oware::error::Damage;
 use oware::progress::Progress;
-use oware::storage::{vu_path, AtomicFile, Format, Layer};
+use oware::storage::{vu_path, AtomicFile, Format, Layer, ValuesKind};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
@@ -115,8 +115,13 @@ pub fn run(a: ExportArgs) -> Result<()> {
     let dir = a.copy.source()?;
 
     // Open every layer first: a missing layer or a bad header stops the export before any write.
-    let layers: Vec<Layer> =
-        a.copy.max_stones.layers(&dir, "exporting", a.report.quiet.quiet)?.into_iter().map(|n| dir.open(n, false)).collect::<Result<_>>()?;
+    let layers: Vec<Layer> = a
+        .copy
+        .max_stones
+        .layers(&dir, "exporting", a.report.quiet.quiet)?
+        .into_iter()
+        .map(|n| dir.open_layer::<ValuesKind>(n, false))
+        .collect::<Result<_>>()?;
     fs::create_dir_all(&a.copy.out).map_err(|e| Error::io(&a.copy.out, e))?;
 
     let total: u64 = layers.iter().map(|l| l.bytes().len() as u64).sum();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use oware::error::{ClusterError, ErrorKind};
+use oware::error::{ClusterError, ErrorKind, FileContent};
 use oware::position::Side;
 use oware::storage::{DatabaseDir, Format};
 use oware::{Error, Position, Result, Ruleset};
@@ -333,7 +333,7 @@ pub fn last_layer_to_take(dir: &DatabaseDir, doing: &str, quiet: bool) -> Result
         return Err(e);
     }
     if k == 0 {
-        return Err(dir.missing(0));
+        return Err(dir.missing::<oware::storage::ValuesKind>(0));
     }
     let (last, why) = match (dir.gap(), dir.layers_on_disk().last()) {
         (Some(gap), Some(&top)) if gap == k => (top, format!("layer {k} is not built (layer {top} does not need it): {doing} layers 0..{}, {top}", k - 1)),
@@ -435,11 +435,9 @@ pub fn hint(e: &Error) -> Option<String> {
                 ))
             }
         }
-        Error::BoundsMissing { layer, dir, rules } => {
-            Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --bounds`", dir_option(dir)))
-        }
-        Error::DtcMissing { layer, dir, rules } => {
-            Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --dtc` (the values already built are kept)", dir_option(dir)))
+        Error::CompanionMissing { kind, layer, dir, rules } => {
+            let kept = if *kind == FileContent::Dtc { " (the values already built are kept)" } else { "" };
+            Some(format!("build them with `oware build --rules {rules} --max-stones {layer}{} --{}`{kept}", dir_option(dir), kind.name()))
         }
         Error::PublishedLayerMissing { .. } => Some("a directory of published files needs every scores.N the positions reach".into()),
         Error::Corrupt { path, damage } => Some(corrupt_hint(path, damage)),
@@ -726,7 +724,12 @@ mod tests {
 
     #[test]
     fn hints_name_the_options_the_library_does_not() {
-        let e = Error::BoundsMissing { layer: 4, dir: PathBuf::from("/tmp/db/abapa"), rules: Ruleset::Abapa(oware::rules::GrandSlam::NoCapture) };
+        let e = Error::CompanionMissing {
+            kind: FileContent::Bounds,
+            layer: 4,
+            dir: PathBuf::from("/tmp/db/abapa"),
+            rules: Ruleset::Abapa(oware::rules::GrandSlam::NoCapture),
+        };
         assert!(!e.to_string().contains("oware") && !e.to_string().contains("--"), "{e}");
         assert_eq!(hint(&e).unwrap(), "build them with `oware build --rules abapa --max-stones 4 --dir /tmp/db --bounds`");
         let e = Error::Cluster(ClusterError::OtherOptions { ranks: vec![2] });

@@ -24,8 +24,8 @@ use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
 use oware::manifest::{self, Entry};
-use oware::pack::{pack_dtc, pack_layer, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
-use oware::storage::{dtc_pack_path, pack_path, AtomicFile, DatabaseDir, Format, Layer, LayerState, Table};
+use oware::pack::{pack, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
@@ -293,15 +293,16 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
         }
         bar.set_prefix(format!("layer {n}"));
         let t = Instant::now();
-        let layer = src.open(n, true).inspect_err(|_| bar.finish_and_clear())?;
+        let layer = src.open_layer::<ValuesKind>(n, true).inspect_err(|_| bar.finish_and_clear())?;
         let header = layer.header().cloned().ok_or_else(|| Error::Internal("native layer without header".into()))?;
-        let target = pack_path(&a.copy.out, rules, n);
+        let target = pack_path::<ValuesKind>(&a.copy.out, rules, n);
         // Keep a pack already there with the same values (an interrupted run resumes).
-        let kept = matches!(dst.open_table(n, true), Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values);
+        let kept =
+            matches!(dst.open_table::<ValuesKind>(n, true, ReadMode::Map), Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values);
         if !kept {
             let file = AtomicFile::create(&target)?;
             let mut w = BufWriter::with_capacity(1 << 20, file.file());
-            pack_layer(&header, layer.bytes(), PackOptions { block_values: a.block_values }, &mut w, file.tmp_path())?;
+            pack(&header, layer.bytes(), layer.bytes(), PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())?;
             w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
             file.commit()?;
         }
@@ -311,7 +312,7 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
             path: format!("{}/layer-{n:02}.owpk", rules.name()),
         });
         let mut dtc = None;
-        if !matches!(src.dtc_state(n), LayerState::Absent) {
+        if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
             let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
             entries.push(entry);
             dtc = Some(doc);
@@ -341,18 +342,19 @@ pub fn run_pack(a: PackArgs) -> Result<()> {
 /// depth that contradicts its value; [`Error::Io`] when the pack cannot be written.
 fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, block_values: u32) -> Result<(Entry, DtcDoc)> {
     let n = layer.stones();
-    let dtc = src.open_dtc(n, true)?;
-    let target = dtc_pack_path(dst.base(), dst.rules(), n);
-    let kept = matches!(dst.open_dtc_pack(n, true), Ok(p) if p.header() == dtc.header() && p.block_values() == block_values);
+    let dtc = src.open_layer::<DtcKind>(n, true)?;
+    let header = dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
+    let target = pack_path::<DtcKind>(dst.base(), dst.rules(), n);
+    let kept = matches!(dst.open_table::<DtcKind>(n, true, ReadMode::Map), Ok(Table::Pack(p)) if p.header() == header && p.block_values() == block_values);
     if !kept {
         let file = AtomicFile::create(&target)?;
         let mut w = BufWriter::with_capacity(1 << 20, file.file());
-        pack_dtc(dtc.header(), dtc.payload_bytes(), layer.bytes(), PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
+        pack(header, dtc.bytes(), layer.bytes(), PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
         w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
         file.commit()?;
     }
     let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
-    let doc = DtcDoc { path: target.display().to_string(), bytes, raw_bytes: dtc.payload_bytes().len() as u64, written: !kept };
+    let doc = DtcDoc { path: target.display().to_string(), bytes, raw_bytes: dtc.bytes().len() as u64, written: !kept };
     Ok((Entry { sha256: manifest::sha256_file(&target, &Cancel)?, path: format!("{}/dtc-{n:02}.owpk", src.rules().name()) }, doc))
 }
 
@@ -370,15 +372,18 @@ pub fn run_unpack(a: UnpackArgs) -> Result<()> {
     let layers = a.max_stones.layers(&src, "unpacking", a.report.quiet.quiet)?;
     check_listed(&a.dir, rules, a.max_stones.max_stones)?;
     write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.report.json.json), a.report.quiet.quiet, |n| {
-        let pack = match src.open_table(n, true)? {
+        let pack = match src.open_table::<ValuesKind>(n, true, ReadMode::Map)? {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
         };
-        let path = dst.write_layer(n, |payload| pack.decode_into(payload))?;
+        let path = dst.write_layer::<ValuesKind>(n, layer_size(n), |payload| pack.decode_into(payload))?;
         // The depths (packed, or a native file beside the pack) are decoded and checked whole.
-        if !matches!(src.dtc_state(n), LayerState::Absent) {
-            let dtc = src.open_dtc(n, true)?;
-            dst.write_dtc_payload(n, dtc.payload_bytes())?;
+        if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
+            let dtc = src.open_layer::<DtcKind>(n, true)?;
+            dst.write_layer::<DtcKind>(n, dtc.bytes().len() as u64, |payload| {
+                payload.copy_from_slice(dtc.bytes());
+                Ok(())
+            })?;
         }
         Ok(path)
     })
@@ -458,11 +463,11 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
     let layers = a.max_stones.layers(&src, "importing", a.report.quiet.quiet)?;
     let last = layers.last().copied().unwrap_or(0);
     write_native_layers(&dst, &layers, Report::new("imported", rules, a.report.json.json), a.report.quiet.quiet, |n| {
-        let layer = src.open(n, false)?;
+        let layer = src.open_layer::<ValuesKind>(n, false)?;
         if let Some((index, value)) = layer.first_out_of_range() {
             return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
         }
-        dst.write_layer(n, |payload| {
+        dst.write_layer::<ValuesKind>(n, layer_size(n), |payload| {
             payload.copy_from_slice(layer.bytes());
             Ok(())
         })

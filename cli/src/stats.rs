@@ -24,7 +24,7 @@ use clap::Args;
 use oware::build::{bounds_stats, dtc_stats, histogram};
 use oware::error::Damage;
 use oware::index::MAX_STONES;
-use oware::storage::LayerState;
+use oware::storage::{BoundsKind, DtcKind, LayerState, ValuesKind};
 use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
 use serde::Serialize;
@@ -199,7 +199,7 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let dir = a.db.dir()?;
     let on_disk = dir.layers_on_disk();
     if on_disk.is_empty() {
-        return Err(dir.missing(0));
+        return Err(dir.missing::<ValuesKind>(0));
     }
     let prefix_end = (0..=MAX_STONES).take_while(|n| on_disk.contains(n)).count() as u32;
     if prefix_end as usize != on_disk.len() && !a.quiet.quiet {
@@ -217,19 +217,19 @@ pub fn run(a: StatsArgs) -> Result<()> {
     let mut damaged = Vec::new();
     let mut first_error: Option<Error> = None;
     for &n in &on_disk {
-        let counted = dir.open(n, true).and_then(|layer| {
+        let counted = dir.open_layer::<ValuesKind>(n, true).and_then(|layer| {
             let mut c = count(n, layer.values());
             if let Some((index, value)) = (c.out_of_range > 0).then(|| layer.first_out_of_range()).flatten() {
                 return Err(Error::corrupt(layer.path(), Damage::ValueOutOfRange { index, value, stones: n }));
             }
             // Anything at the path is read (a directory or a FIFO there is an error, not absent).
-            if !matches!(dir.bounds_state(n), LayerState::Absent) {
-                let b = bounds_stats(rules, n, &layer, &dir.open_bounds(n, true)?)?;
+            if !matches!(dir.file_state::<BoundsKind>(n), LayerState::Absent) {
+                let b = bounds_stats(rules, n, &layer, &dir.open_layer::<BoundsKind>(n, true)?)?;
                 c.bounds =
                     Some(BoundsDoc { forced: b.forced, forced_share: b.forced_share(), strictly_inside: b.strictly_inside, inside_share: b.inside_share() });
             }
-            if !matches!(dir.dtc_state(n), LayerState::Absent) {
-                let d = dtc_stats(rules, n, &layer, &dir.open_dtc(n, true)?)?;
+            if !matches!(dir.file_state::<DtcKind>(n), LayerState::Absent) {
+                let d = dtc_stats(rules, n, &layer, &dir.open_layer::<DtcKind>(n, true)?)?;
                 c.dtc = Some(DtcDoc { with_dtc: d.with_dtc, max: d.max, mean: d.mean, histogram: d.histogram });
             }
             Ok(c)

@@ -27,13 +27,14 @@ use std::ops::RangeInclusive;
 
 use clap::Args;
 use indicatif::ProgressBar;
+use oware::error::FileContent;
 use oware::index::{layer_size, MAX_STONES};
 use oware::progress::Progress;
-use oware::storage::Format;
+use oware::storage::{Format, ValuesKind};
 use oware::units::{group_digits, layers_phrase};
 use oware::verify::Mismatch;
 use oware::verify::{
-    verify_directory, BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck, VerifyObserver,
+    verify_directory, CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck, VerifyObserver,
     VerifyOptions,
 };
 use oware::{Error, Result};
@@ -76,68 +77,63 @@ pub struct VerifyArgs {
     max_memory: Option<u64>,
 }
 
-/// The text lines of one layer's bounds.
-fn bounds_text(e: &BoundsEntry) -> String {
-    let n = e.layer;
+/// The text lines of one layer's file beside its values (its bounds, its depths to capture).
+fn companion_text(e: &CompanionEntry) -> String {
+    let (n, label) = (e.layer, format!("{:<6}", e.kind.name()));
     let pair = |p: Option<(u8, u8)>| p.map_or("no valid code".to_string(), |(m, o)| format!("{m}/{o}"));
-    match &e.status {
-        BoundsStatus::Checked(r) => {
-            let mut s = format!(
-                "bounds {n:>2}: {:>14} entries checked, {:>9} mismatch{}, {:>8.2} s; header ok, checksum ok\n",
-                group_digits(r.checked),
-                group_digits(r.mismatches),
-                if r.mismatches == 1 { "  " } else { "es" },
-                r.seconds
-            );
-            for m in &r.first_mismatches {
-                s.push_str(&format!(
-                    "    index {:>12}: {}  stored {}, its moves give {}{}\n",
-                    m.index,
-                    board_text(&m.board),
-                    pair(m.stored),
-                    pair(m.derived),
-                    if m.contradicts_value { format!(", contradicts its value {:+}", m.value) } else { String::new() }
-                ));
-            }
-            s
-        }
-        BoundsStatus::Unchecked => {
-            format!("bounds {n:>2}: header ok, checksum ok; not checked (below the range, or a layer it reads is missing or damaged)\n")
-        }
-        BoundsStatus::Damaged(e) => format!("bounds {n:>2}: DAMAGED: {e}\n"),
-        BoundsStatus::Missing(_) => format!("bounds {n:>2}: MISSING: not built (oware build --bounds)\n"),
-    }
-}
-
-/// The text lines of one layer's depths to capture.
-fn dtc_text(e: &DtcEntry) -> String {
-    let n = e.layer;
     let depth = |d: Option<u16>| d.map_or("none".to_string(), |d| d.to_string());
     match &e.status {
-        DtcStatus::Checked(r) => {
+        CompanionStatus::Checked(r) => {
+            let (checked, mismatches) = r.tally();
+            // What each kind checks, adds after the time, and shows of each mismatch.
+            let (what, extra, lines): (&str, String, Vec<String>) = match r {
+                CompanionReport::Bounds(r) => {
+                    let line = |m: &oware::verify::BoundsMismatch| {
+                        let contradicts = if m.contradicts_value { format!(", contradicts its value {:+}", m.value) } else { String::new() };
+                        format!(
+                            "    index {:>12}: {}  stored {}, its moves give {}{contradicts}\n",
+                            m.index,
+                            board_text(&m.board),
+                            pair(m.stored),
+                            pair(m.derived)
+                        )
+                    };
+                    ("entries checked, ", String::new(), r.first_mismatches.iter().map(line).collect())
+                }
+                CompanionReport::Dtc(r) => {
+                    let line = |m: &oware::verify::DtcMismatch| {
+                        format!(
+                            "    index {:>12}: {}  value {:+}, stored depth {}, its moves give {}\n",
+                            m.index,
+                            board_text(&m.board),
+                            m.value,
+                            depth(m.stored),
+                            depth(m.derived)
+                        )
+                    };
+                    ("depths checked,  ", format!("; greatest depth {}", depth(r.greatest_depth)), r.first_mismatches.iter().map(line).collect())
+                }
+                _ => ("entries checked, ", String::new(), Vec::new()),
+            };
             let mut s = format!(
-                "dtc    {n:>2}: {:>14} depths checked,  {:>9} mismatch{}, {:>8.2} s; greatest depth {}; header ok, checksum ok\n",
-                group_digits(r.checked),
-                group_digits(r.mismatches),
-                if r.mismatches == 1 { "  " } else { "es" },
-                r.seconds,
-                depth(r.greatest_depth)
+                "{label} {n:>2}: {:>14} {what}{:>9} mismatch{}, {:>8.2} s{extra}; header ok, checksum ok\n",
+                group_digits(checked),
+                group_digits(mismatches),
+                if mismatches == 1 { "  " } else { "es" },
+                r.seconds()
             );
-            for m in &r.first_mismatches {
-                s.push_str(&format!(
-                    "    index {:>12}: {}  value {:+}, stored depth {}, its moves give {}\n",
-                    m.index,
-                    board_text(&m.board),
-                    m.value,
-                    depth(m.stored),
-                    depth(m.derived)
-                ));
-            }
+            s.extend(lines);
             s
         }
-        DtcStatus::Unchecked => format!("dtc    {n:>2}: header ok, checksum ok; not checked (a layer of values it reads is missing or damaged)\n"),
-        DtcStatus::Damaged(e) => format!("dtc    {n:>2}: DAMAGED: {e}\n"),
-        DtcStatus::Missing(_) => format!("dtc    {n:>2}: MISSING: not built (oware build --dtc)\n"),
+        CompanionStatus::Unchecked => {
+            let why = match e.kind {
+                FileContent::Dtc => "a layer of values it reads is missing or damaged",
+                _ => "below the range, or a layer it reads is missing or damaged",
+            };
+            format!("{label} {n:>2}: header ok, checksum ok; not checked ({why})\n")
+        }
+        CompanionStatus::Damaged(err) => format!("{label} {n:>2}: DAMAGED: {err}\n"),
+        CompanionStatus::Missing(_) => format!("{label} {n:>2}: MISSING: not built (oware build --{})\n", e.kind.name()),
     }
 }
 
@@ -272,18 +268,11 @@ impl VerifyObserver for Printer {
         self.out.write(&layer_text(first, self.format, entry, earlier))
     }
 
-    fn bounds(&mut self, entry: &BoundsEntry) -> Result<()> {
+    fn companion(&mut self, entry: &CompanionEntry) -> Result<()> {
         if self.json {
             return Ok(());
         }
-        self.out.write(&bounds_text(entry))
-    }
-
-    fn dtc(&mut self, entry: &DtcEntry) -> Result<()> {
-        if self.json {
-            return Ok(());
-        }
-        self.out.write(&dtc_text(entry))
+        self.out.write(&companion_text(entry))
     }
 }
 
@@ -318,7 +307,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
         Ok(r) => r,
         Err(e) => {
             if printer.started.is_none() && matches!(e, Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) && !a.quiet.quiet {
-                note(&format!("no layers to verify: {} does not exist", dir.layer_path(0).display()));
+                note(&format!("no layers to verify: {} does not exist", dir.path::<ValuesKind>(0).display()));
             }
             return Err(e);
         }
@@ -348,9 +337,10 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     // Exit status: wrong values first, then damaged files, then missing layers. With several
     // damaged files, the summary names them all (the error names the first).
     let several = match report.outcome {
-        Finding::DamagedLayer => report.layers_in("damaged").len() > 1 || !report.layers_in("not-verified").is_empty(),
-        Finding::DamagedBounds => report.bounds_in("damaged").len() > 1,
-        Finding::DamagedDtc => report.dtc_in("damaged").len() > 1,
+        Finding::Damaged(FileContent::Values) => {
+            report.layers_in(FileContent::Values, "damaged").len() > 1 || !report.layers_in(FileContent::Values, "not-verified").is_empty()
+        }
+        Finding::Damaged(kind) => report.layers_in(kind, "damaged").len() > 1,
         _ => false,
     };
     if several && !a.quiet.quiet {

@@ -15,7 +15,7 @@ use crate::error::{Damage, Error, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::{bounds_work_units, solve_bounds};
-use crate::storage::{BoundsKind, BoundsLayer, DatabaseDir, Layer, LayerWriter};
+use crate::storage::{BoundsKind, DatabaseDir, Layer, LayerWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_bounds;
 
@@ -27,8 +27,8 @@ use crate::verify::derive_bounds;
 /// # Errors
 /// [`Error::Corrupt`] naming the first entry that is no valid code
 /// ([`Damage::BadBoundsCode`]) or contradicts its value.
-pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> Result<BoundsStats> {
-    let t = crate::bounds::tally(n, values.values(), b.payload());
+pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &Layer<BoundsKind>) -> Result<BoundsStats> {
+    let t = crate::bounds::tally(n, values.values(), b.bytes());
     if let Some((index, code, value)) = t.first_bad {
         let damage = match b.codec().decode(code) {
             None => Damage::BadBoundsCode { index, code },
@@ -43,9 +43,9 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &BoundsLayer) -> 
 /// a layer the build leaves out: layer `n - 1` at most, never read), in memory.
 impl CompanionPass for BoundsKind {
     type Stats = BoundsStats;
-    type Inputs<'a> = &'a [Option<BoundsLayer>];
+    type Inputs<'a> = &'a [Option<Layer<BoundsKind>>];
 
-    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &BoundsLayer) -> Result<BoundsStats> {
+    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &Layer<BoundsKind>) -> Result<BoundsStats> {
         bounds_stats(rules, n, values, file)
     }
 
@@ -65,13 +65,13 @@ impl CompanionPass for BoundsKind {
         dir: &DatabaseDir,
         n: u32,
         values: &Layer,
-        lower: &[Option<BoundsLayer>],
+        lower: &[Option<Layer<BoundsKind>>],
         observer: &dyn BuildObserver,
         start: Instant,
     ) -> Result<Option<(BoundsStats, f64)>> {
         let rules = dir.rules();
-        let mut writer = LayerWriter::create_bounds(dir, n)?;
-        let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.payload())).collect();
+        let mut writer = LayerWriter::create::<BoundsKind>(dir, n, crate::bounds::payload_len(n))?;
+        let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.bytes())).collect();
         solve_bounds(rules, n, &lower_payloads, writer.payload_mut(), observer)?;
         observer.phase("bounds: checking");
         let t = crate::bounds::tally(n, values.values(), writer.payload());
@@ -85,7 +85,7 @@ impl CompanionPass for BoundsKind {
         Ok(Some((BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) }, seconds)))
     }
 
-    fn spot_check(rules: Ruleset, n: u32, _values: &[i8], payload: &[u8], lower: &[Option<BoundsLayer>]) -> Result<()> {
+    fn spot_check(rules: Ruleset, n: u32, _values: &[i8], payload: &[u8], lower: &[Option<Layer<BoundsKind>>]) -> Result<()> {
         let size = layer_size(n);
         let step = (size / SPOT_CHECKS).max(1);
         let codec = crate::bounds::Codec::new(n);
@@ -97,7 +97,7 @@ impl CompanionPass for BoundsKind {
                 let j = rank_unchecked(child);
                 let got = match lower.get(m as usize) {
                     _ if m == n => codec.get(payload, j),
-                    Some(Some(l)) => l.codec().get(l.payload(), j),
+                    Some(Some(l)) => l.codec().get(l.bytes(), j),
                     // A layer left out is never a child (a capture takes at least 2 stones).
                     _ => None,
                 };

@@ -14,11 +14,11 @@ use super::BuildObserver;
 use crate::error::{Error, Result};
 use crate::rules::Ruleset;
 use crate::solver::cluster::Cluster;
-use crate::storage::{CompanionKind, CompanionLayer, DatabaseDir, Layer};
+use crate::storage::{DatabaseDir, Kind, Layer};
 
 /// How the build makes one kind of file beside a layer's values ([`crate::storage::BoundsKind`],
 /// [`crate::storage::DtcKind`]).
-pub(super) trait CompanionPass: CompanionKind {
+pub(super) trait CompanionPass: Kind {
     /// The statistics of a layer's file, also stored beside it (`bounds-NN.json`,
     /// `dtc-NN.json`).
     type Stats: Serialize + DeserializeOwned;
@@ -31,7 +31,7 @@ pub(super) trait CompanionPass: CompanionKind {
     /// # Errors
     /// [`Error::Corrupt`] naming the first entry that is no valid entry or contradicts its
     /// value.
-    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &CompanionLayer<Self>) -> Result<Self::Stats>;
+    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &Layer<Self>) -> Result<Self::Stats>;
 
     /// Whether the statistics stored beside a file (`stored`) agree with those counted from it.
     fn agrees(stored: &Self::Stats, counted: &Self::Stats) -> bool;
@@ -71,7 +71,7 @@ pub(super) trait CompanionPass: CompanionKind {
 }
 
 /// A finished file and its statistics, or why it must be rebuilt.
-type Checked<K> = std::result::Result<(CompanionLayer<K>, <K as CompanionPass>::Stats), String>;
+type Checked<K> = std::result::Result<(Layer<K>, <K as CompanionPass>::Stats), String>;
 
 /// Checks layer `n`'s finished file of kind `K`: header, payload checksum, and every entry
 /// against its value; the file and its statistics, or why it must be rebuilt.
@@ -79,9 +79,9 @@ type Checked<K> = std::result::Result<(CompanionLayer<K>, <K as CompanionPass>::
 /// Cost: one sequential pass over the file, one parallel pass over it and the values.
 ///
 /// # Errors
-/// Those of [`DatabaseDir::open_companion`] other than damage (a foreign or unreadable file).
+/// Those of [`DatabaseDir::open_layer`] other than damage (a foreign or unreadable file).
 fn check<K: CompanionPass>(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<Checked<K>> {
-    let file = match dir.open_companion::<K>(n, true) {
+    let file = match dir.open_layer::<K>(n, true) {
         Ok(file) => file,
         Err(e @ Error::Corrupt { .. }) => return Ok(Err(e.to_string())),
         Err(e) => return Err(e),
@@ -96,7 +96,7 @@ fn check<K: CompanionPass>(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<
 /// there, or computes it ([`CompanionPass::build`]), then writes its statistics
 /// (`bounds-NN.json`, `dtc-NN.json`; restored beside a checked file when missing or wrong). The
 /// observer is told of each file started and done. Returns the finished file when the larger
-/// layers' builds read it ([`chained`](crate::storage::Companion::chained) kinds) or when the
+/// layers' builds read it ([`chained`](crate::storage::Kind::CHAINED) kinds) or when the
 /// check opened it.
 ///
 /// Every rank of `cluster` calls it at once: rank 0 checks a finished file and the others take
@@ -104,7 +104,7 @@ fn check<K: CompanionPass>(dir: &DatabaseDir, n: u32, values: &Layer) -> Result<
 /// by one process only).
 ///
 /// # Errors
-/// Those of [`CompanionPass::build`]; those of [`DatabaseDir::open_companion`] other than
+/// Those of [`CompanionPass::build`]; those of [`DatabaseDir::open_layer`] other than
 /// damage (a foreign or unreadable file); [`Error::Io`] when the statistics cannot be written;
 /// [`Error::Cluster`].
 pub(super) fn companion_layer<K: CompanionPass>(
@@ -115,8 +115,8 @@ pub(super) fn companion_layer<K: CompanionPass>(
     inputs: K::Inputs<'_>,
     observer: &dyn BuildObserver,
     cluster: &dyn Cluster,
-) -> Result<Option<CompanionLayer<K>>> {
-    let stats_path = dir.companion_stats_path(K::KIND, n);
+) -> Result<Option<Layer<K>>> {
+    let stats_path = dir.stats_path::<K>(n);
     let replaced = match action {
         LayerAction::Build { reason } => reason.clone(),
         LayerAction::Skip { .. } => return Ok(None),
@@ -136,14 +136,14 @@ pub(super) fn companion_layer<K: CompanionPass>(
         }
     };
     if let Some(why) = &replaced {
-        observer.message(&format!("{why}; rebuilding the {} of layer {n}", K::KIND.what()));
+        observer.message(&format!("{why}; rebuilding the {} of layer {n}", K::CONTENT.what()));
     }
-    observer.companion_started(K::KIND, n, K::work_units(n, inputs));
+    observer.companion_started(K::CONTENT, n, K::work_units(n, inputs));
     let Some((stats, seconds)) = K::build(dir, n, values, inputs, observer, Instant::now())? else { return Ok(None) };
     write_json(&stats_path, &stats)?;
     observer.companion_done(K::observed(&stats), &LayerOutcome::Built { seconds, replaced });
-    if K::KIND.chained() {
-        dir.open_companion(n, false).map(Some)
+    if K::CHAINED {
+        dir.open_layer(n, false).map(Some)
     } else {
         Ok(None)
     }

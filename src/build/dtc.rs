@@ -21,7 +21,7 @@ use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
 use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, FusedDepths, Share, CHUNK, EXCHANGE_STEP};
-use crate::storage::{DatabaseDir, DtcKind, DtcLayer, DtcWriter, Layer, ShareWriter};
+use crate::storage::{DatabaseDir, DtcKind, DtcWriter, Layer, ShareWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_dtc;
 
@@ -33,7 +33,7 @@ use crate::verify::derive_dtc;
 /// # Errors
 /// [`Error::Corrupt`] ([`Damage::DtcContradictsValue`](crate::error::Damage::DtcContradictsValue),
 /// [`Damage::BadDtc`](crate::error::Damage::BadDtc)) naming the first fault.
-pub fn dtc_stats(rules: Ruleset, n: u32, values: &Layer, d: &DtcLayer) -> Result<DtcStats> {
+pub fn dtc_stats(rules: Ruleset, n: u32, values: &Layer, d: &Layer<DtcKind>) -> Result<DtcStats> {
     match crate::dtc::tally(values.values(), &d.payload()) {
         Ok(t) => Ok(DtcStats::new(rules, n, t.histogram, t.escaped)),
         Err(e) => Err(crate::verify::dtc_damage(d.path(), e)),
@@ -65,7 +65,7 @@ impl CompanionPass for DtcKind {
     type Stats = DtcStats;
     type Inputs<'a> = DtcInputs<'a>;
 
-    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &DtcLayer) -> Result<DtcStats> {
+    fn stats(rules: Ruleset, n: u32, values: &Layer, file: &Layer<DtcKind>) -> Result<DtcStats> {
         dtc_stats(rules, n, values, file)
     }
 

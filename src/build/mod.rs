@@ -49,10 +49,10 @@ pub use plan::{
 };
 pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
+use crate::error::FileContent;
 use crate::error::Result;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::storage::Companion;
 
 /// Computes the exact value of every position of layer `n` under `rules`, in memory, from the
 /// finished smaller layers: the algorithm of [`build`] without files.
@@ -114,7 +114,7 @@ pub trait BuildObserver: Progress {
     fn message(&self, _msg: &str) {}
     /// Layer `n`'s file of kind `kind` (its forced-capture bounds, its depths to capture) is
     /// about to be built; worth `units` work units.
-    fn companion_started(&self, _kind: Companion, _n: u32, _units: u64) {}
+    fn companion_started(&self, _kind: FileContent, _n: u32, _units: u64) {}
     /// A layer's file beside its values is complete (built or skipped): its statistics, which
     /// say its kind and layer.
     fn companion_done(&self, _stats: CompanionStats<'_>, _outcome: &LayerOutcome) {}

@@ -20,7 +20,7 @@ use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo, Traffic};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
-use crate::storage::{BoundsKind, BoundsLayer, DatabaseDir, DtcKind, Layer, LayerWriter};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer, LayerWriter, ValuesKind};
 use crate::sys::peak_memory;
 use crate::verify::derive_value;
 
@@ -156,7 +156,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     let agreed = cluster.broadcast(&mine)?;
     // `lower[m]`: layer m, `None` for a layer left out (`config.skip`; no layer built reads it).
     let mut lower: Vec<Option<Layer>> = Vec::new();
-    let mut lower_bounds: Vec<Option<BoundsLayer>> = Vec::new();
+    let mut lower_bounds: Vec<Option<Layer<BoundsKind>>> = Vec::new();
     let mut all = Vec::new();
     for lp in &the_plan.layers {
         let n = lp.layer;
@@ -192,7 +192,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
                             all.push(stats);
                             lower.push(Some(layer));
                         }
-                        None => lower.push(Some(dir.open(n, false)?)),
+                        None => lower.push(Some(dir.open_layer::<ValuesKind>(n, false)?)),
                     }
                     break 'values;
                 }
@@ -208,7 +208,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);
             }
-            lower.push(Some(dir.open(n, false)?));
+            lower.push(Some(dir.open_layer::<ValuesKind>(n, false)?));
         }
         let Some(this) = lower[n as usize].as_ref() else { return Err(Error::Internal(format!("layer {n} is neither built nor left out"))) };
         // Bounds are built by one process (refused above with several ranks).
@@ -287,7 +287,7 @@ fn build_layer(
     let exits_kept = checkpointed && ranks == 1;
     let mut writer = match (me, exits_kept) {
         (0, true) => Some(LayerWriter::create_partial(dir, n)?.0),
-        (0, false) => Some(LayerWriter::create(dir, n)?),
+        (0, false) => Some(LayerWriter::create::<ValuesKind>(dir, n, layer_size(n))?),
         _ => None,
     };
     let mut share_file = if ranks > 1 {
@@ -395,7 +395,7 @@ pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traff
 /// # Errors
 /// Those of [`DatabaseDir::open`] other than damage (a foreign or unreadable file).
 fn check_layer(dir: &DatabaseDir, n: u32) -> Result<std::result::Result<(Layer, LayerStats), String>> {
-    match dir.open(n, true) {
+    match dir.open_layer::<ValuesKind>(n, true) {
         Ok(layer) => {
             let stats = count_released(dir.rules(), n, layer.values(), &|r| layer.release(r));
             match stats_out_of_range(&stats).then(|| layer.first_out_of_range()).flatten() {
@@ -464,7 +464,7 @@ fn publish(
     stats.peak_anonymous_bytes = anonymous.map(|a| a.peak());
     stats.mode = Some(lp.mode);
     stats.ranks = ranks;
-    write_json(&dir.stats_path(n), &stats)?;
+    write_json(&dir.stats_path::<ValuesKind>(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
 }

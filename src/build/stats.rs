@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use super::plan::Mode;
 use super::BuildObserver;
+use crate::error::FileContent;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
-use crate::storage::{scan_released, write_atomic, Companion, DatabaseDir};
+use crate::storage::{scan_released, write_atomic, DatabaseDir, ValuesKind};
 
 /// How a layer came to be complete.
 #[derive(Clone, Debug, PartialEq)]
@@ -182,10 +183,10 @@ pub enum CompanionStats<'a> {
 
 impl CompanionStats<'_> {
     /// The kind of file.
-    pub fn kind(&self) -> Companion {
+    pub fn kind(&self) -> FileContent {
         match self {
-            CompanionStats::Bounds(_) => Companion::Bounds,
-            CompanionStats::Dtc(_) => Companion::Dtc,
+            CompanionStats::Bounds(_) => FileContent::Bounds,
+            CompanionStats::Dtc(_) => FileContent::Dtc,
         }
     }
 
@@ -303,7 +304,12 @@ pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(
 /// Writes `layer-NN.json` for an intact layer when it is missing, unreadable or disagrees with
 /// the layer's counts.
 pub(super) fn restore_stats(dir: &DatabaseDir, counted: &LayerStats, observer: &dyn BuildObserver) -> Result<()> {
-    restore_json(&dir.stats_path(counted.layer), counted, |s: &LayerStats| s.values == counted.values && s.positions == counted.positions, observer)
+    restore_json(
+        &dir.stats_path::<ValuesKind>(counted.layer),
+        counted,
+        |s: &LayerStats| s.values == counted.values && s.positions == counted.positions,
+        observer,
+    )
 }
 
 /// Counts a layer's values with [`scan_released`], giving each window's pages back.

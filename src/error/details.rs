@@ -311,10 +311,12 @@ impl FileKind {
     }
 }
 
-/// What a file holds, as its name says: values (`layer-NN.owdb`, a pack, a published file),
-/// forced-capture bounds (`bounds-NN.owdb`) or depths to capture (`dtc-NN.owdb`). The message
-/// of a damaged file names its kind by it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a layer's file holds, as its name says: values (`layer-NN.owdb`, a pack, a published
+/// file), forced-capture bounds (`bounds-NN.owdb`) or depths to capture (`dtc-NN.owdb`). The kind
+/// at run time: the message of a damaged file names its kind by it, a missing file's error
+/// ([`Error::CompanionMissing`](super::Error::CompanionMissing)) carries it, and the kinds of
+/// [`crate::storage::Kind`] name theirs with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FileContent {
     /// A layer's values.
@@ -326,6 +328,9 @@ pub enum FileContent {
 }
 
 impl FileContent {
+    /// The kinds of file beside the values, in the order they are built, verified and reported.
+    pub const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
+
     /// What the damaged file at `path` holds: told by `damage` when only one kind of file can
     /// have it (a bounds code, a depth), else by the file's name.
     pub fn of(path: &Path, damage: &Damage) -> FileContent {
@@ -335,12 +340,17 @@ impl FileContent {
             _ => {}
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with("dtc-") {
-            FileContent::Dtc
-        } else if name.starts_with("bounds-") {
-            FileContent::Bounds
-        } else {
-            FileContent::Values
+        FileContent::COMPANIONS.into_iter().find(|c| name.strip_prefix(c.name()).is_some_and(|r| r.starts_with('-'))).unwrap_or(FileContent::Values)
+    }
+
+    /// How its files' names start: `layer` (`layer-NN.owdb`, `layer-NN.owpk`, `layer-NN.json`),
+    /// `bounds`, `dtc`; also the name of its part of `oware verify --json` and of the build's
+    /// option (`--bounds`, `--dtc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileContent::Values => "layer",
+            FileContent::Bounds => "bounds",
+            FileContent::Dtc => "dtc",
         }
     }
 
@@ -360,6 +370,64 @@ impl FileContent {
             FileContent::Bounds => "bounds",
             FileContent::Dtc => "depths to capture",
         }
+    }
+
+    /// What is not built when its file is missing, in words: `values`, `forced-capture bounds`,
+    /// `depths to capture (dtc)`.
+    pub fn not_built(self) -> &'static str {
+        match self {
+            FileContent::Values => "values",
+            FileContent::Bounds => "forced-capture bounds",
+            FileContent::Dtc => "depths to capture (dtc)",
+        }
+    }
+
+    /// `count` of its entries in words: `1 value`, `2 bounds entries`, `3 depths to capture`
+    /// (without the number).
+    pub fn entries(self, count: u64) -> &'static str {
+        match (self, count == 1) {
+            (FileContent::Values, true) => "value",
+            (FileContent::Values, false) => "values",
+            (FileContent::Bounds, true) => "bounds entry",
+            (FileContent::Bounds, false) => "bounds entries",
+            (FileContent::Dtc, true) => "depth to capture",
+            (FileContent::Dtc, false) => "depths to capture",
+        }
+    }
+
+    /// What an entry follows from: its `children` (values, bounds) or its `moves` (depths).
+    pub fn derived_from(self) -> &'static str {
+        match self {
+            FileContent::Values | FileContent::Bounds => "children",
+            FileContent::Dtc => "moves",
+        }
+    }
+
+    /// What a verification found of every entry checked when none is wrong (`oware verify`'s
+    /// summary): `follows from its children`, `satisfies its equations and agrees with its
+    /// value`, `follows from its moves`.
+    pub fn checked_claim(self) -> &'static str {
+        match self {
+            FileContent::Values => "follows from its children",
+            FileContent::Bounds => "satisfies its equations and agrees with its value",
+            FileContent::Dtc => "follows from its moves",
+        }
+    }
+
+    /// The kind of the error for its file not built: [`ErrorKind::LayerMissing`],
+    /// [`ErrorKind::BoundsMissing`], [`ErrorKind::DtcMissing`].
+    pub fn missing_kind(self) -> ErrorKind {
+        match self {
+            FileContent::Values => ErrorKind::LayerMissing,
+            FileContent::Bounds => ErrorKind::BoundsMissing,
+            FileContent::Dtc => ErrorKind::DtcMissing,
+        }
+    }
+}
+
+impl fmt::Display for FileContent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 

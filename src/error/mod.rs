@@ -60,23 +60,16 @@ pub enum Error {
         rules: Ruleset,
     },
 
-    /// A layer's forced-capture bounds have not been built.
-    #[error("the forced-capture bounds of layer {layer} of {rules} are not built in {}", .dir.display())]
-    BoundsMissing {
+    /// A layer's file beside its values (its forced-capture bounds, its depths to capture) has
+    /// not been built. `kind` is never [`FileContent::Values`]: missing values are
+    /// [`Error::LayerMissing`] (or [`Error::PublishedLayerMissing`]).
+    #[error("the {} of layer {layer} of {rules} are not built in {}", .kind.not_built(), .dir.display())]
+    CompanionMissing {
+        /// What the file holds.
+        kind: FileContent,
         /// The layer.
         layer: u32,
-        /// The ruleset's directory they were looked for in.
-        dir: PathBuf,
-        /// The ruleset.
-        rules: Ruleset,
-    },
-
-    /// A layer's depths to capture (dtc) have not been built.
-    #[error("the depths to capture (dtc) of layer {layer} of {rules} are not built in {}", .dir.display())]
-    DtcMissing {
-        /// The layer.
-        layer: u32,
-        /// The ruleset's directory they were looked for in.
+        /// The ruleset's directory it was looked for in.
         dir: PathBuf,
         /// The ruleset.
         rules: Ruleset,
@@ -201,14 +194,11 @@ pub enum Error {
 
     /// `verify` found values, bounds entries or depths to capture that do not follow from their
     /// children, or a contradicted fact.
-    #[error("verification failed: {}", verify_failed_text(*.wrong_values, *.wrong_bounds, *.wrong_dtc, *.failed_facts))]
+    #[error("verification failed: {}", verify_failed_text(.wrong, *.failed_facts))]
     VerifyFailed {
-        /// Positions whose stored value is wrong.
-        wrong_values: u64,
-        /// Positions whose stored forced-capture bounds are wrong.
-        wrong_bounds: u64,
-        /// Positions whose stored depth to capture is wrong.
-        wrong_dtc: u64,
+        /// Of each kind of file ([`FileContent::Values`] first), the positions whose stored entry
+        /// is wrong (kinds with none may be left out).
+        wrong: Vec<(FileContent, u64)>,
         /// Published facts the layers contradict.
         failed_facts: u64,
     },
@@ -255,23 +245,18 @@ fn not_in_layer_reason(layer: u32, stones: u32) -> String {
     }
 }
 
-/// What `verify` found wrong, each kind in its own words (kinds with nothing wrong left out).
-fn verify_failed_text(values: u64, bounds: u64, dtc: u64, facts: u64) -> String {
+/// What `verify` found wrong, each kind in its own words (kinds with nothing wrong left out; the
+/// values are named when nothing at all is counted).
+fn verify_failed_text(wrong: &[(FileContent, u64)], facts: u64) -> String {
     let one = |k: u64, a: &'static str, b: &'static str| if k == 1 { a } else { b };
+    let total: u64 = wrong.iter().map(|&(_, k)| k).sum::<u64>() + facts;
+    let values = wrong.iter().find(|(c, _)| *c == FileContent::Values).map_or(0, |&(_, k)| k);
     let mut parts = Vec::new();
-    if values > 0 || bounds + dtc + facts == 0 {
-        parts.push(format!("{values} value{} {} not follow from {} children", one(values, "", "s"), one(values, "does", "do"), one(values, "its", "their")));
+    if values == 0 && total == 0 {
+        parts.push(format!("0 {} do not follow from their children", FileContent::Values.entries(0)));
     }
-    if bounds > 0 {
-        parts.push(format!(
-            "{bounds} bounds entr{} {} not follow from {} children",
-            one(bounds, "y", "ies"),
-            one(bounds, "does", "do"),
-            one(bounds, "its", "their")
-        ));
-    }
-    if dtc > 0 {
-        parts.push(format!("{dtc} depth{} to capture {} not follow from {} moves", one(dtc, "", "s"), one(dtc, "does", "do"), one(dtc, "its", "their")));
+    for &(content, k) in wrong.iter().filter(|&&(_, k)| k > 0) {
+        parts.push(format!("{k} {} {} not follow from {} {}", content.entries(k), one(k, "does", "do"), one(k, "its", "their"), content.derived_from()));
     }
     if facts > 0 {
         parts.push(format!("{facts} fact{} contradicted", one(facts, "", "s")));
@@ -291,8 +276,7 @@ impl Error {
             Error::NotInLayer { .. } => ErrorKind::NotInLayer,
             Error::IndexOutOfRange { .. } => ErrorKind::IndexOutOfRange,
             Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. } => ErrorKind::LayerMissing,
-            Error::BoundsMissing { .. } => ErrorKind::BoundsMissing,
-            Error::DtcMissing { .. } => ErrorKind::DtcMissing,
+            Error::CompanionMissing { kind, .. } => kind.missing_kind(),
             Error::RulesetMismatch { .. } | Error::LayerMismatch { .. } => ErrorKind::Foreign,
             Error::Corrupt { .. } => ErrorKind::Damaged,
             Error::NotAFile { .. } | Error::Io { .. } | Error::DiskSpace { .. } => ErrorKind::Io,
@@ -318,12 +302,13 @@ impl Error {
     }
 
     /// The message the bindings report (the C library's `oware_last_error`, the Python
-    /// exceptions): the error's own, plus for depths to capture not built ([`Error::DtcMissing`])
+    /// exceptions): the error's own, plus for depths to capture not built
+    /// ([`Error::CompanionMissing`] of [`FileContent::Dtc`])
     /// the command that builds them, since the depths are an option of the build that a probe's
     /// message cannot guess. The `oware` program gives its own advice instead.
     pub fn binding_message(&self) -> String {
         match self {
-            Error::DtcMissing { .. } => format!("{self}: build them with `oware build --dtc`"),
+            Error::CompanionMissing { kind: FileContent::Dtc, .. } => format!("{self}: build them with `oware build --dtc`"),
             _ => self.to_string(),
         }
     }
@@ -367,8 +352,8 @@ mod tests {
             (Error::NotInLayer { layer: 3, stones: 4 }, ErrorKind::NotInLayer),
             (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
             (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
-            (Error::BoundsMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
-            (Error::DtcMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::DtcMissing),
+            (Error::CompanionMissing { kind: FileContent::Bounds, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
+            (Error::CompanionMissing { kind: FileContent::Dtc, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::DtcMissing),
             (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
             (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
             (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
@@ -381,7 +366,7 @@ mod tests {
             (Error::Threads { threads: 4, reason: "no".into() }, ErrorKind::Threads),
             (Error::Interrupted, ErrorKind::Interrupted),
             (Error::Internal("x".into()), ErrorKind::Internal),
-            (Error::VerifyFailed { wrong_values: 1, wrong_bounds: 0, wrong_dtc: 0, failed_facts: 0 }, ErrorKind::VerificationFailed),
+            (Error::VerifyFailed { wrong: vec![(FileContent::Values, 1)], failed_facts: 0 }, ErrorKind::VerificationFailed),
             (Error::SpotCheck { layer: 3, index: 0, board: [0; 12], stored: 1, derived: 0 }, ErrorKind::VerificationFailed),
             (Error::BoundsCheck { layer: 3, detail: "x".into() }, ErrorKind::VerificationFailed),
             (Error::Usage("x".into()), ErrorKind::Usage),
@@ -398,8 +383,7 @@ mod tests {
                 | Error::NotInLayer { .. }
                 | Error::IndexOutOfRange { .. }
                 | Error::LayerMissing { .. }
-                | Error::BoundsMissing { .. }
-                | Error::DtcMissing { .. }
+                | Error::CompanionMissing { .. }
                 | Error::PublishedLayerMissing { .. }
                 | Error::RulesetMismatch { .. }
                 | Error::LayerMismatch { .. }
@@ -478,7 +462,10 @@ mod tests {
         let e = Error::corrupt("/packs/awari/dtc-07.owpk", Damage::Manifest { what: "SHA-256 a differs from the manifest's b".into() });
         assert_eq!(e.to_string(), "/packs/awari/dtc-07.owpk: manifest check failed: SHA-256 a differs from the manifest's b");
         assert_eq!(e.kind(), ErrorKind::Damaged);
-        let failed = |v, b, d, f| Error::VerifyFailed { wrong_values: v, wrong_bounds: b, wrong_dtc: d, failed_facts: f }.to_string();
+        let failed = |v, b, d, f| {
+            let wrong = vec![(FileContent::Values, v), (FileContent::Bounds, b), (FileContent::Dtc, d)];
+            Error::VerifyFailed { wrong, failed_facts: f }.to_string()
+        };
         assert_eq!(failed(1, 0, 0, 0), "verification failed: 1 value does not follow from its children");
         assert_eq!(failed(0, 0, 1, 0), "verification failed: 1 depth to capture does not follow from its moves");
         assert_eq!(
@@ -490,7 +477,11 @@ mod tests {
 
     #[test]
     fn binding_messages_name_the_build_of_missing_depths_only() {
-        let dtc = Error::DtcMissing { layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
+        let dtc = Error::CompanionMissing { kind: FileContent::Dtc, layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
+        let bounds = Error::CompanionMissing { kind: FileContent::Bounds, layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
+        assert_eq!(bounds.binding_message(), bounds.to_string());
+        assert_eq!(bounds.to_string(), "the forced-capture bounds of layer 4 of awari are not built in /db/awari");
+        assert_eq!(dtc.to_string(), "the depths to capture (dtc) of layer 4 of awari are not built in /db/awari");
         assert_eq!(dtc.binding_message(), format!("{dtc}: build them with `oware build --dtc`"));
         let values = Error::LayerMissing { layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
         assert_eq!(values.binding_message(), values.to_string());

@@ -22,14 +22,14 @@
 //! (a walker step, a context, a short scan of the context's 32-byte row and a renormalisation,
 //! about 40 ns each, most of it waiting for the row: see `Model`).
 //!
-//! A layer's depths to capture are packed the same way (`dtc-NN.owpk`, [`pack_dtc`],
+//! A layer's depths to capture are packed the same way (`dtc-NN.owpk`, [`pack`],
 //! [`DtcPack`]), with their own alphabet and contexts that also read the positions' values
 //! (`docs/FORMAT.md`, "Depths packs").
 //!
 //! | module | what it is |
 //! |---|---|
 //! | `codec` | the contexts (of values, of depths), the model and the rANS coding of one block |
-//! | `write` | packing a layer ([`pack_layer`]) or its depths ([`pack_dtc`]) |
+//! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
 //! | `read` | an open pack, probed in place ([`PackLayer`], [`DtcPack`]) |
 
 mod codec;
@@ -37,7 +37,7 @@ mod read;
 mod write;
 
 pub use read::{DtcPack, PackLayer};
-pub use write::{pack_dtc, pack_layer, PackOptions, PackedLayer};
+pub use write::{pack, PackOptions, PackedLayer};
 
 /// Magic bytes at the start of every pack file.
 pub(crate) const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
@@ -147,7 +147,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p");
         let mut out = std::io::Cursor::new(Vec::new());
-        let r = pack_layer(&header, values, PackOptions { block_values: block }, &mut out, &path).unwrap();
+        let r = pack(&header, values, values, PackOptions { block_values: block }, &mut out, &path, &path).unwrap();
         let out = out.into_inner();
         assert_eq!(r.bytes, out.len() as u64);
         std::fs::write(&path, &out).unwrap();
@@ -273,7 +273,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("d");
         let mut out = std::io::Cursor::new(Vec::new());
-        let r = pack_dtc(&header, payload, values, PackOptions { block_values: block }, &mut out, &path, &path).unwrap();
+        let r = pack(&header, payload, values, PackOptions { block_values: block }, &mut out, &path, &path).unwrap();
         let out = out.into_inner();
         assert_eq!((r.bytes, r.raw), (out.len() as u64, payload.len() as u64));
         std::fs::write(&path, &out).unwrap();
@@ -320,7 +320,7 @@ mod tests {
         payload[at] = 3;
         let header = Header::dtc(Ruleset::Awari, n, checksum(&payload));
         let mut out = std::io::Cursor::new(Vec::new());
-        let e = pack_dtc(&header, &payload, &values, PackOptions::default(), &mut out, Path::new("p"), Path::new("dtc-07.owdb")).unwrap_err();
+        let e = pack(&header, &payload, &values, PackOptions::default(), &mut out, Path::new("p"), Path::new("dtc-07.owdb")).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }) && e.to_string().contains("dtc-07.owdb"), "{e}");
     }
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::dtc::{record, DtcPayload, NONE};
 use crate::error::{Damage, Error, Result};
-use crate::format::{checksum, Header};
+use crate::format::{checksum, Header, DTC_U8_ESCAPED, VALUE_EXACT_I8};
 use crate::index::layer_size;
 
 use super::codec::*;
@@ -26,7 +26,7 @@ impl Default for PackOptions {
     }
 }
 
-/// What [`pack_layer`] wrote.
+/// What [`pack`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackedLayer {
     /// Bytes of the pack file.
@@ -35,84 +35,91 @@ pub struct PackedLayer {
     pub raw: u64,
 }
 
-/// Writes layer `header.stones`'s `values` (its native payload, already checked against
-/// `header`) as a pack to `out`, which must be empty and positioned at its start: the header is
-/// written last, over its placeholder.
+/// Writes a layer's file of `header` (its native `payload`, already checked against `header`)
+/// as a pack to `out`, which must be empty and positioned at its start: the header is written
+/// last, over its placeholder. What is packed is what the header's encoding says: values
+/// (read from `values`, the layer's values, one byte per position, which are then the payload
+/// too), or depths to capture (`payload`; the contexts read `values`, and every depth is checked
+/// against its value first). `out_path` names the pack, `src_path` the file packed, in errors.
 ///
-/// Cost: two parallel passes over the values (count the model, code the blocks); memory: the
-/// model's counts per thread and the coded bytes of one batch of groups.
-///
-/// # Errors
-/// [`Error::Corrupt`] when a value lies outside `-n..=n`; [`Error::Io`] when writing fails;
-/// [`Error::Usage`] for a block size outside `64..=16384`.
-pub fn pack_layer<W: Write + Seek>(header: &Header, values: &[u8], options: PackOptions, out: &mut W, out_path: &Path) -> Result<PackedLayer> {
-    let n = header.stones;
-    if values.len() as u64 != layer_size(n) || header.entries != values.len() as u64 {
-        return Err(Error::Internal(format!("layer {n}: {} values, expected {}", values.len(), layer_size(n))));
-    }
-    let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
-        syms.clear();
-        for (i, &v) in values[start..end].iter().enumerate() {
-            let v = v as i8;
-            if u32::from(v.unsigned_abs()) > n {
-                return Err(Error::corrupt(out_path, Damage::ValueOutOfRange { index: (start + i) as u64, value: v, stones: n }));
-            }
-            syms.push((i32::from(v) + n as i32) as u8);
-        }
-        Ok(())
-    };
-    let raw = values.len() as u64;
-    write_pack(header, CODEC_RANS_NEIGHBOURS, &ValueContexts(n), to_syms, &[], raw, options, out, out_path)
-}
-
-/// Writes layer `header.stones`'s depths to capture (`payload`: the native dtc payload, already
-/// checked against `header`, a dtc file's header) as a pack to `out`, which must be empty and
-/// positioned at its start. `values` are the layer's values (one byte per position): the
-/// contexts read them, and every depth is checked against its value first.
-///
-/// Cost: as [`pack_layer`], plus one pass checking the depths against the values.
+/// Cost: two parallel passes over the payload (count the model, code the blocks), and for
+/// depths one pass checking them against the values; memory: the model's counts per thread and
+/// the coded bytes of one batch of groups.
 ///
 /// # Errors
-/// [`Error::Corrupt`] when the payload does not split or a depth contradicts its value (named
-/// by `dtc_path`, the file it was read from); as [`pack_layer`].
-pub fn pack_dtc<W: Write + Seek>(
+/// [`Error::Corrupt`] when a value lies outside `-n..=n` (naming `out_path`), or the depths do
+/// not split or one contradicts its value (naming `src_path`); [`Error::Io`] when writing fails;
+/// [`Error::Usage`] for a block size outside `64..=16384` or a payload that is never packed
+/// (forced-capture bounds).
+pub fn pack<W: Write + Seek>(
     header: &Header,
     payload: &[u8],
     values: &[u8],
     options: PackOptions,
     out: &mut W,
     out_path: &Path,
-    dtc_path: &Path,
+    src_path: &Path,
 ) -> Result<PackedLayer> {
     let n = header.stones;
     let size = layer_size(n);
     if values.len() as u64 != size || header.entries != size {
         return Err(Error::Internal(format!("layer {n}: {} values, expected {size}", values.len())));
     }
+    match header.encoding {
+        VALUE_EXACT_I8 => {
+            let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+                syms.clear();
+                for (i, &v) in values[start..end].iter().enumerate() {
+                    let v = v as i8;
+                    if u32::from(v.unsigned_abs()) > n {
+                        return Err(Error::corrupt(out_path, Damage::ValueOutOfRange { index: (start + i) as u64, value: v, stones: n }));
+                    }
+                    syms.push((i32::from(v) + n as i32) as u8);
+                }
+                Ok(())
+            };
+            write_pack(header, CODEC_RANS_NEIGHBOURS, &ValueContexts(n), to_syms, &[], size, options, out, out_path)
+        }
+        DTC_U8_ESCAPED => {
+            let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
+            let bytes = dtc.bytes();
+            let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+                syms.clear();
+                syms.extend(bytes[start..end].iter().map(|&b| match b {
+                    NONE => DTC_NONE,
+                    b if u16::from(b) <= DTC_DIRECT_MAX => b,
+                    _ => DTC_DEEP,
+                }));
+                Ok(())
+            };
+            let cx = DtcContexts { n, base: 0, values };
+            write_pack(header, CODEC_RANS_DTC, &cx, to_syms, &deep, payload.len() as u64, options, out, out_path)
+        }
+        e => Err(Error::Usage(format!("{}: {} are never packed", src_path.display(), Header::kind(e)))),
+    }
+}
+
+/// Layer `n`'s depths to capture (`payload`, a dtc file's at `dtc_path`) checked against its
+/// `values`: the payload split, and the table of the depths too deep for a symbol, in index
+/// order (the pack's table of deep depths).
+///
+/// # Errors
+/// [`Error::Corrupt`] naming `dtc_path` when the payload does not split or a depth contradicts
+/// its value.
+fn depths_to_pack<'a>(n: u32, payload: &'a [u8], values: &[u8], dtc_path: &Path) -> Result<(DtcPayload<'a>, Vec<u8>)> {
     let bad = |e: crate::dtc::BadDtc| Error::corrupt(dtc_path, Damage::BadDtc { what: e.to_string() });
     let dtc = DtcPayload::new(n, payload).map_err(bad)?;
     // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
     let signed: &[i8] = unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) };
     crate::dtc::tally(signed, &dtc).map_err(bad)?;
     let bytes = dtc.bytes();
-    // The depths too deep for a symbol, in index order: the pack's table of deep depths.
     let deep_at: Vec<u64> = bytes.par_iter().enumerate().filter(|&(_, &b)| b != NONE && u16::from(b) > DTC_DIRECT_MAX).map(|(i, _)| i as u64).collect();
     let mut deep = Vec::with_capacity(deep_at.len() * 8);
     for &i in &deep_at {
         let d = dtc.get(i).map_err(bad)?.expect("a deep position has a depth");
         deep.extend_from_slice(&record(i, d).to_le_bytes());
     }
-    let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
-        syms.clear();
-        syms.extend(bytes[start..end].iter().map(|&b| match b {
-            NONE => DTC_NONE,
-            b if u16::from(b) <= DTC_DIRECT_MAX => b,
-            _ => DTC_DEEP,
-        }));
-        Ok(())
-    };
-    let cx = DtcContexts { n, base: 0, values };
-    write_pack(header, CODEC_RANS_DTC, &cx, to_syms, &deep, payload.len() as u64, options, out, out_path)
+    Ok((dtc, deep))
 }
 
 /// Writes a pack of `header.entries` symbols (`to_syms(start, end, out)` gives those of

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::index::{in_some_layer, rank_unchecked};
 use crate::position::Position;
 use crate::rules::{stones, Board};
-use crate::storage::{BoundsTable, DtcTable};
+use crate::storage::{BoundsKind, DtcKind, Table};
 
 use super::{open_once, Database, MoveValue};
 
@@ -20,17 +20,18 @@ impl Database {
     /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or layer's
     /// file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file holds
     /// something else; [`Error::Io`] for other failures to read it.
-    pub(crate) fn dtc_layer(&self, n: u32) -> Result<Option<&DtcTable>> {
+    pub(crate) fn dtc_layer(&self, n: u32) -> Result<Option<&Table<DtcKind>>> {
         if let Some(d) = self.dtc.get(n as usize).and_then(OnceLock::get) {
             return Ok(d.as_ref());
         }
-        let missing = || Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
-        let opened =
-            open_once(self.dtc.get(n as usize), self.opening_dtc.get(n as usize), missing, || match self.dir.open_dtc_with(n, self.verify, self.read) {
+        let missing = || self.dir.missing::<DtcKind>(n);
+        let opened = open_once(self.dtc.get(n as usize), self.opening_dtc.get(n as usize), missing, || {
+            match self.dir.open_table::<DtcKind>(n, self.verify, self.read) {
                 Ok(d) => Ok(Some(d)),
-                Err(Error::DtcMissing { .. }) => Ok(None),
+                Err(Error::CompanionMissing { .. }) => Ok(None),
                 Err(e) => Err(e),
-            })?;
+            }
+        })?;
         Ok(opened.as_ref())
     }
 
@@ -55,7 +56,7 @@ impl Database {
     /// values and depths.
     ///
     /// # Errors
-    /// [`Error::DtcMissing`] when a layer's depths are not built (`oware build --dtc`); as
+    /// [`Error::CompanionMissing`] when a layer's depths are not built (`oware build --dtc`); as
     /// [`value`](Self::value) for the values it needs; [`Error::Corrupt`] for a damaged dtc
     /// file.
     ///
@@ -88,7 +89,7 @@ impl Database {
             self.layer(n)?;
             return match self.dtc_layer(n)? {
                 Some(d) => d.get(rank_unchecked(board)),
-                None => Err(Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() }),
+                None => Err(self.dir.missing::<DtcKind>(n)),
             };
         }
         let value = self.value_from_children(board)?;
@@ -99,16 +100,18 @@ impl Database {
     /// and kept open. Thread-safe as [`layer`](Self::layer).
     ///
     /// # Errors
-    /// [`Error::BoundsMissing`] when they are not built (or for the published format, which has
+    /// [`Error::CompanionMissing`] when they are not built (or for the published format, which has
     /// none); [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] for another ruleset's or
     /// layer's file; [`Error::Corrupt`] when the header, size or checksum is wrong or the file
     /// holds values; [`Error::Io`] for other failures to read it.
-    pub(crate) fn bounds_layer(&self, n: u32) -> Result<&BoundsTable> {
+    pub(crate) fn bounds_layer(&self, n: u32) -> Result<&Table<BoundsKind>> {
         match self.bounds.get(n as usize).and_then(OnceLock::get) {
             Some(b) => Ok(b),
             None => {
-                let missing = || Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.rules() };
-                open_once(self.bounds.get(n as usize), self.opening_bounds.get(n as usize), missing, || self.dir.open_bounds_with(n, self.verify, self.read))
+                let missing = || self.dir.missing::<BoundsKind>(n);
+                open_once(self.bounds.get(n as usize), self.opening_bounds.get(n as usize), missing, || {
+                    self.dir.open_table::<BoundsKind>(n, self.verify, self.read)
+                })
             }
         }
     }
@@ -126,7 +129,7 @@ impl Database {
     /// six such probes.
     ///
     /// # Errors
-    /// [`Error::BoundsMissing`] when a layer's bounds are not built (`oware build --bounds`), and
+    /// [`Error::CompanionMissing`] when a layer's bounds are not built (`oware build --bounds`), and
     /// as `bounds_layer`.
     ///
     /// # Examples

@@ -50,11 +50,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::{Damage, Error, Result};
-use crate::index::{layer_size, rank_unchecked, MAX_STONES};
+use crate::error::{Error, Result};
+use crate::index::{rank_unchecked, MAX_STONES};
 use crate::position::Position;
 use crate::rules::{stones, Board, Ruleset};
-use crate::storage::{BoundsTable, DatabaseDir, DtcTable, Format, LayerState, ReadMode, Table};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, LayerState, ReadMode, Table, ValuesKind};
 
 /// Number of possible layers (0..=48).
 const LAYERS: usize = MAX_STONES as usize + 1;
@@ -86,12 +86,12 @@ pub struct Database {
     /// open (and verify) it once.
     opening: [Mutex<()>; LAYERS],
     /// The layers' forced-capture bounds, opened on first use like the layers.
-    bounds: [OnceLock<BoundsTable>; LAYERS],
+    bounds: [OnceLock<Table<BoundsKind>>; LAYERS],
     opening_bounds: [Mutex<()>; LAYERS],
     /// The layers' depths to capture: looked for once (an absent file is remembered as `None`,
     /// so probes of databases without them cost nothing more), opened and checked like the
     /// layers.
-    dtc: [OnceLock<Option<DtcTable>>; LAYERS],
+    dtc: [OnceLock<Option<Table<DtcKind>>>; LAYERS],
     opening_dtc: [Mutex<()>; LAYERS],
 }
 
@@ -400,7 +400,7 @@ impl Database {
 
     /// The path of layer `n`'s file (which may not exist).
     pub fn layer_path(&self, n: u32) -> PathBuf {
-        self.dir.layer_path(n)
+        self.dir.path::<ValuesKind>(n)
     }
 
     /// Checks that no open layer, bounds or dtc file changed size or modification time since it
@@ -412,7 +412,7 @@ impl Database {
     /// Cost: one `fstat` per open file (at most 147).
     ///
     /// # Errors
-    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`](crate::error::Damage::ChangedWhileOpen)
     /// for the first changed file; [`Error::Io`] when `fstat` fails.
     pub fn check_open_files(&self) -> Result<()> {
         for cell in &self.layers {
@@ -457,7 +457,7 @@ impl Database {
     /// # Ok::<(), Error>(())
     /// ```
     pub fn layers_present(&self) -> Vec<u32> {
-        (0..LAYERS as u32).filter(|&n| matches!(self.dir.state(n), LayerState::Present)).collect()
+        (0..LAYERS as u32).filter(|&n| matches!(self.dir.file_state::<ValuesKind>(n), LayerState::Present)).collect()
     }
 
     /// Layer `n`, opened (and checked) on first use and kept open.
@@ -496,19 +496,12 @@ impl Database {
             self.layers.get(n as usize),
             self.opening.get(n as usize),
             || self.missing(n),
-            || {
-                let layer = self.dir.open_table_with(n, self.verify, self.read)?;
-                if layer.len() != layer_size(n) {
-                    let expected = layer_size(n);
-                    return Err(Error::corrupt(layer.path(), Damage::Size { expected, found: layer.len() }));
-                }
-                Ok(layer)
-            },
+            || self.dir.open_table::<ValuesKind>(n, self.verify, self.read),
         )
     }
 
     fn missing(&self, n: u32) -> Error {
-        self.dir.missing(n)
+        self.dir.missing::<ValuesKind>(n)
     }
 
     /// Opens layers `0..=max` now rather than at the first probe that needs them (e.g. before

@@ -152,7 +152,7 @@ impl Engine {
                 for n in 0..=top {
                     match db.bounds_layer(n) {
                         Ok(_) => bounds = Some(n),
-                        Err(Error::BoundsMissing { .. }) => break,
+                        Err(Error::CompanionMissing { .. }) => break,
                         Err(e) => {
                             unusable.get_or_insert(e);
                             break;

@@ -3,13 +3,13 @@
 use std::fs::{self};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Damage, Error, FileKind, Result};
+use crate::error::{Damage, Error, FileContent, FileKind, Result};
 use crate::index::{layer_size, MAX_STONES};
-use crate::pack::{is_pack, DtcPack, PackLayer};
+use crate::pack::is_pack;
 use crate::rules::Ruleset;
-use crate::sys::FileStamp;
 
-use super::layers::*;
+use super::kind::{BoundsKind, DtcKind, Kind, ValuesKind};
+use super::layer::{Layer, Table};
 use super::mapping::*;
 use super::*;
 
@@ -113,27 +113,35 @@ impl DatabaseDir {
         }
     }
 
-    /// The path of layer `n`'s file in its uncompressed form (which may not exist): where a
-    /// build writes it.
-    pub fn layer_path(&self, n: u32) -> PathBuf {
+    /// Whether this directory can hold layer `n`'s file of kind `K`: a layer of at most 48
+    /// stones, and only values in the published format.
+    fn holds<K: Kind>(&self, n: u32) -> bool {
+        n <= MAX_STONES && (self.format == Format::Native || K::CONTENT == FileContent::Values)
+    }
+
+    /// The path of layer `n`'s file of kind `K` in its uncompressed form (which may not exist):
+    /// where a build writes it. `layer-NN.owdb`, `bounds-NN.owdb` or `dtc-NN.owdb` in the
+    /// ruleset's directory; in the published format, values at `scores.N`.
+    pub fn path<K: Kind>(&self, n: u32) -> PathBuf {
         match self.format {
-            Format::Native => layer_path(&self.base, self.rules, n),
-            Format::Vu => vu_path(&self.base, n),
+            Format::Vu if K::CONTENT == FileContent::Values => vu_path(&self.base, n),
+            _ => native_path::<K>(&self.base, self.rules, n),
         }
     }
 
-    /// The path layer `n` is read from: [`layer_path`](Self::layer_path) when anything is there,
-    /// else its compressed form when that exists (a pack `layer-NN.owpk` beside a native layer's
-    /// place, `scores.N.zst` beside a published file's), else `layer_path`.
+    /// The path layer `n`'s file of kind `K` is read from: [`path`](Self::path) when anything
+    /// is there, else its compressed form when the kind has one and it exists (a pack
+    /// `layer-NN.owpk` or `dtc-NN.owpk` beside a native file's place, `scores.N.zst` beside a
+    /// published file's), else `path`.
     ///
     /// Cost: one or two `stat`s.
-    pub(crate) fn found_path(&self, n: u32) -> PathBuf {
-        let plain = self.layer_path(n);
-        if fs::symlink_metadata(&plain).is_ok() {
+    pub fn found_path<K: Kind>(&self, n: u32) -> PathBuf {
+        let plain = self.path::<K>(n);
+        if !K::PACKED || fs::symlink_metadata(&plain).is_ok() {
             return plain;
         }
         let packed = match self.format {
-            Format::Native => pack_path(&self.base, self.rules, n),
+            Format::Native => pack_path::<K>(&self.base, self.rules, n),
             Format::Vu => self.base.join(format!("scores.{n}.zst")),
         };
         if fs::symlink_metadata(&packed).is_ok() {
@@ -143,229 +151,36 @@ impl DatabaseDir {
         }
     }
 
-    /// The path of layer `n`'s file of kind `kind` (native format): `bounds-NN.owdb` or
-    /// `dtc-NN.owdb`.
-    pub fn companion_path(&self, kind: Companion, n: u32) -> PathBuf {
-        companion_path(&self.base, self.rules, kind, n)
+    /// The path of the statistics file of layer `n`'s file of kind `K` (`layer-NN.json`,
+    /// `bounds-NN.json`, `dtc-NN.json`).
+    pub(crate) fn stats_path<K: Kind>(&self, n: u32) -> PathBuf {
+        ruleset_dir(&self.base, self.rules).join(format!("{}-{n:02}.json", K::CONTENT.name()))
     }
 
-    /// The path layer `n`'s file of kind `kind` is read from: its
-    /// [`companion_path`](Self::companion_path) when anything is there, else for depths to
-    /// capture their pack (`dtc-NN.owpk`) when that exists, else `companion_path`.
-    ///
-    /// Cost: one or two `stat`s.
-    pub fn found_companion_path(&self, kind: Companion, n: u32) -> PathBuf {
-        let plain = self.companion_path(kind, n);
-        if kind == Companion::Dtc && fs::symlink_metadata(&plain).is_err() {
-            let packed = dtc_pack_path(&self.base, self.rules, n);
-            if fs::symlink_metadata(&packed).is_ok() {
-                return packed;
-            }
+    /// The error for layer `n`'s file of kind `K` being absent: for values
+    /// [`Error::LayerMissing`] (native) or [`Error::PublishedLayerMissing`] (vu), for the files
+    /// beside them [`Error::CompanionMissing`].
+    pub fn missing<K: Kind>(&self, n: u32) -> Error {
+        match (K::CONTENT, self.format) {
+            (FileContent::Values, Format::Native) => Error::LayerMissing { layer: n, dir: self.layers_dir(), rules: self.rules },
+            (FileContent::Values, Format::Vu) => Error::PublishedLayerMissing { layer: n, path: self.path::<K>(n) },
+            (kind, _) => Error::CompanionMissing { kind, layer: n, dir: self.layers_dir(), rules: self.rules },
         }
-        plain
     }
 
-    /// The path of layer `n`'s forced-capture bounds (native format).
-    pub fn bounds_path(&self, n: u32) -> PathBuf {
-        self.companion_path(Companion::Bounds, n)
-    }
-
-    /// The path of layer `n`'s depths to capture (native format).
-    pub fn dtc_path(&self, n: u32) -> PathBuf {
-        self.companion_path(Companion::Dtc, n)
-    }
-
-    /// The path of the statistics file of layer `n`'s file of kind `kind` (`bounds-NN.json`,
-    /// `dtc-NN.json`).
-    pub(crate) fn companion_stats_path(&self, kind: Companion, n: u32) -> PathBuf {
-        ruleset_dir(&self.base, self.rules).join(format!("{}-{n:02}.json", kind.name()))
-    }
-
-    /// Opens layer `n`'s file of kind `K` (its forced-capture bounds, its depths to capture) and
-    /// checks it: header fields, ruleset, layer, kind, size and, with `verify_payload`, the
-    /// payload checksum.
-    ///
-    /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read.
-    ///
-    /// # Errors
-    /// [`Error::BoundsMissing`] / [`Error::DtcMissing`] when absent (or for the published
-    /// format, which has none); [`Error::NotAFile`] for a directory, FIFO or other non-regular
-    /// file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
-    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, or a file of
-    /// another kind; [`Error::Io`] when it cannot be read.
-    ///
-    /// A pack of depths (`dtc-NN.owpk`, read where `dtc-NN.owdb` is absent) is decoded whole into
-    /// memory, with the layer's values, and always checked against its payload checksum.
-    pub fn open_companion<K: CompanionKind>(&self, n: u32, verify_payload: bool) -> Result<CompanionLayer<K>> {
-        let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
-        if n > MAX_STONES || self.format != Format::Native {
-            return Err(missing());
-        }
-        let path = self.found_companion_path(K::KIND, n);
-        let (file, map) = map_file(&path, missing)?;
-        if K::KIND == Companion::Dtc && is_pack(&map) {
-            let pack = DtcPack::open(&path, file, map, self.rules, n, verify_payload)?;
-            let values = self.open(n, verify_payload)?;
-            let mut bytes = vec![0u8; crate::format::PAYLOAD_OFFSET as usize];
-            bytes[..crate::format::HEADER_LEN].copy_from_slice(&pack.header().encode());
-            bytes.extend_from_slice(&pack.decode_payload(values.bytes())?);
-            let file = pack.into_file();
-            let stamp = FileStamp::of(&file, &path)?;
-            return CompanionLayer::from_decoded(&path, file, stamp, bytes, self.rules, n);
-        }
-        CompanionLayer::from_map(&path, file, map, self.rules, n, verify_payload)
-    }
-
-    /// Opens layer `n`'s file of kind `K` for probing as
-    /// [`open_companion`](Self::open_companion) does, read as `mode` says: with
-    /// [`ReadMode::Pread`] the file is not mapped but copied into memory while the copies fit in
-    /// [`ReadMode::COPY_BUDGET`], else read entry by entry ([`CompanionTable::File`]), so that a
-    /// file truncated under the reader cannot crash it.
-    ///
-    /// Cost: as `open_companion`; with `ReadMode::Pread`, one sequential read of the file (a
-    /// copy) or two or three `pread` calls (with `verify_payload`, one sequential read in 1 MiB
-    /// pieces).
-    ///
-    /// # Errors
-    /// As [`open_companion`](Self::open_companion).
-    pub fn open_companion_with<K: CompanionKind>(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<CompanionTable<K>> {
-        let missing = || K::KIND.missing(n, self.layers_dir(), self.rules);
-        if n > MAX_STONES || self.format != Format::Native {
-            return Err(missing());
-        }
-        // A pack is told by its magic, whatever the file's name, and stays mapped (as the
-        // values' packs do) whatever the mode.
-        let path = self.found_companion_path(K::KIND, n);
-        if mode == ReadMode::Map {
-            let (file, map) = map_file(&path, missing)?;
-            if is_pack(&map) {
-                return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
-            }
-            return CompanionLayer::from_map(&path, file, map, self.rules, n, verify_payload).map(CompanionTable::Layer);
-        }
-        let file = open_regular(&path, missing)?;
-        let mut magic = [0u8; 8];
-        if read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
-            let (file, map) = map_file(&path, missing)?;
-            return Ok(CompanionTable::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
-        }
-        CompanionTable::read(&path, file, self.rules, n, verify_payload)
-    }
-
-    /// Opens the forced-capture bounds of layer `n`: [`open_companion`](Self::open_companion).
-    ///
-    /// # Errors
-    /// As [`open_companion`](Self::open_companion) ([`Error::BoundsMissing`] when absent).
-    pub fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<BoundsLayer> {
-        self.open_companion(n, verify_payload)
-    }
-
-    /// Opens the forced-capture bounds of layer `n` for probing:
-    /// [`open_companion_with`](Self::open_companion_with).
-    ///
-    /// # Errors
-    /// As [`open_companion`](Self::open_companion) ([`Error::BoundsMissing`] when absent).
-    pub fn open_bounds_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<BoundsTable> {
-        self.open_companion_with(n, verify_payload, mode)
-    }
-
-    /// Opens the depths to capture of layer `n`: [`open_companion`](Self::open_companion).
-    ///
-    /// # Errors
-    /// As [`open_companion`](Self::open_companion) ([`Error::DtcMissing`] when absent).
-    pub fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<DtcLayer> {
-        self.open_companion(n, verify_payload)
-    }
-
-    /// Opens the depths to capture of layer `n` for probing:
-    /// [`open_companion_with`](Self::open_companion_with).
-    ///
-    /// # Errors
-    /// As [`open_companion`](Self::open_companion) ([`Error::DtcMissing`] when absent).
-    pub fn open_dtc_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<DtcTable> {
-        self.open_companion_with(n, verify_payload, mode)
-    }
-
-    /// Opens layer `n`'s packed depths to capture (`dtc-NN.owpk`, whatever else is there) as a
-    /// [`DtcPack`]: header, model, tables and, with `verify_blocks`, every group's checksum.
-    ///
-    /// Cost: one `mmap`, the model's decompression, one pass over the tables.
-    ///
-    /// # Errors
-    /// [`Error::DtcMissing`] when absent; [`Error::NotAFile`]; as [`DtcPack::open`].
-    pub fn open_dtc_pack(&self, n: u32, verify_blocks: bool) -> Result<DtcPack> {
-        let missing = || Companion::Dtc.missing(n, self.layers_dir(), self.rules);
-        if n > MAX_STONES || self.format != Format::Native {
-            return Err(missing());
-        }
-        let path = dtc_pack_path(&self.base, self.rules, n);
-        let (file, map) = map_file(&path, missing)?;
-        DtcPack::open(&path, file, map, self.rules, n, verify_blocks)
-    }
-
-    /// Writes layer `n`'s depths to capture (native format, `dtc-NN.owdb`) from a whole dtc
-    /// `payload` (as [`CompanionLayer::payload_bytes`] gives it): a temporary with its full size
-    /// reserved, the header with the payload checksum, flushed and renamed into place. Returns
-    /// the path.
-    ///
-    /// # Errors
-    /// [`Error::Corrupt`] when the payload does not split ([`crate::dtc::DtcPayload::new`]);
-    /// [`Error::Io`] when writing fails (the temporary is removed, the final path untouched).
-    pub fn write_dtc_payload(&self, n: u32, payload: &[u8]) -> Result<PathBuf> {
-        let path = self.dtc_path(n);
-        let split = crate::dtc::DtcPayload::new(n, payload).map_err(|e| Error::corrupt(&path, Damage::BadDtc { what: e.to_string() }))?;
-        let mut w = super::writers::DtcWriter::create(self, n, split.escaped())?;
-        let (bytes, records) = w.parts_mut();
-        let size = bytes.len();
-        bytes.copy_from_slice(&payload[..size]);
-        records.copy_from_slice(&payload[size..payload.len() - 8]);
-        w.finish()
-    }
-
-    /// Whether a regular file is at layer `n`'s path of kind `kind` (nothing is opened).
+    /// What is at layer `n`'s path of kind `K` (its [`found_path`](Self::found_path)), from its
+    /// directory entry only (nothing is opened, so a FIFO never blocks): absent (nothing there),
+    /// a regular file, or something unreadable as a file (a directory, a FIFO, a dangling link:
+    /// [`LayerState::Unreadable`], never absent). Always [`LayerState::Absent`] for a file the
+    /// directory cannot hold (above layer 48, the files beside the values in the published
+    /// format).
     ///
     /// Cost: one `stat`.
-    pub fn has_companion(&self, kind: Companion, n: u32) -> bool {
-        self.format == Format::Native && n <= MAX_STONES && fs::metadata(self.found_companion_path(kind, n)).is_ok_and(|m| m.is_file())
-    }
-
-    /// Whether a regular file is at layer `n`'s bounds path (nothing is opened).
-    ///
-    /// Cost: one `stat`.
-    pub fn has_bounds(&self, n: u32) -> bool {
-        self.has_companion(Companion::Bounds, n)
-    }
-
-    /// Whether a regular file is at layer `n`'s dtc path (nothing is opened).
-    ///
-    /// Cost: one `stat`.
-    pub fn has_dtc(&self, n: u32) -> bool {
-        self.has_companion(Companion::Dtc, n)
-    }
-
-    /// The path of layer `n`'s statistics file (native format).
-    pub(crate) fn stats_path(&self, n: u32) -> PathBuf {
-        stats_path(&self.base, self.rules, n)
-    }
-
-    /// The error for layer `n` being absent: [`Error::LayerMissing`] (native) or
-    /// [`Error::PublishedLayerMissing`] (vu).
-    pub fn missing(&self, n: u32) -> Error {
-        match self.format {
-            Format::Native => Error::LayerMissing { layer: n, dir: self.layers_dir(), rules: self.rules },
-            Format::Vu => Error::PublishedLayerMissing { layer: n, path: self.layer_path(n) },
-        }
-    }
-
-    /// What is at layer `n`'s path, from its directory entry only (nothing is opened). Layers
-    /// above 48 are [`LayerState::Absent`].
-    ///
-    /// Cost: one `stat`.
-    pub fn state(&self, n: u32) -> LayerState {
-        if n > MAX_STONES {
+    pub fn file_state<K: Kind>(&self, n: u32) -> LayerState {
+        if !self.holds::<K>(n) {
             return LayerState::Absent;
         }
-        let path = self.found_path(n);
+        let path = self.found_path::<K>(n);
         match fs::metadata(&path) {
             Ok(m) => match FileKind::of(m.file_type()) {
                 FileKind::File => LayerState::Present,
@@ -377,21 +192,29 @@ impl DatabaseDir {
         }
     }
 
-    /// The layers whose state is not [`LayerState::Absent`] (present or unreadable), in
+    /// Whether a regular file is at layer `n`'s path of kind `K` (nothing is opened): unlike
+    /// [`file_state`](Self::file_state), a directory or a FIFO there is not one.
+    ///
+    /// Cost: one `stat`.
+    pub fn has<K: Kind>(&self, n: u32) -> bool {
+        self.holds::<K>(n) && fs::metadata(self.found_path::<K>(n)).is_ok_and(|m| m.is_file())
+    }
+
+    /// The layers whose values are not [`LayerState::Absent`] (present or unreadable), in
     /// increasing order.
     ///
     /// Cost: one `stat` per possible layer (49).
     pub fn layers_on_disk(&self) -> Vec<u32> {
-        (0..=MAX_STONES).filter(|&n| !matches!(self.state(n), LayerState::Absent)).collect()
+        (0..=MAX_STONES).filter(|&n| !matches!(self.file_state::<ValuesKind>(n), LayerState::Absent)).collect()
     }
 
-    /// The first layer, from 0 up, that is not present as a regular file, with its state
-    /// (`None` when all 49 are present). See [`gap`](Self::gap) for the one absent layer a
-    /// directory may have without missing anything.
+    /// The first layer, from 0 up, whose values are not present as a regular file, with their
+    /// state (`None` when all 49 are present). See [`gap`](Self::gap) for the one absent layer
+    /// a directory may have without missing anything.
     ///
     /// Cost: one `stat` per layer up to it.
     pub fn first_not_present(&self) -> Option<(u32, LayerState)> {
-        (0..=MAX_STONES).find_map(|n| match self.state(n) {
+        (0..=MAX_STONES).find_map(|n| match self.file_state::<ValuesKind>(n) {
             LayerState::Present => None,
             s => Some((n, s)),
         })
@@ -404,11 +227,12 @@ impl DatabaseDir {
     ///
     /// Cost: one `stat` per possible layer (49).
     pub fn gap(&self) -> Option<u32> {
-        let states: Vec<bool> = (0..=MAX_STONES).map(|n| matches!(self.state(n), LayerState::Present)).collect();
+        let state = |n| self.file_state::<ValuesKind>(n);
+        let states: Vec<bool> = (0..=MAX_STONES).map(|n| matches!(state(n), LayerState::Present)).collect();
         let top = states.iter().rposition(|&p| p)? as u32;
         let gap = crate::rules::layer_not_needed(top)?;
         let absent = (0..top).filter(|&n| !states[n as usize]).collect::<Vec<u32>>();
-        (absent == [gap] && matches!(self.state(gap), LayerState::Absent)).then_some(gap)
+        (absent == [gap] && matches!(state(gap), LayerState::Absent)).then_some(gap)
     }
 
     /// The layers of `0..=last` a consumer of the directory takes: all of them, less the
@@ -421,109 +245,100 @@ impl DatabaseDir {
         (0..=last.min(MAX_STONES)).filter(|&n| !(Some(n) == gap && n < last)).collect()
     }
 
-    /// Opens layer `n` for reading all its values and checks it: header fields, ruleset, layer
-    /// number, size and, with `verify_payload`, the payload checksum (native format); the size
-    /// (published format). A pack (see `found_path`) is decoded whole into
-    /// memory and always checked against its payload checksum; so is a `scores.N.zst`.
+    /// Opens layer `n`'s file of kind `K` for reading all its entries and checks it: header
+    /// fields, ruleset, layer number, kind, size and, with `verify_payload`, the payload
+    /// checksum (native format); the size (values in the published format). A pack (see
+    /// [`found_path`](Self::found_path)) is decoded whole into memory (depths to capture with
+    /// the layer's values) and always checked against its payload checksum; so is a
+    /// `scores.N.zst`.
     ///
     /// Cost: one `stat`, one `open`, one `mmap`; with `verify_payload`, one sequential read of
-    /// the layer. A pack or `.zst`: one parallel decoding pass and the layer's size in memory.
+    /// the file. A pack or `.zst`: one parallel decoding pass and the payload's size in memory.
     ///
     /// # Errors
-    /// [`missing`](Self::missing) when absent; [`Error::NotAFile`] for a directory, FIFO or
-    /// other non-regular file; [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the
-    /// header names another ruleset or layer; [`Error::Corrupt`] for a bad header, size,
-    /// checksum or a damaged pack block; [`Error::Io`] when it cannot be read.
-    pub fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
-        match self.open_table(n, verify_payload)? {
-            Table::Layer(layer) => Ok(layer),
-            Table::Pack(pack) => {
-                let mut values = vec![0u8; pack.header().entries as usize];
-                pack.decode_into(&mut values)?;
-                let header = Some(pack.header().clone());
-                let (path, file) = (pack.path().to_path_buf(), pack.into_file());
-                let stamp = FileStamp::of(&file, &path)?;
-                Ok(Layer { stones: n, path, file, stamp, data: Data::Owned(values), header })
-            }
-            Table::File(f) => Err(Error::Internal(format!("{}: opened for pread by open_table", f.path().display()))),
-        }
-    }
-
-    /// Opens layer `n` for probing: a native or published file as by [`open`](Self::open), a
-    /// pack as a [`PackLayer`] read in place (with `verify_payload`, every block's checksum is
-    /// checked now; otherwise each group of blocks the first time it is read).
+    /// [`missing`](Self::missing) when absent (or a file the directory cannot hold);
+    /// [`Error::NotAFile`] for a directory, FIFO or other non-regular file;
+    /// [`Error::RulesetMismatch`] / [`Error::LayerMismatch`] when the header names another
+    /// ruleset or layer; [`Error::Corrupt`] for a bad header, size, checksum, a file of another
+    /// kind or a damaged pack block; [`Error::Io`] when it cannot be read.
     ///
-    /// Cost: as `open` for an uncompressed file; for a pack, one `mmap`, its model and table,
-    /// and with `verify_payload` one sequential read of the pack.
+    /// # Examples
+    /// ```
+    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::storage::{DatabaseDir, DtcKind, ValuesKind};
+    /// use oware::{Error, Ruleset};
     ///
-    /// # Errors
-    /// As [`open`](Self::open).
-    pub fn open_table(&self, n: u32, verify_payload: bool) -> Result<Table> {
-        if n > MAX_STONES {
-            return Err(self.missing(n));
+    /// let tmp = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: tmp.path().into(), dtc: true, ..Default::default() }, &Silent)?;
+    /// let dir = DatabaseDir::native(tmp.path(), Ruleset::Awari)?;
+    /// let values = dir.open_layer::<ValuesKind>(4, true)?;
+    /// let depths = dir.open_layer::<DtcKind>(4, true)?;
+    /// assert_eq!(values.values().len(), 1365);
+    /// // A depth exactly where the value is not 0.
+    /// assert_eq!(depths.get(7)?.is_some(), values.get(7)? != 0);
+    /// assert!(matches!(dir.open_layer::<DtcKind>(5, true), Err(Error::CompanionMissing { layer: 5, .. })));
+    /// # Ok::<(), Error>(())
+    /// ```
+    pub fn open_layer<K: Kind>(&self, n: u32, verify_payload: bool) -> Result<Layer<K>> {
+        let missing = || self.missing::<K>(n);
+        if !self.holds::<K>(n) {
+            return Err(missing());
         }
-        let path = self.found_path(n);
-        let (file, map) = map_file(&path, || self.missing(n))?;
+        let path = self.found_path::<K>(n);
+        let (file, map) = map_file(&path, missing)?;
         match self.format {
-            Format::Native if is_pack(&map) => Ok(Table::Pack(PackLayer::open(&path, file, map, self.rules, n, verify_payload)?)),
-            Format::Native => Ok(Table::Layer(Layer::from_map(&path, file, map, self.rules, n, verify_payload)?)),
+            Format::Native if K::PACKED && is_pack(&map) => K::unpack(self, n, &path, file, map, verify_payload),
             Format::Vu if path.extension().is_some_and(|e| e == "zst") => {
                 let values = decompress_vu(&path, &map, n)?;
-                let stamp = FileStamp::of(&file, &path)?;
-                Ok(Table::Layer(Layer { stones: n, path, file, stamp, data: Data::Owned(values), header: None }))
+                Layer::decoded(&path, file, values, self, n)
             }
-            Format::Vu => {
-                if map.len() as u64 != layer_size(n) {
-                    return Err(Error::corrupt(path, Damage::Size { expected: layer_size(n), found: map.len() as u64 }));
-                }
-                let stamp = FileStamp::of(&file, &path)?;
-                Ok(Table::Layer(Layer { stones: n, path, file, stamp, data: Data::Map(map, 0), header: None }))
-            }
+            format => Layer::from_map(&path, file, map, format, self.rules, n, verify_payload),
         }
     }
 
-    /// Opens layer `n` for probing as [`open_table`](Self::open_table) does, its values read as
-    /// `mode` says: with [`ReadMode::Pread`] a native or published uncompressed file is not
-    /// mapped but read value by value ([`Table::File`]; its header, size and, with
-    /// `verify_payload`, checksum checked the same way), or, while the copies fit in
-    /// [`ReadMode::COPY_BUDGET`], read whole into memory ([`Table::Layer`] holding a copy), so that a file
-    /// truncated under the reader cannot crash it. Packs and `scores.N.zst` files are opened as by `open_table`
-    /// (a pack stays mapped; a `.zst` is decoded into memory).
+    /// Opens layer `n`'s file of kind `K` for probing, read as `mode` says: as
+    /// [`open_layer`](Self::open_layer) does, except that a pack is read in place (with
+    /// `verify_payload` every block's checksum is checked now, otherwise each group of blocks
+    /// the first time it is read; depths to capture with the layer's values opened the same
+    /// way), told by its magic whatever the file's name. With [`ReadMode::Pread`] an
+    /// uncompressed file is not mapped but copied into memory while the copies fit in
+    /// [`ReadMode::COPY_BUDGET`] ([`Table::Layer`] holding a copy), else read entry by entry
+    /// ([`Table::File`]; its header, size and, with `verify_payload`, checksum checked the same
+    /// way), so that a file truncated under the reader cannot crash it. Packs stay mapped and
+    /// `scores.N.zst` files are decoded into memory whatever the mode.
     ///
-    /// Cost: as `open_table`; with `ReadMode::Pread` the header and size checks take two `pread`
-    /// calls and the checksum one sequential read of the file in 1 MiB pieces.
+    /// Cost: as `open_layer` for an uncompressed file; for a pack, one `mmap`, its model and
+    /// table, and with `verify_payload` one sequential read of the pack; with `ReadMode::Pread`,
+    /// one sequential read of the file (a copy) or two or three `pread` calls (with
+    /// `verify_payload`, one sequential read in 1 MiB pieces).
     ///
     /// # Errors
-    /// As [`open`](Self::open).
-    pub fn open_table_with(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<Table> {
-        if mode == ReadMode::Map || n > MAX_STONES {
-            return self.open_table(n, verify_payload);
+    /// As [`open_layer`](Self::open_layer); [`Error::Corrupt`] ([`Damage::WrongContent`]) for a
+    /// pack where the kind has none (bounds).
+    pub fn open_table<K: Kind>(&self, n: u32, verify_payload: bool, mode: ReadMode) -> Result<Table<K>> {
+        let missing = || self.missing::<K>(n);
+        if !self.holds::<K>(n) {
+            return Err(missing());
         }
-        let path = self.found_path(n);
-        if path.extension().is_some_and(|e| e == "zst") {
-            return self.open_table(n, verify_payload);
-        }
-        let file = open_regular(&path, || self.missing(n))?;
-        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        if len == 0 {
-            return Err(Error::corrupt(&path, Damage::Empty));
-        }
+        let path = self.found_path::<K>(n);
         let native = self.format == Format::Native;
-        if native {
-            let mut magic = [0u8; 8];
-            if read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
-                return self.open_table(n, verify_payload);
-            }
+        if !native && path.extension().is_some_and(|e| e == "zst") {
+            return self.open_layer(n, verify_payload).map(Table::Layer);
         }
-        if let Some(budget) = CopyGuard::reserve(layer_size(n)) {
-            // Checked (size and header) first, then read whole: the checksum is computed on the copy.
-            let layer = FileLayer::open(&path, file, self.rules, n, native, false)?;
-            if layer.entries() <= budget.bytes() {
-                return Ok(Table::Layer(layer.into_memory(verify_payload, budget)?));
+        if mode == ReadMode::Map {
+            let (file, map) = map_file(&path, missing)?;
+            if native && is_pack(&map) {
+                return Ok(Table::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
             }
-            return Ok(Table::File(layer));
+            return Layer::from_map(&path, file, map, self.format, self.rules, n, verify_payload).map(Table::Layer);
         }
-        Ok(Table::File(FileLayer::open(&path, file, self.rules, n, native, verify_payload)?))
+        let file = open_regular(&path, missing)?;
+        let mut magic = [0u8; 8];
+        if native && read_prefix(&file, &mut magic) == magic.len() && is_pack(&magic) {
+            let (file, map) = map_file(&path, missing)?;
+            return Ok(Table::Pack(K::open_packed(self, n, &path, file, map, verify_payload, mode)?));
+        }
+        Table::read(&path, file, self, n, verify_payload)
     }
 
     /// Creates the layers' directory (native format) if needed.
@@ -535,42 +350,57 @@ impl DatabaseDir {
         fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))
     }
 
-    /// Writes layer `n`'s file (native format): a temporary beside it, with its full size
-    /// reserved on disk (a full disk is reported here, not as a crash while values are written),
-    /// whose payload `fill` writes (one byte per position, in index order, initially zero); then
-    /// the header with the payload checksum, flushed and renamed into place. Returns the path.
+    /// Writes layer `n`'s file of kind `K` (native format) with a payload of `len` bytes: a
+    /// temporary beside it, with its full size reserved on disk (a full disk is reported here,
+    /// not as a crash while the payload is written), whose payload `fill` writes (initially
+    /// zero: for values one byte per position, in index order); then the size is checked as a
+    /// reader checks it, the header written with the payload checksum, and the file flushed and
+    /// renamed into place. Returns the path.
     ///
     /// Invariants: the layer's file is untouched unless every step succeeds; on any error
     /// (`fill`'s included) the temporary is removed.
     ///
-    /// Cost: the layer's size on disk, and one read of the payload for its checksum.
+    /// Cost: the file's size on disk, and one read of the payload for its checksum.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory or
-    /// the temporary cannot be created, the space cannot be reserved, or the file cannot be
-    /// flushed and renamed; those of `fill`.
+    /// [`Error::Usage`] for a published-format directory; [`Error::Corrupt`] naming the file
+    /// when `len` is no payload length of the kind (for depths to capture, one that disagrees
+    /// with the count of escaped depths in the payload's last 8 bytes); [`Error::Io`] when the
+    /// directory or the temporary cannot be created, the space cannot be reserved, or the file
+    /// cannot be flushed and renamed; those of `fill`.
     ///
     /// # Examples
     /// ```
-    /// use oware::storage::DatabaseDir;
+    /// use oware::index::layer_size;
+    /// use oware::storage::{DatabaseDir, ValuesKind};
     /// use oware::{Error, Ruleset};
     ///
     /// let tmp = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let dir = DatabaseDir::native(tmp.path(), Ruleset::Awari)?;
-    /// let path = dir.write_layer(2, |payload| {
+    /// let path = dir.write_layer::<ValuesKind>(2, layer_size(2), |payload| {
     ///     payload.fill(0);
     ///     Ok(())
     /// })?;
-    /// assert_eq!(path, dir.layer_path(2));
-    /// assert_eq!(dir.open(2, true)?.header().map(|h| h.stones), Some(2)); // header and checksum check out
+    /// assert_eq!(path, dir.path::<ValuesKind>(2));
+    /// // Header and checksum check out.
+    /// assert_eq!(dir.open_layer::<ValuesKind>(2, true)?.header().map(|h| h.stones), Some(2));
     /// // A failing `fill` leaves nothing behind.
-    /// assert!(dir.write_layer(3, |_| Err(Error::Interrupted)).is_err());
+    /// assert!(dir.write_layer::<ValuesKind>(3, layer_size(3), |_| Err(Error::Interrupted)).is_err());
     /// assert_eq!(std::fs::read_dir(dir.layers_dir()).map_err(|e| Error::io("read_dir", e))?.count(), 1);
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn write_layer(&self, n: u32, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<PathBuf> {
-        let mut w = LayerWriter::create(self, n)?;
+    pub fn write_layer<K: Kind>(&self, n: u32, len: u64, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<PathBuf> {
+        let mut w = LayerWriter::create::<K>(self, n, len)?;
         fill(w.payload_mut())?;
+        let file_len = crate::format::PAYLOAD_OFFSET + len;
+        let header = crate::format::Header { encoding: K::ENCODING, ..crate::format::Header::new(self.rules, n, 0) };
+        let payload = w.payload();
+        let read = |buf: &mut [u8], at: u64| {
+            let at = (at - crate::format::PAYLOAD_OFFSET) as usize;
+            buf.copy_from_slice(&payload[at..at + buf.len()]);
+            Ok(())
+        };
+        K::layout(&self.path::<K>(n), n, Some(&header), file_len, &read)?;
         w.finish()
     }
 
@@ -609,16 +439,50 @@ impl DatabaseDir {
     }
 }
 
+/// The names `src/build/plan.rs` still calls, kept for it alone (it is changed elsewhere, and
+/// moves to the kind-generic methods above there): each is one of them for one kind. Not public.
+#[doc(hidden)]
+impl DatabaseDir {
+    /// [`open_layer`](Self::open_layer) of the values.
+    pub(crate) fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
+        self.open_layer::<ValuesKind>(n, verify_payload)
+    }
+
+    /// [`file_state`](Self::file_state) of the values.
+    pub(crate) fn state(&self, n: u32) -> LayerState {
+        self.file_state::<ValuesKind>(n)
+    }
+
+    /// [`path`](Self::path) of the bounds.
+    pub(crate) fn bounds_path(&self, n: u32) -> PathBuf {
+        self.path::<BoundsKind>(n)
+    }
+
+    /// [`open_layer`](Self::open_layer) of the bounds.
+    pub(crate) fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<Layer<BoundsKind>> {
+        self.open_layer(n, verify_payload)
+    }
+
+    /// [`path`](Self::path) of the depths to capture.
+    pub(crate) fn dtc_path(&self, n: u32) -> PathBuf {
+        self.path::<DtcKind>(n)
+    }
+
+    /// [`open_layer`](Self::open_layer) of the depths to capture.
+    pub(crate) fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<Layer<DtcKind>> {
+        self.open_layer(n, verify_payload)
+    }
+}
+
 /// Whether `name` is a temporary this crate leaves in a layers directory: [`AtomicFile`]'s
-/// `.layer-NN.owdb.XXXXXX.tmp` / `.layer-NN.json.XXXXXX.tmp` / `.bounds-NN.owdb.XXXXXX.tmp` /
-/// `.dtc-NN.owdb.XXXXXX.tmp` (and their `.json`), or the fixed `layer-NN.owdb.tmp` /
-/// `layer-NN.json.tmp` of earlier versions. Nothing else matches.
+/// `.NAME-NN.owdb.XXXXXX.tmp` / `.NAME-NN.json.XXXXXX.tmp` for the files of every kind
+/// (`layer`, `bounds`, `dtc`), or the fixed `layer-NN.owdb.tmp` / `layer-NN.json.tmp` of earlier
+/// versions. Nothing else matches.
 pub(super) fn is_temporary_name(name: &str) -> bool {
     let target = |t: &str| {
-        t.strip_prefix("layer-")
-            .and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json")))
-            .or_else(|| t.strip_prefix("bounds-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
-            .or_else(|| t.strip_prefix("dtc-").and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
+        std::iter::once(FileContent::Values)
+            .chain(FileContent::COMPANIONS)
+            .find_map(|c| t.strip_prefix(c.name()).and_then(|r| r.strip_prefix('-')).and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
             .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
     };
     if let Some(rest) = name.strip_prefix('.').and_then(|r| r.strip_suffix(".tmp")) {

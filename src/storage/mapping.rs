@@ -1,7 +1,7 @@
 //! How the files of a database are read: opened as regular files only, memory-mapped, or read
 //! with `pread` ([`ReadMode::Pread`]) whole into memory within a budget or piece by piece; their
-//! headers checked; their payload checksums computed. Shared by the layers of values
-//! ([`super::layers`]) and the files beside them ([`super::companion`]).
+//! headers checked; their payload checksums computed. Shared by the files of every kind
+//! ([`super::layer`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::path::Path;
@@ -27,7 +27,8 @@ impl CopyGuard {
     }
 
     /// The bytes held.
-    pub(super) fn bytes(&self) -> u64 {
+    #[cfg(test)]
+    fn bytes(&self) -> u64 {
         self.0
     }
 }
@@ -38,7 +39,7 @@ impl Drop for CopyGuard {
     }
 }
 
-/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table_with`](super::DatabaseDir::open_table_with),
+/// How the values of a layer opened for probing are read ([`DatabaseDir::open_table`](super::DatabaseDir::open_table),
 /// [`crate::probe::Database::read_mode`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -177,15 +178,16 @@ pub(super) fn map_file(path: &Path, missing: impl FnOnce() -> Error) -> Result<(
     Ok((file, map))
 }
 
-/// Where the bytes of a file beside the layers (bounds, depths) are: a read-only map of it, or a
-/// private copy read by [`ReadMode::Pread`] (holding its share of the copy budget).
+/// Where the bytes of a layer's file are: a read-only map of it, a private copy read by
+/// [`ReadMode::Pread`] (holding its share of the copy budget), or the file rebuilt in memory from
+/// a compressed one.
 pub(super) enum Bytes {
     Map(Mmap),
     Copied {
         bytes: Vec<u8>,
         _budget: CopyGuard,
     },
-    /// Decoded from a pack (the native file's bytes rebuilt in memory).
+    /// Decoded from a pack (the native file's bytes rebuilt in memory) or a `scores.N.zst`.
     Decoded(Vec<u8>),
 }
 
@@ -211,7 +213,7 @@ impl Bytes {
     }
 }
 
-/// A file beside the layers read as [`ReadMode::Pread`] says: whole into memory when the copy
+/// A layer's file read as [`ReadMode::Pread`] says: whole into memory when the copy
 /// fits in what is left of [`ReadMode::COPY_BUDGET`], else left in the file (its stamp taken
 /// when opened).
 pub(super) enum SideFile {

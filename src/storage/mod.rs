@@ -33,26 +33,30 @@
 //! no `SIGBUS`, at the cost of one system call per value.
 
 //!
+//! Every file of a layer, whatever it holds, is one of three kinds ([`Kind`]: [`ValuesKind`],
+//! [`BoundsKind`], [`DtcKind`]), and is found, opened, checked and read by one code generic over
+//! its kind: [`DatabaseDir::open_layer`] gives a [`Layer`] (every entry at hand),
+//! [`DatabaseDir::open_table`] a [`Table`] (opened for probing: in memory, a pack read in place,
+//! or read entry by entry), [`Layer`] and [`Table`] being layers of values unless a kind is
+//! named.
+//!
 //! | module | what it is |
 //! |---|---|
-//! | `directory` | [`DatabaseDir`]: the layout, what is present, opening layers |
-//! | `layers` | [`Layer`], [`Table`], [`FileLayer`]: layers of values, open and checked |
-//! | `companion` | [`CompanionLayer`], [`CompanionTable`], [`CompanionFile`] of a [`Companion`] kind: the bounds ([`BoundsLayer`], ...) and depths to capture ([`DtcLayer`], ...) beside a layer |
+//! | `directory` | [`DatabaseDir`]: the layout, what is present, opening a layer's file of any kind |
+//! | `kind` | the one tag trait [`Kind`] and the three kinds; [`PackedTable`], a packed file probed in place |
+//! | `layer` | [`Layer`], [`Table`], [`FileLayer`]: a layer's file of a kind, open and checked |
 //! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
 //! | `writers` | [`AtomicFile`], `LayerWriter` ([`DatabaseDir::write_layer`]), `ShareWriter`: writing without damaging a complete file |
 
-mod companion;
 mod directory;
-mod layers;
+mod kind;
+mod layer;
 mod mapping;
 mod writers;
 
-pub use companion::{
-    BoundsFile, BoundsKind, BoundsLayer, BoundsTable, Companion, CompanionFile, CompanionKind, CompanionLayer, CompanionTable, DtcFile, DtcKind, DtcLayer,
-    DtcTable,
-};
 pub use directory::{DatabaseDir, LayerState};
-pub use layers::{FileLayer, Layer, Table};
+pub use kind::{BoundsKind, DtcKind, Kind, NoPack, PackedDtc, PackedTable, ValuesKind};
+pub use layer::{FileLayer, Layer, Table};
 pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;
@@ -60,8 +64,6 @@ pub(crate) use writers::{checksum_released, partial_path, scan_released, write_a
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, FileKind};
-use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
 
 /// The directory holding `rules`' layers under the database directory `base`.
@@ -69,40 +71,20 @@ pub(crate) fn ruleset_dir(base: &Path, rules: Ruleset) -> PathBuf {
     base.join(rules.name())
 }
 
-/// Path of layer `n` of `rules` under `base` (this tool's format).
-pub fn layer_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("layer-{n:02}.owdb"))
+/// Path of layer `n`'s file of kind `K` of `rules` under `base`, in this tool's format:
+/// `layer-NN.owdb`, `bounds-NN.owdb` or `dtc-NN.owdb` in the ruleset's directory.
+pub fn native_path<K: Kind>(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("{}-{n:02}.owdb", K::CONTENT.name()))
 }
 
-/// Path of layer `n` of `rules` under `base` as a pack (compressed, probed in place; see
-/// [`crate::pack`]).
-pub fn pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("layer-{n:02}.owpk"))
+/// Path of layer `n`'s file of kind `K` of `rules` under `base` as a pack (compressed, probed
+/// in place; see [`crate::pack`]): `layer-NN.owpk` or `dtc-NN.owpk`.
+pub fn pack_path<K: Kind>(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
+    ruleset_dir(base, rules).join(format!("{}-{n:02}.owpk", K::CONTENT.name()))
 }
 
-/// Path of layer `n`'s file of kind `kind` of `rules` under `base`: `bounds-NN.owdb` or
-/// `dtc-NN.owdb` in the ruleset's directory.
-pub fn companion_path(base: &Path, rules: Ruleset, kind: Companion, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("{}-{n:02}.owdb", kind.name()))
-}
-
-/// Path of the forced-capture bounds of layer `n` of `rules` under `base` (see [`crate::bounds`]).
-pub fn bounds_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    companion_path(base, rules, Companion::Bounds, n)
-}
-
-/// Path of the depths to capture of layer `n` of `rules` under `base` (see [`crate::dtc`]).
-pub fn dtc_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    companion_path(base, rules, Companion::Dtc, n)
-}
-
-/// Path of the depths to capture of layer `n` of `rules` under `base` as a pack (`dtc-NN.owpk`,
-/// see [`crate::pack`]).
-pub fn dtc_pack_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
-    ruleset_dir(base, rules).join(format!("dtc-{n:02}.owpk"))
-}
-
-/// Path of the statistics file of layer `n` of `rules` under `base`.
+/// Path of the statistics file of layer `n` of `rules` under `base` (`layer-NN.json`; see
+/// [`DatabaseDir`] for those of every kind).
 pub(crate) fn stats_path(base: &Path, rules: Ruleset, n: u32) -> PathBuf {
     ruleset_dir(base, rules).join(format!("layer-{n:02}.json"))
 }
@@ -146,45 +128,5 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// What is at `path`, from its directory entry only (nothing is opened, so a FIFO never blocks):
-/// absent (nothing there), a regular file, or something unreadable as a file (a dangling link
-/// included: [`mapping::dangling_link`]).
-fn entry_state(path: PathBuf) -> LayerState {
-    match std::fs::metadata(&path) {
-        Ok(m) => match FileKind::of(m.file_type()) {
-            FileKind::File => LayerState::Present,
-            found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => mapping::dangling_link(&path).map_or(LayerState::Absent, LayerState::Unreadable),
-        Err(e) => LayerState::Unreadable(Error::io(path, e)),
-    }
-}
-
-impl DatabaseDir {
-    /// What is at layer `n`'s path of kind `kind`, as [`state`](Self::state) says of its
-    /// values: a directory or a FIFO there is [`LayerState::Unreadable`], not absent (unlike
-    /// [`has_companion`](Self::has_companion), which asks for a regular file). Always
-    /// [`LayerState::Absent`] for the published format and above layer 48.
-    ///
-    /// Cost: one `stat`.
-    pub fn companion_state(&self, kind: Companion, n: u32) -> LayerState {
-        if self.format() != Format::Native || n > MAX_STONES {
-            return LayerState::Absent;
-        }
-        entry_state(self.found_companion_path(kind, n))
-    }
-
-    /// What is at layer `n`'s bounds path: [`companion_state`](Self::companion_state).
-    ///
-    /// Cost: one `stat`.
-    pub fn bounds_state(&self, n: u32) -> LayerState {
-        self.companion_state(Companion::Bounds, n)
-    }
-
-    /// What is at layer `n`'s dtc path: [`companion_state`](Self::companion_state).
-    ///
-    /// Cost: one `stat`.
-    pub fn dtc_state(&self, n: u32) -> LayerState {
-        self.companion_state(Companion::Dtc, n)
-    }
-}
+#[cfg(test)]
+mod tests;

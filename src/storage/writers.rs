@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use memmap2::MmapMut;
 
 use crate::error::{Damage, Error, Result};
-use crate::format::{Header, BOUNDS_TRIANGULAR, HEADER_LEN, PAYLOAD_OFFSET, VALUE_EXACT_I8};
+use crate::format::{Header, HEADER_LEN, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
 
@@ -92,7 +92,7 @@ impl AtomicFile {
 pub struct LayerWriter {
     rules: Ruleset,
     stones: u32,
-    /// What the payload holds ([`VALUE_EXACT_I8`] or [`BOUNDS_TRIANGULAR`]).
+    /// What the payload holds (its kind's encoding: values, bounds).
     encoding: u32,
     map: MmapMut,
     file: Target,
@@ -131,46 +131,31 @@ impl Target {
 /// The partial file of layer `n` in `dir`, which a stopped build resumes writing:
 /// `.layer-NN.owdb.partial`.
 pub(crate) fn partial_path(dir: &DatabaseDir, n: u32) -> PathBuf {
-    let path = dir.layer_path(n);
+    let path = dir.path::<ValuesKind>(n);
     let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!(".{name}.partial"))
 }
 
 impl LayerWriter {
-    /// Creates the temporary file of layer `n` in `dir` (native format), with its full size
-    /// reserved on disk, so a full disk is reported here and not as a crash while values are
-    /// written through the map.
+    /// Creates the temporary file of layer `n`'s file of kind `K` in `dir` (native format), for
+    /// a payload of `len` bytes, with its full size reserved on disk, so a full disk is reported
+    /// here and not as a crash while the payload is written through the map.
     ///
     /// # Errors
     /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
     /// be created or the space cannot be reserved (the temporary is then removed).
-    pub fn create(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
-        LayerWriter::create_kind(dir, n, VALUE_EXACT_I8)
-    }
-
-    /// As [`create`](Self::create), for layer `n`'s forced-capture bounds
-    /// ([`DatabaseDir::bounds_path`], [`crate::bounds::payload_len`] payload bytes).
-    ///
-    /// # Errors
-    /// As [`create`](Self::create).
-    pub(crate) fn create_bounds(dir: &DatabaseDir, n: u32) -> Result<LayerWriter> {
-        LayerWriter::create_kind(dir, n, BOUNDS_TRIANGULAR)
-    }
-
-    fn create_kind(dir: &DatabaseDir, n: u32, encoding: u32) -> Result<LayerWriter> {
+    pub fn create<K: Kind>(dir: &DatabaseDir, n: u32, len: u64) -> Result<LayerWriter> {
         if dir.format() != Format::Native {
             return Err(Error::Usage("layers are written in the native format only".into()));
         }
         dir.create()?;
-        let (path, payload) =
-            if encoding == BOUNDS_TRIANGULAR { (dir.bounds_path(n), crate::bounds::payload_len(n)) } else { (dir.layer_path(n), layer_size(n)) };
-        let file = AtomicFile::create(&path)?;
-        let len = PAYLOAD_OFFSET + payload;
+        let file = AtomicFile::create(&dir.path::<K>(n))?;
+        let len = PAYLOAD_OFFSET + len;
         crate::sys::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
         // length reserved; nothing else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
-        Ok(LayerWriter { rules: dir.rules(), stones: n, encoding, map, file: Target::Temp(file) })
+        Ok(LayerWriter { rules: dir.rules(), stones: n, encoding: K::ENCODING, map, file: Target::Temp(file) })
     }
 
     /// As [`create`](Self::create), into the partial file of layer `n` (`.layer-NN.owdb.partial`
@@ -211,7 +196,7 @@ impl LayerWriter {
         // SAFETY: the partial file is this layer's, written only under the build's lock; nothing
         // else writes or truncates it while the map lives.
         let map = unsafe { MmapMut::map_mut(&file) }.map_err(|e| Error::io(&partial, e))?;
-        let target = Target::Partial { partial, path: dir.layer_path(n), file };
+        let target = Target::Partial { partial, path: dir.path::<ValuesKind>(n), file };
         Ok((LayerWriter { rules: dir.rules(), stones: n, encoding: VALUE_EXACT_I8, map, file: target }, reused))
     }
 
@@ -290,7 +275,7 @@ impl DtcWriter {
             return Err(Error::Usage("depths to capture are written in the native format only".into()));
         }
         dir.create()?;
-        let file = AtomicFile::create(&dir.dtc_path(n))?;
+        let file = AtomicFile::create(&dir.path::<DtcKind>(n))?;
         let len = PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped);
         crate::sys::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
         // SAFETY: the file was just created by us (exclusively, under a unique name) with its full

@@ -5,17 +5,16 @@
 
 use std::time::Instant;
 
-use serde::ser::SerializeMap;
 use serde::Serialize;
 
-use super::companion::{check_positions, Check, CompanionEntry, CompanionReport, Inputs};
-use super::directory::{VerifyObserver, VerifyOptions};
+use super::companion::{check_positions, Check, Inputs};
+use super::directory::VerifyOptions;
 use crate::bounds::{Bounds, Codec};
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome as Move, Ruleset};
-use crate::storage::{BoundsKind, BoundsLayer, Layer};
+use crate::storage::{BoundsKind, Layer};
 
 /// The forced-capture bounds of `board` derived from its children's stored bounds: the two
 /// equations of [`crate::bounds`] evaluated once.
@@ -95,16 +94,6 @@ impl BoundsReport {
     }
 }
 
-impl CompanionReport for BoundsReport {
-    fn tally(&self) -> (u64, u64) {
-        (self.checked, self.mismatches)
-    }
-
-    fn serialize_rest<M: SerializeMap>(&self, map: &mut M) -> std::result::Result<(), M::Error> {
-        map.serialize_entry("first_mismatches", &self.first_mismatches)
-    }
-}
-
 /// Forced-capture bounds are checked entry by entry: each against what the two equations give
 /// from its children's stored bounds, and against the position's value. Bad codes anywhere are
 /// mismatches.
@@ -117,8 +106,8 @@ impl Check for BoundsKind {
         options.require_bounds
     }
 
-    fn payload(file: &BoundsLayer) -> &[u8] {
-        file.payload()
+    fn payload(file: &Layer<BoundsKind>) -> &[u8] {
+        file.bytes()
     }
 
     fn lengths(this: &[u8], n: u32) -> (u64, u64) {
@@ -133,8 +122,8 @@ impl Check for BoundsKind {
         format!("the bounds of layer {m} are needed to check layer {n}'s but were not given")
     }
 
-    fn lower<'a>(_values: Option<&'a Layer>, own: Option<&'a BoundsLayer>) -> Option<&'a [u8]> {
-        own.map(|b| b.payload())
+    fn lower<'a>(_values: Option<&'a Layer>, own: Option<&'a Layer<BoundsKind>>) -> Option<&'a [u8]> {
+        own.map(|b| b.bytes())
     }
 
     fn check(inputs: &Inputs<'_, BoundsKind>, progress: &dyn Progress) -> Result<BoundsReport> {
@@ -171,9 +160,5 @@ impl Check for BoundsKind {
             first_mismatches: walked.first,
             seconds: start.elapsed().as_secs_f64(),
         })
-    }
-
-    fn observe(observer: &mut dyn VerifyObserver, entry: &CompanionEntry<BoundsReport>) -> Result<()> {
-        observer.bounds(entry)
     }
 }

@@ -1,9 +1,10 @@
 //! What checking the files beside the values shares, whatever their kind (forced-capture bounds,
-//! depths to capture; [`Companion`](crate::storage::Companion)): the one entry [`verify_companion`], which checks its inputs
-//! and walks every position of the layer in parallel, keeping the first mismatches; the walk of
-//! a directory's files of one kind ([`verify_companions`]); and what the report says of each
-//! layer's file ([`CompanionEntry`], [`CompanionStatus`]) and how it reads in the JSON document.
-//! What one position's check is lives with its kind ([`super::bounds`], [`super::dtc`]).
+//! depths to capture; [`Kind`]): the one entry [`verify_companion`], which checks its inputs and
+//! walks every position of the layer in parallel, keeping the first mismatches; the walk of a
+//! directory's files of one kind ([`verify_companions`]); and what the report says of each
+//! layer's file, whatever its kind ([`CompanionEntry`], [`CompanionStatus`],
+//! [`CompanionReport`]) and how it reads in the JSON document. What one position's check is
+//! lives with its kind ([`super::bounds`], [`super::dtc`]: its [`Check`]).
 
 use std::ops::Range;
 use std::path::Path;
@@ -13,56 +14,30 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use super::directory::{VerifyObserver, VerifyOptions};
-use super::{layers_needed, CHUNK, MISMATCHES_KEPT};
-use crate::error::{Error, ErrorDoc, Result};
+use super::{layers_needed, BoundsReport, DtcReport, CHUNK, MISMATCHES_KEPT};
+use crate::error::{Error, ErrorDoc, FileContent, Result};
 use crate::index::{chunks, layer_size, LayerWalker, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::{Board, Ruleset};
-use crate::storage::{CompanionKind, CompanionLayer, DatabaseDir, Format, Layer, LayerState};
-
-mod sealed {
-    /// Keeps [`super::CompanionReport`] to the reports of this crate.
-    pub trait Sealed {}
-    impl Sealed for crate::verify::BoundsReport {}
-    impl Sealed for crate::verify::DtcReport {}
-}
-
-/// The report of checking one layer's file beside its values ([`BoundsReport`](super::BoundsReport),
-/// [`DtcReport`](super::DtcReport)): what [`CompanionStatus::Checked`] holds.
-pub trait CompanionReport: sealed::Sealed {
-    /// Positions checked (the whole layer) and, of them, those whose entry does not follow
-    /// from its moves (or contradicts its value).
-    fn tally(&self) -> (u64, u64);
-    /// True when every entry follows from its moves.
-    fn is_ok(&self) -> bool {
-        self.tally().1 == 0
-    }
-    /// Writes what follows `mismatches` in the report's part of the JSON document: what the
-    /// kind adds, then `first_mismatches`.
-    ///
-    /// # Errors
-    /// Those of `map`.
-    #[doc(hidden)]
-    fn serialize_rest<M: SerializeMap>(&self, map: &mut M) -> std::result::Result<(), M::Error>;
-}
+use crate::storage::{DatabaseDir, Format, Kind, Layer, LayerState};
 
 /// How the verifier checks one kind of file beside the values ([`crate::storage::BoundsKind`],
-/// [`crate::storage::DtcKind`]).
-pub(crate) trait Check: CompanionKind {
+/// [`crate::storage::DtcKind`]): the one trait of the verifier's seam.
+pub(crate) trait Check: Kind {
     /// The report of one layer's check.
-    type Report: CompanionReport;
+    type Report: Into<CompanionReport>;
     /// A layer's payload as the check reads it: its bytes (bounds), split into its parts
     /// (depths to capture).
     type Payload<'a>: Copy;
     /// What the check reads of the smaller layers: the bytes of their bounds (bounds are
-    /// [`chained`](crate::storage::Companion::chained)), or their values (depths to capture).
+    /// [`CHAINED`](Kind::CHAINED)), or their values (depths to capture).
     type Lower: Sync + 'static;
 
     /// Whether `options` require every layer's file of this kind.
     fn required(options: &VerifyOptions) -> bool;
 
     /// The payload of an opened file.
-    fn payload(file: &CompanionLayer<Self>) -> Self::Payload<'_>;
+    fn payload(file: &Layer<Self>) -> Self::Payload<'_>;
 
     /// The length of `this`, and the length layer `n`'s payload must have.
     fn lengths(this: Self::Payload<'_>, n: u32) -> (u64, u64);
@@ -73,7 +48,7 @@ pub(crate) trait Check: CompanionKind {
 
     /// What the check of a larger layer reads of layer `m`, from its `values` or its own
     /// opened file of this kind (`None` when that is missing or damaged).
-    fn lower<'a>(values: Option<&'a Layer>, own: Option<&'a CompanionLayer<Self>>) -> Option<&'a [Self::Lower]>;
+    fn lower<'a>(values: Option<&'a Layer>, own: Option<&'a Layer<Self>>) -> Option<&'a [Self::Lower]>;
 
     /// Checks every position of a layer (the inputs' lengths checked): see
     /// [`verify_companion`].
@@ -81,12 +56,6 @@ pub(crate) trait Check: CompanionKind {
     /// # Errors
     /// As [`verify_companion`].
     fn check(inputs: &Inputs<'_, Self>, progress: &dyn Progress) -> Result<Self::Report>;
-
-    /// Tells `observer` that one layer's file is done.
-    ///
-    /// # Errors
-    /// Those of the observer.
-    fn observe(observer: &mut dyn VerifyObserver, entry: &CompanionEntry<Self::Report>) -> Result<()>;
 }
 
 /// Checks every entry of layer `n`'s file of kind `K` against its moves: forced-capture bounds
@@ -129,7 +98,7 @@ pub(crate) fn verify_companion<'a, K: Check>(
     }
     let (len, expected) = K::lengths(this, n);
     if values.len() as u64 != layer_size(n) || len != expected {
-        return Err(Error::Usage(format!("layer {n}: values or {} of the wrong length", K::KIND.what())));
+        return Err(Error::Usage(format!("layer {n}: values or {} of the wrong length", K::CONTENT.what())));
     }
     for m in layers_needed(n) {
         if lower.get(m as usize).map(|l| l.len() as u64) != Some(K::lower_len(m)) {
@@ -238,21 +207,21 @@ pub(super) fn verify_companions<K: Check>(
     gap: Option<u32>,
     layers: &[Option<Layer>],
     observer: &mut dyn VerifyObserver,
-) -> Result<Vec<CompanionEntry<K::Report>>> {
-    let mut opened: Vec<Option<CompanionLayer<K>>> = Vec::new();
+) -> Result<Vec<CompanionEntry>> {
+    let mut opened: Vec<Option<Layer<K>>> = Vec::new();
     let mut entries = Vec::new();
     for n in 0..=last {
         // Below the range, only a chained kind's files are read, those of the layers the range
         // reads (layer B reads 0..=B-2). Anything at the path is checked (a directory or a FIFO
         // there is unreadable, never skipped as absent).
-        let read = n >= first || (K::KIND.chained() && n + 2 <= last);
-        let present = !matches!(dir.companion_state(K::KIND, n), LayerState::Absent);
+        let read = n >= first || (K::CHAINED && n + 2 <= last);
+        let present = !matches!(dir.file_state::<K>(n), LayerState::Absent);
         if !read || dir.format() != Format::Native || (!K::required(options) && !present) || Some(n) == gap {
             opened.push(None);
             continue;
         }
-        let status = match dir.open_companion::<K>(n, true) {
-            Err(e @ (Error::BoundsMissing { .. } | Error::DtcMissing { .. })) => {
+        let status = match dir.open_layer::<K>(n, true) {
+            Err(e @ Error::CompanionMissing { .. }) => {
                 opened.push(None);
                 CompanionStatus::Missing(e)
             }
@@ -270,7 +239,7 @@ pub(super) fn verify_companions<K: Check>(
                         let result = verify_companion::<K>(dir.rules(), n, values.values(), K::payload(&file), &lower, file.path(), progress.as_ref());
                         drop(progress);
                         match result {
-                            Ok(r) => CompanionStatus::Checked(r),
+                            Ok(r) => CompanionStatus::Checked(r.into()),
                             Err(e @ Error::Corrupt { .. }) => CompanionStatus::Damaged(e),
                             Err(e) => return Err(e),
                         }
@@ -278,23 +247,100 @@ pub(super) fn verify_companions<K: Check>(
                     _ => CompanionStatus::Unchecked,
                 };
                 // Only a chained kind's files are read again, by the larger layers' checks.
-                opened.push(K::KIND.chained().then_some(file));
+                opened.push(K::CHAINED.then_some(file));
                 status
             }
         };
-        let entry = CompanionEntry { layer: n, status };
-        K::observe(observer, &entry)?;
+        let entry = CompanionEntry { kind: K::CONTENT, layer: n, status };
+        observer.companion(&entry)?;
         entries.push(entry);
     }
     Ok(entries)
 }
 
-/// What became of one layer's file beside its values, whose check reports an `R`
-/// ([`BoundsStatus`](super::BoundsStatus), [`DtcStatus`](super::DtcStatus)).
+/// The report of checking one layer's file beside its values, of its kind: what
+/// [`CompanionStatus::Checked`] holds.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum CompanionReport {
+    /// Forced-capture bounds.
+    Bounds(BoundsReport),
+    /// Depths to capture.
+    Dtc(DtcReport),
+}
+
+impl From<BoundsReport> for CompanionReport {
+    fn from(r: BoundsReport) -> CompanionReport {
+        CompanionReport::Bounds(r)
+    }
+}
+
+impl From<DtcReport> for CompanionReport {
+    fn from(r: DtcReport) -> CompanionReport {
+        CompanionReport::Dtc(r)
+    }
+}
+
+impl CompanionReport {
+    /// What the file checked holds.
+    pub fn kind(&self) -> FileContent {
+        match self {
+            CompanionReport::Bounds(_) => FileContent::Bounds,
+            CompanionReport::Dtc(_) => FileContent::Dtc,
+        }
+    }
+
+    /// The layer.
+    pub fn layer(&self) -> u32 {
+        match self {
+            CompanionReport::Bounds(r) => r.layer,
+            CompanionReport::Dtc(r) => r.layer,
+        }
+    }
+
+    /// Positions checked (the whole layer) and, of them, those whose entry does not follow
+    /// from its moves (or contradicts its value).
+    pub fn tally(&self) -> (u64, u64) {
+        match self {
+            CompanionReport::Bounds(r) => (r.checked, r.mismatches),
+            CompanionReport::Dtc(r) => (r.checked, r.mismatches),
+        }
+    }
+
+    /// Wall-clock seconds of the check.
+    pub fn seconds(&self) -> f64 {
+        match self {
+            CompanionReport::Bounds(r) => r.seconds,
+            CompanionReport::Dtc(r) => r.seconds,
+        }
+    }
+
+    /// True when every entry follows from its moves.
+    pub fn is_ok(&self) -> bool {
+        self.tally().1 == 0
+    }
+
+    /// Writes what follows `mismatches` in the report's part of the JSON document: what the
+    /// kind adds, then `first_mismatches`.
+    fn serialize_rest<M: SerializeMap>(&self, map: &mut M) -> std::result::Result<(), M::Error> {
+        match self {
+            CompanionReport::Bounds(r) => map.serialize_entry("first_mismatches", &r.first_mismatches),
+            CompanionReport::Dtc(r) => {
+                if let Some(d) = r.greatest_depth {
+                    map.serialize_entry("greatest_depth", &d)?;
+                }
+                map.serialize_entry("escaped", &r.escaped)?;
+                map.serialize_entry("first_mismatches", &r.first_mismatches)
+            }
+        }
+    }
+}
+
+/// What became of one layer's file beside its values.
 #[derive(Debug)]
-pub enum CompanionStatus<R> {
+pub enum CompanionStatus {
     /// Checked: the report.
-    Checked(R),
+    Checked(CompanionReport),
     /// Intact (header and checksum) but not checked: below the range, or a layer it reads (its
     /// values, or what the check reads of a smaller layer) is missing or damaged.
     Unchecked,
@@ -302,21 +348,22 @@ pub enum CompanionStatus<R> {
     /// its value or a malformed table of escaped depths), foreign or unreadable: the error.
     Damaged(Error),
     /// Absent while [`VerifyOptions::require_bounds`] or [`VerifyOptions::require_dtc`] asked
-    /// for it: the error.
+    /// for it: the error ([`Error::CompanionMissing`]).
     Missing(Error),
 }
 
-/// One layer's file beside its values in a [`DirectoryReport`](super::DirectoryReport)
-/// ([`BoundsEntry`](super::BoundsEntry), [`DtcEntry`](super::DtcEntry)).
+/// One layer's file beside its values in a [`DirectoryReport`](super::DirectoryReport).
 #[derive(Debug)]
-pub struct CompanionEntry<R> {
+pub struct CompanionEntry {
+    /// What the file holds.
+    pub kind: FileContent,
     /// The layer.
     pub layer: u32,
     /// What was found.
-    pub status: CompanionStatus<R>,
+    pub status: CompanionStatus,
 }
 
-impl<R: CompanionReport> CompanionEntry<R> {
+impl CompanionEntry {
     /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
     pub fn status_name(&self) -> &'static str {
         match &self.status {
@@ -327,11 +374,9 @@ impl<R: CompanionReport> CompanionEntry<R> {
             CompanionStatus::Missing(_) => "missing",
         }
     }
-}
 
-impl<R> CompanionEntry<R> {
     /// The report, when the file was checked.
-    pub(super) fn report(&self) -> Option<&R> {
+    pub fn report(&self) -> Option<&CompanionReport> {
         match &self.status {
             CompanionStatus::Checked(r) => Some(r),
             _ => None,
@@ -355,14 +400,9 @@ impl<R> CompanionEntry<R> {
     }
 }
 
-/// The layers of `entries` in state `status_name` (see [`CompanionEntry::status_name`]).
-pub(super) fn layers_in<R: CompanionReport>(entries: &[CompanionEntry<R>], status_name: &str) -> Vec<u32> {
-    entries.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
-}
-
 /// One layer's file in the JSON document: `layer`, `status`, then the report's fields or the
 /// `error`.
-impl<R: CompanionReport> Serialize for CompanionEntry<R> {
+impl Serialize for CompanionEntry {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         let mut d = s.serialize_map(None)?;
         d.serialize_entry("layer", &self.layer)?;

@@ -23,12 +23,13 @@
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
-pub use super::report::{BoundsEntry, DirectoryReport, DtcEntry, LayerEntry, LayerStatus, ManifestCheck};
+pub use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
+use super::CompanionEntry;
 use crate::error::{Error, Result};
 use crate::facts::check_facts;
 use crate::manifest;
 use crate::progress::{NoProgress, Progress};
-use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
 use crate::verify::companion::verify_companions;
 use crate::verify::{layers_needed, marks_bytes, verify_within};
 
@@ -87,18 +88,12 @@ pub trait VerifyObserver {
     fn layer(&mut self, _entry: &LayerEntry, _earlier: &[LayerEntry]) -> Result<()> {
         Ok(())
     }
-    /// One layer's bounds are done.
+    /// One layer's file beside its values (its bounds, its depths to capture: `entry.kind`) is
+    /// done. The files of one kind come in increasing layer order, the kinds one after the other.
     ///
     /// # Errors
     /// As [`manifest`](Self::manifest).
-    fn bounds(&mut self, _entry: &BoundsEntry) -> Result<()> {
-        Ok(())
-    }
-    /// One layer's depths to capture are done.
-    ///
-    /// # Errors
-    /// As [`manifest`](Self::manifest).
-    fn dtc(&mut self, _entry: &DtcEntry) -> Result<()> {
+    fn companion(&mut self, _entry: &CompanionEntry) -> Result<()> {
         Ok(())
     }
 }
@@ -135,11 +130,11 @@ pub(crate) fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Op
 /// decoded into memory).
 ///
 /// # Errors
-/// [`DatabaseDir::missing`]`(0)` when no range is given and no layer is on disk (before the
+/// [`DatabaseDir::missing`] of layer 0's values when no range is given and no layer is on disk (before the
 /// observer's `start`); [`Error::Interrupted`] when the observer's progress cancels; whatever
 /// an observer method returns; [`Error::Usage`] for a range beyond layer 48.
 pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &mut dyn VerifyObserver) -> Result<DirectoryReport> {
-    let Some(range) = layers_to_verify(dir, options) else { return Err(dir.missing(0)) };
+    let Some(range) = layers_to_verify(dir, options) else { return Err(dir.missing::<ValuesKind>(0)) };
     let (first, last) = (*range.start(), *range.end());
     if last > crate::index::MAX_STONES || first > last {
         return Err(Error::Usage(format!("layers {first}..{last}: give a range within 0..{}", crate::index::MAX_STONES)));
@@ -182,7 +177,7 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
             layers.push(None);
             continue;
         }
-        let status = match dir.open(n, true) {
+        let status = match dir.open_layer::<ValuesKind>(n, true) {
             Err(Error::LayerMissing { .. } | Error::PublishedLayerMissing { .. }) if Some(n) == gap => {
                 layers.push(None);
                 LayerStatus::NotNeeded
@@ -229,12 +224,12 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     // children's bounds and its value. Depths to capture: likewise, of the layers asked for,
     // each entry against its value and its moves (children's values, same-layer children's
     // depths).
-    let bounds = verify_companions::<BoundsKind>(dir, options, (first, last), gap, &layers, observer)?;
-    let dtc = verify_companions::<DtcKind>(dir, options, (first, last), gap, &layers, observer)?;
+    let mut companions = verify_companions::<BoundsKind>(dir, options, (first, last), gap, &layers, observer)?;
+    companions.extend(verify_companions::<DtcKind>(dir, options, (first, last), gap, &layers, observer)?);
     let seconds = start.elapsed().as_secs_f64();
 
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();
     let facts = check_facts(rules, &values);
 
-    Ok(DirectoryReport::tallied(dir.clone(), (first, last), entries, facts, bounds, dtc, manifest, seconds))
+    Ok(DirectoryReport::tallied(dir.clone(), (first, last), entries, facts, companions, manifest, seconds))
 }

@@ -6,17 +6,16 @@
 use std::path::Path;
 use std::time::Instant;
 
-use serde::ser::SerializeMap;
 use serde::Serialize;
 
-use super::companion::{check_positions, Check, CompanionEntry, CompanionReport, Inputs};
-use super::directory::{VerifyObserver, VerifyOptions};
+use super::companion::{check_positions, Check, Inputs};
+use super::directory::VerifyOptions;
 use crate::dtc::{BadDtc, DtcPayload};
 use crate::error::{Damage, Error, Result};
 use crate::index::{layer_size, rank_unchecked};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome as Move, Ruleset};
-use crate::storage::{DtcKind, DtcLayer, Layer};
+use crate::storage::{DtcKind, Layer};
 
 /// The depth to capture of `board` (of value `value`) derived from its moves by the definition
 /// of [`crate::dtc`], evaluated once: `None` for value 0, or when no depth follows (no move
@@ -128,20 +127,6 @@ pub(crate) fn dtc_damage(path: &Path, fault: BadDtc) -> Error {
     }
 }
 
-impl CompanionReport for DtcReport {
-    fn tally(&self) -> (u64, u64) {
-        (self.checked, self.mismatches)
-    }
-
-    fn serialize_rest<M: SerializeMap>(&self, map: &mut M) -> std::result::Result<(), M::Error> {
-        if let Some(d) = self.greatest_depth {
-            map.serialize_entry("greatest_depth", &d)?;
-        }
-        map.serialize_entry("escaped", &self.escaped)?;
-        map.serialize_entry("first_mismatches", &self.first_mismatches)
-    }
-}
-
 /// Depths to capture are checked first against the values ([`crate::dtc::tally`]: a depth
 /// exactly where the value is not 0, a well-formed table of escaped depths), then each against
 /// the definition of [`crate::dtc`] evaluated over its moves ([`derive_dtc`]) from its children's
@@ -156,7 +141,7 @@ impl Check for DtcKind {
         options.require_dtc
     }
 
-    fn payload(file: &DtcLayer) -> DtcPayload<'_> {
+    fn payload(file: &Layer<DtcKind>) -> DtcPayload<'_> {
         file.payload()
     }
 
@@ -172,7 +157,7 @@ impl Check for DtcKind {
         format!("the values of layer {m} are needed to check layer {n}'s depths to capture but were not given")
     }
 
-    fn lower<'a>(values: Option<&'a Layer>, _own: Option<&'a DtcLayer>) -> Option<&'a [i8]> {
+    fn lower<'a>(values: Option<&'a Layer>, _own: Option<&'a Layer<DtcKind>>) -> Option<&'a [i8]> {
         values.map(|l| l.values())
     }
 
@@ -202,9 +187,5 @@ impl Check for DtcKind {
         })?;
         let (checked, mismatches, first_mismatches) = (walked.checked, walked.mismatches, walked.first);
         Ok(DtcReport { layer: n, checked, mismatches, first_mismatches, greatest_depth, escaped: tally.escaped, seconds: start.elapsed().as_secs_f64() })
-    }
-
-    fn observe(observer: &mut dyn VerifyObserver, entry: &CompanionEntry<DtcReport>) -> Result<()> {
-        observer.dtc(entry)
     }
 }

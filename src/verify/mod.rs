@@ -24,7 +24,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | `values` | re-deriving the values: [`verify_values`], [`LayerReport`] |
-//! | `companion` | what checking the files beside the values shares: `verify_companion`, [`CompanionEntry`], [`CompanionReport`] |
+//! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check`; [`CompanionEntry`], [`CompanionStatus`], [`CompanionReport`], whatever the kind |
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
 //! | `directory` | a whole directory: [`verify_directory`] and its options and observer |
@@ -48,7 +48,7 @@ pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions}
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
 pub use grouped::{marks_bytes, source_groups, verify_within};
-pub use report::{BoundsEntry, BoundsStatus, DirectoryReport, DtcEntry, DtcStatus, Finding, LayerEntry, LayerStatus, ManifestCheck};
+pub use report::{DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
 
 use std::ops::Range;

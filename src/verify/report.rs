@@ -1,20 +1,20 @@
 //! The report of a directory's verification ([`super::directory::verify_directory`]): what
-//! became of each layer, its bounds, its depths to capture, the published facts and the pack manifest, the totals, a
-//! one-line summary and the [`Finding`], the class of problem that dominates (the exit status of
+//! became of each layer, of the files beside it of every kind (its bounds, its depths to
+//! capture), the published facts and the pack manifest, the totals, a one-line summary and the [`Finding`], the class of problem that dominates (the exit status of
 //! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
 
 use std::path::PathBuf;
 
-use serde::ser::SerializeStruct;
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::error::{Error, ErrorDoc, ErrorKind, Result};
+use crate::error::{Error, ErrorDoc, ErrorKind, FileContent, Result};
 use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
-use crate::storage::DatabaseDir;
+use crate::storage::{DatabaseDir, ValuesKind};
 use crate::units::{group_digits, layers_phrase};
-use crate::verify::companion::{layers_in, CompanionEntry, CompanionStatus};
-use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};
+use crate::verify::companion::CompanionEntry;
+use crate::verify::{LayerReport, Mismatch};
 
 /// What became of one layer's values.
 #[derive(Debug)]
@@ -64,18 +64,6 @@ impl LayerEntry {
     }
 }
 
-/// What became of one layer's forced-capture bounds.
-pub type BoundsStatus = CompanionStatus<BoundsReport>;
-
-/// One layer's bounds in a [`DirectoryReport`].
-pub type BoundsEntry = CompanionEntry<BoundsReport>;
-
-/// What became of one layer's depths to capture (dtc).
-pub type DtcStatus = CompanionStatus<DtcReport>;
-
-/// One layer's depths to capture in a [`DirectoryReport`].
-pub type DtcEntry = CompanionEntry<DtcReport>;
-
 /// The check of a pack directory's `SHA256SUMS`.
 #[derive(Debug)]
 pub struct ManifestCheck {
@@ -92,8 +80,8 @@ pub struct ManifestCheck {
 
 /// Which class of problem dominates a verification (see `super::directory` for the
 /// precedence).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Finding {
     /// Every file intact, every value, bounds entry and depth to capture follows from its
     /// children, no fact contradicted, the manifest (if any) matches.
@@ -101,37 +89,35 @@ pub enum Finding {
     /// Some value, bounds entry or depth to capture is wrong, or a published fact is
     /// contradicted.
     WrongValues,
-    /// A layer file is damaged, foreign or unreadable.
-    DamagedLayer,
-    /// A bounds file is damaged, foreign or unreadable.
-    DamagedBounds,
-    /// A dtc file is damaged, foreign or unreadable.
-    DamagedDtc,
+    /// A file of this kind (a layer's values first, then the files beside them, kind by kind)
+    /// is damaged, foreign or unreadable.
+    Damaged(FileContent),
     /// The pack manifest does not match the files.
     ManifestMismatch,
-    /// A layer asked for is absent.
-    MissingLayer,
-    /// Bounds required by [`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds) are absent.
-    MissingBounds,
-    /// Depths to capture required by [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc) are absent.
-    MissingDtc,
+    /// A layer asked for is absent ([`FileContent::Values`]), or else a file beside it that
+    /// [`VerifyOptions`](super::directory::VerifyOptions) require ([`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds),
+    /// [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc)).
+    Missing(FileContent),
 }
 
 impl Finding {
     /// `ok`, `wrong_values`, `damaged_layer`, `damaged_bounds`, `damaged_dtc`,
-    /// `manifest_mismatch`, `missing_layer`, `missing_bounds` or `missing_dtc`.
-    pub fn name(self) -> &'static str {
+    /// `manifest_mismatch`, `missing_layer`, `missing_bounds` or `missing_dtc` (`damaged_` or
+    /// `missing_` and the kind's [`name`](FileContent::name)).
+    pub fn name(self) -> String {
         match self {
-            Finding::Ok => "ok",
-            Finding::WrongValues => "wrong_values",
-            Finding::DamagedLayer => "damaged_layer",
-            Finding::DamagedBounds => "damaged_bounds",
-            Finding::DamagedDtc => "damaged_dtc",
-            Finding::ManifestMismatch => "manifest_mismatch",
-            Finding::MissingLayer => "missing_layer",
-            Finding::MissingBounds => "missing_bounds",
-            Finding::MissingDtc => "missing_dtc",
+            Finding::Ok => "ok".into(),
+            Finding::WrongValues => "wrong_values".into(),
+            Finding::Damaged(kind) => format!("damaged_{}", kind.name()),
+            Finding::ManifestMismatch => "manifest_mismatch".into(),
+            Finding::Missing(kind) => format!("missing_{}", kind.name()),
         }
+    }
+}
+
+impl Serialize for Finding {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
     }
 }
 
@@ -149,10 +135,9 @@ pub struct DirectoryReport {
     pub layers: Vec<LayerEntry>,
     /// The published facts and what checking them gave.
     pub facts: Vec<FactReport>,
-    /// The bounds checked, in increasing order.
-    pub bounds: Vec<BoundsEntry>,
-    /// The depths to capture checked, in increasing order.
-    pub dtc: Vec<DtcEntry>,
+    /// The files beside the values checked: those of each kind in increasing layer order, the
+    /// kinds in the order of [`FileContent::COMPANIONS`].
+    pub companions: Vec<CompanionEntry>,
     /// The pack manifest's check: `None` when the directory has neither a `SHA256SUMS` nor packs
     /// of the ruleset (or is in the published format); `present: false` for packs without one.
     pub manifest: Option<ManifestCheck>,
@@ -160,14 +145,6 @@ pub struct DirectoryReport {
     pub positions_checked: u64,
     /// Wrong values, over all layers.
     pub mismatches: u64,
-    /// Bounds entries checked.
-    pub bounds_checked: u64,
-    /// Wrong bounds entries.
-    pub bounds_mismatches: u64,
-    /// Depths to capture checked (positions, over all dtc files checked).
-    pub dtc_checked: u64,
-    /// Wrong depths to capture.
-    pub dtc_mismatches: u64,
     /// Seconds spent re-deriving values (the sum of the layers').
     pub derive_seconds: f64,
     /// Wall-clock seconds of the whole check (facts aside).
@@ -197,20 +174,28 @@ impl DirectoryReport {
         })
     }
 
-    /// The layers whose depths to capture are in state `status_name` (see
-    /// [`CompanionEntry::status_name`]).
-    pub fn dtc_in(&self, status_name: &str) -> Vec<u32> {
-        layers_in(&self.dtc, status_name)
+    /// The entries of the files of kind `kind` beside the values.
+    pub fn companions_of(&self, kind: FileContent) -> impl Iterator<Item = &CompanionEntry> {
+        self.companions.iter().filter(move |e| e.kind == kind)
     }
 
-    /// The layers whose values are in state `status_name` (see [`LayerEntry::status_name`]).
-    pub fn layers_in(&self, status_name: &str) -> Vec<u32> {
-        self.layers.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect()
+    /// The layers whose values (`kind` [`FileContent::Values`], see [`LayerEntry::status_name`])
+    /// or whose files of kind `kind` (see [`CompanionEntry::status_name`]) are in state
+    /// `status_name`.
+    pub fn layers_in(&self, kind: FileContent, status_name: &str) -> Vec<u32> {
+        match kind {
+            FileContent::Values => self.layers.iter().filter(|e| e.status_name() == status_name).map(|e| e.layer).collect(),
+            _ => self.companions_of(kind).filter(|e| e.status_name() == status_name).map(|e| e.layer).collect(),
+        }
     }
 
-    /// The layers whose bounds are in state `status_name` (see [`CompanionEntry::status_name`]).
-    pub fn bounds_in(&self, status_name: &str) -> Vec<u32> {
-        layers_in(&self.bounds, status_name)
+    /// Entries checked of kind `kind` (for the values, positions re-derived) and, of them,
+    /// those that do not follow from their children or moves.
+    pub fn tally(&self, kind: FileContent) -> (u64, u64) {
+        match kind {
+            FileContent::Values => (self.positions_checked, self.mismatches),
+            _ => self.companions_of(kind).filter_map(CompanionEntry::report).map(|r| r.tally()).fold((0, 0), |(c, m), (a, b)| (c + a, m + b)),
+        }
     }
 
     /// The published facts the layers contradict.
@@ -224,15 +209,12 @@ impl DirectoryReport {
     }
 
     /// The report of these entries, with its totals, `ok`, summary and outcome.
-    // One argument per part of the report, in its order: a struct would only rename them.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn tallied(
         dir: DatabaseDir,
         layers_requested: (u32, u32),
         layers: Vec<LayerEntry>,
         facts: Vec<FactReport>,
-        bounds: Vec<BoundsEntry>,
-        dtc: Vec<DtcEntry>,
+        companions: Vec<CompanionEntry>,
         manifest: Option<ManifestCheck>,
         seconds: f64,
     ) -> DirectoryReport {
@@ -241,69 +223,54 @@ impl DirectoryReport {
             layers_requested,
             layers,
             facts,
-            bounds,
-            dtc,
+            companions,
             manifest,
             positions_checked: 0,
             mismatches: 0,
-            bounds_checked: 0,
-            bounds_mismatches: 0,
-            dtc_checked: 0,
-            dtc_mismatches: 0,
             derive_seconds: 0.0,
             seconds,
             ok: false,
             summary: String::new(),
             outcome: Finding::Ok,
         };
-        report.tally();
+        report.tally_all();
         report
     }
 
     /// The totals, `ok`, the summary and the outcome, from the entries.
-    fn tally(&mut self) {
+    fn tally_all(&mut self) {
+        use FileContent::Values;
         self.positions_checked = self.layer_reports().map(|r| r.checked).sum();
         self.derive_seconds = self.layer_reports().fold(0.0, |s, r| s + r.seconds);
         self.mismatches = self.layer_reports().map(|r| r.mismatches).sum();
-        // The reports of the bounds and of the depths to capture checked.
-        let bounds = || self.bounds.iter().filter_map(CompanionEntry::report);
-        let dtc = || self.dtc.iter().filter_map(CompanionEntry::report);
-        self.bounds_checked = bounds().map(|r| r.checked).sum();
-        self.bounds_mismatches = bounds().map(|r| r.mismatches).sum();
-        self.dtc_checked = dtc().map(|r| r.checked).sum();
-        self.dtc_mismatches = dtc().map(|r| r.mismatches).sum();
         let bad_layers: Vec<u32> = self.layer_reports().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-        let bad_bounds: Vec<u32> = bounds().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-        let (damaged, missing, blocked) = (self.layers_in("damaged"), self.layers_in("missing"), self.layers_in("not-verified"));
-        let (damaged_bounds, missing_bounds) = (self.bounds_in("damaged"), self.bounds_in("missing"));
-        let bad_dtc: Vec<u32> = dtc().filter(|r| !r.is_ok()).map(|r| r.layer).collect();
-        let (damaged_dtc, missing_dtc) = (self.dtc_in("damaged"), self.dtc_in("missing"));
+        let (damaged, missing, blocked) = (self.layers_in(Values, "damaged"), self.layers_in(Values, "missing"), self.layers_in(Values, "not-verified"));
         let failed_facts: Vec<&str> = self.failed_facts().map(|f| f.id).collect();
         let manifest_failed = self.manifest.as_ref().is_some_and(|m| m.error.is_some());
-        let (mismatches, bounds_mismatches, dtc_mismatches) = (self.mismatches, self.bounds_mismatches, self.dtc_mismatches);
+        let mismatches = self.mismatches;
 
         let mut problems = Vec::new();
         if mismatches > 0 {
-            problems.push(format!("{} wrong value{} in {}", group_digits(mismatches), plural(mismatches), layers_phrase(bad_layers)));
+            problems.push(format!("{} wrong {} in {}", group_digits(mismatches), Values.entries(mismatches), layers_phrase(bad_layers)));
         }
-        if bounds_mismatches > 0 {
-            let entries = if bounds_mismatches == 1 { "y" } else { "ies" };
-            problems.push(format!("{} wrong bounds entr{entries} in {}", group_digits(bounds_mismatches), layers_phrase(bad_bounds)));
-        }
-        if !damaged_bounds.is_empty() {
-            problems.push(format!("damaged or unreadable bounds of {}", layers_phrase(damaged_bounds.iter().copied())));
-        }
-        if !missing_bounds.is_empty() {
-            problems.push(format!("missing bounds of {}", layers_phrase(missing_bounds.iter().copied())));
-        }
-        if dtc_mismatches > 0 {
-            problems.push(format!("{} wrong depth{} to capture in {}", group_digits(dtc_mismatches), plural(dtc_mismatches), layers_phrase(bad_dtc)));
-        }
-        if !damaged_dtc.is_empty() {
-            problems.push(format!("damaged or unreadable depths to capture of {}", layers_phrase(damaged_dtc.iter().copied())));
-        }
-        if !missing_dtc.is_empty() {
-            problems.push(format!("missing depths to capture of {}", layers_phrase(missing_dtc.iter().copied())));
+        // The files beside the values, kind by kind: wrong entries, then damaged files, then
+        // missing ones.
+        let mut wrong_entries = false;
+        for kind in FileContent::COMPANIONS {
+            let wrong = self.tally(kind).1;
+            wrong_entries |= wrong > 0;
+            if wrong > 0 {
+                let bad: Vec<u32> = self.companions_of(kind).filter_map(CompanionEntry::report).filter(|r| !r.is_ok()).map(|r| r.layer()).collect();
+                problems.push(format!("{} wrong {} in {}", group_digits(wrong), kind.entries(wrong), layers_phrase(bad)));
+            }
+            let damaged = self.layers_in(kind, "damaged");
+            if !damaged.is_empty() {
+                problems.push(format!("damaged or unreadable {} of {}", kind.what(), layers_phrase(damaged)));
+            }
+            let missing = self.layers_in(kind, "missing");
+            if !missing.is_empty() {
+                problems.push(format!("missing {} of {}", kind.what(), layers_phrase(missing)));
+            }
         }
         if !failed_facts.is_empty() {
             problems.push(format!("fact{} contradicted: {}", plural(failed_facts.len() as u64), failed_facts.join(", ")));
@@ -322,21 +289,18 @@ impl DirectoryReport {
         }
         self.ok = problems.is_empty();
         let (first, last) = self.layers_requested;
-        let not_needed = self.layers_in("not-needed");
+        let not_needed = self.layers_in(Values, "not-needed");
         self.summary = if self.ok {
-            let bounds = if self.bounds_checked > 0 {
-                format!("; {} bounds entries checked, every one satisfies its equations and agrees with its value", group_digits(self.bounds_checked))
-            } else {
-                String::new()
-            };
-            let dtc = if self.dtc_checked > 0 {
-                format!("; {} depths to capture checked, every one follows from its moves", group_digits(self.dtc_checked))
-            } else {
-                String::new()
-            };
+            let companions: String = FileContent::COMPANIONS
+                .into_iter()
+                .filter_map(|kind| {
+                    let checked = self.tally(kind).0;
+                    (checked > 0).then(|| format!("; {} {} checked, every one {}", group_digits(checked), kind.entries(0), kind.checked_claim()))
+                })
+                .collect();
             let gap = if not_needed.is_empty() { String::new() } else { format!(" ({} not built, not needed)", layers_phrase(not_needed.iter().copied())) };
             format!(
-                "OK: {} of {}{gap}: {} positions re-derived, every value follows from its children{bounds}{dtc}; no fact contradicted",
+                "OK: {} of {}{gap}: {} positions re-derived, every value follows from its children{companions}; no fact contradicted",
                 layers_phrase((first..=last).filter(|n| !not_needed.contains(n))),
                 self.dir.rules(),
                 group_digits(self.positions_checked)
@@ -345,23 +309,16 @@ impl DirectoryReport {
             format!("FAILED: {}", problems.join("; "))
         };
 
-        // Wrong values first, then damaged files, then missing layers.
-        self.outcome = if mismatches > 0 || bounds_mismatches > 0 || dtc_mismatches > 0 || !failed_facts.is_empty() {
+        // Wrong values first, then damaged files (layers, then kind by kind), then missing ones.
+        let kinds = || std::iter::once(Values).chain(FileContent::COMPANIONS);
+        self.outcome = if mismatches > 0 || wrong_entries || !failed_facts.is_empty() {
             Finding::WrongValues
-        } else if !damaged.is_empty() {
-            Finding::DamagedLayer
-        } else if !damaged_bounds.is_empty() {
-            Finding::DamagedBounds
-        } else if !damaged_dtc.is_empty() {
-            Finding::DamagedDtc
+        } else if let Some(kind) = kinds().find(|&k| !self.layers_in(k, "damaged").is_empty()) {
+            Finding::Damaged(kind)
         } else if manifest_failed {
             Finding::ManifestMismatch
-        } else if !missing.is_empty() {
-            Finding::MissingLayer
-        } else if !missing_bounds.is_empty() {
-            Finding::MissingBounds
-        } else if !missing_dtc.is_empty() {
-            Finding::MissingDtc
+        } else if let Some(kind) = kinds().find(|&k| !self.layers_in(k, "missing").is_empty()) {
+            Finding::Missing(kind)
         } else {
             Finding::Ok
         };
@@ -369,33 +326,29 @@ impl DirectoryReport {
 
     /// The error the outcome stands for (`None` for [`Finding::Ok`]): [`Error::VerifyFailed`]
     /// for wrong values; the first damaged layer's (then bounds', then dtc's) error; the
-    /// manifest's error; [`DatabaseDir::missing`] of the first missing layer;
-    /// [`Error::BoundsMissing`] of the first missing bounds; [`Error::DtcMissing`] of the first
-    /// missing depths to capture. Its kind's [`ErrorKind::exit_status`] is the exit status of `oware verify`.
+    /// manifest's error; [`DatabaseDir::missing`] of the first missing layer, or of the first
+    /// missing file of the kind required ([`Error::CompanionMissing`]). Its kind's
+    /// [`ErrorKind::exit_status`] is the exit status of `oware verify`.
     ///
     /// Cost: moves the error out of the report.
     pub fn into_error(self) -> Option<Error> {
         let failed_facts = self.failed_facts().count() as u64;
-        let first_of = |names: Vec<u32>| names.first().copied();
         match self.outcome {
             Finding::Ok => None,
             Finding::WrongValues => {
-                Some(Error::VerifyFailed { wrong_values: self.mismatches, wrong_bounds: self.bounds_mismatches, wrong_dtc: self.dtc_mismatches, failed_facts })
+                let wrong = std::iter::once(FileContent::Values).chain(FileContent::COMPANIONS).map(|k| (k, self.tally(k).1)).collect();
+                Some(Error::VerifyFailed { wrong, failed_facts })
             }
-            Finding::DamagedLayer => self.layers.into_iter().find_map(|e| match e.status {
+            Finding::Damaged(FileContent::Values) => self.layers.into_iter().find_map(|e| match e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Finding::DamagedBounds => self.bounds.into_iter().find_map(CompanionEntry::into_damage),
-            Finding::DamagedDtc => self.dtc.into_iter().find_map(CompanionEntry::into_damage),
+            Finding::Damaged(kind) => self.companions.into_iter().filter(|e| e.kind == kind).find_map(CompanionEntry::into_damage),
             Finding::ManifestMismatch => self.manifest.and_then(|m| m.error),
-            Finding::MissingLayer => first_of(self.layers_in("missing")).map(|n| self.dir.missing(n)),
-            Finding::MissingBounds => {
-                first_of(self.bounds_in("missing")).map(|n| Error::BoundsMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
-            }
-            Finding::MissingDtc => {
-                first_of(self.dtc_in("missing")).map(|n| Error::DtcMissing { layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() })
-            }
+            Finding::Missing(kind) => self.layers_in(kind, "missing").first().map(|&n| match kind {
+                FileContent::Values => self.dir.missing::<ValuesKind>(n),
+                kind => Error::CompanionMissing { kind, layer: n, dir: self.dir.layers_dir(), rules: self.dir.rules() },
+            }),
         }
     }
 
@@ -406,25 +359,20 @@ impl DirectoryReport {
         match self.outcome {
             Finding::Ok => 0,
             Finding::WrongValues => ErrorKind::VerificationFailed.exit_status(),
-            Finding::DamagedLayer | Finding::DamagedBounds | Finding::DamagedDtc | Finding::ManifestMismatch => {
-                self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status()
-            }
-            Finding::MissingLayer => self.dir.missing(0).kind().exit_status(),
-            Finding::MissingBounds => ErrorKind::BoundsMissing.exit_status(),
-            Finding::MissingDtc => ErrorKind::DtcMissing.exit_status(),
+            Finding::Damaged(_) | Finding::ManifestMismatch => self.damage().map_or(ErrorKind::Internal, Error::kind).exit_status(),
+            Finding::Missing(kind) => kind.missing_kind().exit_status(),
         }
     }
 
-    /// The error of the first damaged file of the outcome's class (layers, bounds, dtc,
-    /// manifest).
+    /// The error of the first damaged file of the outcome's class (layers, a kind of file
+    /// beside them, manifest).
     fn damage(&self) -> Option<&Error> {
         match self.outcome {
-            Finding::DamagedLayer => self.layers.iter().find_map(|e| match &e.status {
+            Finding::Damaged(FileContent::Values) => self.layers.iter().find_map(|e| match &e.status {
                 LayerStatus::Damaged(e) => Some(e),
                 _ => None,
             }),
-            Finding::DamagedBounds => self.bounds.iter().find_map(CompanionEntry::damage),
-            Finding::DamagedDtc => self.dtc.iter().find_map(CompanionEntry::damage),
+            Finding::Damaged(kind) => self.companions_of(kind).find_map(CompanionEntry::damage),
             Finding::ManifestMismatch => self.manifest.as_ref().and_then(|m| m.error.as_ref()),
             _ => None,
         }
@@ -512,32 +460,35 @@ struct ManifestDoc {
 
 impl Serialize for DirectoryReport {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut d = s.serialize_struct("DirectoryReport", 19)?;
-        d.serialize_field("rules", self.dir.rules().name())?;
-        d.serialize_field("dir", &self.dir.layers_dir().display().to_string())?;
-        d.serialize_field("format", self.dir.format().name())?;
-        d.serialize_field("layers_requested", &[self.layers_requested.0, self.layers_requested.1])?;
-        d.serialize_field("layers", &self.layers)?;
-        d.serialize_field("facts", &self.facts)?;
-        d.serialize_field("positions_checked", &self.positions_checked)?;
-        d.serialize_field("mismatches", &self.mismatches)?;
-        d.serialize_field("seconds", &self.seconds)?;
-        d.serialize_field("positions_per_second", &self.positions_per_second())?;
-        d.serialize_field("bounds", &self.bounds)?;
-        d.serialize_field("bounds_checked", &self.bounds_checked)?;
-        d.serialize_field("bounds_mismatches", &self.bounds_mismatches)?;
-        d.serialize_field("dtc", &self.dtc)?;
-        d.serialize_field("dtc_checked", &self.dtc_checked)?;
-        d.serialize_field("dtc_mismatches", &self.dtc_mismatches)?;
+        let mut d = s.serialize_map(None)?;
+        d.serialize_entry("rules", self.dir.rules().name())?;
+        d.serialize_entry("dir", &self.dir.layers_dir().display().to_string())?;
+        d.serialize_entry("format", self.dir.format().name())?;
+        d.serialize_entry("layers_requested", &[self.layers_requested.0, self.layers_requested.1])?;
+        d.serialize_entry("layers", &self.layers)?;
+        d.serialize_entry("facts", &self.facts)?;
+        d.serialize_entry("positions_checked", &self.positions_checked)?;
+        d.serialize_entry("mismatches", &self.mismatches)?;
+        d.serialize_entry("seconds", &self.seconds)?;
+        d.serialize_entry("positions_per_second", &self.positions_per_second())?;
+        // Each kind of file beside the values: its entries, then its totals (`bounds`,
+        // `bounds_checked`, `bounds_mismatches`, then `dtc`, ...).
+        for kind in FileContent::COMPANIONS {
+            let entries: Vec<&CompanionEntry> = self.companions_of(kind).collect();
+            let (checked, mismatches) = self.tally(kind);
+            d.serialize_entry(kind.name(), &entries)?;
+            d.serialize_entry(&format!("{}_checked", kind.name()), &checked)?;
+            d.serialize_entry(&format!("{}_mismatches", kind.name()), &mismatches)?;
+        }
         let manifest = self.manifest.as_ref().map(|m| ManifestDoc {
             path: m.path.display().to_string(),
             present: m.present,
             files_matched: m.files_matched,
             error: m.error.as_ref().map(ErrorDoc::of),
         });
-        d.serialize_field("manifest", &manifest)?;
-        d.serialize_field("ok", &self.ok)?;
-        d.serialize_field("summary", &self.summary)?;
+        d.serialize_entry("manifest", &manifest)?;
+        d.serialize_entry("ok", &self.ok)?;
+        d.serialize_entry("summary", &self.summary)?;
         d.end()
     }
 }

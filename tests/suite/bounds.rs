@@ -155,7 +155,7 @@ fn bounds_agree_with_values_on_layers_0_to_14_for_every_ruleset() {
 use common::{oware, s};
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::GrandSlam;
-use oware::storage::{bounds_path, layer_path};
+use oware::storage::{native_path, BoundsKind, ValuesKind};
 use std::path::Path;
 use std::process::Command;
 
@@ -183,10 +183,10 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     // The files hold the solver's payloads, behind a header naming the bounds encoding.
     let payloads = &built_on_two(ABAPA)[..=max as usize];
     for n in 0..=max {
-        let file = std::fs::read(bounds_path(clean.path(), ABAPA, n)).unwrap();
+        let file = std::fs::read(native_path::<BoundsKind>(clean.path(), ABAPA, n)).unwrap();
         assert_eq!(&file[PAYLOAD_OFFSET as usize..], &payloads[n as usize][..], "layer {n}");
-        let b = oware::storage::BoundsLayer::open_file(&bounds_path(clean.path(), ABAPA, n), ABAPA, n, true).unwrap();
-        assert_eq!(b.header().encoding, oware::format::BOUNDS_TRIANGULAR);
+        let b = oware::storage::Layer::<oware::storage::BoundsKind>::open_file(&native_path::<BoundsKind>(clean.path(), ABAPA, n), ABAPA, n, true).unwrap();
+        assert_eq!(b.header().map(|h| h.encoding), Some(oware::format::BOUNDS_TRIANGULAR));
     }
 
     // Kill a build while it works, then damage, truncate and remove finished bounds: the next
@@ -198,7 +198,7 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
         .unwrap();
     // Wait for the bounds of layer 12; the build must still be running then (layers 13 and 14
     // are left), and it must be the kill that ends it.
-    let marker = bounds_path(resumed.path(), ABAPA, 12);
+    let marker = native_path::<BoundsKind>(resumed.path(), ABAPA, 12);
     let start = std::time::Instant::now();
     while !marker.exists() {
         assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be killed");
@@ -212,20 +212,20 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL), "the build was not running when it was killed: {status:?}");
     }
-    assert!(!bounds_path(resumed.path(), ABAPA, max).exists(), "the build was killed too late to test anything");
-    let unfinished: Vec<u32> = (13..=max).filter(|&n| !bounds_path(resumed.path(), ABAPA, n).exists()).collect();
+    assert!(!native_path::<BoundsKind>(resumed.path(), ABAPA, max).exists(), "the build was killed too late to test anything");
+    let unfinished: Vec<u32> = (13..=max).filter(|&n| !native_path::<BoundsKind>(resumed.path(), ABAPA, n).exists()).collect();
     for n in 0..=12 {
-        oware::storage::BoundsLayer::open_file(&bounds_path(resumed.path(), ABAPA, n), ABAPA, n, true).unwrap();
+        oware::storage::Layer::<oware::storage::BoundsKind>::open_file(&native_path::<BoundsKind>(resumed.path(), ABAPA, n), ABAPA, n, true).unwrap();
     }
-    let flip = bounds_path(resumed.path(), ABAPA, 9);
+    let flip = native_path::<BoundsKind>(resumed.path(), ABAPA, 9);
     let mut bytes = std::fs::read(&flip).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     std::fs::write(&flip, bytes).unwrap();
-    let cut = bounds_path(resumed.path(), ABAPA, 10);
+    let cut = native_path::<BoundsKind>(resumed.path(), ABAPA, 10);
     let len = std::fs::metadata(&cut).unwrap().len();
     std::fs::OpenOptions::new().write(true).open(&cut).unwrap().set_len(len - 100).unwrap();
-    std::fs::remove_file(bounds_path(resumed.path(), ABAPA, 11)).unwrap();
+    std::fs::remove_file(native_path::<BoundsKind>(resumed.path(), ABAPA, 11)).unwrap();
     let (code, out, err) = build_bounds(resumed.path(), max);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("bounds-09.owdb") && err.contains("checksum") && err.contains("rebuilding the bounds of layer 9"), "{err}");
@@ -237,17 +237,20 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
         assert!(out.contains(&format!("bounds {n:>2}:")) && !out.contains(&format!("bounds {n:>2}: complete (skipped)")), "bounds {n}:\n{out}");
     }
     for n in 0..=max {
-        let a = std::fs::read(bounds_path(clean.path(), ABAPA, n)).unwrap();
-        let b = std::fs::read(bounds_path(resumed.path(), ABAPA, n)).unwrap();
+        let a = std::fs::read(native_path::<BoundsKind>(clean.path(), ABAPA, n)).unwrap();
+        let b = std::fs::read(native_path::<BoundsKind>(resumed.path(), ABAPA, n)).unwrap();
         assert!(a == b, "bounds of layer {n} differ after the resume");
-        assert_eq!(std::fs::read(layer_path(clean.path(), ABAPA, n)).unwrap(), std::fs::read(layer_path(resumed.path(), ABAPA, n)).unwrap());
+        assert_eq!(
+            std::fs::read(native_path::<ValuesKind>(clean.path(), ABAPA, n)).unwrap(),
+            std::fs::read(native_path::<ValuesKind>(resumed.path(), ABAPA, n)).unwrap()
+        );
     }
     // No temporaries are left behind.
     let dir = clean.path().join("abapa");
     assert!(std::fs::read_dir(&dir).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().ends_with(".tmp")));
 
     // A file of values at a bounds path is someone's data: refused, not replaced.
-    std::fs::copy(layer_path(resumed.path(), ABAPA, 5), bounds_path(resumed.path(), ABAPA, 5)).unwrap();
+    std::fs::copy(native_path::<ValuesKind>(resumed.path(), ABAPA, 5), native_path::<BoundsKind>(resumed.path(), ABAPA, 5)).unwrap();
     let (code, _, err) = build_bounds(resumed.path(), max);
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("bounds-05.owdb") && err.contains("holds values, not forced-capture bounds"), "{err}");
@@ -319,7 +322,7 @@ fn query_verify_and_stats_report_the_bounds() {
     assert!(doc["layers"][10]["bounds"]["forced_share"].as_f64().unwrap() > 0.0);
 
     // An entry changed to another valid pair (header resealed): verify names it, exit 8.
-    let path = bounds_path(dir.path(), ABAPA, 8);
+    let path = native_path::<BoundsKind>(dir.path(), ABAPA, 8);
     let codec = Codec::new(8);
     let mut bytes = std::fs::read(&path).unwrap();
     let payload = &bytes[PAYLOAD_OFFSET as usize..];
@@ -357,5 +360,5 @@ fn bounds_that_do_not_fit_the_memory_limit_are_refused_before_any_work() {
     let (code, _, err) = oware(&["build", "--rules", "abapa", "--bounds", "--max-stones", "14", "--max-memory", "8M", "--dir", s(dir.path())]);
     assert_eq!(code, 9, "{err}");
     assert!(err.contains("layer 1"), "{err}");
-    assert!(!layer_path(dir.path(), ABAPA, 0).exists());
+    assert!(!native_path::<ValuesKind>(dir.path(), ABAPA, 0).exists());
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::{for_each_predecessor, Board, GrandSlam, Ruleset};
-use oware::storage::{dtc_path, layer_path};
+use oware::storage::{native_path, DtcKind, ValuesKind};
 
 const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
 
@@ -67,9 +67,9 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
     assert!(doc["dtc"][8]["greatest_depth"].as_u64().unwrap() > 0);
 
     let n = 8;
-    let path = dtc_path(dir, ABAPA, n);
+    let path = native_path::<DtcKind>(dir, ABAPA, n);
     let original = std::fs::read(&path).unwrap();
-    let values = std::fs::read(layer_path(dir, ABAPA, n)).unwrap();
+    let values = std::fs::read(native_path::<ValuesKind>(dir, ABAPA, n)).unwrap();
     let value = |i: u64| values[PAYLOAD_OFFSET as usize + i as usize] as i8;
     let byte = |i: u64| original[PAYLOAD_OFFSET as usize + i as usize];
 
@@ -138,7 +138,7 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
     bytes[PAYLOAD_OFFSET as usize + i as usize] = old + 1;
     std::fs::write(&path, &bytes).unwrap();
     reseal(&path, n);
-    let seven = dtc_path(dir, ABAPA, 7);
+    let seven = native_path::<DtcKind>(dir, ABAPA, 7);
     let seven_bytes = std::fs::read(&seven).unwrap();
     std::fs::write(&seven, &seven_bytes[..seven_bytes.len() - 100]).unwrap();
     let (code, out, _) = verify(dir, &[]);
@@ -149,7 +149,7 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
     assert_eq!(verify(dir, &[]).0, 0);
 
     // A missing dtc file: skipped unless required; required, exit 4 naming it.
-    std::fs::remove_file(dtc_path(dir, ABAPA, 5)).unwrap();
+    std::fs::remove_file(native_path::<DtcKind>(dir, ABAPA, 5)).unwrap();
     let (code, out, err) = verify(dir, &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(!out.contains("dtc     5") && out.contains("dtc     6:"), "{out}");
@@ -165,7 +165,7 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
     assert_eq!(doc["dtc"][5]["error"]["kind"], "dtc_missing");
 
     // A missing layer of values it reads: the dtc file is intact but not checked.
-    std::fs::remove_file(layer_path(dir, ABAPA, 4)).unwrap();
+    std::fs::remove_file(native_path::<ValuesKind>(dir, ABAPA, 4)).unwrap();
     let (code, doc) = verify_json(dir, &[]);
     assert_eq!(code, 4);
     assert_eq!(doc["dtc"].as_array().unwrap().iter().find(|e| e["layer"] == 6).unwrap()["status"], "not-verified");
@@ -209,7 +209,7 @@ fn a_dtc_or_bounds_path_that_is_a_fifo_or_a_directory_is_unreadable_never_absent
     assert_eq!(code, 0, "{err}");
     let io = oware::error::ErrorKind::Io.exit_status();
     assert_eq!(io, 7);
-    for (kind, path) in [("dtc", dtc_path(dir, ABAPA, 5)), ("bounds", oware::storage::bounds_path(dir, ABAPA, 5))] {
+    for (kind, path) in [("dtc", native_path::<DtcKind>(dir, ABAPA, 5)), ("bounds", oware::storage::native_path::<oware::storage::BoundsKind>(dir, ABAPA, 5))] {
         let saved = std::fs::read(&path).unwrap();
         for what in ["a FIFO (named pipe)", "a directory"] {
             std::fs::remove_file(&path).unwrap();
@@ -282,8 +282,8 @@ fn damaged_dtc_and_bounds_files_are_named_as_such() {
     assert_eq!(code, 0, "{err}");
     // A flipped byte in each: verify names the kind of file and what was altered.
     for (path, file, altered) in [
-        (dtc_path(dir, ABAPA, 6), "damaged dtc file", "depths to capture were altered"),
-        (oware::storage::bounds_path(dir, ABAPA, 6), "damaged bounds file", "bounds were altered"),
+        (native_path::<DtcKind>(dir, ABAPA, 6), "damaged dtc file", "depths to capture were altered"),
+        (oware::storage::native_path::<oware::storage::BoundsKind>(dir, ABAPA, 6), "damaged bounds file", "bounds were altered"),
     ] {
         let saved = std::fs::read(&path).unwrap();
         let mut bytes = saved.clone();
@@ -299,9 +299,9 @@ fn damaged_dtc_and_bounds_files_are_named_as_such() {
         std::fs::write(&path, &saved).unwrap();
     }
     // A depth that contradicts its value (checksum resealed): a damaged dtc file.
-    let path = dtc_path(dir, ABAPA, 6);
+    let path = native_path::<DtcKind>(dir, ABAPA, 6);
     let saved = std::fs::read(&path).unwrap();
-    let values = std::fs::read(layer_path(dir, ABAPA, 6)).unwrap();
+    let values = std::fs::read(native_path::<ValuesKind>(dir, ABAPA, 6)).unwrap();
     let j = (0..layer_size(6)).find(|&j| values[PAYLOAD_OFFSET as usize + j as usize] == 0).unwrap();
     let mut bytes = saved.clone();
     bytes[PAYLOAD_OFFSET as usize + j as usize] = 3;

@@ -10,7 +10,7 @@ use oware::build::read_stats;
 use oware::format::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
-use oware::storage::{layer_path, vu_path, Layer};
+use oware::storage::{native_path, vu_path, Layer, ValuesKind};
 use oware::Ruleset;
 use serde_json::Value;
 
@@ -40,7 +40,7 @@ fn exported_files_are_the_payloads_and_read_like_native_ones() {
     assert_eq!(files(&vu), expected, "exactly the scores files, no temporaries");
     for n in 0..=10 {
         let exported = std::fs::read(vu_path(&vu, n)).unwrap();
-        let native = std::fs::read(layer_path(&db, Ruleset::Awari, n)).unwrap();
+        let native = std::fs::read(native_path::<ValuesKind>(&db, Ruleset::Awari, n)).unwrap();
         assert_eq!(exported.len() as u64, layer_size(n));
         assert!(exported == native[PAYLOAD_OFFSET as usize..], "scores.{n} differs from the payload");
         assert!(out.contains(&format!("-> {}", vu_path(&vu, n).display())), "{out}");
@@ -145,7 +145,7 @@ fn compressed_export_round_trips_and_damaged_sources_are_refused() {
     for n in 0..=8 {
         let z = std::fs::read(zdir.join(format!("scores.{n}.zst"))).unwrap();
         let plain = zstd::decode_all(&z[..]).unwrap();
-        let native = std::fs::read(layer_path(&db, Ruleset::Awari, n)).unwrap();
+        let native = std::fs::read(native_path::<ValuesKind>(&db, Ruleset::Awari, n)).unwrap();
         assert!(plain == native[PAYLOAD_OFFSET as usize..], "scores.{n}.zst does not decompress to the payload");
     }
     // Every reader of the published format reads the .zst files directly.
@@ -154,7 +154,7 @@ fn compressed_export_round_trips_and_damaged_sources_are_refused() {
     assert!(out.contains("OK: layers 0..8 of awari"), "{out}");
 
     // A damaged payload is never exported; the layers before it are.
-    let p = layer_path(&db, Ruleset::Awari, 6);
+    let p = native_path::<ValuesKind>(&db, Ruleset::Awari, 6);
     let mut bytes = std::fs::read(&p).unwrap();
     let at = PAYLOAD_OFFSET as usize + 5_000;
     bytes[at] ^= 0x01;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::Ruleset;
-use oware::storage::{layer_path, Layer};
+use oware::storage::{native_path, Layer, ValuesKind};
 use oware::Error;
 
 #[test]
@@ -51,7 +51,7 @@ fn header_decoder_rejects_random_damage_without_panicking() {
 fn layer_reader_rejects_damaged_files() {
     let dir = tempfile::tempdir().unwrap();
     common::copy_fixture(Ruleset::Awari, 6, dir.path());
-    let path = layer_path(dir.path(), Ruleset::Awari, 6);
+    let path = native_path::<ValuesKind>(dir.path(), Ruleset::Awari, 6);
     let original = std::fs::read(&path).unwrap();
     let mut rng = SplitMix64(11);
     for round in 0..300 {
@@ -94,7 +94,7 @@ fn layer_reader_rejects_damaged_files() {
 #[test]
 fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
     use oware::index::{layer_size, unrank_unchecked};
-    use oware::storage::{bounds_path, pack_path, BoundsLayer};
+    use oware::storage::{native_path, pack_path, BoundsKind, Layer, ValuesKind};
     use oware::{Database, Position};
     const N: u32 = 9;
     let tmp = tempfile::tempdir().unwrap();
@@ -105,7 +105,7 @@ fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
     let native = Database::open(&db, Ruleset::Awari).unwrap();
     let positions: Vec<Position> = (0..layer_size(N)).map(|i| Position::new(unrank_unchecked(N, i)).unwrap()).collect();
     let truth: Vec<i8> = positions.iter().map(|p| native.value(p).unwrap()).collect();
-    let file = pack_path(&packs, Ruleset::Awari, N);
+    let file = pack_path::<ValuesKind>(&packs, Ruleset::Awari, N);
     let original = std::fs::read(&file).unwrap();
     let mut rng = SplitMix64(2024);
     let (mut answered, mut refused) = (0u64, 0u64);
@@ -153,7 +153,7 @@ fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
     let (code, _, err) = common::oware(&["build", "--rules", "abapa", "--bounds", "--max-stones", "8", "--dir", common::s(&bounds_dir), "-q"]);
     assert_eq!(code, 0, "{err}");
     let abapa: Ruleset = "abapa".parse().unwrap();
-    let path = bounds_path(&bounds_dir, abapa, 8);
+    let path = native_path::<BoundsKind>(&bounds_dir, abapa, 8);
     let original = std::fs::read(&path).unwrap();
     for round in 0..60 {
         let mut d = original.clone();
@@ -166,12 +166,12 @@ fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
             _ => d.extend((0..1 + rng.below(100)).map(|_| rng.below(256) as u8)),
         }
         std::fs::write(&path, &d).unwrap();
-        match BoundsLayer::open_file(&path, abapa, 8, true) {
+        match Layer::<BoundsKind>::open_file(&path, abapa, 8, true) {
             Err(Error::Corrupt { .. } | Error::RulesetMismatch { .. } | Error::LayerMismatch { .. }) => {}
             Err(e) => panic!("round {round}: unexpected error kind {e}"),
             Ok(_) => panic!("round {round}: damaged bounds file accepted"),
         }
     }
     std::fs::write(&path, &original).unwrap();
-    BoundsLayer::open_file(&path, abapa, 8, true).unwrap();
+    Layer::<BoundsKind>::open_file(&path, abapa, 8, true).unwrap();
 }

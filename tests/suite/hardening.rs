@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{copy_fixture, oware, s};
 use oware::format::{Header, HEADER_LEN};
-use oware::storage::layer_path;
+use oware::storage::{native_path, ValuesKind};
 use oware::Ruleset;
 
 const AWARI: Ruleset = Ruleset::Awari;
@@ -91,17 +91,17 @@ fn build_refuses_to_replace_a_foreign_layer() {
     let abapa = Ruleset::Abapa(oware::rules::GrandSlam::NoCapture);
     copy_fixture(abapa, 5, t.path());
     copy_fixture(AWARI, 4, t.path());
-    let target = layer_path(t.path(), AWARI, 5);
-    std::fs::copy(layer_path(t.path(), abapa, 5), &target).unwrap();
+    let target = native_path::<ValuesKind>(t.path(), AWARI, 5);
+    std::fs::copy(native_path::<ValuesKind>(t.path(), abapa, 5), &target).unwrap();
     let before = std::fs::read(&target).unwrap();
     let (code, _, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "6"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("holds ruleset 'abapa'"), "{err}");
     assert_eq!(std::fs::read(&target).unwrap(), before, "the foreign file was changed");
-    assert!(!layer_path(t.path(), AWARI, 6).exists(), "the build went on");
+    assert!(!native_path::<ValuesKind>(t.path(), AWARI, 6).exists(), "the build went on");
 
     // Another layer's file at layer 5's path.
-    std::fs::copy(layer_path(t.path(), AWARI, 4), &target).unwrap();
+    std::fs::copy(native_path::<ValuesKind>(t.path(), AWARI, 4), &target).unwrap();
     let (code, _, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "6"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("holds layer 4, expected layer 5"), "{err}");
@@ -126,7 +126,7 @@ fn truncating_a_layer_under_a_running_query_is_an_error_not_a_crash() {
     stdout.read_line(&mut line).unwrap();
     assert!(line.starts_with("3 1 1 1 1 1 1 1 1 1 0 0\t"), "{line}");
     // Truncate layer 12 in place (what no program may do to a layer in use).
-    let f = std::fs::OpenOptions::new().write(true).open(layer_path(t.path(), AWARI, 12)).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(native_path::<ValuesKind>(t.path(), AWARI, 12)).unwrap();
     f.set_len(4096 + 10).unwrap();
     drop(f);
     writeln!(stdin, "1 1 1 1 1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0").ok();
@@ -237,7 +237,7 @@ fn huge_and_hostile_batch_lines_are_bounded_and_escaped() {
 fn fifos_and_directories_in_place_of_layers_are_named() {
     let t = tempfile::tempdir().unwrap();
     copy_fixture(AWARI, 4, t.path());
-    let fifo = layer_path(t.path(), AWARI, 3);
+    let fifo = native_path::<ValuesKind>(t.path(), AWARI, 3);
     std::fs::remove_file(&fifo).unwrap();
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: mkfifo with a valid path.
@@ -310,7 +310,7 @@ fn a_closed_stdout_does_not_stop_the_build() {
     drop(out); // `| head -1`
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
-    assert!(layer_path(t.path(), AWARI, 12).exists(), "the build stopped with its reader");
+    assert!(native_path::<ValuesKind>(t.path(), AWARI, 12).exists(), "the build stopped with its reader");
 }
 
 // 10. An unreadable entry is not "absent": verify and stats report it and go on.
@@ -318,7 +318,7 @@ fn a_closed_stdout_does_not_stop_the_build() {
 fn a_link_loop_in_place_of_a_layer_is_unreadable_not_absent() {
     let t = tempfile::tempdir().unwrap();
     copy_fixture(AWARI, 12, t.path());
-    let ten = layer_path(t.path(), AWARI, 10);
+    let ten = native_path::<ValuesKind>(t.path(), AWARI, 10);
     std::fs::remove_file(&ten).unwrap();
     std::os::unix::fs::symlink(&ten, &ten).unwrap();
     let d = s(t.path());
@@ -375,7 +375,7 @@ fn an_infeasible_build_is_refused_before_any_work() {
     assert!(err.contains("layer 12 needs"), "{err}");
     // Refused before any work: not even layer 0 was built or reported, and the directory holds
     // no file but the build's lock (no layer, statistics or temporary).
-    assert!(!layer_path(t.path(), AWARI, 0).exists(), "layers were built before refusing");
+    assert!(!native_path::<ValuesKind>(t.path(), AWARI, 0).exists(), "layers were built before refusing");
     assert!(!out.contains("layer  0"), "layer 0 was built before refusing: {out}");
     let written: Vec<_> = walk(t.path()).into_iter().filter(|p| !p.ends_with(".lock")).collect();
     assert!(written.is_empty(), "written before refusing: {written:?}");
@@ -386,7 +386,7 @@ fn an_infeasible_build_is_refused_before_any_work() {
     assert_eq!(plan["kind"], "plan");
     assert_eq!(plan["layers"].as_array().unwrap().len(), 21);
     assert_eq!(plan["layers"][20]["action"], "build");
-    assert!(!layer_path(t.path(), AWARI, 0).exists());
+    assert!(!native_path::<ValuesKind>(t.path(), AWARI, 0).exists());
 }
 
 // 13. Statistics files lost to a crash or a full disk are restored.
@@ -423,7 +423,7 @@ fn out_of_range_values_invisible_bytes_and_hints() {
     copy_fixture(AWARI, 6, t.path());
     let d = s(t.path());
     // A value outside -n..n behind a valid checksum: stats and export refuse it.
-    let five = layer_path(t.path(), AWARI, 5);
+    let five = native_path::<ValuesKind>(t.path(), AWARI, 5);
     let pristine = std::fs::read(&five).unwrap();
     let mut bytes = pristine.clone();
     bytes[4096 + 7] = 100;
@@ -475,7 +475,7 @@ fn contradictory_values_are_reported_as_damage() {
     let p: oware::Position = "2 1 1 1 1 0 0 0 0 1 1 0".parse().unwrap();
     let v = db.value(&p).unwrap();
     drop(db);
-    let path = layer_path(t.path(), AWARI, 8);
+    let path = native_path::<ValuesKind>(t.path(), AWARI, 8);
     let mut bytes = std::fs::read(&path).unwrap();
     let i = oware::index::rank(p.board()).unwrap() as usize;
     let fake = if v == 8 { 6 } else { 8 };
@@ -495,7 +495,7 @@ fn ctrl_c_stops_a_build_cleanly() {
     // Layers 0..16 as a finished earlier run left them: the build goes on with layer 17.
     copy_fixture(AWARI, 16, t.path());
     let mut child = bin().args(["build", "--dir", s(t.path()), "--max-stones", "20", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let marker = layer_path(t.path(), AWARI, 17);
+    let marker = native_path::<ValuesKind>(t.path(), AWARI, 17);
     let start = Instant::now();
     while !marker.exists() {
         assert!(child.try_wait().unwrap().is_none(), "the build ended before layer 17 was done");
@@ -513,7 +513,7 @@ fn ctrl_c_stops_a_build_cleanly() {
     assert!(err.contains("interrupted: rerun the same command to resume"), "{err}");
     let rdir = t.path().join("awari");
     assert!(temporaries(&rdir).is_empty(), "{:?}", temporaries(&rdir));
-    assert!(!layer_path(t.path(), AWARI, 20).exists());
+    assert!(!native_path::<ValuesKind>(t.path(), AWARI, 20).exists());
     for n in 0..=17 {
         oware::storage::Layer::open_native(t.path(), AWARI, n, true).unwrap();
     }
@@ -553,17 +553,17 @@ fn boards_type_back_as_drawn_and_as_json() {
 fn impossible_values_are_rebuilt_and_user_files_kept() {
     let t = tempfile::tempdir().unwrap();
     copy_fixture(AWARI, 5, t.path());
-    let pristine = std::fs::read(layer_path(t.path(), AWARI, 2)).unwrap();
+    let pristine = std::fs::read(native_path::<ValuesKind>(t.path(), AWARI, 2)).unwrap();
     let mut bytes = pristine.clone();
     bytes[4096..].fill(0x80);
-    std::fs::write(layer_path(t.path(), AWARI, 2), &bytes).unwrap();
-    reseal(&layer_path(t.path(), AWARI, 2), AWARI, 2);
-    std::fs::remove_file(layer_path(t.path(), AWARI, 4)).unwrap();
+    std::fs::write(native_path::<ValuesKind>(t.path(), AWARI, 2), &bytes).unwrap();
+    reseal(&native_path::<ValuesKind>(t.path(), AWARI, 2), AWARI, 2);
+    std::fs::remove_file(native_path::<ValuesKind>(t.path(), AWARI, 4)).unwrap();
     let notes = t.path().join("awari").join(".my-own-notes-file.tmp");
     std::fs::write(&notes, "mine").unwrap();
     let (code, _, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "5"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("outside -2..=2") && err.contains("rebuilding layer 2"), "{err}");
-    assert_eq!(std::fs::read(layer_path(t.path(), AWARI, 2)).unwrap(), pristine);
+    assert_eq!(std::fs::read(native_path::<ValuesKind>(t.path(), AWARI, 2)).unwrap(), pristine);
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
 }

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use oware::index::{layer_size, unrank_unchecked};
 use oware::probe::Database;
-use oware::storage::{layer_path, pack_path};
+use oware::storage::{native_path, pack_path, ValuesKind};
 use oware::{Error, Position, Ruleset};
 
 fn oware(args: &[&str]) -> Output {
@@ -42,7 +42,7 @@ fn every_ruleset_packs_probes_and_unpacks_byte_for_byte() {
             let native = Database::open(&db, rules).unwrap();
             let packed = Database::open(&packs, rules).unwrap();
             for n in 0..=max {
-                assert!(pack_path(&packs, rules, n).is_file() && !layer_path(&packs, rules, n).exists());
+                assert!(pack_path::<ValuesKind>(&packs, rules, n).is_file() && !native_path::<ValuesKind>(&packs, rules, n).exists());
                 // Every position of the layer, probed in place.
                 for i in 0..layer_size(n) {
                     let p = Position::new(unrank_unchecked(n, i)).unwrap();
@@ -55,8 +55,8 @@ fn every_ruleset_packs_probes_and_unpacks_byte_for_byte() {
             let _ = std::fs::remove_dir_all(&back);
             ok(&oware(&["unpack", "--rules", name, "--dir", s(&packs), "--out", s(&back), "-q"]));
             for n in 0..=max {
-                let a = std::fs::read(layer_path(&db, rules, n)).unwrap();
-                let b = std::fs::read(layer_path(&back, rules, n)).unwrap();
+                let a = std::fs::read(native_path::<ValuesKind>(&db, rules, n)).unwrap();
+                let b = std::fs::read(native_path::<ValuesKind>(&back, rules, n)).unwrap();
                 assert!(a == b, "{name} layer {n}: unpacked file differs");
             }
         }
@@ -99,7 +99,7 @@ fn a_damaged_block_is_named_and_never_read() {
     let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
     build(&db, Ruleset::Awari, 10);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--block-values", "64", "-q"]));
-    let file = pack_path(&packs, Ruleset::Awari, 10);
+    let file = pack_path::<ValuesKind>(&packs, Ruleset::Awari, 10);
     let mut bytes = std::fs::read(&file).unwrap();
     let at = bytes.len() / 2;
     bytes[at] ^= 0x10;
@@ -136,8 +136,8 @@ fn a_damaged_block_is_named_and_never_read() {
     let back = tmp.path().join("back");
     let u = oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "-q"]);
     assert_eq!(u.status.code(), Some(5));
-    assert!(!layer_path(&back, Ruleset::Awari, 10).exists());
-    assert!(layer_path(&back, Ruleset::Awari, 9).exists());
+    assert!(!native_path::<ValuesKind>(&back, Ruleset::Awari, 10).exists());
+    assert!(native_path::<ValuesKind>(&back, Ruleset::Awari, 9).exists());
     // A truncated pack and a foreign file are refused by name.
     std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
     let q = oware(&["query", "--dir", s(&packs), "0 0 0 0 0 0 1 2 3 4 0 0"]);
@@ -163,9 +163,9 @@ fn published_files_both_ways() {
     ok(&oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&back), "-q"]));
     ok(&oware(&["import", "--format", "vu", "--from", s(&vz), "--dir", s(&backz), "-q"]));
     for n in 0..=12 {
-        let a = std::fs::read(layer_path(&db, Ruleset::Awari, n)).unwrap();
-        assert!(a == std::fs::read(layer_path(&back, Ruleset::Awari, n)).unwrap(), "layer {n}");
-        assert!(a == std::fs::read(layer_path(&backz, Ruleset::Awari, n)).unwrap(), "layer {n} from .zst");
+        let a = std::fs::read(native_path::<ValuesKind>(&db, Ruleset::Awari, n)).unwrap();
+        assert!(a == std::fs::read(native_path::<ValuesKind>(&back, Ruleset::Awari, n)).unwrap(), "layer {n}");
+        assert!(a == std::fs::read(native_path::<ValuesKind>(&backz, Ruleset::Awari, n)).unwrap(), "layer {n} from .zst");
     }
     // A damaged published file (a value out of range, a wrong size) is refused, not imported.
     let mut b = std::fs::read(vu.join("scores.5")).unwrap();
@@ -174,7 +174,7 @@ fn published_files_both_ways() {
     let bad = tmp.path().join("bad");
     let out = oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&bad), "-q"]);
     assert_eq!(out.status.code(), Some(5));
-    assert!(!layer_path(&bad, Ruleset::Awari, 5).exists() && layer_path(&bad, Ruleset::Awari, 4).exists());
+    assert!(!native_path::<ValuesKind>(&bad, Ruleset::Awari, 5).exists() && native_path::<ValuesKind>(&bad, Ruleset::Awari, 4).exists());
     std::fs::write(vu.join("scores.5"), &b[..10]).unwrap();
     assert_eq!(oware(&["import", "--format", "vu", "--from", s(&vu), "--dir", s(&bad), "-q"]).status.code(), Some(5));
     assert_eq!(oware(&["import", "--format", "native", "--from", s(&vu), "--dir", s(&bad)]).status.code(), Some(2));
@@ -183,7 +183,7 @@ fn published_files_both_ways() {
     let out = oware(&["unpack", "--dir", s(&db), "--out", s(&none), "-q"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a pack"));
-    assert!(!layer_path(&none, Ruleset::Awari, 0).exists());
+    assert!(!native_path::<ValuesKind>(&none, Ruleset::Awari, 0).exists());
 }
 
 /// Runs `oware ARGS`, killing it after `limit` (an upper bound, never a measure): `None` when it
@@ -210,7 +210,7 @@ fn verify_refuses_a_fifo_or_a_device_in_place_of_a_pack() {
     build(&db, Ruleset::Awari, 6);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
     // A FIFO listed in the manifest: the SHA-256 check opened it and waited for a writer forever.
-    let fifo = pack_path(&packs, Ruleset::Awari, 3);
+    let fifo = pack_path::<ValuesKind>(&packs, Ruleset::Awari, 3);
     std::fs::remove_file(&fifo).unwrap();
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let out = oware_within(&["verify", "--dir", s(&packs), "--max-stones", "6"], std::time::Duration::from_secs(120)).expect("verify hung on a FIFO");
@@ -240,7 +240,7 @@ fn hashing_a_manifest_stops_when_cancelled() {
     build(&db, Ruleset::Awari, 4);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
     assert!(matches!(oware::manifest::check(&packs, Ruleset::Awari, &Cancelled), Err(Error::Interrupted)));
-    assert!(matches!(oware::manifest::sha256_file(&pack_path(&packs, Ruleset::Awari, 4), &Cancelled), Err(Error::Interrupted)));
+    assert!(matches!(oware::manifest::sha256_file(&pack_path::<ValuesKind>(&packs, Ruleset::Awari, 4), &Cancelled), Err(Error::Interrupted)));
     assert!(oware::manifest::check(&packs, Ruleset::Awari, &oware::progress::NoProgress).unwrap().is_some());
 }
 
@@ -256,7 +256,7 @@ fn repacking_fewer_layers_keeps_a_manifest_that_verifies() {
     assert_eq!(manifest.lines().count(), 10, "{manifest}");
     ok(&oware(&["verify", "--dir", s(&packs), "-q"]));
     // A line whose file went away is dropped, and said so.
-    std::fs::remove_file(pack_path(&packs, Ruleset::Awari, 9)).unwrap();
+    std::fs::remove_file(pack_path::<ValuesKind>(&packs, Ruleset::Awari, 9)).unwrap();
     let out = oware(&["pack", "--dir", s(&db), "--out", s(&packs), "--max-stones", "5"]);
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("dropped the line of awari/layer-09.owpk (missing)"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -343,7 +343,7 @@ fn pack_and_published_errors_are_named_and_hinted_rightly() {
     build(&db, Ruleset::Awari, 6);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
     // A damaged pack: the hint named `verify --format vu` and `build` into the pack directory.
-    let file = pack_path(&packs, Ruleset::Awari, 6);
+    let file = pack_path::<ValuesKind>(&packs, Ruleset::Awari, 6);
     let mut bytes = std::fs::read(&file).unwrap();
     let at = bytes.len() / 2;
     bytes[at] ^= 0x10;
@@ -392,7 +392,7 @@ fn unpack_names_every_listed_file_that_is_missing() {
     build_dtc(&db, 8);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
     let dtc8 = packs.join("awari/dtc-08.owpk");
-    let layer6 = pack_path(&packs, Ruleset::Awari, 6);
+    let layer6 = pack_path::<ValuesKind>(&packs, Ruleset::Awari, 6);
     for (gone, named) in [(&dtc8, "awari/dtc-08.owpk"), (&layer6, "awari/layer-06.owpk")] {
         let kept = tmp.path().join("kept");
         std::fs::rename(gone, &kept).unwrap();
@@ -402,10 +402,10 @@ fn unpack_names_every_listed_file_that_is_missing() {
         assert_eq!(out.status.code(), Some(5), "{named}: {said}");
         assert!(said.contains(named) && said.contains("listed but missing"), "{said}");
         assert!(said.contains("manifest check failed") && !said.contains("damaged layer file"), "{said}");
-        assert!(!layer_path(&back, Ruleset::Awari, 0).exists(), "{named}: layers were unpacked anyway");
+        assert!(!native_path::<ValuesKind>(&back, Ruleset::Awari, 0).exists(), "{named}: layers were unpacked anyway");
         std::fs::rename(&kept, gone).unwrap();
         ok(&oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "-q"]));
-        assert!(layer_path(&back, Ruleset::Awari, 8).is_file() && back.join("awari/dtc-08.owdb").is_file());
+        assert!(native_path::<ValuesKind>(&back, Ruleset::Awari, 8).is_file() && back.join("awari/dtc-08.owdb").is_file());
         std::fs::remove_dir_all(&back).unwrap();
     }
     // Below a missing layer, --max-stones unpacks what was asked for.
@@ -453,7 +453,7 @@ fn a_dangling_link_is_unreadable_everywhere() {
     };
     let all: &[&[&str]] = &[&["query", "--dtc"], &["stats"], &["unpack", "-q"], &["verify"]];
     check(&packs, &packs.join("awari/dtc-08.owpk"), all);
-    check(&packs, &pack_path(&packs, Ruleset::Awari, 8), all);
+    check(&packs, &pack_path::<ValuesKind>(&packs, Ruleset::Awari, 8), all);
     let native: &[&[&str]] = &[&["query", "--dtc", "--bounds"], &["stats"], &["verify"]];
     for name in ["dtc-08.owdb", "bounds-08.owdb", "layer-08.owdb"] {
         check(&db, &db.join("awari").join(name), native);

@@ -510,7 +510,7 @@ fn server_errors_never_show_the_servers_paths() {
     let (st, text) = server.request("POST", "/api/v1/positions", &body);
     assert!(text.contains("layer 7 of awari is not built in the server's awari database"), "{st} {text}");
     // A damaged layer is named by its file name only.
-    let layer = oware::storage::layer_path(&dir, Ruleset::Awari, 5);
+    let layer = oware::storage::native_path::<oware::storage::ValuesKind>(&dir, Ruleset::Awari, 5);
     let mut bytes = std::fs::read(&layer).unwrap();
     let at = bytes.len() - 1;
     bytes[at] ^= 1;

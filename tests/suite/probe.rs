@@ -19,7 +19,7 @@ use oware::index::{layer_size, unrank_unchecked, LayerWalker};
 use oware::line::{PrincipalVariation, PvEnd};
 use oware::probe::{Database, MoveResult, MoveValue, Split};
 use oware::rules::{GrandSlam, Outcome};
-use oware::storage::{layer_path, vu_path};
+use oware::storage::{native_path, vu_path, ValuesKind};
 use oware::{Board, Error, Position, Ruleset};
 use serde_json::Value;
 use tempfile::TempDir;
@@ -565,9 +565,9 @@ fn missing_layer() {
 #[test]
 fn ruleset_mismatch() {
     let dir = build(Ruleset::Awari, 6);
-    let target = layer_path(dir.path(), ABAPA, 3);
+    let target = native_path::<ValuesKind>(dir.path(), ABAPA, 3);
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    std::fs::copy(layer_path(dir.path(), Ruleset::Awari, 3), &target).unwrap();
+    std::fs::copy(native_path::<ValuesKind>(dir.path(), Ruleset::Awari, 3), &target).unwrap();
     let db = Database::open(dir.path(), ABAPA).unwrap();
     let err = db.value(&pos("1 1 1 0 0 0 0 0 0 0 0 0")).unwrap_err();
     assert!(matches!(err, Error::RulesetMismatch { .. }), "{err}");
@@ -580,7 +580,7 @@ fn ruleset_mismatch() {
 #[test]
 fn damaged_layer() {
     let dir = build(Ruleset::Awari, 6);
-    let path = layer_path(dir.path(), Ruleset::Awari, 5);
+    let path = native_path::<ValuesKind>(dir.path(), Ruleset::Awari, 5);
     let original = std::fs::read(&path).unwrap();
     flip_payload_byte(&path, 1000);
     let five = pos("1 1 1 1 1 0 0 0 0 0 0 0");
@@ -681,7 +681,7 @@ fn published_format_directory() {
     let vu: PathBuf = dir.path().join("vu");
     std::fs::create_dir(&vu).unwrap();
     for n in 0..=8 {
-        let bytes = std::fs::read(layer_path(dir.path(), Ruleset::Awari, n)).unwrap();
+        let bytes = std::fs::read(native_path::<ValuesKind>(dir.path(), Ruleset::Awari, n)).unwrap();
         std::fs::write(vu_path(&vu, n), &bytes[PAYLOAD_OFFSET as usize..]).unwrap();
     }
     let native = Database::open(dir.path(), Ruleset::Awari).unwrap();
@@ -716,7 +716,7 @@ fn layers_open_lazily() {
     let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
     assert_eq!(db.layers_present(), vec![0, 1, 2, 3, 4]);
     // Damage layer 4 after opening the database: probes of other layers never read it.
-    flip_payload_byte(&layer_path(dir.path(), Ruleset::Awari, 4), 0);
+    flip_payload_byte(&native_path::<ValuesKind>(dir.path(), Ruleset::Awari, 4), 0);
     assert_eq!(db.value(&pos("0 0 0 0 1 0 0 0 0 0 0 0")).unwrap(), 1);
     assert!(db.value(&pos("1 1 1 0 0 0 0 0 0 0 0 0")).is_ok());
     assert!(matches!(db.value(&pos("1 1 1 1 0 0 0 0 0 0 0 0")), Err(Error::Corrupt { .. })));

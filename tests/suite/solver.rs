@@ -18,7 +18,7 @@ use oware::build::{build, BuildConfig, Silent};
 use oware::index::layer_size;
 use oware::progress::NoProgress;
 use oware::rules::{Board, Ruleset};
-use oware::storage::layer_path;
+use oware::storage::{native_path, ValuesKind};
 
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.
 fn reference_layer(rules: Ruleset, n: u32, lower: &[(HashMap<Board, usize>, Vec<i8>)]) -> (HashMap<Board, usize>, Vec<i8>) {
@@ -103,8 +103,8 @@ fn build_in(dir: &Path, rules: Ruleset, max: u32, threads: usize) {
 
 fn files_equal(a: &Path, b: &Path, rules: Ruleset, max: u32) {
     for n in 0..=max {
-        let x = std::fs::read(layer_path(a, rules, n)).unwrap();
-        let y = std::fs::read(layer_path(b, rules, n)).unwrap();
+        let x = std::fs::read(native_path::<ValuesKind>(a, rules, n)).unwrap();
+        let y = std::fs::read(native_path::<ValuesKind>(b, rules, n)).unwrap();
         assert!(x == y, "layer {n} differs between {} and {}", a.display(), b.display());
     }
 }
@@ -131,7 +131,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     let resumed = tempfile::tempdir().unwrap();
     let mut child =
         Command::new(crate::common::oware_exe()).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).spawn().unwrap();
-    let marker = layer_path(resumed.path(), rules, 13);
+    let marker = native_path::<ValuesKind>(resumed.path(), rules, 13);
     let start = std::time::Instant::now();
     while !marker.exists() {
         assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be killed");
@@ -145,18 +145,18 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL), "the build was not running when it was killed: {status:?}");
     }
-    assert!(!layer_path(resumed.path(), rules, max).exists(), "the build finished before it was killed");
+    assert!(!native_path::<ValuesKind>(resumed.path(), rules, max).exists(), "the build finished before it was killed");
     // What was complete is intact; the layer in progress was never published.
     for n in 0..=13 {
         oware::storage::Layer::open_native(resumed.path(), rules, n, true).unwrap();
     }
     // Damage a finished layer's payload and remove another: both must be rebuilt.
-    let victim = layer_path(resumed.path(), rules, 9);
+    let victim = native_path::<ValuesKind>(resumed.path(), rules, 9);
     let mut bytes = std::fs::read(&victim).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     std::fs::write(&victim, bytes).unwrap();
-    std::fs::remove_file(layer_path(resumed.path(), rules, 11)).unwrap();
+    std::fs::remove_file(native_path::<ValuesKind>(resumed.path(), rules, 11)).unwrap();
 
     let out =
         Command::new(crate::common::oware_exe()).args(["build", "--quiet", "--max-stones", &max.to_string(), "--dir"]).arg(resumed.path()).output().unwrap();

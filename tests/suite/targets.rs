@@ -106,7 +106,7 @@ fn the_solver_never_reads_the_layer_below() {
     for rules in [Ruleset::Awari, "abapa-spare-last".parse().unwrap(), "abapa-capture".parse().unwrap()] {
         let full = fixture(rules, 8);
         let dir = DatabaseDir::native(full, rules).unwrap();
-        let layers: Vec<_> = (0..=8).map(|n| dir.open(n, true).unwrap()).collect();
+        let layers: Vec<_> = (0..=8).map(|n| dir.open_layer::<oware::storage::ValuesKind>(n, true).unwrap()).collect();
         let mut lower: Vec<&[i8]> = layers[..8].iter().map(|l| l.values()).collect();
         lower[7] = &[];
         let mut out = vec![0u8; layer_size(8) as usize];
@@ -185,8 +185,8 @@ fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
     )
     .unwrap();
     assert!(report.ok, "{}", report.summary);
-    assert_eq!(report.layers_in("not-needed"), vec![8]);
-    assert_eq!((report.dtc_in("ok").len(), report.bounds_in("ok").len()), (9, 9));
+    assert_eq!(report.layers_in(oware::error::FileContent::Values, "not-needed"), vec![8]);
+    assert_eq!((report.layers_in(oware::error::FileContent::Dtc, "ok").len(), report.layers_in(oware::error::FileContent::Bounds, "ok").len()), (9, 9));
 }
 
 /// A copy of the layers `build --for` an 8-stone position leaves: the fixture's 0..=8 less 7.

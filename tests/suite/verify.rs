@@ -13,7 +13,7 @@ use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::progress::NoProgress;
 use oware::rules::GrandSlam;
 use oware::rules::{for_each_predecessor, Board};
-use oware::storage::{layer_path, Layer};
+use oware::storage::{native_path, Layer, ValuesKind};
 use oware::verify::{derive_value, verify_layer, verify_values, Mismatch, MISMATCHES_KEPT};
 use oware::Ruleset;
 
@@ -120,7 +120,7 @@ fn a_changed_value_is_found_with_its_layer_and_position() {
     copy_fixture(Ruleset::Awari, 10, dir);
     let n = 9;
     let (i, board) = position_without_parents(n);
-    let path = layer_path(dir, Ruleset::Awari, n);
+    let path = native_path::<ValuesKind>(dir, Ruleset::Awari, n);
     let mut file = std::fs::read(&path).unwrap();
     let at = PAYLOAD_OFFSET as usize + i as usize;
     let old = file[at] as i8;
@@ -215,7 +215,7 @@ fn damaged_header_fields_are_named_and_dependent_layers_reported() {
     copy_fixture(Ruleset::Awari, 9, dir);
 
     // Ruleset field of layer 3 says abapa.
-    set_u32(&layer_path(dir, Ruleset::Awari, 3), OFF_RULESET, 1);
+    set_u32(&native_path::<ValuesKind>(dir, Ruleset::Awari, 3), OFF_RULESET, 1);
     let (code, out, err) = oware(&["verify", "--dir", s(dir)]);
     assert_eq!(code, 5, "{out}\n{err}");
     assert!(out.contains("layer  3: DAMAGED") && out.contains("layer-03.owdb") && out.contains("ruleset id 1"), "{out}");
@@ -226,8 +226,8 @@ fn damaged_header_fields_are_named_and_dependent_layers_reported() {
     assert!(err.contains("ruleset id 1"), "{err}");
 
     // Stone-count field of layer 7 out of range.
-    set_u32(&layer_path(dir, Ruleset::Awari, 3), OFF_RULESET, 0);
-    set_u32(&layer_path(dir, Ruleset::Awari, 7), OFF_STONES, 99);
+    set_u32(&native_path::<ValuesKind>(dir, Ruleset::Awari, 3), OFF_RULESET, 0);
+    set_u32(&native_path::<ValuesKind>(dir, Ruleset::Awari, 7), OFF_STONES, 99);
     let (code, out, err) = oware(&["verify", "--dir", s(dir)]);
     assert_eq!(code, 5, "{out}\n{err}");
     assert!(out.contains("layer  7: DAMAGED") && out.contains("layer-07.owdb") && out.contains("stone count field is 99"), "{out}");
@@ -236,7 +236,7 @@ fn damaged_header_fields_are_named_and_dependent_layers_reported() {
     assert!(out.contains("layer  9: header ok, checksum ok, but NOT re-derived: its captures lead to layer 7 (damaged)"), "{out}");
 
     // Stone-count field of layer 7 claims layer 8: the sizes disagree, and it says so.
-    set_u32(&layer_path(dir, Ruleset::Awari, 7), OFF_STONES, 8);
+    set_u32(&native_path::<ValuesKind>(dir, Ruleset::Awari, 7), OFF_STONES, 8);
     let (code, out, _) = oware(&["verify", "--dir", s(dir), "--layers", "7"]);
     assert_eq!(code, 5, "{out}");
     assert!(out.contains("layer-07.owdb") && out.contains("stone count field (8, a layer of 75504 positions) disagree"), "{out}");
@@ -274,7 +274,7 @@ fn explicit_ranges_and_missing_layers() {
 fn verify_directory_reports_entries_outcome_and_precedence() {
     use oware::progress::Progress;
     use oware::storage::DatabaseDir;
-    use oware::verify::{verify_directory, BoundsEntry, Finding, LayerEntry, LayerStatus, NoObserver, VerifyObserver, VerifyOptions};
+    use oware::verify::{verify_directory, CompanionEntry, Finding, LayerEntry, LayerStatus, NoObserver, VerifyObserver, VerifyOptions};
 
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
@@ -285,7 +285,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!((r.outcome, r.exit_code(), r.ok), (Finding::Ok, 0, true));
     assert_eq!(r.layers_requested, (0, 8));
     assert_eq!(r.positions_checked, (0..=8).map(layer_size).sum::<u64>());
-    assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.bounds.is_empty() && r.dtc.is_empty() && r.manifest.is_none());
+    assert!(r.layers.iter().all(|e| e.status_name() == "ok") && r.companions.is_empty() && r.manifest.is_none());
     assert!(r.summary.starts_with("OK: layers 0..8 of awari"), "{}", r.summary);
     let doc: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
     assert_eq!((doc["outcome"].as_str(), doc["exit_code"].as_i64(), doc["ok"].as_bool()), (Some("ok"), Some(0), Some(true)));
@@ -294,37 +294,47 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     // A range: the layers below it that it reads are dependencies.
     let r =
         verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
-    assert_eq!(r.layers_in("dependency"), (0..=6).collect::<Vec<u32>>());
+    assert_eq!(r.layers_in(oware::error::FileContent::Values, "dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
     let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
-    assert!(matches!(r.into_error(), Some(oware::Error::BoundsMissing { layer: 0, .. })));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(oware::error::FileContent::Bounds), 4));
+    assert!(matches!(r.into_error(), Some(oware::Error::CompanionMissing { kind: oware::error::FileContent::Bounds, layer: 0, .. })));
     // Depths to capture required but never built: missing dtc (of the layers asked for), after
     // missing bounds.
     let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code(), r.dtc_in("missing")), (Finding::MissingDtc, 4, vec![7, 8]));
+    assert_eq!(
+        (r.outcome, r.exit_code(), r.layers_in(oware::error::FileContent::Dtc, "missing")),
+        (Finding::Missing(oware::error::FileContent::Dtc), 4, vec![7, 8])
+    );
     assert!(r.summary.contains("missing depths to capture of layers 7"), "{}", r.summary);
-    assert!(matches!(r.into_error(), Some(oware::Error::DtcMissing { layer: 7, .. })));
+    assert!(matches!(r.into_error(), Some(oware::Error::CompanionMissing { kind: oware::error::FileContent::Dtc, layer: 7, .. })));
     let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingBounds, 4));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(oware::error::FileContent::Bounds), 4));
 
     // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
-    std::fs::remove_file(layer_path(dir, Ruleset::Awari, 5)).unwrap();
-    let path = layer_path(dir, Ruleset::Awari, 8);
+    std::fs::remove_file(native_path::<ValuesKind>(dir, Ruleset::Awari, 5)).unwrap();
+    let path = native_path::<ValuesKind>(dir, Ruleset::Awari, 8);
     let mut bytes = std::fs::read(&path).unwrap();
     let k = bytes.len() - 1;
     bytes[k] ^= 1;
     std::fs::write(&path, bytes).unwrap();
     let r = verify_directory(&db, &VerifyOptions::default(), &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code(), r.ok), (Finding::DamagedLayer, 5, false));
-    assert_eq!((r.layers_in("missing"), r.layers_in("damaged"), r.layers_in("not-verified")), (vec![5], vec![8], vec![7]));
+    assert_eq!((r.outcome, r.exit_code(), r.ok), (Finding::Damaged(oware::error::FileContent::Values), 5, false));
+    assert_eq!(
+        (
+            r.layers_in(oware::error::FileContent::Values, "missing"),
+            r.layers_in(oware::error::FileContent::Values, "damaged"),
+            r.layers_in(oware::error::FileContent::Values, "not-verified")
+        ),
+        (vec![5], vec![8], vec![7])
+    );
     assert!(matches!(&r.layers[7].status, LayerStatus::Blocked { needs } if needs == &[5]));
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(oware::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
     let r =
         verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
-    assert_eq!((r.outcome, r.exit_code()), (Finding::MissingLayer, 4));
+    assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(oware::error::FileContent::Values), 4));
     assert!(matches!(r.into_error(), Some(oware::Error::LayerMissing { layer: 5, .. })));
 
     // The observer sees every stage in order; a cancelling progress stops with Interrupted.
@@ -351,8 +361,8 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
             self.0.push(format!("layer {} {}", e.layer, e.status_name()));
             Ok(())
         }
-        fn bounds(&mut self, e: &BoundsEntry) -> oware::Result<()> {
-            self.0.push(format!("bounds {}", e.layer));
+        fn companion(&mut self, e: &CompanionEntry) -> oware::Result<()> {
+            self.0.push(format!("{} {}", e.kind.name(), e.layer));
             Ok(())
         }
     }

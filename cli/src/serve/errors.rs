@@ -63,9 +63,7 @@ impl From<Error> for ApiError {
 fn client_message(e: &Error) -> String {
     let text = e.to_string();
     let (path, shown) = match e {
-        Error::LayerMissing { dir, rules, .. } | Error::BoundsMissing { dir, rules, .. } | Error::DtcMissing { dir, rules, .. } => {
-            (dir, format!("the server's {rules} database"))
-        }
+        Error::LayerMissing { dir, rules, .. } | Error::CompanionMissing { dir, rules, .. } => (dir, format!("the server's {rules} database")),
         Error::PublishedLayerMissing { path, .. }
         | Error::RulesetMismatch { path, .. }
         | Error::LayerMismatch { path, .. }
@@ -101,7 +99,7 @@ mod tests {
     use super::*;
     use oware::Ruleset;
 
-    /// Old: depths to capture not built (`DtcMissing`) answered 500, where the C and Python
+    /// Old: depths to capture not built (`DtcMissing`, now `CompanionMissing`) answered 500, where the C and Python
     /// libraries report a missing layer, and its message showed the server's directory. New:
     /// 404, as a missing layer or missing bounds, the directory named by its ruleset.
     #[test]
@@ -110,8 +108,8 @@ mod tests {
         let rules = Ruleset::Awari;
         for e in [
             Error::LayerMissing { layer: 30, dir: dir.clone(), rules },
-            Error::BoundsMissing { layer: 30, dir: dir.clone(), rules },
-            Error::DtcMissing { layer: 30, dir: dir.clone(), rules },
+            Error::CompanionMissing { kind: oware::error::FileContent::Bounds, layer: 30, dir: dir.clone(), rules },
+            Error::CompanionMissing { kind: oware::error::FileContent::Dtc, layer: 30, dir: dir.clone(), rules },
         ] {
             let kind = e.kind().as_str();
             let answer = ApiError::from(e);

@@ -1,0 +1,461 @@
+//! The kinds of a layer's files, as types: its values ([`ValuesKind`]), its forced-capture
+//! bounds ([`BoundsKind`], [`crate::bounds`]) and its depths to capture ([`DtcKind`],
+//! [`crate::dtc`]). Every file of every kind is found, opened, checked and read the same way
+//! ([`Layer`], [`Table`], [`DatabaseDir`]); what a kind is lives in its impl of the one tag
+//! trait, [`Kind`]: what its files hold ([`FileContent`]: their names and words), the encoding
+//! its headers name, how its size is checked, how one entry is read, and whether and how its
+//! files are packed.
+//!
+//! A fourth kind is a tag here and its impl of [`Kind`] (with its [`FileContent`] in
+//! `src/error/details.rs`); the verifier's check of it (`src/verify/`) and the build's pass
+//! (`src/build/`) are the other two files it touches (docs/architecture.md).
+
+use std::fs::File;
+use std::path::Path;
+
+use memmap2::Mmap;
+
+use crate::bounds::{Bounds, Codec};
+use crate::dtc::{ESCAPE, NONE, RECORD_LEN};
+use crate::error::{Damage, Error, FileContent, Result};
+use crate::format::{Header, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED, PAYLOAD_OFFSET, VALUE_EXACT_I8};
+use crate::index::layer_size;
+use crate::pack::{DtcPack, PackLayer};
+
+use super::layer::{FileLayer, Layer, Table};
+use super::{DatabaseDir, ReadMode};
+
+mod private {
+    /// Keeps [`super::Kind`] to the kinds of this crate.
+    pub trait Sealed {}
+}
+
+/// A kind of a layer's file, as a type (shakmaty-syzygy's tag style): what [`Layer`],
+/// [`Table`] and the kind-generic methods of [`DatabaseDir`] are generic over. Implemented by
+/// [`ValuesKind`], [`BoundsKind`] and [`DtcKind`] only.
+pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'static {
+    /// What its files hold, at run time: their names (`layer-NN.owdb`, `bounds-NN.owdb`,
+    /// `dtc-NN.owdb`), words and missing-file error.
+    const CONTENT: FileContent;
+    /// Whether a layer's file follows from the files of the same kind of the smaller layers its
+    /// captures reach (values, bounds: a capture leads on to the child's), not only from their
+    /// values (depths to capture: a capture ends the count).
+    const CHAINED: bool;
+    /// The payload encoding its files' headers name (docs/FORMAT.md).
+    #[doc(hidden)]
+    const ENCODING: u32;
+    /// Whether its files may be packed (`NAME-NN.owpk`, or for values in the published format
+    /// `scores.N.zst`): read there when the uncompressed file is absent, decoded whole by
+    /// [`DatabaseDir::open_layer`].
+    #[doc(hidden)]
+    const PACKED: bool;
+
+    /// What one position's entry reads as: its value (`i8`), its [`Bounds`], or its depth to
+    /// capture (`None` for a position of value 0).
+    type Entry;
+    /// What the reads need to know of an opened file beyond its header: the codec of the
+    /// layer (bounds), the count of escaped depths (depths to capture).
+    #[doc(hidden)]
+    type Layout: Send + Sync;
+    /// Its files packed and probed in place ([`Table::Pack`]).
+    #[doc(hidden)]
+    type Packed: PackedTable<Entry = Self::Entry>;
+
+    /// Checks the size of layer `n`'s file (at `path`, `len` bytes; its checked `header`,
+    /// `None` in the published format) and reads what the reads need; `read(buf, at)` fills
+    /// `buf` from the file at `at`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a size that disagrees with the header or with itself; those of
+    /// `read`.
+    #[doc(hidden)]
+    fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<Self::Layout>;
+
+    /// The entry of position `i` of a file in memory.
+    ///
+    /// # Errors
+    /// As [`Layer::get`].
+    #[doc(hidden)]
+    fn entry(layer: &Layer<Self>, i: u64) -> Result<Self::Entry>;
+
+    /// The entry of position `i` read from the file with `pread`.
+    ///
+    /// # Errors
+    /// As [`entry`](Self::entry); [`Error::Corrupt`] ([`Damage::Size`]) when the file is now
+    /// shorter; [`Error::Io`] when a read fails.
+    #[doc(hidden)]
+    fn read_entry(file: &FileLayer<Self>, i: u64) -> Result<Self::Entry>;
+
+    /// Opens layer `n`'s pack at `path` (already mapped: `map`, `file`) in `dir` for probing,
+    /// what its reads need opened as `mode` says.
+    ///
+    /// # Errors
+    /// Those of the pack's opening; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a kind
+    /// that is never packed.
+    #[doc(hidden)]
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<Self::Packed>;
+
+    /// Layer `n`'s pack at `path` (already mapped) decoded whole into memory and checked
+    /// against its payload checksum: the file it packs, as [`DatabaseDir::open_layer`] gives it.
+    ///
+    /// # Errors
+    /// As [`open_packed`](Self::open_packed); [`Error::Corrupt`] for a damaged block or a
+    /// payload checksum that disagrees.
+    #[doc(hidden)]
+    fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<Self>>;
+}
+
+/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`] of
+/// values, a [`PackedDtc`] of depths).
+pub trait PackedTable: Send + Sync + std::fmt::Debug {
+    /// What one position's entry reads as.
+    type Entry;
+    /// The entry of position `i`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`]; [`Error::Corrupt`] for a damaged block or a value out of its
+    /// range; those of the reads it needs.
+    fn get(&self, i: u64) -> Result<Self::Entry>;
+    /// The layer number.
+    fn stones(&self) -> u32;
+    /// The pack file.
+    fn path(&self) -> &Path;
+    /// The native header the pack carries (its payload checksum covers the decoded payload).
+    fn header(&self) -> &Header;
+    /// Entries per block.
+    fn block_values(&self) -> u32;
+    /// Checks that the files read are still those opened.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`].
+    fn check_unchanged(&self) -> Result<()>;
+    /// Whether a file read is no longer at its path.
+    fn replaced(&self) -> bool;
+}
+
+/// [`Error::IndexOutOfRange`] unless `i` is an index of layer `n`.
+fn check_index(n: u32, i: u64) -> Result<()> {
+    let size = layer_size(n);
+    if i >= size {
+        return Err(Error::IndexOutOfRange { layer: n, index: i, size });
+    }
+    Ok(())
+}
+
+/// A value read from layer `n`'s file at `path`, checked to lie in `-n..=n`.
+fn in_range(path: &Path, n: u32, index: u64, value: i8) -> Result<i8> {
+    if u32::from(value.unsigned_abs()) > n {
+        return Err(Error::corrupt(path, Damage::ValueOutOfRange { index, value, stones: n }));
+    }
+    Ok(value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+/// A layer's values as a [`Kind`]: `layer-NN.owdb` (header, one signed byte per position), its
+/// pack `layer-NN.owpk`, or a published `scores.N` (headerless) or `scores.N.zst`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ValuesKind;
+
+impl private::Sealed for ValuesKind {}
+
+impl Kind for ValuesKind {
+    const CONTENT: FileContent = FileContent::Values;
+    const CHAINED: bool = true;
+    const ENCODING: u32 = VALUE_EXACT_I8;
+    const PACKED: bool = true;
+    type Entry = i8;
+    type Layout = ();
+    type Packed = PackLayer;
+
+    /// A native file's size must be exactly the header's; a published file's, one byte per
+    /// position.
+    fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, _read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<()> {
+        let want = header.map_or(layer_size(n), |h| PAYLOAD_OFFSET + h.entries);
+        if len != want {
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: len }));
+        }
+        Ok(())
+    }
+
+    /// One memory read; past the layer's end, [`Damage::Size`].
+    #[inline]
+    fn entry(layer: &Layer<ValuesKind>, i: u64) -> Result<i8> {
+        let n = layer.stones();
+        match layer.values().get(i as usize) {
+            Some(&v) => in_range(layer.path(), n, i, v),
+            None => Err(Error::corrupt(layer.path(), Damage::Size { expected: layer_size(n), found: layer.values().len() as u64 })),
+        }
+    }
+
+    /// One `pread` of the position's byte.
+    fn read_entry(file: &FileLayer<ValuesKind>, i: u64) -> Result<i8> {
+        let n = file.stones();
+        if i >= layer_size(n) {
+            return Err(Error::corrupt(file.path(), Damage::Size { expected: layer_size(n), found: layer_size(n) }));
+        }
+        let mut b = [0u8; 1];
+        file.read(&mut b, file.payload_offset() + i)?;
+        in_range(file.path(), n, i, b[0] as i8)
+    }
+
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, _mode: ReadMode) -> Result<PackLayer> {
+        PackLayer::open(path, file, map, dir.rules(), n, verify_payload)
+    }
+
+    /// Decoded into memory, always checked against the payload checksum.
+    fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<ValuesKind>> {
+        let pack = PackLayer::open(path, file, map, dir.rules(), n, verify_payload)?;
+        let mut bytes = native_bytes(pack.header(), pack.header().entries);
+        pack.decode_into(&mut bytes[PAYLOAD_OFFSET as usize..])?;
+        Layer::decoded(path, pack.into_file(), bytes, dir, n)
+    }
+}
+
+/// The bytes of a native file of `header` and `payload_len` payload bytes (zero) rebuilt in
+/// memory: the header, then the payload at [`PAYLOAD_OFFSET`].
+fn native_bytes(header: &Header, payload_len: u64) -> Vec<u8> {
+    let mut bytes = vec![0u8; (PAYLOAD_OFFSET + payload_len) as usize];
+    bytes[..crate::format::HEADER_LEN].copy_from_slice(&header.encode());
+    bytes
+}
+
+impl PackedTable for PackLayer {
+    type Entry = i8;
+    /// Cost: part of a block's decoding.
+    fn get(&self, i: u64) -> Result<i8> {
+        in_range(PackLayer::path(self), PackLayer::stones(self), i, PackLayer::get(self, i)?)
+    }
+    fn stones(&self) -> u32 {
+        PackLayer::stones(self)
+    }
+    fn path(&self) -> &Path {
+        PackLayer::path(self)
+    }
+    fn header(&self) -> &Header {
+        PackLayer::header(self)
+    }
+    fn block_values(&self) -> u32 {
+        PackLayer::block_values(self)
+    }
+    fn check_unchanged(&self) -> Result<()> {
+        PackLayer::check_unchanged(self)
+    }
+    fn replaced(&self) -> bool {
+        PackLayer::replaced(self)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forced-capture bounds.
+
+/// A layer's forced-capture bounds as a [`Kind`]: `bounds-NN.owdb` (`oware build --bounds`;
+/// [`crate::bounds`]). Never packed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BoundsKind;
+
+impl private::Sealed for BoundsKind {}
+
+impl Kind for BoundsKind {
+    const CONTENT: FileContent = FileContent::Bounds;
+    const CHAINED: bool = true;
+    const ENCODING: u32 = BOUNDS_TRIANGULAR;
+    const PACKED: bool = false;
+    type Entry = Bounds;
+    type Layout = Codec;
+    type Packed = NoPack;
+
+    /// The size must be exactly the header's.
+    fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, _read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<Codec> {
+        let want = PAYLOAD_OFFSET + header.map_or(crate::bounds::payload_len(n), Header::payload_len);
+        if len != want {
+            return Err(Error::corrupt(path, Damage::Size { expected: want, found: len }));
+        }
+        Ok(Codec::new(n))
+    }
+
+    /// One or two byte reads and a table read; [`Error::IndexOutOfRange`] past the layer's end,
+    /// [`Damage::BadBoundsCode`] for an entry that holds no valid code.
+    fn entry(layer: &Layer<BoundsKind>, i: u64) -> Result<Bounds> {
+        check_index(layer.stones(), i)?;
+        let (codec, payload) = (layer.codec(), layer.bytes());
+        codec.get(payload, i).ok_or_else(|| Error::corrupt(layer.path(), Damage::BadBoundsCode { index: i, code: codec.raw(payload, i) }))
+    }
+
+    /// One `pread` of the (up to) 4 bytes that hold the entry's code.
+    fn read_entry(file: &FileLayer<BoundsKind>, i: u64) -> Result<Bounds> {
+        check_index(file.stones(), i)?;
+        let codec = file.layout();
+        let at = codec.byte_of(i) as u64;
+        let mut buf = [0u8; 4];
+        let k = crate::bounds::payload_len(file.stones()).saturating_sub(at).min(4) as usize;
+        file.read(&mut buf[..k], PAYLOAD_OFFSET + at)?;
+        let code = codec.raw_from(&buf[..k], i);
+        codec.decode(code).ok_or_else(|| Error::corrupt(file.path(), Damage::BadBoundsCode { index: i, code }))
+    }
+
+    fn open_packed(_: &DatabaseDir, _: u32, path: &Path, _: File, _: Mmap, _: bool, _: ReadMode) -> Result<NoPack> {
+        Err(Error::corrupt(path, Damage::WrongContent { found: "a pack", expected: "forced-capture bounds" }))
+    }
+
+    fn unpack(_: &DatabaseDir, _: u32, path: &Path, _: File, _: Mmap, _: bool) -> Result<Layer<BoundsKind>> {
+        Err(Error::corrupt(path, Damage::WrongContent { found: "a pack", expected: "forced-capture bounds" }))
+    }
+}
+
+/// No pack: bounds files are never packed.
+#[derive(Debug)]
+pub enum NoPack {}
+
+impl PackedTable for NoPack {
+    type Entry = Bounds;
+    fn get(&self, _: u64) -> Result<Bounds> {
+        match *self {}
+    }
+    fn stones(&self) -> u32 {
+        match *self {}
+    }
+    fn path(&self) -> &Path {
+        match *self {}
+    }
+    fn header(&self) -> &Header {
+        match *self {}
+    }
+    fn block_values(&self) -> u32 {
+        match *self {}
+    }
+    fn check_unchanged(&self) -> Result<()> {
+        match *self {}
+    }
+    fn replaced(&self) -> bool {
+        match *self {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Depths to capture.
+
+/// A layer's depths to capture as a [`Kind`]: `dtc-NN.owdb` (`oware build --dtc`;
+/// [`crate::dtc`]), or its pack `dtc-NN.owpk`, whose contexts read the layer's values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DtcKind;
+
+impl private::Sealed for DtcKind {}
+
+impl Kind for DtcKind {
+    const CONTENT: FileContent = FileContent::Dtc;
+    const CHAINED: bool = false;
+    const ENCODING: u32 = DTC_U8_ESCAPED;
+    const PACKED: bool = true;
+    type Entry = Option<u16>;
+    /// The count of escaped depths (in the table after the bytes).
+    type Layout = u64;
+    type Packed = PackedDtc;
+
+    /// The size must hold at least the bytes and the count, and agree with the count of escaped
+    /// depths in the payload's last 8 bytes (as [`crate::dtc::DtcPayload::new`] checks).
+    fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<u64> {
+        let least = PAYLOAD_OFFSET + header.map_or(crate::dtc::payload_len(n, 0), Header::payload_len);
+        if len < least {
+            return Err(Error::corrupt(path, Damage::Size { expected: least, found: len }));
+        }
+        let payload = len - PAYLOAD_OFFSET;
+        let mut count = [0u8; 8];
+        read(&mut count, len - 8)?;
+        let escaped = u64::from_le_bytes(count);
+        if escaped > payload || crate::dtc::payload_len(n, escaped) != payload {
+            let what = crate::dtc::BadDtc::Length { len: payload, escaped }.to_string();
+            return Err(Error::corrupt(path, Damage::BadDtc { what }));
+        }
+        Ok(escaped)
+    }
+
+    /// One byte read and, for a depth of 254 or more, a binary search of the escaped depths;
+    /// [`Error::IndexOutOfRange`] past the layer's end, [`Damage::BadDtc`] for an escaped depth
+    /// without its record.
+    fn entry(layer: &Layer<DtcKind>, i: u64) -> Result<Option<u16>> {
+        check_index(layer.stones(), i)?;
+        layer.payload().get(i).map_err(|e| Error::corrupt(layer.path(), Damage::BadDtc { what: e.to_string() }))
+    }
+
+    /// One `pread` of the position's byte; for an escaped depth, a binary search of the records.
+    fn read_entry(file: &FileLayer<DtcKind>, i: u64) -> Result<Option<u16>> {
+        check_index(file.stones(), i)?;
+        let mut b = [0u8; 1];
+        file.read(&mut b, PAYLOAD_OFFSET + i)?;
+        match b[0] {
+            NONE => Ok(None),
+            ESCAPE => {
+                let records = PAYLOAD_OFFSET + layer_size(file.stones());
+                let (mut lo, mut hi) = (0, *file.layout());
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    let mut r = [0u8; 8];
+                    file.read(&mut r, records + mid * RECORD_LEN)?;
+                    let (j, d) = crate::dtc::split_record(u64::from_le_bytes(r));
+                    match j.cmp(&i) {
+                        std::cmp::Ordering::Equal => return Ok(Some(d)),
+                        std::cmp::Ordering::Less => lo = mid + 1,
+                        std::cmp::Ordering::Greater => hi = mid,
+                    }
+                }
+                let what = crate::dtc::BadDtc::NoRecord { index: i }.to_string();
+                Err(Error::corrupt(file.path(), Damage::BadDtc { what }))
+            }
+            d => Ok(Some(u16::from(d))),
+        }
+    }
+
+    /// The pack, and the layer's values opened for probing as `mode` says.
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<PackedDtc> {
+        let pack = DtcPack::open(path, file, map, dir.rules(), n, verify_payload)?;
+        let values = dir.open_table::<ValuesKind>(n, verify_payload, mode)?;
+        Ok(PackedDtc { pack, values })
+    }
+
+    /// Decoded into memory with the layer's values, always checked against the payload
+    /// checksum.
+    fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<DtcKind>> {
+        let pack = DtcPack::open(path, file, map, dir.rules(), n, verify_payload)?;
+        let values = dir.open_layer::<ValuesKind>(n, verify_payload)?;
+        let mut bytes = native_bytes(pack.header(), 0);
+        bytes.extend_from_slice(&pack.decode_payload(values.bytes())?);
+        Layer::decoded(path, pack.into_file(), bytes, dir, n)
+    }
+}
+
+/// A layer's depths to capture packed (`dtc-NN.owpk`), with the layer's values its contexts read.
+#[derive(Debug)]
+pub struct PackedDtc {
+    pack: DtcPack,
+    values: Table<ValuesKind>,
+}
+
+impl PackedTable for PackedDtc {
+    type Entry = Option<u16>;
+    /// Cost: the values of up to a block and on average half a block's decoding (about 20 µs
+    /// with blocks of 512 depths, docs/performance.md).
+    fn get(&self, i: u64) -> Result<Option<u16>> {
+        self.pack.depth(i, |start, out| self.values.read_into(start, out))
+    }
+    fn stones(&self) -> u32 {
+        self.pack.stones()
+    }
+    fn path(&self) -> &Path {
+        self.pack.path()
+    }
+    fn header(&self) -> &Header {
+        self.pack.header()
+    }
+    fn block_values(&self) -> u32 {
+        self.pack.block_values()
+    }
+    fn check_unchanged(&self) -> Result<()> {
+        self.pack.check_unchanged()?;
+        self.values.check_unchanged()
+    }
+    fn replaced(&self) -> bool {
+        self.pack.replaced() || self.values.replaced()
+    }
+}
