@@ -272,7 +272,7 @@ fn write_share_in_steps(
     let tmp = PathBuf::from(std::ffi::OsStr::from_bytes(&cluster.broadcast(&name)?));
     // The position bytes up to `mapped_end` through this rank's map.
     let mapped = own.start.min(mapped_end)..own.end.min(mapped_end);
-    let mut share = ShareWriter::open_dtc(&tmp, n, total, mapped.clone())?;
+    let mut share = ShareWriter::open(&tmp, n, crate::dtc::payload_len(n, total), mapped.clone())?;
     fill(share.bytes_and_pages().0, mapped.start, depth);
     share.finish()?;
     // The last bytes and the records, to rank 0 (the records in steps).

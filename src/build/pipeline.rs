@@ -294,7 +294,7 @@ fn build_layer(
         use std::os::unix::ffi::OsStrExt;
         let name = writer.as_ref().map(|w| w.tmp_path().as_os_str().as_bytes().to_vec()).unwrap_or_default();
         let tmp = PathBuf::from(std::ffi::OsStr::from_bytes(&cluster.broadcast(&name)?));
-        Some(crate::storage::ShareWriter::open(&tmp, n, own.clone())?)
+        Some(crate::storage::ShareWriter::open(&tmp, n, layer_size(n), own.clone())?)
     } else {
         None
     };

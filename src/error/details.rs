@@ -630,7 +630,7 @@ pub enum Damage {
     },
 }
 
-fn dtc_text(d: Option<u16>) -> String {
+fn depth_text(d: Option<u16>) -> String {
     d.map_or_else(|| "none".to_string(), |d| d.to_string())
 }
 
@@ -699,10 +699,10 @@ impl Damage {
             }
             Damage::BadDtc { what } => write!(f, "{what}"),
             Damage::DtcContradictsValue { index, dtc, value } => {
-                write!(f, "position {index} has depth to capture {} but value {value}", dtc_text(*dtc))
+                write!(f, "position {index} has depth to capture {} but value {value}", depth_text(*dtc))
             }
             Damage::DtcInconsistent { board, stored, derived } => {
-                write!(f, "position {} has depth to capture {} but its moves give {}", board_text(board), dtc_text(*stored), dtc_text(*derived))
+                write!(f, "position {} has depth to capture {} but its moves give {}", board_text(board), depth_text(*stored), depth_text(*derived))
             }
             Damage::ChangedWhileOpen { opened, now } if opened == now => {
                 write!(f, "the file was rewritten in place while it was open (same size, {now} bytes, new modification time): {file}s must not be modified while in use")

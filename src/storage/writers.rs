@@ -146,7 +146,7 @@ impl LayerWriter {
     /// be created or the space cannot be reserved (the temporary is then removed).
     pub fn create<K: Kind>(dir: &DatabaseDir, n: u32, len: u64) -> Result<LayerWriter> {
         if dir.format() != Format::Native {
-            return Err(Error::Usage("layers are written in the native format only".into()));
+            return Err(Error::Usage(format!("{} are written in the native format only", K::CONTENT.what())));
         }
         dir.create()?;
         let file = AtomicFile::create(&dir.path::<K>(n))?;
@@ -254,54 +254,40 @@ impl LayerWriter {
     }
 }
 
-/// A dtc file being written: a preallocated, memory-mapped [`AtomicFile`] of the exact length
-/// ([`crate::dtc::payload_len`]) that becomes `dtc-NN.owdb` only in [`finish`](Self::finish).
-pub(crate) struct DtcWriter {
-    rules: Ruleset,
-    stones: u32,
-    map: MmapMut,
-    file: AtomicFile,
-}
+/// A dtc file being written: a [`LayerWriter`] of depths to capture of the exact length
+/// ([`crate::dtc::payload_len`]), its count of escaped depths written, that becomes
+/// `dtc-NN.owdb` only in [`finish`](Self::finish).
+pub(crate) struct DtcWriter(LayerWriter);
 
 impl DtcWriter {
     /// Creates the temporary dtc file of layer `n` in `dir` for `escaped` escaped depths, with
     /// its full size reserved on disk.
     ///
     /// # Errors
-    /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
-    /// be created or the space cannot be reserved (the temporary is then removed).
+    /// As [`LayerWriter::create`].
     pub(crate) fn create(dir: &DatabaseDir, n: u32, escaped: u64) -> Result<DtcWriter> {
-        if dir.format() != Format::Native {
-            return Err(Error::Usage("depths to capture are written in the native format only".into()));
-        }
-        dir.create()?;
-        let file = AtomicFile::create(&dir.path::<DtcKind>(n))?;
-        let len = PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped);
-        crate::sys::reserve(file.file(), len).map_err(|e| Error::io(file.tmp_path(), e))?;
-        // SAFETY: the file was just created by us (exclusively, under a unique name) with its full
-        // length reserved; nothing else writes or truncates it while the map lives.
-        let mut map = unsafe { MmapMut::map_mut(file.file()) }.map_err(|e| Error::io(file.tmp_path(), e))?;
-        let end = map.len();
-        map[end - 8..].copy_from_slice(&escaped.to_le_bytes());
-        Ok(DtcWriter { rules: dir.rules(), stones: n, map, file })
+        let mut w = LayerWriter::create::<DtcKind>(dir, n, crate::dtc::payload_len(n, escaped))?;
+        let end = w.map.len();
+        w.map[end - 8..].copy_from_slice(&escaped.to_le_bytes());
+        Ok(DtcWriter(w))
     }
 
     /// The position bytes and the records of the escaped depths (their count is written).
     pub(crate) fn parts_mut(&mut self) -> (&mut [u8], &mut [u8]) {
-        let size = layer_size(self.stones) as usize;
-        let end = self.map.len() - 8;
-        let payload = &mut self.map[PAYLOAD_OFFSET as usize..end];
+        let size = layer_size(self.0.stones) as usize;
+        let end = self.0.map.len() - 8;
+        let payload = &mut self.0.map[PAYLOAD_OFFSET as usize..end];
         payload.split_at_mut(size)
     }
 
     /// The payload as written so far.
     pub(crate) fn payload(&self) -> &[u8] {
-        &self.map[PAYLOAD_OFFSET as usize..]
+        self.0.payload()
     }
 
     /// The temporary file's path (where the ranks of a distributed build map their shares).
     pub(crate) fn tmp_path(&self) -> &Path {
-        self.file.tmp_path()
+        self.0.tmp_path()
     }
 
     /// Writes the header with the payload checksum, flushes everything to disk and renames the
@@ -309,13 +295,8 @@ impl DtcWriter {
     ///
     /// # Errors
     /// [`Error::Io`] when flushing or renaming fails; the final path is then untouched.
-    pub(crate) fn finish(mut self) -> Result<PathBuf> {
-        let sum = crate::format::checksum(&self.map[PAYLOAD_OFFSET as usize..]);
-        let header = Header::dtc(self.rules, self.stones, sum);
-        self.map[..HEADER_LEN].copy_from_slice(&header.encode());
-        self.map.flush().map_err(|e| Error::io(self.file.tmp_path(), e))?;
-        drop(self.map);
-        self.file.commit()
+    pub(crate) fn finish(self) -> Result<PathBuf> {
+        self.0.finish()
     }
 }
 
@@ -329,25 +310,15 @@ pub(crate) struct ShareWriter {
 }
 
 impl ShareWriter {
-    /// Maps payload bytes `range` of the temporary layer file `path` of layer `n` for writing.
+    /// Maps payload bytes `range` (position bytes of layer `n`) of the temporary file `path`,
+    /// of a layer's file with `payload_len` payload bytes (values: [`LayerWriter::create`];
+    /// depths to capture: [`DtcWriter::create`]), for writing.
     ///
     /// # Errors
     /// [`Error::NotAFile`] / [`Error::Io`] when `path` is not a regular file that can be opened
-    /// for writing; [`Error::Corrupt`] when it does not have the length of layer `n`'s file.
-    pub fn open(path: &Path, n: u32, range: std::ops::Range<u64>) -> Result<ShareWriter> {
-        ShareWriter::open_payload(path, PAYLOAD_OFFSET + layer_size(n), n, range)
-    }
-
-    /// Maps payload bytes `range` (position bytes of layer `n`) of the temporary dtc file `path`
-    /// holding `escaped` escaped depths ([`DtcWriter::create`]) for writing.
-    ///
-    /// # Errors
-    /// As [`ShareWriter::open`], for the dtc file's length.
-    pub fn open_dtc(path: &Path, n: u32, escaped: u64, range: std::ops::Range<u64>) -> Result<ShareWriter> {
-        ShareWriter::open_payload(path, PAYLOAD_OFFSET + crate::dtc::payload_len(n, escaped), n, range)
-    }
-
-    fn open_payload(path: &Path, expected: u64, n: u32, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+    /// for writing; [`Error::Corrupt`] when it does not have the file's length.
+    pub fn open(path: &Path, n: u32, payload_len: u64, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+        let expected = PAYLOAD_OFFSET + payload_len;
         let file = open_regular(path, || Error::io(path, std::io::ErrorKind::NotFound.into()))?;
         drop(file);
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| Error::io(path, e))?;
