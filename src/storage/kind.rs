@@ -6,9 +6,10 @@
 //! its headers name, how its size is checked, how one entry is read, and whether and how its
 //! files are packed.
 //!
-//! A fourth kind is a tag here and its impl of [`Kind`] (with its [`FileContent`] in
-//! `src/error/details.rs`); the verifier's check of it (`src/verify/`) and the build's pass
-//! (`src/build/`) are the other two files it touches (docs/architecture.md).
+//! A fourth kind is a tag here and its impl of [`Kind`], with its [`FileContent`]
+//! (`src/error/details.rs`) and its payload encoding (`src/format.rs`): the storage, the
+//! errors and the verifier's report then take it as they take these three; its check and its
+//! build are a file each in `src/verify/` and `src/build/` (docs/architecture.md).
 
 use std::fs::File;
 use std::path::Path;
