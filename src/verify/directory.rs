@@ -130,9 +130,9 @@ pub(crate) fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Op
 /// decoded into memory).
 ///
 /// # Errors
-/// [`DatabaseDir::missing`] of layer 0's values when no range is given and no layer is on disk (before the
-/// observer's `start`); [`Error::Interrupted`] when the observer's progress cancels; whatever
-/// an observer method returns; [`Error::Usage`] for a range beyond layer 48.
+/// [`DatabaseDir::missing`] of layer 0's values when no range is given and no layer is on disk
+/// (before the observer's `start`); [`Error::Interrupted`] when the observer's progress cancels;
+/// whatever an observer method returns; [`Error::Usage`] for a range beyond layer 48.
 pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &mut dyn VerifyObserver) -> Result<DirectoryReport> {
     let Some(range) = layers_to_verify(dir, options) else { return Err(dir.missing::<ValuesKind>(0)) };
     let (first, last) = (*range.start(), *range.end());

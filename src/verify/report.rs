@@ -1,7 +1,8 @@
 //! The report of a directory's verification ([`super::directory::verify_directory`]): what
 //! became of each layer, of the files beside it of every kind (its bounds, its depths to
-//! capture), the published facts and the pack manifest, the totals, a one-line summary and the [`Finding`], the class of problem that dominates (the exit status of
-//! `oware verify`). Plain data; it serialises as the document of `oware verify --json`.
+//! capture), the published facts and the pack manifest, the totals, a one-line summary and the
+//! [`Finding`], the class of problem that dominates (the exit status of `oware verify`). Plain
+//! data; it serialises as the document of `oware verify --json`.
 
 use std::path::PathBuf;
 
