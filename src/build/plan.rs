@@ -13,7 +13,7 @@ use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::Ownership;
 use crate::solver::{bounds_working_memory, share_buffers, working_memory, OutOfCore};
-use crate::storage::{DatabaseDir, LayerState};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, LayerState, ValuesKind};
 use crate::sys::{disk_free, memory_available, same_file_system};
 
 /// Bytes of anonymous memory building layer `n` in memory with the lower layers resident needs
@@ -448,10 +448,10 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             });
             continue;
         }
-        let action = match dir.state(n) {
+        let action = match dir.file_state::<ValuesKind>(n) {
             LayerState::Absent => LayerAction::Build { reason: None },
             LayerState::Unreadable(e) => return Err(e),
-            LayerState::Present => match dir.open(n, false) {
+            LayerState::Present => match dir.open_layer::<ValuesKind>(n, false) {
                 Ok(_) => LayerAction::Check,
                 Err(e @ (Error::RulesetMismatch { .. } | Error::LayerMismatch { .. })) => return Err(e),
                 Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
@@ -569,10 +569,10 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
 /// # Errors
 /// As the layers' plan: a foreign or unreadable file at the bounds' path.
 fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
-    let path = dir.bounds_path(n);
+    let path = dir.path::<BoundsKind>(n);
     let action = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
-        _ => match dir.open_bounds(n, false) {
+        _ => match dir.open_layer::<BoundsKind>(n, false) {
             Ok(_) => LayerAction::Check,
             // A complete file of values at the bounds' path is someone's data: never replaced.
             Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
@@ -612,10 +612,10 @@ pub(crate) fn dtc_memory_needed(n: u32, ranks: usize) -> u64 {
 /// As the layers' plan: a foreign or unreadable file at the dtc path.
 /// `unmapped`: bytes of the lower layers the build leaves out (not mapped), per rank of `ranks`.
 fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64, ranks: usize) -> Result<DtcPlan> {
-    let path = dir.dtc_path(n);
+    let path = dir.path::<DtcKind>(n);
     let action = match std::fs::symlink_metadata(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
-        _ => match dir.open_dtc(n, false) {
+        _ => match dir.open_layer::<DtcKind>(n, false) {
             Ok(_) if values_rebuilt => LayerAction::Build { reason: Some(format!("layer {n}'s values are rebuilt")) },
             Ok(_) => LayerAction::Check,
             // A complete file of values or bounds at the dtc path is someone's data: never replaced.

@@ -8,7 +8,7 @@ use crate::index::{layer_size, MAX_STONES};
 use crate::pack::is_pack;
 use crate::rules::Ruleset;
 
-use super::kind::{BoundsKind, DtcKind, Kind, ValuesKind};
+use super::kind::{Kind, ValuesKind};
 use super::layer::{Layer, Table};
 use super::mapping::*;
 use super::*;
@@ -436,41 +436,6 @@ impl DatabaseDir {
             }
         }
         Ok(removed)
-    }
-}
-
-/// The names `src/build/plan.rs` still calls, kept for it alone (it is changed elsewhere, and
-/// moves to the kind-generic methods above there): each is one of them for one kind. Not public.
-#[doc(hidden)]
-impl DatabaseDir {
-    /// [`open_layer`](Self::open_layer) of the values.
-    pub(crate) fn open(&self, n: u32, verify_payload: bool) -> Result<Layer> {
-        self.open_layer::<ValuesKind>(n, verify_payload)
-    }
-
-    /// [`file_state`](Self::file_state) of the values.
-    pub(crate) fn state(&self, n: u32) -> LayerState {
-        self.file_state::<ValuesKind>(n)
-    }
-
-    /// [`path`](Self::path) of the bounds.
-    pub(crate) fn bounds_path(&self, n: u32) -> PathBuf {
-        self.path::<BoundsKind>(n)
-    }
-
-    /// [`open_layer`](Self::open_layer) of the bounds.
-    pub(crate) fn open_bounds(&self, n: u32, verify_payload: bool) -> Result<Layer<BoundsKind>> {
-        self.open_layer(n, verify_payload)
-    }
-
-    /// [`path`](Self::path) of the depths to capture.
-    pub(crate) fn dtc_path(&self, n: u32) -> PathBuf {
-        self.path::<DtcKind>(n)
-    }
-
-    /// [`open_layer`](Self::open_layer) of the depths to capture.
-    pub(crate) fn open_dtc(&self, n: u32, verify_payload: bool) -> Result<Layer<DtcKind>> {
-        self.open_layer(n, verify_payload)
     }
 }
 
