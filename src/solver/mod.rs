@@ -7,12 +7,15 @@
 //! | module | what it is |
 //! |---|---|
 //! | `driver` | the one per-layer driver: setup, checkpoints, the exits pass, the threshold rounds, the final write ([`solve_layer_with`], [`solve_share`]) |
+//! | `options` | what a caller chooses of a solve: out of core and its limits, checkpoints, a rank's share ([`SolveOptions`], [`OutOfCore`], [`Share`]) |
+//! | `pass` | what every way of running the exits pass shares: the pass's work and one position's exits |
 //! | `exits` | the exits pass, with its ways of reading the lower layers (resident in memory, sorted out of core, exchanged among ranks) |
 //! | `streamed` | the exits pass that reads each lower layer once, in order, by the rows the captures sow |
 //! | `state` | the cells and the hot loop: seeding, propagation to predecessors, routing of updates to other parts and ranks |
 //! | `work` | how a solve is counted for progress and estimates ([`WorkModel`]) |
 //! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
 //! | [`bounds`] | the forced-capture bounds of a layer, by the same kind of propagation |
+//! | `fused` | the depths to capture recorded by the values' own propagation ([`FusedDepths`]) |
 //! | `dtc` | the depths to capture of a layer, a breadth-first pass over its finished values |
 
 pub mod bounds;
@@ -20,6 +23,9 @@ pub mod cluster;
 mod driver;
 pub(crate) mod dtc;
 mod exits;
+mod fused;
+mod options;
+mod pass;
 mod state;
 mod streamed;
 mod work;
@@ -28,8 +34,10 @@ mod work;
 mod tests;
 
 pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
-pub(crate) use driver::EXCHANGE_STEP;
-pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share, OutOfCore, Share, SolveOptions};
-pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer, FusedDepths};
+pub(crate) use cluster::EXCHANGE_STEP;
+pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share};
+pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer};
+pub use fused::FusedDepths;
+pub use options::{OutOfCore, Share, SolveOptions};
 pub use state::CHUNK;
 pub use work::{working_memory, WorkModel};

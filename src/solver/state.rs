@@ -35,7 +35,7 @@ use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, turned, Board, Ruleset};
 use crate::spill::{Inboxes, ScratchState};
 
-pub(super) use super::dtc::FusedDepths;
+pub(super) use super::fused::FusedDepths;
 
 /// Bit of a resolved cell.
 pub(super) const RESOLVED: u8 = 0x80;

@@ -25,7 +25,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
 
-use super::exits::{exits, Pass};
+use super::pass::{exits, Pass};
 use super::state::{open, prefetch, split, BestExit, Cell, BATCH, CHUNK, NO_EXIT};
 use super::work::EXIT_UNITS;
 use crate::index::{rank_unchecked, LayerWalker};

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::companion::{check_positions, Check, Inputs};
-use super::directory::VerifyOptions;
+use super::options::VerifyOptions;
 use crate::bounds::{Bounds, Codec};
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked};

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::companion::{check_positions, Check, Inputs};
-use super::directory::VerifyOptions;
+use super::options::VerifyOptions;
 use crate::dtc::{BadDtc, DtcPayload};
 use crate::error::{Damage, Error, Result};
 use crate::index::{layer_size, rank_unchecked};

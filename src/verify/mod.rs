@@ -24,17 +24,20 @@
 //! | module | what it is |
 //! |---|---|
 //! | `values` | re-deriving the values: [`verify_values`], [`LayerReport`] |
-//! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check`; [`CompanionEntry`], [`CompanionStatus`], [`CompanionReport`], whatever the kind |
+//! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check` |
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
-//! | `directory` | a whole directory: [`verify_directory`] and its options and observer |
-//! | `report` | what a directory's verification found: [`DirectoryReport`], [`Finding`] |
+//! | `grouped` | re-deriving a layer whose files do not fit in memory together, in passes over groups of them: [`verify_within`], [`source_groups`] |
+//! | `directory` | a whole directory: [`verify_directory`] |
+//! | `options` | what a caller chooses and sees of it: [`VerifyOptions`], [`VerifyObserver`] |
+//! | `report` | what a directory's verification found: [`DirectoryReport`], [`Finding`], and of each file beside the values, whatever its kind, [`CompanionEntry`], [`CompanionStatus`], [`CompanionReport`] |
 
 mod bounds;
 mod companion;
 mod directory;
 mod dtc;
 mod grouped;
+mod options;
 mod report;
 mod values;
 
@@ -43,12 +46,12 @@ pub use bounds::{BoundsMismatch, BoundsReport};
 // The solver's tests check its depths to capture with the verifier's entry.
 #[cfg(test)]
 pub(crate) use companion::verify_companion;
-pub use companion::{CompanionEntry, CompanionReport, CompanionStatus};
-pub use directory::{verify_directory, NoObserver, VerifyObserver, VerifyOptions};
+pub use directory::verify_directory;
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
 pub use grouped::{marks_bytes, source_groups, verify_within};
-pub use report::{DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
+pub use options::{NoObserver, VerifyObserver, VerifyOptions};
+pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
 
 use std::ops::Range;

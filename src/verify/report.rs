@@ -14,8 +14,7 @@ use crate::facts::{FactReport, FactStatus};
 use crate::manifest;
 use crate::storage::{DatabaseDir, ValuesKind};
 use crate::units::{group_digits, layers_phrase};
-use crate::verify::companion::CompanionEntry;
-use crate::verify::{LayerReport, Mismatch};
+use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};
 
 /// What became of one layer's values.
 #[derive(Debug)]
@@ -490,6 +489,169 @@ impl Serialize for DirectoryReport {
         d.serialize_entry("manifest", &manifest)?;
         d.serialize_entry("ok", &self.ok)?;
         d.serialize_entry("summary", &self.summary)?;
+        d.end()
+    }
+}
+
+/// The report of checking one layer's file beside its values, of its kind: what
+/// [`CompanionStatus::Checked`] holds.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum CompanionReport {
+    /// Forced-capture bounds.
+    Bounds(BoundsReport),
+    /// Depths to capture.
+    Dtc(DtcReport),
+}
+
+impl From<BoundsReport> for CompanionReport {
+    fn from(r: BoundsReport) -> CompanionReport {
+        CompanionReport::Bounds(r)
+    }
+}
+
+impl From<DtcReport> for CompanionReport {
+    fn from(r: DtcReport) -> CompanionReport {
+        CompanionReport::Dtc(r)
+    }
+}
+
+impl CompanionReport {
+    /// What the file checked holds.
+    pub fn kind(&self) -> FileContent {
+        match self {
+            CompanionReport::Bounds(_) => FileContent::Bounds,
+            CompanionReport::Dtc(_) => FileContent::Dtc,
+        }
+    }
+
+    /// The layer.
+    pub fn layer(&self) -> u32 {
+        match self {
+            CompanionReport::Bounds(r) => r.layer,
+            CompanionReport::Dtc(r) => r.layer,
+        }
+    }
+
+    /// Positions checked (the whole layer) and, of them, those whose entry does not follow
+    /// from its moves (or contradicts its value).
+    pub fn tally(&self) -> (u64, u64) {
+        match self {
+            CompanionReport::Bounds(r) => (r.checked, r.mismatches),
+            CompanionReport::Dtc(r) => (r.checked, r.mismatches),
+        }
+    }
+
+    /// Wall-clock seconds of the check.
+    pub fn seconds(&self) -> f64 {
+        match self {
+            CompanionReport::Bounds(r) => r.seconds,
+            CompanionReport::Dtc(r) => r.seconds,
+        }
+    }
+
+    /// True when every entry follows from its moves.
+    pub fn is_ok(&self) -> bool {
+        self.tally().1 == 0
+    }
+
+    /// Writes what follows `mismatches` in the report's part of the JSON document: what the
+    /// kind adds, then `first_mismatches`.
+    fn serialize_rest<M: SerializeMap>(&self, map: &mut M) -> std::result::Result<(), M::Error> {
+        match self {
+            CompanionReport::Bounds(r) => map.serialize_entry("first_mismatches", &r.first_mismatches),
+            CompanionReport::Dtc(r) => {
+                if let Some(d) = r.greatest_depth {
+                    map.serialize_entry("greatest_depth", &d)?;
+                }
+                map.serialize_entry("escaped", &r.escaped)?;
+                map.serialize_entry("first_mismatches", &r.first_mismatches)
+            }
+        }
+    }
+}
+
+/// What became of one layer's file beside its values.
+#[derive(Debug)]
+pub enum CompanionStatus {
+    /// Checked: the report.
+    Checked(CompanionReport),
+    /// Intact (header and checksum) but not checked: below the range, or a layer it reads (its
+    /// values, or what the check reads of a smaller layer) is missing or damaged.
+    Unchecked,
+    /// Damaged (a bad header, size or checksum; for depths to capture, a depth that contradicts
+    /// its value or a malformed table of escaped depths), foreign or unreadable: the error.
+    Damaged(Error),
+    /// Absent while [`VerifyOptions::require_bounds`] or [`VerifyOptions::require_dtc`] asked
+    /// for it: the error ([`Error::CompanionMissing`]).
+    Missing(Error),
+}
+
+/// One layer's file beside its values in a [`DirectoryReport`](super::DirectoryReport).
+#[derive(Debug)]
+pub struct CompanionEntry {
+    /// What the file holds.
+    pub kind: FileContent,
+    /// The layer.
+    pub layer: u32,
+    /// What was found.
+    pub status: CompanionStatus,
+}
+
+impl CompanionEntry {
+    /// `ok`, `mismatch`, `not-verified`, `damaged` or `missing`.
+    pub fn status_name(&self) -> &'static str {
+        match &self.status {
+            CompanionStatus::Checked(r) if r.is_ok() => "ok",
+            CompanionStatus::Checked(_) => "mismatch",
+            CompanionStatus::Unchecked => "not-verified",
+            CompanionStatus::Damaged(_) => "damaged",
+            CompanionStatus::Missing(_) => "missing",
+        }
+    }
+
+    /// The report, when the file was checked.
+    pub fn report(&self) -> Option<&CompanionReport> {
+        match &self.status {
+            CompanionStatus::Checked(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The error, when the file is damaged.
+    pub(super) fn damage(&self) -> Option<&Error> {
+        match &self.status {
+            CompanionStatus::Damaged(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The error, when the file is damaged (moved out of the entry).
+    pub(super) fn into_damage(self) -> Option<Error> {
+        match self.status {
+            CompanionStatus::Damaged(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// One layer's file in the JSON document: `layer`, `status`, then the report's fields or the
+/// `error`.
+impl Serialize for CompanionEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut d = s.serialize_map(None)?;
+        d.serialize_entry("layer", &self.layer)?;
+        d.serialize_entry("status", self.status_name())?;
+        match &self.status {
+            CompanionStatus::Checked(r) => {
+                let (checked, mismatches) = r.tally();
+                d.serialize_entry("checked", &checked)?;
+                d.serialize_entry("mismatches", &mismatches)?;
+                r.serialize_rest(&mut d)?;
+            }
+            CompanionStatus::Unchecked => {}
+            CompanionStatus::Damaged(e) | CompanionStatus::Missing(e) => d.serialize_entry("error", &ErrorDoc::of(e))?,
+        }
         d.end()
     }
 }
