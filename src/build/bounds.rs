@@ -8,7 +8,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use super::companion::CompanionPass;
-use super::pipeline::SPOT_CHECKS;
+use super::config::SPOT_CHECKS;
 use super::stats::{BoundsStats, CompanionStats};
 use super::BuildObserver;
 use crate::error::{Damage, Error, Result};

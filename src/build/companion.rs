@@ -148,3 +148,9 @@ pub(super) fn companion_layer<K: CompanionPass>(
         Ok(None)
     }
 }
+
+/// The values of the lower layers, an empty slice for a layer left out (which the solver and
+/// the spot check never read: no move of the layer built reaches it).
+pub(super) fn values_of(lower: &[Option<Layer>]) -> Vec<&[i8]> {
+    lower.iter().map(|l| l.as_ref().map_or(&[][..], |l| l.values())).collect()
+}

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
 use crate::rules::Ruleset;
 
 /// What to build.
@@ -84,3 +86,16 @@ pub(crate) const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
 /// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
 /// which the out-of-core builder keeps apart from `--max-memory`.
 pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;
+
+/// Positions spot-checked against their children before a new layer is renamed into place.
+pub(super) const SPOT_CHECKS: u64 = 20_000;
+
+/// How a layer is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// The whole state in memory ([`memory_needed`](super::memory_needed)).
+    InMemory,
+    /// In parts, within the memory limit ([`OutOfCoreLimits`](super::OutOfCoreLimits)).
+    OutOfCore,
+}

@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::companion::CompanionPass;
-use super::pipeline::{rank_figures, values_of, SPOT_CHECKS};
-use super::stats::{CompanionStats, DtcStats, RankFigures};
+use super::companion::{values_of, CompanionPass};
+use super::config::SPOT_CHECKS;
+use super::stats::{rank_figures, CompanionStats, DtcStats, RankFigures};
 use super::BuildObserver;
 use crate::dtc::{byte_of, record, DtcPayload, DIRECT_MAX};
 use crate::error::{Error, Result};

@@ -7,25 +7,23 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::companion::companion_layer;
+use super::companion::{companion_layer, values_of};
+use super::config::SPOT_CHECKS;
 use super::config::{BuildConfig, CHECKPOINT_EVERY};
 use super::dtc::DtcInputs;
 use super::lock::BuildLock;
 use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan};
-use super::stats::{count_released, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
+use super::stats::{count_released, rank_figures, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
 use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
-use crate::solver::cluster::{Cluster, Metered, Ownership, Solo, Traffic};
+use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
 use crate::spill::Checkpoint;
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer, LayerWriter, ValuesKind};
 use crate::sys::peak_memory;
 use crate::verify::derive_value;
-
-/// Positions spot-checked against their children before a new layer is renamed into place.
-pub(super) const SPOT_CHECKS: u64 = 20_000;
 
 /// Builds (or completes) layers `0..=config.max_stones` but those of `config.skip` (left out:
 /// neither read nor written), skipping intact layers, after
@@ -356,36 +354,6 @@ fn build_layer(
     Ok(result)
 }
 
-/// Every rank's figures of a distributed pass (this rank solved `positions` positions and
-/// communicated `traffic`), in rank order; every rank calls it at once.
-///
-/// # Errors
-/// [`Error::Cluster`].
-pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traffic) -> Result<Vec<RankFigures>> {
-    let (ranks, me) = (cluster.size(), cluster.rank());
-    let mut slots = vec![0u64; 5 * ranks];
-    slots[5 * me..5 * me + 5].copy_from_slice(&[
-        positions,
-        traffic.bytes_sent,
-        traffic.bytes_received,
-        (traffic.seconds * 1e6) as u64,
-        peak_memory().unwrap_or(0),
-    ]);
-    let figures = cluster.sum(&slots)?;
-    Ok(figures
-        .chunks(5)
-        .enumerate()
-        .map(|(rank, f)| RankFigures {
-            rank,
-            positions: f[0],
-            bytes_sent: f[1],
-            bytes_received: f[2],
-            communication_seconds: f[3] as f64 * 1e-6,
-            peak_memory_bytes: f[4],
-        })
-        .collect())
-}
-
 /// Checks finished layer `n` (header, payload checksum, values in range) and counts its values
 /// from the payload (the JSON beside it is informational): the layer and its statistics, or
 /// why it must be rebuilt.
@@ -467,12 +435,6 @@ fn publish(
     write_json(&dir.stats_path::<ValuesKind>(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
-}
-
-/// The values of the lower layers, an empty slice for a layer left out (which the solver and
-/// the spot check never read: no move of the layer built reaches it).
-pub(super) fn values_of(lower: &[Option<Layer>]) -> Vec<&[i8]> {
-    lower.iter().map(|l| l.as_ref().map_or(&[][..], |l| l.values())).collect()
 }
 
 /// Creates a layer's work directory (and its parents), refusing anything but a directory there.

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
+use super::config::{BuildConfig, Mode, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
 use super::stats::read_stats;
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, MAX_STONES};
@@ -62,16 +62,6 @@ pub(crate) fn bounds_memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     let lower: u64 = (0..n).map(crate::bounds::payload_len).fold(0u64, u64::saturating_add);
     crate::bounds::payload_len(n).saturating_add(bounds_working_memory(n)).saturating_add(lower)
-}
-
-/// How a layer is solved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// The whole state in memory ([`memory_needed`]).
-    InMemory,
-    /// In parts, within the memory limit ([`OutOfCoreLimits`]).
-    OutOfCore,
 }
 
 /// The limits of an out-of-core layer, derived from the memory limit `m`: half for one part's

@@ -7,13 +7,15 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::plan::Mode;
+use super::config::Mode;
 use super::BuildObserver;
 use crate::error::FileContent;
 use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
+use crate::solver::cluster::{Cluster, Traffic};
 use crate::storage::{scan_released, write_atomic, DatabaseDir, ValuesKind};
+use crate::sys::peak_memory;
 
 /// How a layer came to be complete.
 #[derive(Clone, Debug, PartialEq)]
@@ -343,4 +345,34 @@ pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
         return None;
     }
     serde_json::from_slice(&read_small(&path)?).ok()
+}
+
+/// Every rank's figures of a distributed pass (this rank solved `positions` positions and
+/// communicated `traffic`), in rank order; every rank calls it at once.
+///
+/// # Errors
+/// [`Error::Cluster`].
+pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traffic) -> Result<Vec<RankFigures>> {
+    let (ranks, me) = (cluster.size(), cluster.rank());
+    let mut slots = vec![0u64; 5 * ranks];
+    slots[5 * me..5 * me + 5].copy_from_slice(&[
+        positions,
+        traffic.bytes_sent,
+        traffic.bytes_received,
+        (traffic.seconds * 1e6) as u64,
+        peak_memory().unwrap_or(0),
+    ]);
+    let figures = cluster.sum(&slots)?;
+    Ok(figures
+        .chunks(5)
+        .enumerate()
+        .map(|(rank, f)| RankFigures {
+            rank,
+            positions: f[0],
+            bytes_sent: f[1],
+            bytes_received: f[2],
+            communication_seconds: f[3] as f64 * 1e-6,
+            peak_memory_bytes: f[4],
+        })
+        .collect())
 }

@@ -8,7 +8,7 @@ use crate::index::{layer_size, MAX_STONES};
 use crate::pack::is_pack;
 use crate::rules::Ruleset;
 
-use super::kind::{Kind, ValuesKind};
+use super::layer::{Kind, ValuesKind};
 use super::layer::{Layer, Table};
 use super::mapping::*;
 use super::*;

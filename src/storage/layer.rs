@@ -9,17 +9,128 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use crate::dtc::DtcPayload;
-use crate::error::{Damage, Error, Result};
+use crate::error::{Damage, Error, FileContent, Result};
 use crate::format::{Header, PAYLOAD_OFFSET};
 use crate::index::layer_size;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::sys::FileStamp;
 
-use super::kind::{BoundsKind, DtcKind, Kind, PackedTable, ValuesKind};
 use super::mapping::{checksum_from, header_at, header_of, map_file, read_exact_at, Bytes, SideFile};
 use super::*;
+
+pub(super) mod private {
+    /// Keeps [`super::Kind`] to the kinds of this crate.
+    pub trait Sealed {}
+}
+
+/// A kind of a layer's file, as a type (shakmaty-syzygy's tag style): what [`Layer`],
+/// [`Table`] and the kind-generic methods of [`DatabaseDir`] are generic over. Implemented by
+/// [`ValuesKind`], [`BoundsKind`] and [`DtcKind`] only.
+pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'static {
+    /// What its files hold, at run time: their names (`layer-NN.owdb`, `bounds-NN.owdb`,
+    /// `dtc-NN.owdb`), words and missing-file error.
+    const CONTENT: FileContent;
+    /// Whether a layer's file follows from the files of the same kind of the smaller layers its
+    /// captures reach (values, bounds: a capture leads on to the child's), not only from their
+    /// values (depths to capture: a capture ends the count).
+    const CHAINED: bool;
+    /// The payload encoding its files' headers name (docs/FORMAT.md).
+    #[doc(hidden)]
+    const ENCODING: u32;
+    /// Whether its files may be packed (`NAME-NN.owpk`, or for values in the published format
+    /// `scores.N.zst`): read there when the uncompressed file is absent, decoded whole by
+    /// [`DatabaseDir::open_layer`].
+    #[doc(hidden)]
+    const PACKED: bool;
+
+    /// What one position's entry reads as: its value (`i8`), its [`Bounds`], or its depth to
+    /// capture (`None` for a position of value 0).
+    type Entry;
+    /// What the reads need to know of an opened file beyond its header: the codec of the
+    /// layer (bounds), the count of escaped depths (depths to capture).
+    #[doc(hidden)]
+    type Layout: Send + Sync;
+    /// Its files packed and probed in place ([`Table::Pack`]).
+    #[doc(hidden)]
+    type Packed: PackedTable<Entry = Self::Entry>;
+
+    /// Checks the size of layer `n`'s file (at `path`, `len` bytes; its checked `header`,
+    /// `None` in the published format) and reads what the reads need; `read(buf, at)` fills
+    /// `buf` from the file at `at`.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a size that disagrees with the header or with itself; those of
+    /// `read`.
+    #[doc(hidden)]
+    fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<Self::Layout>;
+
+    /// The entry of position `i` of a file in memory.
+    ///
+    /// # Errors
+    /// As [`Layer::get`].
+    #[doc(hidden)]
+    fn entry(layer: &Layer<Self>, i: u64) -> Result<Self::Entry>;
+
+    /// The entry of position `i` read from the file with `pread`.
+    ///
+    /// # Errors
+    /// As [`entry`](Self::entry); [`Error::Corrupt`] ([`Damage::Size`]) when the file is now
+    /// shorter; [`Error::Io`] when a read fails.
+    #[doc(hidden)]
+    fn read_entry(file: &FileLayer<Self>, i: u64) -> Result<Self::Entry>;
+
+    /// Opens layer `n`'s pack at `path` (already mapped: `map`, `file`) in `dir` for probing,
+    /// what its reads need opened as `mode` says.
+    ///
+    /// # Errors
+    /// Those of the pack's opening; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a kind
+    /// that is never packed.
+    #[doc(hidden)]
+    fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<Self::Packed>;
+
+    /// Layer `n`'s pack at `path` (already mapped) decoded whole into memory and checked
+    /// against its payload checksum: the file it packs, as [`DatabaseDir::open_layer`] gives it.
+    ///
+    /// # Errors
+    /// As [`open_packed`](Self::open_packed); [`Error::Corrupt`] for a damaged block or a
+    /// payload checksum that disagrees.
+    #[doc(hidden)]
+    fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<Self>>;
+}
+
+/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`] of
+/// values, a [`PackedDtc`] of depths).
+pub trait PackedTable: Send + Sync + std::fmt::Debug {
+    /// What one position's entry reads as.
+    type Entry;
+    /// The entry of position `i`.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`]; [`Error::Corrupt`] for a damaged block or a value out of its
+    /// range; those of the reads it needs.
+    fn get(&self, i: u64) -> Result<Self::Entry>;
+    /// The layer number.
+    fn stones(&self) -> u32;
+    /// The pack file.
+    fn path(&self) -> &Path;
+    /// The native header the pack carries (its payload checksum covers the decoded payload).
+    fn header(&self) -> &Header;
+    /// Entries per block.
+    fn block_values(&self) -> u32;
+    /// Checks that the files read are still those opened.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] with [`Damage::ChangedWhileOpen`]; [`Error::Io`].
+    fn check_unchanged(&self) -> Result<()>;
+    /// Whether a file read is no longer at its path.
+    fn replaced(&self) -> bool;
+}
+
+/// A layer's values as a [`Kind`]: `layer-NN.owdb` (header, one signed byte per position), its
+/// pack `layer-NN.owpk`, or a published `scores.N` (headerless) or `scores.N.zst`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ValuesKind;
 
 /// One layer's file of kind `K` (its values by default; [`BoundsKind`], [`DtcKind`]),
 /// memory-mapped read-only (or, from a compressed file or with [`ReadMode::Pread`], held in
@@ -136,6 +247,11 @@ impl<K: Kind> Layer<K> {
         K::entry(self, i)
     }
 
+    /// What the reads need of the file beyond its header ([`Kind::Layout`]).
+    pub(super) fn layout(&self) -> &K::Layout {
+        self.source.layout()
+    }
+
     /// The layer number (stones on the board).
     pub fn stones(&self) -> u32 {
         self.source.stones
@@ -215,20 +331,6 @@ impl Layer<ValuesKind> {
     pub fn first_out_of_range(&self) -> Option<(u64, i8)> {
         let n = self.stones();
         self.values().iter().position(|&v| u32::from(v.unsigned_abs()) > n).map(|i| (i as u64, self.values()[i]))
-    }
-}
-
-impl Layer<BoundsKind> {
-    /// The codec of the layer (for decoding the payload in bulk).
-    pub fn codec(&self) -> &crate::bounds::Codec {
-        &self.source.layout
-    }
-}
-
-impl Layer<DtcKind> {
-    /// The payload, split into its parts.
-    pub fn payload(&self) -> DtcPayload<'_> {
-        DtcPayload::new(self.source.stones, self.bytes()).expect("checked when opened")
     }
 }
 

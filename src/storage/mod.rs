@@ -43,8 +43,8 @@
 //! | module | what it is |
 //! |---|---|
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening a layer's file of any kind |
-//! | `kind` | the one tag trait [`Kind`] and the three kinds; [`PackedTable`], a packed file probed in place |
-//! | `layer` | [`Layer`], [`Table`], [`FileLayer`]: a layer's file of a kind, open and checked |
+//! | `kind` | what each kind is: its tag ([`BoundsKind`], [`DtcKind`]; the values' is `layer`'s default) and its impl of [`Kind`], its packed file ([`PackedDtc`]) |
+//! | `layer` | the one tag trait [`Kind`] and what is generic over it: [`Layer`], [`Table`], [`FileLayer`], a layer's file of a kind, open and checked; [`PackedTable`], a packed file probed in place; [`ValuesKind`], the default kind |
 //! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
 //! | `writers` | [`AtomicFile`], `LayerWriter` ([`DatabaseDir::write_layer`]), `ShareWriter`: writing without damaging a complete file |
 
@@ -55,8 +55,9 @@ mod mapping;
 mod writers;
 
 pub use directory::{DatabaseDir, LayerState};
-pub use kind::{BoundsKind, DtcKind, Kind, NoPack, PackedDtc, PackedTable, ValuesKind};
+pub use kind::{BoundsKind, DtcKind, NoPack, PackedDtc};
 pub use layer::{FileLayer, Layer, Table};
+pub use layer::{Kind, PackedTable, ValuesKind};
 pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;

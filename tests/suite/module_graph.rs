@@ -164,3 +164,155 @@ fn the_program_and_the_bindings_are_crates_over_the_public_api() {
     // The program is not a target of the library's package.
     assert!(!manifest.contains("[[bin]]"), "the program is its own crate (cli/)");
 }
+
+/// The file a module path names, walking `segments` down from the folder `dir` (`src/` for
+/// `crate::`): `NAME.rs` or `NAME/mod.rs` for each segment while one exists. `None` when the
+/// first segment names no file (an item of the folder's own `mod.rs` or of the crate root).
+fn file_of(dir: &Path, segments: &[String]) -> Option<std::path::PathBuf> {
+    let mut found = None;
+    let mut here = dir.to_path_buf();
+    for s in segments {
+        let file = here.join(format!("{s}.rs"));
+        let folder_mod = here.join(s).join("mod.rs");
+        if file.is_file() {
+            found = Some(file);
+        } else if folder_mod.is_file() {
+            found = Some(folder_mod);
+        } else {
+            break;
+        }
+        here = here.join(s);
+    }
+    found
+}
+
+/// The module paths a source names after `crate::` and `super::` (each `a::b::c` chain, and
+/// every leading chain of a `{...}` group, nested groups included): (`crate` or `super`, the
+/// segments).
+fn paths_named(code: &str) -> Vec<(&'static str, Vec<String>)> {
+    fn ident(s: &str) -> (&str, &str) {
+        let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+        (&s[..end], &s[end..])
+    }
+    // Every chain from `s` (after `root::`), with `prefix` before it.
+    fn chains(s: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let mut segs = prefix;
+        let mut rest = s;
+        let mut grouped = false;
+        loop {
+            let (id, after) = ident(rest);
+            if id.is_empty() {
+                if let Some(inner) = rest.strip_prefix('{') {
+                    grouped = true;
+                    // Split the group's top level by commas.
+                    let (mut depth, mut start) = (0, 0);
+                    for (i, c) in inner.char_indices() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => {
+                                chains(inner[start..i].trim_start(), segs.clone(), out);
+                                break;
+                            }
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => {
+                                chains(inner[start..i].trim_start(), segs.clone(), out);
+                                start = i + 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                break;
+            }
+            segs.push(id.to_string());
+            match after.strip_prefix("::") {
+                Some(r) => rest = r,
+                None => break,
+            }
+        }
+        if !segs.is_empty() && !grouped {
+            out.push(segs);
+        }
+    }
+    let mut found = Vec::new();
+    for root in ["crate", "super"] {
+        let needle = format!("{root}::");
+        for (at, _) in code.match_indices(&needle) {
+            // Not the tail of a longer name (`mycrate::`), nor `super::super::` read twice.
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut out = Vec::new();
+            chains(&code[at + needle.len()..], Vec::new(), &mut out);
+            found.extend(out.into_iter().map(|segs| (if root == "crate" { "crate" } else { "super" }, segs)));
+        }
+    }
+    found
+}
+
+/// The library's files (test folders and modules aside) and, for each, the files it names:
+/// a file `src/a/b.rs` naming `super::c::X` or `crate::a::c::X` depends on `src/a/c.rs`. The
+/// folders' `mod.rs` and `lib.rs` only declare and re-export: they are not files of the graph.
+fn file_graph() -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    fn all(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "tests") {
+                    all(&p, out);
+                }
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    all(&src, &mut files);
+    let node = |p: &Path| p.file_name().is_some_and(|n| n != "mod.rs" && n != "lib.rs");
+    let mut g = BTreeMap::new();
+    for f in files.iter().filter(|f| node(f)) {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code: String =
+            text.split("#[cfg(test)]").next().unwrap_or_default().lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        // `super::` of `src/a/b.rs` is the folder `src/a/` (its `mod.rs`, or the file `src/a.rs`).
+        let parent = f.parent().unwrap();
+        let mut deps = BTreeSet::new();
+        for (root, segs) in paths_named(&code) {
+            let base = if root == "crate" { src.clone() } else { parent.to_path_buf() };
+            if let Some(dep) = file_of(&base, &segs) {
+                if node(&dep) && dep != *f {
+                    deps.insert(dep);
+                }
+            }
+        }
+        g.insert(f.clone(), deps);
+    }
+    g
+}
+
+#[test]
+fn files_have_no_cycle() {
+    let g = file_graph();
+    assert!(g.len() >= 60, "{} files", g.len());
+    // The graph sees the ties it must: the solver's driver uses its options and its exits pass.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let driver = &g[&src.join("solver/driver.rs")];
+    assert!(driver.contains(&src.join("solver/options.rs")) && driver.contains(&src.join("solver/exits.rs")), "{driver:?}");
+    let mut left = g.clone();
+    while let Some(leaf) = left.iter().find(|(_, d)| d.is_empty()).map(|(m, _)| m.clone()) {
+        left.remove(&leaf);
+        for deps in left.values_mut() {
+            deps.remove(&leaf);
+        }
+    }
+    assert!(left.is_empty(), "files in a cycle (each with the files of the cycle it names): {left:#?}");
+}
+
+#[test]
+fn the_path_reader_sees_groups_and_nested_groups() {
+    let found = paths_named("use super::{a::{B, c::D}, e};\nlet x = crate::f::g(1); mycrate::h; super::super::i;");
+    let names: Vec<String> = found.iter().map(|(r, s)| format!("{r}:{}", s.join("::"))).collect();
+    assert_eq!(names, ["crate:f::g", "super:a::B", "super:a::c::D", "super:e", "super:super::i"]);
+}
