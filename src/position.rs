@@ -213,14 +213,31 @@ impl Position {
     }
 
     fn from_rows(south: [u8; ROW], north: [u8; ROW], to_move: Side) -> Result<Position> {
-        let (first, second) = match to_move {
-            Side::South => (south, north),
-            Side::North => (north, south),
-        };
-        let mut board = [0u8; PITS];
-        board[..ROW].copy_from_slice(&first);
-        board[ROW..].copy_from_slice(&second);
-        Position::new(board)
+        let mut absolute = [0u8; PITS];
+        absolute[..ROW].copy_from_slice(&south);
+        absolute[ROW..].copy_from_slice(&north);
+        Position::from_absolute(absolute, to_move)
+    }
+
+    /// A position from its absolute board (South's houses A..F first, then North's a..f, as a
+    /// board is drawn and as records and the UCI FEN write it) and the side to move: the inverse
+    /// of [`absolute`](Self::absolute).
+    ///
+    /// ```
+    /// use oware::position::{Position, Side};
+    /// let p = Position::from_absolute([1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 7], Side::North)?;
+    /// assert_eq!(p.board(), &[0, 0, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6]);
+    /// assert_eq!(p.absolute(Side::North), [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 7]);
+    /// # Ok::<(), oware::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidPosition`] when the board holds more than 48 stones.
+    pub fn from_absolute(absolute: Board, to_move: Side) -> Result<Position> {
+        Position::new(match to_move {
+            Side::South => absolute,
+            Side::North => turned(&absolute),
+        })
     }
 
     /// A position typed as it is drawn: `TOP / BOTTOM`, each row left to right as it appears.
@@ -333,7 +350,7 @@ impl Position {
     }
 
     /// The absolute board, South's houses A..F first, then North's a..f, when `to_move` is the
-    /// side whose turn it is.
+    /// side whose turn it is (the inverse of [`from_absolute`](Self::from_absolute)).
     pub fn absolute(&self, to_move: Side) -> Board {
         match to_move {
             Side::South => self.board,
@@ -630,6 +647,22 @@ mod tests {
         for (t, side) in [("a", Side::South), ("F", Side::North), ("6", Side::South), ("", Side::South), ("AB", Side::South), ("é", Side::North)] {
             assert!(matches!(parse_move(t, side), Err(Error::InvalidPosition(PositionError::BadMove { .. }))), "{t}");
         }
+    }
+
+    #[test]
+    fn absolute_boards_turn_back_to_mover_first() {
+        let absolute = [1, 2, 3, 4, 5, 6, 0, 0, 0, 0, 0, 7];
+        let south = Position::from_absolute(absolute, Side::South).unwrap();
+        assert_eq!(south.board(), &absolute);
+        let north = Position::from_absolute(absolute, Side::North).unwrap();
+        assert_eq!(north.board(), &[0, 0, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6]);
+        // The inverse of `absolute`, both ways, for either side to move.
+        for side in [Side::South, Side::North] {
+            assert_eq!(Position::from_absolute(absolute, side).unwrap().absolute(side), absolute);
+            let p: Position = "1 1 1 1 1 2 4 2 3 0 0 0".parse().unwrap();
+            assert_eq!(Position::from_absolute(p.absolute(side), side).unwrap(), p);
+        }
+        assert!(matches!(Position::from_absolute([5; 12], Side::North), Err(Error::InvalidPosition(PositionError::TooManyStones { total: 60 }))));
     }
 
     #[test]

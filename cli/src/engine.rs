@@ -774,11 +774,7 @@ fn parse_fen(rules: Ruleset, fen: &str) -> std::result::Result<Game, String> {
     for (a, &c) in absolute.iter_mut().zip(&counts[..PITS]) {
         *a = c as u8;
     }
-    let board = match side {
-        Side::South => absolute,
-        Side::North => oware::rules::turned(&absolute),
-    };
-    let position = Position::new(board).map_err(|e| bad(&e.to_string()))?;
+    let position = Position::from_absolute(absolute, side).map_err(|e| bad(&e.to_string()))?;
     let captured = Captured { south: counts[12], north: counts[13] };
     Ok(Game::from_position(rules, position, side, Some(captured)))
 }

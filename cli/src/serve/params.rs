@@ -158,11 +158,7 @@ pub(super) fn parse_history(text: &str, rules: Ruleset, root: &Position, to_move
         }
         // The last entry has the other side to move, the one before it this side, and so on.
         let side = if (len - i) % 2 == 1 { to_move.other() } else { to_move };
-        let board = match side {
-            Side::South => absolute,
-            Side::North => oware::rules::turned(&absolute),
-        };
-        let position = Position::new(board).map_err(|e| bad(e.to_string()))?;
+        let position = Position::from_absolute(absolute, side).map_err(|e| bad(e.to_string()))?;
         let (held, root_stones) = (position.stones(), root.stones());
         if held != root_stones {
             return Err(bad(format!(
