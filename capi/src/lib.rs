@@ -563,7 +563,7 @@ pub unsafe extern "C" fn oware_analyse_game(
         } else {
             Limits { depth: Some(depth), ..Default::default() }
         };
-        let root = Root { position: pos, captured: None, history: earlier };
+        let root = Root::in_game(pos, None, earlier);
         let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).map_err(|e| fail(&e))?;
         // SAFETY: as documented for the caller.
         unsafe {
@@ -577,7 +577,10 @@ pub unsafe extern "C" fn oware_analyse_game(
 }
 
 /// The longest history `oware_analyse_game` takes (a game has far fewer positions between two
-/// captures).
+/// captures). Larger than the library's `search::MAX_HISTORY` (10,000), which the server and
+/// Python take, on purpose: this bound has been the C function's since it was published, and a
+/// C caller hands over a buffer it has already built (its length bounds only the copy, 12 bytes
+/// a board), so lowering it would refuse calls that work today.
 const MAX_HISTORY: usize = 1 << 20;
 
 /// The largest layer `N` such that the files of every layer 0..=N are present in the handle's

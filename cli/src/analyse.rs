@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Args;
 use oware::position::{house, Side};
-use oware::search::{Control, Engine, Limits, Report, Root, ScoreBound, DEFAULT_HASH_MB, MAX_DEPTH};
+use oware::search::{Control, Engine, Limits, MoverCaptured, Report, Root, ScoreBound, DEFAULT_HASH_MB, MAX_DEPTH};
 use oware::{Error, Position, Result, Ruleset};
 use serde::Serialize;
 
@@ -31,7 +31,7 @@ pub struct AnalyseArgs {
     /// Stones already captured in the game, `MOVER:OPPONENT`: the score is then the game's final
     /// score (captured difference plus the board's), and the 25-stone rule ends the game.
     #[arg(long, value_name = "M:O", value_parser = parse_captured)]
-    captured: Option<(u32, u32)>,
+    captured: Option<MoverCaptured>,
     #[command(flatten)]
     json: JsonArg,
     #[command(flatten)]
@@ -191,7 +191,7 @@ pub fn info_line(r: &Report, side: Side) -> String {
 /// [`Error::Output`] when stdout cannot be written.
 pub fn run(a: AnalyseArgs) -> Result<()> {
     let (pos, side) = a.position.required_placed()?;
-    if let Some((m, o)) = a.captured {
+    if let Some(MoverCaptured { mover: m, opponent: o }) = a.captured {
         if m + o + pos.stones() != oware::rules::TOTAL_STONES {
             return Err(Error::Usage(format!(
                 "{m} + {o} captured and {} on the board make {}: a game has {} stones",
@@ -203,7 +203,7 @@ pub fn run(a: AnalyseArgs) -> Result<()> {
     }
     let engine = open_engine(&a.db, a.db.rules.ruleset(), &a.search, a.quiet.quiet)?;
     let mover = side.unwrap_or(Side::South);
-    let root = Root { position: pos, captured: a.captured, history: Vec::new() };
+    let root = Root::in_game(pos, a.captured, Vec::new());
     let control = Control::new();
     let progress = !a.quiet.quiet && std::io::stderr().is_terminal();
     let report = engine.search(&root, &a.search.limits(true), &control, &mut |r| {
@@ -219,7 +219,7 @@ pub fn run(a: AnalyseArgs) -> Result<()> {
     }
 }
 
-fn doc(pos: &Position, mover: Side, r: &Report, engine: &Engine, captured: Option<(u32, u32)>) -> AnalyseDoc {
+fn doc(pos: &Position, mover: Side, r: &Report, engine: &Engine, captured: Option<MoverCaptured>) -> AnalyseDoc {
     AnalyseDoc {
         schema_version: SCHEMA_VERSION,
         position: *pos.board(),
@@ -246,7 +246,7 @@ fn doc(pos: &Position, mover: Side, r: &Report, engine: &Engine, captured: Optio
             })
             .collect(),
         tables: engine.tables(),
-        captured: captured.map(|(m, o)| [m, o]),
+        captured: captured.map(|c| [c.mover, c.opponent]),
     }
 }
 

@@ -975,7 +975,7 @@ impl Job {
     fn search(&self, side: Side) -> String {
         let engine = prepare(&self.slot, &self.options, &self.out, Resize::Until(&self.control));
         let root = self.game.root();
-        let base = root.captured.map_or(0, |(m, o)| (m as i32 - o as i32) * 100);
+        let base = root.captured.map_or(0, |c| (c.mover as i32 - c.opponent as i32) * 100);
         let mut last_pv: Vec<u8> = Vec::new();
         let out = Arc::clone(&self.out);
         let mut on_info = |r: &Report| {
@@ -1050,6 +1050,7 @@ fn info_line(r: &Report, side: Side, score: i32) -> String {
 mod tests {
     use super::*;
     use oware::search::time::{DEFAULT_MOVE_TIME, MIN_MOVE_TIME};
+    use oware::search::MoverCaptured;
 
     #[test]
     fn fen_is_strict() {
@@ -1058,7 +1059,7 @@ mod tests {
         let g = parse_fen(Ruleset::Awari, "1-0-0-0-0-0-0-0-0-0-0-2-20-25-N").unwrap();
         assert_eq!(g.side(), Side::North);
         assert_eq!(g.position().board(), &[0, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0]);
-        assert_eq!(g.root().captured, Some((25, 20)));
+        assert_eq!(g.root().captured, Some(MoverCaptured { mover: 25, opponent: 20 }));
         for bad in [
             "",
             "4-4-4-4-4-4-4-4-4-4-4-4-0-0",

@@ -18,6 +18,7 @@ use oware::bounds::Forced;
 use oware::game::Captured;
 use oware::position::{PositionError, Side};
 use oware::probe::Database;
+use oware::search::MoverCaptured;
 use oware::{Error, Position, Result};
 use serde::Serialize;
 
@@ -58,7 +59,7 @@ pub struct QueryArgs {
     /// report adds best play's final score and result with every stone counted (25 or more of
     /// the 48 wins); with --bounds, the result each side can force.
     #[arg(long, value_name = "M:O", value_parser = parse_captured)]
-    captured: Option<(u32, u32)>,
+    captured: Option<MoverCaptured>,
     /// Longest principal variation printed, in plies.
     #[arg(long, value_name = "K", default_value_t = 60)]
     max_plies: usize,
@@ -71,13 +72,13 @@ pub struct QueryArgs {
 }
 
 /// Parses `M:O` (stones captured by the player to move and by the opponent).
-pub(crate) fn parse_captured(s: &str) -> std::result::Result<(u32, u32), String> {
+pub(crate) fn parse_captured(s: &str) -> std::result::Result<MoverCaptured, String> {
     let pair = s.split_once(':').and_then(|(m, o)| Some((m.trim().parse::<u32>().ok()?, o.trim().parse::<u32>().ok()?)));
     let (m, o) = pair.ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
     if m.saturating_add(o) > oware::rules::TOTAL_STONES {
         return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
     }
-    Ok((m, o))
+    Ok(MoverCaptured { mover: m, opponent: o })
 }
 
 /// Answers the position given, or every position read from standard input.
@@ -223,7 +224,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
 
 /// The answer for one position, formatted as asked (ending with a newline).
 fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> Result<String> {
-    if let Some((m, o)) = a.captured {
+    if let Some(MoverCaptured { mover: m, opponent: o }) = a.captured {
         if m + o + pos.stones() > oware::rules::TOTAL_STONES {
             return Err(Error::Usage(format!(
                 "{m} + {o} captured stones and {} on the board make more than the game's {}",
@@ -257,10 +258,7 @@ fn answer(db: &Database, pos: &Position, side: Option<Side>, a: &QueryArgs) -> R
     let forced = bounds.map(|b| ForcedDoc::new(db.rules(), pos.stones(), b, a.captured));
     // Mover-first counts name no side: South is to move.
     let side = side.unwrap_or(Side::South);
-    let captured = a.captured.map(|(m, o)| match side {
-        Side::South => Captured { south: m, north: o },
-        Side::North => Captured { south: o, north: m },
-    });
+    let captured = a.captured.map(|c| Captured::from_mover_first(c, side));
     Ok(if a.json.json {
         let doc = QueryDoc { report: report(db, pos, side, &analysis, captured), forced };
         serde_json::to_string(&doc).map_err(|e| Error::Internal(e.to_string()))? + "\n"
@@ -284,16 +282,11 @@ struct ForcedDoc {
     /// Under the ruleset's repetition rule, the player to move's final share of the stones on
     /// the board: `[gM, n - gN]` (own side), or the value's split (even split).
     mover_share: [Share; 2],
+    /// `{"mover", "opponent"}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    captured: Option<CapturedDoc>,
+    captured: Option<MoverCaptured>,
     #[serde(skip_serializing_if = "Option::is_none")]
     result: Option<ResultDoc>,
-}
-
-#[derive(Serialize)]
-struct CapturedDoc {
-    mover: u32,
-    opponent: u32,
 }
 
 #[derive(Serialize)]
@@ -303,10 +296,10 @@ struct ResultDoc {
 }
 
 impl ForcedDoc {
-    fn new(rules: oware::Ruleset, n: u32, b: oware::bounds::Bounds, captured: Option<(u32, u32)>) -> ForcedDoc {
+    fn new(rules: oware::Ruleset, n: u32, b: oware::bounds::Bounds, captured: Option<MoverCaptured>) -> ForcedDoc {
         let own_side = rules.own_side_repetition();
-        let result = captured.map(|(m, o)| {
-            let (mover, opponent) = oware::bounds::forced_results(n, b, m, o);
+        let result = captured.map(|c| {
+            let (mover, opponent) = oware::bounds::forced_results(n, b, c.mover, c.opponent);
             ResultDoc { mover, opponent }
         });
         ForcedDoc {
@@ -315,7 +308,7 @@ impl ForcedDoc {
             split_forced: b.forced(n),
             repetition_rule: if own_side { "own_side" } else { "even_split" },
             mover_share: [Share(f64::from(b.mover)), Share(f64::from(n - u32::from(b.opponent)))],
-            captured: captured.map(|(mover, opponent)| CapturedDoc { mover, opponent }),
+            captured,
             result,
         }
     }

@@ -103,9 +103,6 @@ fn opt_int_arg(value: Option<&Bound<'_, PyAny>>, name: &str, lo: i128, hi: i128)
 /// The longest line `principal_variation` gives.
 const MAX_LINE_PLIES: i128 = 10_000;
 
-/// The most positions `Engine.analyse`'s `history` takes (as `oware serve`'s).
-const MAX_HISTORY: usize = 10_000;
-
 /// A board from any sequence of 12 integers.
 fn board(obj: &Bound<'_, PyAny>) -> PyResult<Position> {
     // The length first: a long sequence is refused before any of it is copied.
@@ -557,7 +554,7 @@ impl Engine {
         captured: Option<&Bound<'py, PyAny>>,
         history: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        use oware_core::search::{Control, Limits, Root, ScoreBound, MAX_DEPTH};
+        use oware_core::search::{Control, Limits, MoverCaptured, Root, ScoreBound, MAX_DEPTH, MAX_HISTORY};
         use std::time::Duration;
         let pos = self::board(board)?;
         let movetime_ms = opt_int_arg(movetime_ms, "movetime_ms", 1, 86_400_000)?.map(|v| v as u64);
@@ -573,7 +570,7 @@ impl Engine {
                 if m + o + pos.stones() != 48 {
                     return Err(PyValueError::new_err(format!("captured {m} + {o} and {} on the board do not make 48", pos.stones())));
                 }
-                Some((m, o))
+                Some(MoverCaptured { mover: m, opponent: o })
             }
         };
         let movetime = match (movetime_ms, depth, nodes) {
@@ -604,7 +601,7 @@ impl Engine {
                 )));
             }
         }
-        let root = Root { position: pos, captured, history };
+        let root = Root::in_game(pos, captured, history);
         let r = py.allow_threads(|| self.engine.search(&root, &limits, &Control::new(), &mut |_| {})).map_err(|e| py_err(&e))?;
         let out = PyDict::new(py);
         out.set_item("best_pit", r.best_pit)?;

@@ -19,7 +19,7 @@ use crate::error::{Error, PositionError, Result};
 use crate::position::{house, parse_move, Position, Side};
 use crate::probe::{Database, MoveResult, MoveValue};
 use crate::rules::{Outcome as RulesOutcome, TOTAL_STONES};
-use crate::search::{GameValue, GameValues};
+use crate::search::{GameValue, GameValues, MoverCaptured};
 
 /// Win, draw or loss, for one player (a game's result, not a move's [`crate::rules::Outcome`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -78,6 +78,30 @@ impl Captured {
         match side {
             Side::South => self.south,
             Side::North => self.north,
+        }
+    }
+
+    /// The same counts the player to move's first, when `to_move` is to move: as the search's
+    /// [`Root`](crate::search::Root) and the mover-first interfaces hold them.
+    pub fn mover_first(&self, to_move: Side) -> MoverCaptured {
+        MoverCaptured { mover: self.of(to_move), opponent: self.of(to_move.other()) }
+    }
+
+    /// The counts by side of `c`, the player to move's first when `to_move` is to move (the
+    /// inverse of [`mover_first`](Self::mover_first)).
+    ///
+    /// ```
+    /// use oware::game::Captured;
+    /// use oware::position::Side;
+    /// use oware::search::MoverCaptured;
+    /// let c = Captured { south: 20, north: 16 };
+    /// assert_eq!(c.mover_first(Side::North), MoverCaptured { mover: 16, opponent: 20 });
+    /// assert_eq!(Captured::from_mover_first(c.mover_first(Side::North), Side::North), c);
+    /// ```
+    pub fn from_mover_first(c: MoverCaptured, to_move: Side) -> Captured {
+        match to_move {
+            Side::South => Captured { south: c.mover, north: c.opponent },
+            Side::North => Captured { south: c.opponent, north: c.mover },
         }
     }
 

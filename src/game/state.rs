@@ -198,7 +198,7 @@ impl Game {
     /// What the search needs to search from here: the position, the captured counts
     /// (mover first) and the positions since the last capture.
     pub fn root(&self) -> Root {
-        Root { position: self.position, captured: self.captured.map(|c| (c.of(self.side), c.of(self.side.other()))), history: self.history.clone() }
+        Root::in_game(self.position, self.captured.map(|c| c.mover_first(self.side)), self.history.clone())
     }
 }
 
@@ -206,6 +206,7 @@ impl Game {
 mod tests {
     use super::*;
     use crate::rules::GrandSlam;
+    use crate::search::MoverCaptured;
 
     #[test]
     fn a_repetition_ends_the_game() {
@@ -246,6 +247,6 @@ mod tests {
         let v = g.verdict().unwrap();
         assert_eq!((v.south, v.north), (31.5, 16.5));
         let root = g.root();
-        assert_eq!(root.captured, Some((30, 15)));
+        assert_eq!(root.captured, Some(MoverCaptured { mover: 30, opponent: 15 }));
     }
 }

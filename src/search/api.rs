@@ -4,8 +4,31 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 use crate::position::Position;
 use crate::rules::Board;
+
+/// The most positions of a game's history ([`Root::history`]) that the interfaces reading one
+/// from outside take: the server's `history=` and Python's `Engine.analyse(history=...)`. A game
+/// has far fewer positions between two captures; the bound keeps what a caller sends from
+/// costing more than a game could. The search itself takes a history of any length. (The C
+/// library's `oware_analyse_game` has had its own bound, 2^20 boards, since it was published: a
+/// C caller passes a buffer it has already built, and lowering it would refuse calls that
+/// work.)
+pub const MAX_HISTORY: usize = 10_000;
+
+/// Stones captured so far in a game, the player to move's first: how a mover-first interface
+/// holds them, as the search's [`Root`], `oware analyse --captured M:O` and Python's
+/// `captured=(mover, opponent)` do. [`Captured`](crate::game::Captured) counts the same stones by
+/// side (South, North); `Captured::mover_first` and `Captured::from_mover_first` convert.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct MoverCaptured {
+    /// The player to move's captured stones.
+    pub mover: u32,
+    /// The opponent's captured stones.
+    pub opponent: u32,
+}
 
 /// What to search from: a position, and optionally the captured stones and the game so far.
 #[derive(Clone, Debug)]
@@ -14,7 +37,7 @@ pub struct Root {
     pub position: Position,
     /// Stones captured so far by the player to move and by the opponent; `None` scores the
     /// board only, as the layers do (see the module's "Scores").
-    pub captured: Option<(u32, u32)>,
+    pub captured: Option<MoverCaptured>,
     /// Earlier positions of the game, oldest first, each mover-first (so the last one is the
     /// position before `position`, with the other player to move). A position met again is a
     /// repetition. Those since the last capture (as many stones as `position`) must be a game's:
@@ -27,7 +50,15 @@ pub struct Root {
 impl Root {
     /// A root without captured counts or history.
     pub fn new(position: Position) -> Root {
-        Root { position, captured: None, history: Vec::new() }
+        Root::in_game(position, None, Vec::new())
+    }
+
+    /// A root reached in a game: `position` (mover-first), the stones captured so far when known
+    /// (`None` scores the board only) and the game's earlier positions, oldest first, each
+    /// mover-first (see [`history`](Self::history) for what they must be; an empty history is
+    /// none).
+    pub fn in_game(position: Position, captured: Option<MoverCaptured>, history: Vec<Board>) -> Root {
+        Root { position, captured, history }
     }
 }
 

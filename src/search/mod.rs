@@ -50,7 +50,7 @@ use crate::error::{Error, Result};
 use crate::position::Position;
 use crate::probe::Database;
 use crate::rules::{stones, Board, Outcome, Ruleset};
-pub use api::{Control, Limits, Report, Root, RootMove, ScoreBound};
+pub use api::{Control, Limits, MoverCaptured, Report, Root, RootMove, ScoreBound, MAX_HISTORY};
 pub use game_values::{GameValue, GameValues};
 use keys::board_key;
 pub(crate) use keys::splitmix;
@@ -205,7 +205,7 @@ impl Engine {
                 _ if !self.rules.own_side_repetition() => None,
                 Outcome::End { value } => Some(i32::from(value) * 100),
                 Outcome::Child { captured, child } => {
-                    let game = root.captured.map(|(me, them)| (them.min(48), me.min(48) + u32::from(captured)));
+                    let game = root.captured.map(|c| (c.opponent.min(48), c.mover.min(48) + u32::from(captured)));
                     self.floor(&child, game, clock)?.map(|f| (i32::from(captured) - f) * 100)
                 }
             };
@@ -317,7 +317,7 @@ impl Engine {
             control.set_deadline(t);
         }
         self.tt.new_search();
-        let game = root.captured.map(|(m, o)| (m.min(48) as u8, o.min(48) as u8));
+        let game = root.captured.map(|c| (c.mover.min(48) as u8, c.opponent.min(48) as u8));
         // The game's positions that play can repeat: those since its last capture (as many
         // stones as the root; any before them hold more and cannot come again).
         let n0 = root.position.stones();
@@ -467,7 +467,7 @@ impl Engine {
         };
         // In a game, the captured counts along the line (mover first): the line follows the
         // layers' best moves only where the 25-stone rule cannot change them.
-        let mut game = root.captured.map(|(m, o)| (m.min(48), o.min(48)));
+        let mut game = root.captured.map(|c| (c.mover.min(48), c.opponent.min(48)));
         for &pit in pv.iter() {
             game = self.after(game, &board, pit);
             if !step(&mut board, pit, &mut seen, &mut ply) {

@@ -118,11 +118,7 @@ fn a_fixed_depth_answer_does_not_depend_on_threads() {
 fn a_warm_table_does_not_cut_the_line_short() {
     let (_d, db) = built(Ruleset::Awari, 8, false);
     let engine = Engine::new(Ruleset::Awari, Some(db), None).unwrap();
-    for root in [Root::new(Position::start()), {
-        let mut r = Root::new(Position::start());
-        r.captured = Some((0, 0));
-        r
-    }] {
+    for root in [Root::new(Position::start()), Root::in_game(Position::start(), Some(MoverCaptured::default()), Vec::new())] {
         for depth in [8, 8, 9, 6] {
             let r = run(&engine, &root, Limits { depth: Some(depth), all_moves: true, ..Default::default() });
             assert!(r.pv.len() >= depth as usize - 1, "depth {depth}: line {:?}", r.pv);
@@ -143,8 +139,7 @@ fn a_warm_table_does_not_cut_the_line_short() {
 fn the_25_stone_rule_and_game_ends_settle_the_root() {
     let (_d, db) = built(Ruleset::Awari, 4, false);
     let p: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse().unwrap();
-    let mut root = Root::new(p);
-    root.captured = Some((25, 19));
+    let root = Root::in_game(p, Some(MoverCaptured { mover: 25, opponent: 19 }), Vec::new());
     let bare = Engine::new(Ruleset::Awari, None, None).unwrap();
     let r = run(&bare, &root, Limits { depth: Some(5), ..Default::default() });
     assert!(r.exact && r.best_pit.is_none(), "the game is over; the board's stones split evenly by definition");
@@ -169,8 +164,7 @@ fn with_captured_counts_the_score_is_the_games() {
     for p in sample(&db, 8, 50, 5) {
         let v = i32::from(db.value(&p).unwrap());
         for (m, o) in [(10, 30), (20, 20), (27, 13)] {
-            let mut root = Root::new(p);
-            root.captured = Some((m, o));
+            let root = Root::in_game(p, Some(MoverCaptured { mover: m, opponent: o }), Vec::new());
             let r = run(&engine, &root, Limits { depth: Some(3), ..Default::default() });
             assert!(r.exact, "{p} {m}:{o}");
             // A side past 24 has ended the game: the board's stones split evenly.
@@ -296,7 +290,7 @@ fn exact_claims_with_a_history_are_true() {
                         run(&engine, &Root::new(root), Limits { depth: Some(depth), ..Default::default() });
                         let r = run(
                             &engine,
-                            &Root { position: root, captured: None, history: history.clone() },
+                            &Root::in_game(root, None, history.clone()),
                             Limits { depth: Some(depth), all_moves: depth == 6, ..Default::default() },
                         );
                         if r.exact {
@@ -365,7 +359,7 @@ fn a_made_up_history_is_refused() {
     let engine = Engine::new(Ruleset::Awari, None, None).unwrap();
     let start = Position::start();
     let limits = Limits { depth: Some(1), ..Limits::default() };
-    let bad = Root { position: start, captured: None, history: vec![*start.board()] };
+    let bad = Root::in_game(start, None, vec![*start.board()]);
     let err = engine.search(&bad, &limits, &Control::new(), &mut |_| {}).unwrap_err();
     assert!(matches!(err, Error::Usage(ref m) if m.contains("position 1 of 1")), "{err}");
     // A real one: the start, South plays F; the root is North to move.
@@ -373,9 +367,9 @@ fn a_made_up_history_is_refused() {
         Outcome::Child { child, .. } => child,
         Outcome::End { .. } => unreachable!(),
     };
-    let good = Root { position: Position::new(after).unwrap(), captured: None, history: vec![*start.board()] };
+    let good = Root::in_game(Position::new(after).unwrap(), None, vec![*start.board()]);
     engine.search(&good, &limits, &Control::new(), &mut |_| {}).unwrap();
     // Positions with more stones, before the last capture, are not the game's recent past.
-    let older = Root { position: Position::new(after).unwrap(), captured: None, history: vec![[4; 12], [0; 12]] };
+    let older = Root::in_game(Position::new(after).unwrap(), None, vec![[4; 12], [0; 12]]);
     assert!(engine.search(&older, &limits, &Control::new(), &mut |_| {}).is_ok());
 }

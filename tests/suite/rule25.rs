@@ -22,7 +22,7 @@ use crate::common::{brute_force_layer, simple_moves, SimpleOutcome};
 use oware::build::{build, BuildConfig, Silent};
 use oware::game::{Captured, Game};
 use oware::probe::Database;
-use oware::search::{Control, Engine, Limits, Root, ScoreBound};
+use oware::search::{Control, Engine, Limits, MoverCaptured, Root, ScoreBound};
 use oware::{Board, Position, Ruleset, Side};
 
 /// The largest layer covered.
@@ -174,7 +174,7 @@ fn check_claims(rules: Ruleset, depth: u32, reference: &Reference, truth: impl F
                     continue;
                 }
                 let position = Position::new(board).unwrap();
-                let root = Root { position, captured: Some((m, o)), history: Vec::new() };
+                let root = Root::in_game(position, Some(MoverCaptured { mover: m, opponent: o }), Vec::new());
                 let limits = Limits { depth: Some(depth), all_moves: true, ..Limits::default() };
                 engine.clear();
                 let r = engine.search(&root, &limits, &Control::new(), &mut |_| {}).unwrap();

@@ -101,8 +101,7 @@ pub(super) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
 /// The search engine's answer for `ask` (its counts checked, [`check_game_counts`]), within
 /// `movetime`, after the game's positions `history` (mover-first, [`parse_history`]).
 pub(super) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, history: Vec<oware::Board>, control: &Control) -> ApiResult<AnalyseDoc> {
-    let captured = ask.captured.map(|c| (c.of(ask.side), c.of(ask.side.other())));
-    let root = Root { position: ask.position, captured, history };
+    let root = Root::in_game(ask.position, ask.captured.map(|c| c.mover_first(ask.side)), history);
     let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
     // Checked for files changed under it as the other requests are (the engine is made anew
     // over a reopened database).

@@ -10,6 +10,7 @@ use axum::extract::Query;
 use axum::http::{header, HeaderMap, StatusCode};
 use oware::game::Captured;
 use oware::position::{Position, Side};
+use oware::search::MAX_HISTORY;
 use oware::Ruleset;
 
 use super::errors::{ApiError, ApiResult};
@@ -18,9 +19,6 @@ use super::{MAX_BODY, MAX_PLIES};
 
 /// Best-line length of a single-position request when not given.
 const DEFAULT_PLIES: usize = 60;
-
-/// The most positions `history` may name (a game has far fewer between two captures).
-const MAX_HISTORY: usize = 10_000;
 
 /// The parameters naming a position, which every endpoint but `/info` takes.
 const POSITION_PARAMS: [&str; 7] = ["pits", "position", "south", "north", "to_move", "rules", "captured"];
