@@ -5,18 +5,16 @@
 //! shown on stderr.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use oware::position::{house, Side};
-use oware::search::{Control, Engine, Limits, MoverCaptured, Report, Root, ScoreBound, DEFAULT_HASH_MB, MAX_DEPTH};
-use oware::{Error, Position, Result, Ruleset};
+use oware::search::{Control, Engine, MoverCaptured, Report, Root, ScoreBound};
+use oware::{Error, Position, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::query::parse_captured;
-use super::{draw, reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg};
+use crate::args::{open_engine, parse_captured, reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg, SearchArgs};
+use crate::output::{Stdout, SCHEMA_VERSION};
+use crate::show::{bound_name, draw, line_houses, stones};
 
 /// Arguments of `oware analyse`.
 #[derive(Args, Debug)]
@@ -36,96 +34,6 @@ pub struct AnalyseArgs {
     json: JsonArg,
     #[command(flatten)]
     quiet: QuietArg,
-}
-
-/// How long and with what the engine searches (shared by `analyse`, `play`, `game`).
-#[derive(Args, Debug, Clone)]
-pub struct SearchArgs {
-    /// Time to search, in milliseconds (the default when neither --depth nor --nodes is given:
-    /// 1000).
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
-    pub movetime: Option<u64>,
-    /// Search to this depth in plies (1..=100); the answer does not depend on --threads.
-    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
-    pub depth: Option<u32>,
-    /// Search at most about this many nodes; the answer does not depend on --threads.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub nodes: Option<u64>,
-    /// Search threads for a timed search (default: all cores).
-    #[arg(long, value_name = "T", value_parser = super::parse_threads)]
-    pub threads: Option<usize>,
-    /// Size of the transposition table, MiB (1..=65536).
-    #[arg(long, value_name = "MB", default_value_t = DEFAULT_HASH_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
-    pub hash: usize,
-    /// Probe layers 0..=N only, even where more are built (the engine searches above them).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=48))]
-    pub max_table: Option<u32>,
-}
-
-impl SearchArgs {
-    /// The limits asked for: `--movetime` (default 1 s unless a depth or node limit is set).
-    pub fn limits(&self, all_moves: bool) -> Limits {
-        let movetime = match (self.movetime, self.depth, self.nodes) {
-            (Some(ms), _, _) => Some(Duration::from_millis(ms)),
-            (None, None, None) => Some(Duration::from_millis(1000)),
-            _ => None,
-        };
-        Limits { depth: self.depth, movetime, nodes: self.nodes, all_moves }
-    }
-}
-
-/// The engine for `rules` over the layers of the database chosen (every layer built from 0 up,
-/// or up to `--max-table`), or over none (the evaluation alone, said on stderr unless `quiet`).
-///
-/// # Errors
-/// As [`Engine::new`]: a present layer that is damaged or foreign.
-pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet: bool) -> Result<Engine> {
-    hash_fits(search.hash as u64).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
-    let mut engine = Engine::new(rules, Some(Arc::new(db.database_for(rules)?)), search.max_table)?;
-    if let Some(e) = engine.unusable() {
-        // Said whatever `quiet` asks: the answers lose the layers above the damaged file.
-        let below = match (engine.tables(), engine.dtc_tables()) {
-            (None, _) => "searching with the evaluation alone".to_string(),
-            (Some(t), None) => format!("probing layers 0..={t}, without depths to capture"),
-            (Some(t), Some(d)) => format!("probing layers 0..={t}, depths to capture of 0..={d}"),
-        };
-        note(&format!("{e}: not used, nor the files of its kind above it; {below}"));
-    }
-    if engine.tables().is_none() && !quiet {
-        note(&format!("no layers of {rules} in {}: searching with the evaluation alone", db.dir.dir.display()));
-    }
-    engine.set_hash_mb(search.hash);
-    engine.set_threads(search.threads.unwrap_or_else(super::cores));
-    Ok(engine)
-}
-
-/// Refuses a transposition table larger than three quarters of the memory the system reports
-/// available (allocating it would end the process, or push the machine into swap; the library's
-/// `search::check_hash_mb`): the one guard of `--hash` and the engine's `Hash` option, which
-/// put their own words before the message.
-pub fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
-    oware::search::check_hash_mb(mb).map(|()| mb).map_err(|e| e.to_string())
-}
-
-/// A score in stones, signed, as people read it: `+3`, `-1.25`.
-pub fn stones(centi: i32) -> String {
-    if centi % 100 == 0 {
-        format!("{:+}", centi / 100)
-    } else {
-        format!("{:+.2}", f64::from(centi) / 100.0)
-    }
-}
-
-/// The line as house letters, each ply in the letters of the side that plays it.
-pub fn line_houses(pv: &[u8], side: Side) -> Vec<String> {
-    let mut s = side;
-    pv.iter()
-        .map(|&p| {
-            let h = house(s, p).to_string();
-            s = s.other();
-            h
-        })
-        .collect()
 }
 
 #[derive(Serialize)]
@@ -155,15 +63,6 @@ struct AnalyseDoc {
     moves: Vec<MoveDoc>,
     tables: Option<u32>,
     captured: Option<[u32; 2]>,
-}
-
-/// A bound's name in the JSON documents.
-pub fn bound_name(b: ScoreBound) -> &'static str {
-    match b {
-        ScoreBound::Equal => "exact",
-        ScoreBound::Upper => "upper",
-        ScoreBound::Lower => "lower",
-    }
 }
 
 /// One progress line for an iteration (fits 80 columns).

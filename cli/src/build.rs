@@ -20,8 +20,9 @@ use oware::units::{group_digits, human_bytes};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{human_duration, is_closed_pipe, note, Stdout, SCHEMA_VERSION};
-use super::{progress, reword, signals, thread_pool, DirArg, JsonArg, QuietArg, RulesArg, ThreadsArg};
+use crate::args::{parse_size, reword, thread_pool, DirArg, JsonArg, QuietArg, RulesArg, ThreadsArg};
+use crate::output::{human_duration, is_closed_pipe, note, Stdout, SCHEMA_VERSION};
+use crate::{progress, signals};
 
 /// Arguments of `oware build`.
 #[derive(Args, Debug)]
@@ -97,26 +98,6 @@ pub(crate) fn parse_target(s: &str) -> Result<u32> {
         };
     }
     Ok(t.parse::<oware::Position>()?.stones())
-}
-
-/// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
-pub(crate) fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let t = t.strip_suffix('B').unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
-    };
-    let bad = || format!("'{s}' is not a size like 512M or 3G");
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
-    let bytes = v * mult as f64;
-    if !(v.is_finite() && v >= 0.0 && bytes <= (1u64 << 60) as f64) {
-        return Err(bad());
-    }
-    Ok(bytes as u64)
 }
 
 /// The plan as printed with `--json`.
@@ -674,7 +655,7 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
     // MPI is called from this thread only (it initialised MPI): the solver runs here, on the
     // global pool. By default the ranks of one node share its cores.
     let local = ["OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"].iter().find_map(|v| std::env::var(v).ok()?.parse::<usize>().ok()).unwrap_or(1).max(1);
-    let threads = a.threads.threads.unwrap_or_else(|| (super::cores() / local).max(1));
+    let threads = a.threads.threads.unwrap_or_else(|| (crate::args::cores() / local).max(1));
     rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().map_err(|e| Error::Threads { threads, reason: e.to_string() })?;
     let display = Display::new(rank == 0 && progress::show(a.quiet.quiet) && !a.dry_run, a, threads);
     let others = RankObserver(rank);
@@ -692,7 +673,7 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         note(&format!(
             "rank {rank} of {ranks}: error: --bounds is built by one process: build the values with mpirun, then run `oware build --bounds` without it; ending the job"
         ));
-        cluster.abort(super::exit_code(oware::error::ErrorKind::Usage));
+        cluster.abort(crate::errors::exit_code(oware::error::ErrorKind::Usage));
     }
     let start = std::time::Instant::now();
     let result = cluster.build(config, observer);
@@ -703,14 +684,14 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         Err(e @ Error::Interrupted) => return Err(e),
         Err(Error::Cluster(oware::error::ClusterError::PeerStopped)) => {
             drop(cluster);
-            std::process::exit(super::exit_code(oware::error::ErrorKind::Interrupted));
+            std::process::exit(crate::errors::exit_code(oware::error::ErrorKind::Interrupted));
         }
         Err(e) => {
             note(&format!("rank {rank} of {ranks}: error: {e}; ending the job"));
-            if let Some(h) = super::hint(&e) {
+            if let Some(h) = crate::errors::hint(&e) {
                 note(&format!("rank {rank} of {ranks}: hint: {h}"));
             }
-            cluster.abort(super::exit_code(e.kind()));
+            cluster.abort(crate::errors::exit_code(e.kind()));
         }
     };
     if rank == 0 {
@@ -736,21 +717,5 @@ fn take_output_error(display: &Display) -> Result<()> {
     match display.output_error.lock().ok().and_then(|mut e| e.take()) {
         Some(e) => Err(e),
         None => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
-        assert_eq!(parse_size("3G").unwrap(), 3 << 30);
-        assert_eq!(parse_size("1.5GB").unwrap(), 3 << 29);
-        assert_eq!(parse_size("100").unwrap(), 100);
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("-1G").is_err());
-        assert!(parse_size("1e30").is_err());
     }
 }

@@ -31,9 +31,9 @@ use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
-use super::output::{Stdout, SCHEMA_VERSION};
-use super::pack::{CopyArgs, ReportArgs};
-use super::{progress, reword, signals};
+use crate::args::{reword, CopyArgs, ReportArgs};
+use crate::output::{Stdout, SCHEMA_VERSION};
+use crate::{progress, signals};
 
 /// Arguments of `oware export`.
 #[derive(Args, Debug)]

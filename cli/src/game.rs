@@ -12,10 +12,10 @@ use oware::search::{Control, Root, DEFAULT_HASH_MB};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::analyse::{open_engine, SearchArgs};
-use super::output::{Stdout, SCHEMA_VERSION};
-use super::report::{side_form, signed, winner_words, PlaceDoc};
-use super::{reword, DatabaseArgs, JsonArg};
+use crate::args::{open_engine, reword, DatabaseArgs, JsonArg, SearchArgs, StartArgs};
+use crate::input::fill_buf;
+use crate::output::{Stdout, SCHEMA_VERSION};
+use crate::report::{side_form, signed, winner_words, PlaceDoc};
 
 /// Arguments of `oware game`.
 #[derive(Args, Debug)]
@@ -38,43 +38,6 @@ pub struct GameArgs {
     analyse: Option<u64>,
     #[command(flatten)]
     json: JsonArg,
-}
-
-/// Where a game starts: `--from`, `--to-move`, `--captured` (shared by `game` and `play`).
-#[derive(Args, Debug)]
-pub struct StartArgs {
-    /// The starting position (any position form; the side form names the side to move).
-    /// Default: the start position, South to move.
-    #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
-    from: Option<String>,
-    /// Side to move at --from when its form does not name it (default south).
-    #[arg(long, value_name = "SIDE")]
-    to_move: Option<Side>,
-    /// Stones captured before the start, `SOUTH:NORTH`. Default 0:0 from a full board; without
-    /// it, a position with fewer stones gets no final score (nothing is guessed).
-    #[arg(long, value_name = "S:N")]
-    captured: Option<String>,
-}
-
-impl StartArgs {
-    /// The starting position, its side to move and the stones captured before it, when known
-    /// (given, or 0:0 for a full board).
-    ///
-    /// # Errors
-    /// [`Error::InvalidPosition`] for a bad --from or --to-move, or when the two name different
-    /// sides; [`Error::Usage`] for a bad --captured or one that does not fit the board.
-    pub fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
-        let named = self.to_move;
-        let (start, side) = match &self.from {
-            None => (Position::start(), named.unwrap_or(Side::South)),
-            Some(text) => {
-                let (p, side) = Position::place(text, named)?;
-                (p, side.unwrap_or(Side::South))
-            }
-        };
-        let given = self.captured.as_deref().map(Captured::parse).transpose()?;
-        Ok((start, side, Captured::known(given, start.stones())?))
-    }
 }
 
 /// Annotates the game and prints it.
@@ -152,7 +115,7 @@ impl RecordReader {
     /// Reads `input` up to its end or the first move the game does not allow.
     fn read(&mut self, input: &mut impl std::io::BufRead) -> std::io::Result<()> {
         while !self.done {
-            let chunk = super::query::fill_buf(input)?;
+            let chunk = fill_buf(input)?;
             if chunk.is_empty() {
                 break;
             }

@@ -9,8 +9,8 @@ use oware::index::{in_some_layer, layer_size, rank, unrank, MAX_STONES};
 use oware::{Error, Position, Result};
 use serde::Serialize;
 
-use super::output::{Stdout, SCHEMA_VERSION};
-use super::{reword, PositionArgs, PositionCommandArgs};
+use crate::args::{reword, PositionArgs, PositionCommandArgs};
+use crate::output::{Stdout, SCHEMA_VERSION};
 
 /// Arguments of `oware index`.
 #[derive(Args, Debug)]

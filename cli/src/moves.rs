@@ -6,8 +6,9 @@ use oware::rules::{stones, Outcome};
 use oware::{Position, Result, Ruleset};
 use serde::Serialize;
 
-use super::output::{Stdout, SCHEMA_VERSION};
-use super::{reword, PositionArgs, PositionCommandArgs};
+use crate::args::{reword, PositionArgs, PositionCommandArgs};
+use crate::output::{Stdout, SCHEMA_VERSION};
+use crate::show::draw;
 
 /// Arguments of `oware moves`.
 #[derive(Args, Debug)]
@@ -48,7 +49,7 @@ fn text_report(rules: Ruleset, pos: &Position, side: Option<Side>) -> String {
     let board = pos.board();
     let n = stones(board);
     let moves = rules.moves(board);
-    let mut s = super::draw(pos, side);
+    let mut s = draw(pos, side);
     let side = side.unwrap_or(Side::South);
     s.push('\n');
     s.push_str(&format!("position {pos} ({n} stones), rules {rules}\n"));

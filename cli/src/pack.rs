@@ -30,43 +30,10 @@ use oware::units::group_digits;
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{progress, reword, signals, DirArg, JsonArg, MaxStonesArg, QuietArg, RulesArg};
-
-/// The first options of `export` and `pack`: the ruleset and the database directory they read,
-/// the directory they write and the layers they take. Each command words the help of `--out` and
-/// `--max-stones` ([`reword`]).
-#[derive(Args, Debug)]
-pub struct CopyArgs {
-    #[command(flatten)]
-    pub rules: RulesArg,
-    #[command(flatten)]
-    pub dir: DirArg,
-    /// Directory to write (created if needed).
-    #[arg(long, value_name = "OUT")]
-    pub out: PathBuf,
-    #[command(flatten)]
-    pub max_stones: MaxStonesArg,
-}
-
-impl CopyArgs {
-    /// The database directory read: the native layers of the ruleset chosen.
-    ///
-    /// # Errors
-    /// As [`DatabaseDir::new`].
-    pub fn source(&self) -> Result<DatabaseDir> {
-        DatabaseDir::new(Format::Native, &self.dir.dir, self.rules.ruleset())
-    }
-}
-
-/// The last options of `export`, `pack`, `unpack` and `import`: `--quiet`, then `--json`.
-#[derive(Args, Debug)]
-pub struct ReportArgs {
-    #[command(flatten)]
-    pub quiet: QuietArg,
-    #[command(flatten)]
-    pub json: JsonArg,
-}
+use crate::args::{reword, CopyArgs, DirArg, MaxStonesArg, ReportArgs, RulesArg};
+use crate::errors::dir_option;
+use crate::output::{note, Stdout, SCHEMA_VERSION};
+use crate::{progress, signals};
 
 /// Arguments of `oware pack`.
 #[derive(Args, Debug)]
@@ -476,7 +443,7 @@ pub fn run_import(a: ImportArgs) -> Result<()> {
         // The published files have no checksum: a value within range but wrong is copied as is.
         note(&format!(
             "the imported values were checked for range only, not re-derived: `oware verify --rules awari{} --max-stones {last}` re-derives them",
-            super::dir_option(&dst.layers_dir())
+            dir_option(&dst.layers_dir())
         ));
     }
     Ok(())

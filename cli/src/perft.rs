@@ -8,8 +8,8 @@ use oware::perft::perft_by_depth;
 use oware::{Position, Result};
 use serde::Serialize;
 
-use super::output::{human_duration, note, Stdout, SCHEMA_VERSION};
-use super::{reword, PositionArgs, PositionCommandArgs};
+use crate::args::{reword, PositionArgs, PositionCommandArgs};
+use crate::output::{human_duration, note, Stdout, SCHEMA_VERSION};
 
 /// Arguments of `oware perft`.
 #[derive(Args, Debug)]

@@ -8,12 +8,11 @@ use oware::position::{house, parse_move, Side};
 use oware::search::{Control, Engine, Report};
 use oware::{Error, Result, Ruleset};
 
-use super::analyse::{open_engine, stones, SearchArgs};
-use super::game::StartArgs;
-use super::output::Stdout;
-use super::query::{read_bounded, Line, MAX_LINE};
-use super::report::{game_values, signed, winner_words};
-use super::DatabaseArgs;
+use crate::args::{open_engine, DatabaseArgs, SearchArgs, StartArgs};
+use crate::input::{read_bounded, Line, MAX_LINE};
+use crate::output::Stdout;
+use crate::report::{game_values, signed, winner_words};
+use crate::show::stones;
 
 /// Who the program plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

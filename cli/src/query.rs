@@ -11,8 +11,6 @@
 //! Before each batch line the files of the layers already open are checked for changes, so a
 //! layer truncated under a running query gives error records, not a crash.
 
-use std::io::BufRead;
-
 use clap::Args;
 use oware::bounds::Forced;
 use oware::game::Captured;
@@ -22,12 +20,11 @@ use oware::search::MoverCaptured;
 use oware::{Error, Position, Result};
 use serde::Serialize;
 
-use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
-use super::report::{report, text, ReportDoc, Share};
-use super::{reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg};
-
-/// Longest batch input line read, in bytes (a position needs at most a few dozen).
-pub const MAX_LINE: usize = 4096;
+use crate::args::{parse_captured, reword, DatabaseArgs, JsonArg, PositionArgs, QuietArg};
+use crate::errors::exit_code;
+use crate::input::{read_bounded, Line, MAX_LINE};
+use crate::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
+use crate::report::{report, text, ReportDoc, Share};
 
 /// Arguments of `oware query`.
 #[derive(Args, Debug)]
@@ -71,16 +68,6 @@ pub struct QueryArgs {
     quiet: QuietArg,
 }
 
-/// Parses `M:O` (stones captured by the player to move and by the opponent).
-pub(crate) fn parse_captured(s: &str) -> std::result::Result<MoverCaptured, String> {
-    let pair = s.split_once(':').and_then(|(m, o)| Some((m.trim().parse::<u32>().ok()?, o.trim().parse::<u32>().ok()?)));
-    let (m, o) = pair.ok_or_else(|| format!("'{s}' is not MOVER:OPPONENT captured stones, like 20:16"))?;
-    if m.saturating_add(o) > oware::rules::TOTAL_STONES {
-        return Err(format!("{m} + {o} captured stones: a game has {} stones", oware::rules::TOTAL_STONES));
-    }
-    Ok(MoverCaptured { mover: m, opponent: o })
-}
-
 /// Answers the position given, or every position read from standard input.
 ///
 /// # Errors
@@ -101,65 +88,6 @@ pub fn run(a: QueryArgs) -> Result<()> {
         }
         None => batch(&db, &a, &mut out),
     }
-}
-
-/// One input line, read with a bound on its length.
-pub(crate) enum Line {
-    /// The line's text (without the newline), at most [`MAX_LINE`] bytes.
-    Text(Vec<u8>),
-    /// The line was longer than [`MAX_LINE`] bytes (it was skipped, not stored): its length and
-    /// its first non-blank byte (so a long comment or blank line is still skipped).
-    TooLong { bytes: u64, first: Option<u8> },
-}
-
-/// `input`'s next bytes, read again when a signal interrupted the read (empty at the end).
-///
-/// # Errors
-/// Any other read error.
-pub(crate) fn fill_buf(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
-    while let Err(e) = input.fill_buf() {
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-    input.fill_buf()
-}
-
-/// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
-/// `None` at the end of the input.
-pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
-    buf.clear();
-    let mut len: u64 = 0;
-    let mut any = false;
-    let mut first: Option<u8> = None;
-    loop {
-        let chunk = fill_buf(input)?;
-        if chunk.is_empty() {
-            break;
-        }
-        any = true;
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        len += part.len() as u64;
-        if first.is_none() {
-            first = part.iter().copied().find(|b| !b.is_ascii_whitespace());
-        }
-        if buf.len() <= MAX_LINE {
-            let room = MAX_LINE + 1 - buf.len();
-            buf.extend_from_slice(&part[..part.len().min(room)]);
-        }
-        let used = done.unwrap_or(chunk.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if !any {
-        return Ok(None);
-    }
-    Ok(Some(if buf.len() > MAX_LINE { Line::TooLong { bytes: len, first } } else { Line::Text(std::mem::take(buf)) }))
 }
 
 /// A batch error record.
@@ -202,7 +130,7 @@ fn batch(db: &Database, a: &QueryArgs, out: &mut Stdout) -> Result<()> {
                     out.json(&ErrorRecord { schema_version: SCHEMA_VERSION, line: line_no, error: ErrorDoc::of(&e) })?;
                 } else {
                     let msg = e.to_string().replace(['\t', '\n', '\r'], " ");
-                    out.line(&format!("error\t{line_no}\t{}\t{msg}", super::exit_code(e.kind())))?;
+                    out.line(&format!("error\t{line_no}\t{}\t{msg}", exit_code(e.kind())))?;
                 }
                 failed += 1;
                 if first_error.is_none() {
@@ -375,33 +303,6 @@ struct QueryDoc {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(input: &[u8]) -> Vec<String> {
-        let mut r = std::io::BufReader::with_capacity(7, input);
-        let mut buf = Vec::new();
-        let mut got = Vec::new();
-        while let Some(l) = read_bounded(&mut r, &mut buf).unwrap() {
-            got.push(match l {
-                Line::Text(t) => String::from_utf8(t).unwrap(),
-                Line::TooLong { bytes, .. } => format!("<{bytes}>"),
-            });
-        }
-        got
-    }
-
-    #[test]
-    fn lines_are_bounded() {
-        assert_eq!(lines(b"a\nbc\n\nd"), vec!["a", "bc", "", "d"]);
-        let mut big = vec![b'1'; MAX_LINE + 10];
-        big.extend_from_slice(b"\nok\n");
-        assert_eq!(lines(&big), vec![format!("<{}>", MAX_LINE + 10), "ok".to_string()]);
-        let mut skipped = format!("#{}\n", "c".repeat(MAX_LINE + 5)).into_bytes();
-        skipped.extend_from_slice(format!("{}\nx\n", " ".repeat(MAX_LINE + 5)).as_bytes());
-        let got = lines(&skipped);
-        assert_eq!(got.len(), 3);
-        let exact = vec![b'2'; MAX_LINE];
-        assert_eq!(lines(&exact), vec!["2".repeat(MAX_LINE)]);
-    }
 
     #[test]
     fn shares_serialise_as_numbers() {

@@ -12,7 +12,7 @@ use serde::{Serialize, Serializer};
 
 use std::sync::OnceLock;
 
-use super::output::SCHEMA_VERSION;
+use crate::output::SCHEMA_VERSION;
 
 /// A stone share: an integer when whole, else `x.5`.
 #[derive(Clone, Copy)]

@@ -29,8 +29,8 @@ use oware::units::{describe_layers, group_digits};
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
-use super::{reword, DatabaseArgs, JsonArg, QuietArg};
+use crate::args::{reword, DatabaseArgs, JsonArg, QuietArg};
+use crate::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
 
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]

@@ -2,7 +2,7 @@
 //! re-derived from its children, the forced-capture bounds and depths to capture present (every
 //! entry against its children), and the published facts (`docs/facts.md`) that the layers cover.
 //!
-//! Exit status (see [`super::exit_code`]):
+//! Exit status (see [`crate::errors::exit_code`]):
 //! - 0: every file intact, every value follows from its children, no fact contradicted;
 //! - 8 (`VerifyFailed`): some value, bounds entry or depth to capture does not follow from its
 //!   children, or a published fact is contradicted. Wrong values take precedence over
@@ -40,8 +40,9 @@ use oware::verify::{
 use oware::{Error, Result};
 use serde::Serialize;
 
-use super::output::{note, Stdout, SCHEMA_VERSION};
-use super::{progress, reword, signals, DatabaseArgs, JsonArg, MaxStonesArg, QuietArg, ThreadsArg};
+use crate::args::{parse_size, reword, thread_pool, DatabaseArgs, JsonArg, MaxStonesArg, QuietArg, ThreadsArg};
+use crate::output::{note, Stdout, SCHEMA_VERSION};
+use crate::{progress, signals};
 
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
@@ -73,7 +74,7 @@ pub struct VerifyArgs {
     /// Memory the re-derivation may keep in the page cache, e.g. `16G` (default: what the
     /// system reports available). A layer whose files do not fit together is re-derived in
     /// several passes, each reading a group of them (docs/cli.md#verify).
-    #[arg(long, value_name = "SIZE", value_parser = crate::build::parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     max_memory: Option<u64>,
 }
 
@@ -285,7 +286,7 @@ pub fn run(a: VerifyArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;
-    let pool = super::thread_pool(a.threads.threads)?;
+    let pool = thread_pool(a.threads.threads)?;
     let options = VerifyOptions {
         layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)),
         require_bounds: a.bounds,

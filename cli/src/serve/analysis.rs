@@ -17,8 +17,8 @@ use super::guards::Peer;
 use super::handlers::blocking;
 use super::params::{ask_of, check_known, params, parse_history, Ask, QueryPairs};
 use super::shared::Shared;
-use crate::analyse::{bound_name, line_houses};
 use crate::output::SCHEMA_VERSION;
+use crate::show::{bound_name, line_houses};
 
 /// `GET /api/v1/analyse`: the search engine's answer, above the layers or inside them, within
 /// a bounded time.

@@ -9,7 +9,7 @@ use oware::error::ErrorKind;
 use oware::Error;
 use serde::Serialize;
 
-use crate::exit_code;
+use crate::errors::exit_code;
 use crate::output::{ErrorDoc, SCHEMA_VERSION};
 
 /// The result of a step of a request: a value, or the error answer it fails with.

@@ -64,8 +64,9 @@ use self::evaluate::evaluate;
 use self::guards::{allowed_hosts, default_max_connections, guard, serve};
 use self::handlers::{info, method_not_allowed, moves, not_found, page, position};
 use self::shared::Shared;
-use super::output::note;
-use super::{signals, DatabaseArgs, ThreadsArg};
+use crate::args::{cores, DatabaseArgs, ThreadsArg};
+use crate::output::note;
+use crate::signals;
 
 /// Most positions in one batch request.
 pub const MAX_BATCH: usize = 10_000;
@@ -159,7 +160,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     // Ctrl-C and SIGTERM set a flag (a second one ends the process at once).
     signals::cooperative();
     let default_rules = a.db.rules.ruleset();
-    let threads = a.threads.threads.unwrap_or_else(|| super::cores().max(4));
+    let threads = a.threads.threads.unwrap_or_else(|| cores().max(4));
     let max_connections = a.max_connections.map_or_else(default_max_connections, |n| n as usize);
     let client_timeout = Duration::from_secs_f64(a.client_timeout);
     let shutdown_timeout = Duration::from_secs_f64(a.shutdown_timeout);
@@ -170,7 +171,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
         heavy: Semaphore::new(threads.saturating_sub(1).max(1)),
         client_timeout,
         engines: Mutex::new(HashMap::new()),
-        searches: Arc::new(Semaphore::new(super::cores())),
+        searches: Arc::new(Semaphore::new(cores())),
         max_movetime: Duration::from_millis(a.max_movetime),
         hosts: allowed_hosts(a.host),
     });

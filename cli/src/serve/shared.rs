@@ -12,7 +12,7 @@ use oware::Ruleset;
 use tokio::sync::Semaphore;
 
 use super::errors::{ApiError, ApiResult};
-use crate::DatabaseArgs;
+use crate::args::DatabaseArgs;
 
 /// One ruleset's open database and when to look next for files replaced under it.
 pub(super) struct Opened {
