@@ -6,13 +6,13 @@ use clap::Args;
 use oware::game::{probe, Captured, End, Game, Probed, Verdict};
 use oware::position::{house, parse_move, Side};
 use oware::search::{Control, Engine, Report};
-use oware::{Error, Result, Ruleset};
+use oware::{Error, Result};
 
 use crate::args::{open_engine, DatabaseArgs, SearchArgs, StartArgs};
 use crate::input::{read_bounded, Line, MAX_LINE};
 use crate::output::Stdout;
 use crate::report::{game_values, signed, winner_words};
-use crate::show::stones;
+use crate::show::{stones, Ending};
 
 /// Who the program plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -280,26 +280,8 @@ fn engine_advice(engine: &Engine, limits: &oware::search::Limits, now: &Game) ->
 /// Why the game ended and its final score: the last lines of a session.
 fn game_end(game: &Game, end: End) -> String {
     let mover = game.side();
-    let board = game.position().board();
     let n = game.position().stones();
-    let reason = match end {
-        End::ByMove { pit, .. } => {
-            format!("{}'s grand slam with {} ends the game: the stones left on the board go to {mover}", mover.other(), house(mover.other(), pit))
-        }
-        End::NoMove { .. } if board[..6].iter().all(|&s| s == 0) => {
-            format!("{mover} has no stone to move: {} takes the {n} left on the board", mover.other())
-        }
-        End::NoMove { .. } if board[6..].iter().all(|&s| s == 0) => {
-            format!("{mover} cannot feed {}: {mover} takes the {n} stones in his row", mover.other())
-        }
-        End::NoMove { .. } => format!("every move {mover} has would be a forbidden grand slam: each side takes the stones in his row"),
-        End::Captures => format!("a side has captured more than 24 stones (or both 24): the {n} left on the board count as split evenly"),
-        End::Repetition { .. } => match game.rules() {
-            Ruleset::Awari => format!("the position repeats: the {n} stones left on the board are split evenly"),
-            Ruleset::Abapa(_) => "the position repeats: each side takes the stones in his row".to_string(),
-        },
-        _ => "the game has ended".to_string(),
-    };
+    let reason = Ending::of(game, end).words(game);
     let score = match game.verdict() {
         Some(vd) => format!("final score: South {}, North {}: {}", vd.south, vd.north, winner_words(&vd, "a draw")),
         None => {

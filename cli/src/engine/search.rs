@@ -7,10 +7,10 @@ use std::time::Duration;
 use oware::game::{End, Game};
 use oware::position::{house, Side};
 use oware::search::{Control, Limits, Report};
-use oware::Ruleset;
 
 use super::out::Out;
 use super::setup::{prepare, Options, Resize, Slot};
+use crate::show::{line_houses, Ending};
 use crate::signals;
 
 /// One `go`: what its search thread needs, and how it answers.
@@ -122,11 +122,7 @@ fn info_line(r: &Report, side: Side, score: i32) -> String {
     );
     if !r.pv.is_empty() {
         s.push_str(" pv ");
-        let mut mover = side;
-        for &pit in &r.pv {
-            s.push(house(mover, pit));
-            mover = mover.other();
-        }
+        s.push_str(&line_houses(&r.pv, side).concat());
     }
     if r.exact {
         s.push_str(" string exact");
@@ -136,16 +132,7 @@ fn info_line(r: &Report, side: Side, score: i32) -> String {
 
 /// `the game is over: ...` with the reason and the final score for the side to move.
 fn game_over(game: &Game, end: End) -> String {
-    let why = match end {
-        End::Captures => "a side has captured more than 24 stones (or both 24); the stones left count as split evenly".to_string(),
-        End::NoMove { .. } => "the side to move has no legal move; the rules share out the stones left".to_string(),
-        End::ByMove { .. } => "the last move ended it and shared out the stones left".to_string(),
-        End::Repetition { .. } => match game.rules() {
-            Ruleset::Awari => "the last move repeated a position; the stones left are split evenly".to_string(),
-            Ruleset::Abapa(_) => "the last move repeated a position; each side takes the stones in his row".to_string(),
-        },
-        _ => "it has ended".to_string(),
-    };
+    let why = Ending::of(game, end).uci_words();
     match game.verdict() {
         Some(v) => {
             let (me, them) = match game.side() {
