@@ -19,7 +19,7 @@ use crate::show::{bound_name, draw, line_houses, stones};
 /// Arguments of `oware analyse`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON object: best move, score, exactness, depth, nodes, speed, line, every move's score"), ("quiet", "No progress lines while searching")])))]
-pub struct AnalyseArgs {
+pub(crate) struct AnalyseArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
@@ -66,7 +66,7 @@ struct AnalyseDoc {
 }
 
 /// One progress line for an iteration (fits 80 columns).
-pub fn info_line(r: &Report, side: Side) -> String {
+pub(crate) fn info_line(r: &Report, side: Side) -> String {
     let pv = line_houses(&r.pv, side).join(" ");
     let mut line = format!(
         "depth {:>2}  {:>7} {}  {:>6} nodes/s  {}",
@@ -88,7 +88,7 @@ pub fn info_line(r: &Report, side: Side) -> String {
 /// The position's parse error ([`Error::InvalidPosition`]); [`Error::Usage`] for captured
 /// counts that do not add up with the board; as [`open_engine`] and [`Engine::search`];
 /// [`Error::Output`] when stdout cannot be written.
-pub fn run(a: AnalyseArgs) -> Result<()> {
+pub(crate) fn run(a: AnalyseArgs) -> Result<()> {
     let (pos, side) = a.position.required_placed()?;
     if let Some(MoverCaptured { mover: m, opponent: o }) = a.captured {
         if m + o + pos.stones() != oware::rules::TOTAL_STONES {

@@ -18,24 +18,24 @@ use crate::output::note;
 
 /// A position given on the command line: mover-first counts, or South/North rows.
 #[derive(Args, Debug, Clone, Default)]
-pub struct PositionArgs {
+pub(crate) struct PositionArgs {
     /// The position: twelve pit counts in mover-first form (pits 0..5 are the mover's) separated
     /// by spaces or commas, e.g. `1 1 1 1 1 2 4 2 3 0 0 0`; or the JSON array `--json` prints;
     /// or the board as drawn, `"TOP / BOTTOM"` (with --to-move: North's row on top, South's
     /// below, as the South/North drawing shows them); or the side form, South's houses A..F,
     /// North's a..f and the side to move: `"S: 1 1 1 1 1 2  N: 4 2 3 0 0 0  S"`.
     #[arg(value_name = "POSITION", num_args = 0.., allow_negative_numbers = true)]
-    pub counts: Vec<String>,
+    pub(crate) counts: Vec<String>,
     /// South's six houses in sowing order, A..F (with --north and --to-move).
     #[arg(long, value_name = "COUNTS", requires_all = ["north", "to_move"])]
-    pub south: Option<String>,
+    pub(crate) south: Option<String>,
     /// North's six houses in sowing order, a..f (with --south and --to-move).
     #[arg(long, value_name = "COUNTS", requires_all = ["south", "to_move"])]
-    pub north: Option<String>,
+    pub(crate) north: Option<String>,
     /// Side to move, `south` or `north`: with --south/--north; with a drawn board (North on
     /// top); or with mover-first counts, to name the mover's side in the output.
     #[arg(long, value_name = "SIDE")]
-    pub to_move: Option<Side>,
+    pub(crate) to_move: Option<Side>,
 }
 
 impl PositionArgs {
@@ -44,7 +44,7 @@ impl PositionArgs {
     /// # Errors
     /// [`Error::InvalidPosition`] for malformed input; [`Error::Usage`] when both forms are
     /// given, or --to-move without a position.
-    pub fn position(&self) -> Result<Option<Position>> {
+    pub(crate) fn position(&self) -> Result<Option<Position>> {
         Ok(self.placed()?.map(|(p, _)| p))
     }
 
@@ -53,7 +53,7 @@ impl PositionArgs {
     ///
     /// # Errors
     /// As [`position`](Self::position), also when --to-move contradicts the side form's side.
-    pub fn placed(&self) -> Result<Option<(Position, Option<Side>)>> {
+    pub(crate) fn placed(&self) -> Result<Option<(Position, Option<Side>)>> {
         let side = self.to_move;
         match (&self.south, &self.north, side) {
             (Some(s), Some(n), Some(side)) => {
@@ -74,7 +74,7 @@ impl PositionArgs {
     ///
     /// # Errors
     /// As [`placed`](Self::placed), and [`Error::Usage`] when no position was given.
-    pub fn required_placed(&self) -> Result<(Position, Option<Side>)> {
+    pub(crate) fn required_placed(&self) -> Result<(Position, Option<Side>)> {
         self.placed()?.ok_or_else(|| Error::Usage("a position is required (12 counts, or --south/--north/--to-move)".into()))
     }
 }
@@ -83,13 +83,13 @@ impl PositionArgs {
 /// no database (`index`, `moves`, `perft`): the ruleset, `--json` and `--quiet`. Each command
 /// words the help of the last two ([`reword`]).
 #[derive(Args, Debug, Clone)]
-pub struct PositionCommandArgs {
+pub(crate) struct PositionCommandArgs {
     #[command(flatten)]
-    pub rules: RulesArg,
+    pub(crate) rules: RulesArg,
     #[command(flatten)]
-    pub json: JsonArg,
+    pub(crate) json: JsonArg,
     #[command(flatten)]
-    pub quiet: QuietArg,
+    pub(crate) quiet: QuietArg,
 }
 
 /// The rulesets as the command line offers them: each name (as [`Ruleset::name`] spells it)
@@ -109,7 +109,7 @@ const RULES_HELP: [(Ruleset, &str); 7] = [
 
 /// Parses `--rules` into the library's ruleset: exactly the names of [`Ruleset::ALL`] (no
 /// aliases), offered with their help lines in `--help` and completions.
-pub fn parse_rules() -> impl TypedValueParser<Value = Ruleset> {
+pub(crate) fn parse_rules() -> impl TypedValueParser<Value = Ruleset> {
     PossibleValuesParser::new(RULES_HELP.map(|(r, help)| PossibleValue::new(r.name()).help(help)))
         // Every value offered is a ruleset's name (checked by a test).
         .map(|name| name.parse().unwrap_or(Ruleset::Awari))
@@ -117,37 +117,37 @@ pub fn parse_rules() -> impl TypedValueParser<Value = Ruleset> {
 
 /// The ruleset option shared by every command.
 #[derive(Args, Debug, Clone)]
-pub struct RulesArg {
+pub(crate) struct RulesArg {
     /// Ruleset (docs/rules.md).
     #[arg(id = "rules", long = "rules", value_name = "RULES", value_parser = parse_rules(), default_value = "awari")]
-    pub name: Ruleset,
+    pub(crate) name: Ruleset,
 }
 
 impl RulesArg {
     /// The ruleset chosen.
-    pub fn ruleset(&self) -> Ruleset {
+    pub(crate) fn ruleset(&self) -> Ruleset {
         self.name
     }
 }
 
 /// The database directory option (the ruleset's files live in a subdirectory named after it).
 #[derive(Args, Debug, Clone)]
-pub struct DirArg {
+pub(crate) struct DirArg {
     /// Database directory.
     #[arg(long = "dir", value_name = "DIR", env = "OWARE_DIR", default_value = "databases")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
 
 /// The ruleset, directory and format of the commands that read one database (`query`, `stats`,
 /// `verify`, `game`, `play`, and `serve` for its default ruleset).
 #[derive(Args, Debug, Clone)]
-pub struct DatabaseArgs {
+pub(crate) struct DatabaseArgs {
     #[command(flatten)]
-    pub rules: RulesArg,
+    pub(crate) rules: RulesArg,
     #[command(flatten)]
-    pub dir: DirArg,
+    pub(crate) dir: DirArg,
     #[command(flatten)]
-    pub format: FormatArg,
+    pub(crate) format: FormatArg,
 }
 
 impl DatabaseArgs {
@@ -155,7 +155,7 @@ impl DatabaseArgs {
     ///
     /// # Errors
     /// As [`database_dir`].
-    pub fn database_for(&self, rules: Ruleset) -> Result<oware::probe::Database> {
+    pub(crate) fn database_for(&self, rules: Ruleset) -> Result<oware::probe::Database> {
         database_dir(&self.dir, self.format.format(), rules).map(oware::probe::Database::from_dir)
     }
 
@@ -163,7 +163,7 @@ impl DatabaseArgs {
     ///
     /// # Errors
     /// As [`database_dir`].
-    pub fn database(&self) -> Result<oware::probe::Database> {
+    pub(crate) fn database(&self) -> Result<oware::probe::Database> {
         self.database_for(self.rules.ruleset())
     }
 
@@ -171,22 +171,22 @@ impl DatabaseArgs {
     ///
     /// # Errors
     /// As [`database_dir`].
-    pub fn dir(&self) -> Result<DatabaseDir> {
+    pub(crate) fn dir(&self) -> Result<DatabaseDir> {
         database_dir(&self.dir, self.format.format(), self.rules.ruleset())
     }
 }
 
 /// The database directory format option of the commands that read layers.
 #[derive(Args, Debug, Clone)]
-pub struct FormatArg {
+pub(crate) struct FormatArg {
     /// Directory format.
     #[arg(id = "format", long = "format", value_name = "FORMAT", value_enum, default_value_t = Format::Native)]
-    pub name: Format,
+    pub(crate) name: Format,
 }
 
 impl FormatArg {
     /// The format chosen.
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         self.name
     }
 }
@@ -194,36 +194,36 @@ impl FormatArg {
 /// The `--json` option: results as JSON on stdout, for programs. Each command words its help
 /// after what it prints ([`reword`]).
 #[derive(Args, Debug, Clone)]
-pub struct JsonArg {
+pub(crate) struct JsonArg {
     /// Print one JSON document on stdout instead of a line per layer.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// The `--quiet` option: no progress bars and no messages besides errors. Each command words
 /// its help after what it would say ([`reword`]).
 #[derive(Args, Debug, Clone)]
-pub struct QuietArg {
+pub(crate) struct QuietArg {
     /// No progress bar and no messages besides errors.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// The `--threads` option of the commands that work in parallel.
 #[derive(Args, Debug, Clone)]
-pub struct ThreadsArg {
+pub(crate) struct ThreadsArg {
     /// Worker threads, 1..=1024 (default: all cores).
     #[arg(long, value_name = "T", value_parser = parse_threads)]
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
 }
 
 /// The `--max-stones N` option of the commands that go through layers 0..=N (default: every
 /// layer from 0 up to the first missing one). Each command words its help ([`reword`]).
 #[derive(Args, Debug, Clone)]
-pub struct MaxStonesArg {
+pub(crate) struct MaxStonesArg {
     /// Layers 0..=N. Default: every layer from 0 up to the first missing.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=oware::index::MAX_STONES as i64))]
-    pub max_stones: Option<u32>,
+    pub(crate) max_stones: Option<u32>,
 }
 
 impl MaxStonesArg {
@@ -232,7 +232,7 @@ impl MaxStonesArg {
     ///
     /// # Errors
     /// As [`last_layer_to_take`].
-    pub fn layers(&self, dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<Vec<u32>> {
+    pub(crate) fn layers(&self, dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<Vec<u32>> {
         let last = match self.max_stones {
             Some(m) => m,
             None => last_layer_to_take(dir, doing, quiet)?,
@@ -245,7 +245,7 @@ impl MaxStonesArg {
 ///
 /// # Errors
 /// As [`DatabaseDir::new`].
-pub fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<DatabaseDir> {
+pub(crate) fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<DatabaseDir> {
     DatabaseDir::new(format, &dir.dir, rules)
 }
 
@@ -259,7 +259,7 @@ pub fn database_dir(dir: &DirArg, format: Format, rules: Ruleset) -> Result<Data
 /// # Errors
 /// The layer's own error when the first absent layer is unreadable; [`DatabaseDir::missing`]'s
 /// when layer 0 is absent.
-pub fn last_layer_to_take(dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<u32> {
+pub(crate) fn last_layer_to_take(dir: &DatabaseDir, doing: &str, quiet: bool) -> Result<u32> {
     let Some((k, state)) = dir.first_not_present() else { return Ok(oware::index::MAX_STONES) };
     if let oware::storage::LayerState::Unreadable(e) = state {
         return Err(e);
@@ -280,7 +280,7 @@ pub fn last_layer_to_take(dir: &DatabaseDir, doing: &str, quiet: bool) -> Result
 /// Rewords the help of shared options ([`JsonArg`], [`QuietArg`], [`MaxStonesArg`]) for one
 /// command: `#[command(mut_args(reword(&[("json", "...")])))]` on its arguments struct. The
 /// options keep their place (in help and completion scripts), that of their fields.
-pub fn reword(words: &'static [(&'static str, &'static str)]) -> impl FnMut(clap::Arg) -> clap::Arg {
+pub(crate) fn reword(words: &'static [(&'static str, &'static str)]) -> impl FnMut(clap::Arg) -> clap::Arg {
     move |a| match words.iter().find(|(id, _)| a.get_id().as_str() == *id) {
         Some((_, help)) => a.help(*help),
         None => a,
@@ -288,10 +288,10 @@ pub fn reword(words: &'static [(&'static str, &'static str)]) -> impl FnMut(clap
 }
 
 /// The most worker threads `--threads` accepts.
-pub const MAX_THREADS: usize = 1024;
+pub(crate) const MAX_THREADS: usize = 1024;
 
 /// Parses `--threads`: 1..=1024.
-pub fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+pub(crate) fn parse_threads(s: &str) -> std::result::Result<usize, String> {
     let t: usize = s.trim().parse().map_err(|_| format!("'{s}' is not a number of threads"))?;
     if t == 0 || t > MAX_THREADS {
         return Err(format!("{t} threads: give 1 to {MAX_THREADS} (this machine has {} cores)", cores()));
@@ -308,7 +308,7 @@ pub(crate) fn cores() -> usize {
 ///
 /// # Errors
 /// [`Error::Threads`] when the threads cannot be started.
-pub fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+pub(crate) fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         pool = pool.num_threads(t);
@@ -329,31 +329,31 @@ pub(crate) fn parse_captured(s: &str) -> std::result::Result<MoverCaptured, Stri
 
 /// How long and with what the engine searches (shared by `analyse`, `play`, `game`).
 #[derive(Args, Debug, Clone)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Time to search, in milliseconds (the default when neither --depth nor --nodes is given:
     /// 1000).
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
-    pub movetime: Option<u64>,
+    pub(crate) movetime: Option<u64>,
     /// Search to this depth in plies (1..=100); the answer does not depend on --threads.
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=MAX_DEPTH as i64))]
-    pub depth: Option<u32>,
+    pub(crate) depth: Option<u32>,
     /// Search at most about this many nodes; the answer does not depend on --threads.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub nodes: Option<u64>,
+    pub(crate) nodes: Option<u64>,
     /// Search threads for a timed search (default: all cores).
     #[arg(long, value_name = "T", value_parser = parse_threads)]
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Size of the transposition table, MiB (1..=65536).
     #[arg(long, value_name = "MB", default_value_t = DEFAULT_HASH_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
-    pub hash: usize,
+    pub(crate) hash: usize,
     /// Probe layers 0..=N only, even where more are built (the engine searches above them).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=48))]
-    pub max_table: Option<u32>,
+    pub(crate) max_table: Option<u32>,
 }
 
 impl SearchArgs {
     /// The limits asked for: `--movetime` (default 1 s unless a depth or node limit is set).
-    pub fn limits(&self, all_moves: bool) -> Limits {
+    pub(crate) fn limits(&self, all_moves: bool) -> Limits {
         let movetime = match (self.movetime, self.depth, self.nodes) {
             (Some(ms), _, _) => Some(Duration::from_millis(ms)),
             (None, None, None) => Some(Duration::from_millis(1000)),
@@ -368,7 +368,7 @@ impl SearchArgs {
 ///
 /// # Errors
 /// As [`Engine::new`]: a present layer that is damaged or foreign.
-pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet: bool) -> Result<Engine> {
+pub(crate) fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet: bool) -> Result<Engine> {
     hash_fits(search.hash as u64).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
     let mut engine = Engine::new(rules, Some(Arc::new(db.database_for(rules)?)), search.max_table)?;
     if let Some(e) = engine.unusable() {
@@ -392,13 +392,13 @@ pub fn open_engine(db: &DatabaseArgs, rules: Ruleset, search: &SearchArgs, quiet
 /// available (allocating it would end the process, or push the machine into swap; the library's
 /// `search::check_hash_mb`): the one guard of `--hash` and the engine's `Hash` option, which
 /// put their own words before the message.
-pub fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
+pub(crate) fn hash_fits(mb: u64) -> std::result::Result<u64, String> {
     oware::search::check_hash_mb(mb).map(|()| mb).map_err(|e| e.to_string())
 }
 
 /// Where a game starts: `--from`, `--to-move`, `--captured` (shared by `game` and `play`).
 #[derive(Args, Debug)]
-pub struct StartArgs {
+pub(crate) struct StartArgs {
     /// The starting position (any position form; the side form names the side to move).
     /// Default: the start position, South to move.
     #[arg(long, value_name = "POSITION", allow_hyphen_values = true)]
@@ -419,7 +419,7 @@ impl StartArgs {
     /// # Errors
     /// [`Error::InvalidPosition`] for a bad --from or --to-move, or when the two name different
     /// sides; [`Error::Usage`] for a bad --captured or one that does not fit the board.
-    pub fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
+    pub(crate) fn resolve(&self) -> Result<(Position, Side, Option<Captured>)> {
         let named = self.to_move;
         let (start, side) = match &self.from {
             None => (Position::start(), named.unwrap_or(Side::South)),
@@ -437,16 +437,16 @@ impl StartArgs {
 /// the directory they write and the layers they take. Each command words the help of `--out` and
 /// `--max-stones` ([`reword`]).
 #[derive(Args, Debug)]
-pub struct CopyArgs {
+pub(crate) struct CopyArgs {
     #[command(flatten)]
-    pub rules: RulesArg,
+    pub(crate) rules: RulesArg,
     #[command(flatten)]
-    pub dir: DirArg,
+    pub(crate) dir: DirArg,
     /// Directory to write (created if needed).
     #[arg(long, value_name = "OUT")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     #[command(flatten)]
-    pub max_stones: MaxStonesArg,
+    pub(crate) max_stones: MaxStonesArg,
 }
 
 impl CopyArgs {
@@ -454,18 +454,18 @@ impl CopyArgs {
     ///
     /// # Errors
     /// As [`DatabaseDir::new`].
-    pub fn source(&self) -> Result<DatabaseDir> {
+    pub(crate) fn source(&self) -> Result<DatabaseDir> {
         DatabaseDir::new(Format::Native, &self.dir.dir, self.rules.ruleset())
     }
 }
 
 /// The last options of `export`, `pack`, `unpack` and `import`: `--quiet`, then `--json`.
 #[derive(Args, Debug)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     #[command(flatten)]
-    pub quiet: QuietArg,
+    pub(crate) quiet: QuietArg,
     #[command(flatten)]
-    pub json: JsonArg,
+    pub(crate) json: JsonArg,
 }
 
 /// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.

@@ -27,7 +27,7 @@ use crate::{progress, signals};
 /// Arguments of `oware build`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("quiet", "No progress bars and no messages besides errors (bars are never drawn when stderr is not a terminal)"), ("json", "JSON on stdout: the plan, then one object per layer, then a summary (one per line)")])))]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     #[command(flatten)]
     rules: RulesArg,
     /// Build layers 0..=N (N stones on the board at most, 0..=48).
@@ -551,7 +551,7 @@ fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
 /// Those of [`build::plan`] before any work (nothing written); those of [`build::build`];
 /// [`Error::Output`] at the end when stdout could not be written (the build itself completed);
 /// [`Error::Interrupted`] after Ctrl-C.
-pub fn run(a: BuildArgs) -> Result<()> {
+pub(crate) fn run(a: BuildArgs) -> Result<()> {
     signals::cooperative();
     let config = BuildConfig {
         rules: a.rules.ruleset(),

@@ -10,7 +10,7 @@ use crate::output;
 
 /// Prints an error (and its hint) on stderr and returns its exit code. A closed stdout ends the
 /// program quietly with 141, as if `SIGPIPE` had ended it.
-pub fn report(e: &Error) -> i32 {
+pub(crate) fn report(e: &Error) -> i32 {
     if output::is_closed_pipe(e) {
         return 141;
     }
@@ -28,13 +28,13 @@ pub fn report(e: &Error) -> i32 {
 /// The process exit code of an error of kind `kind` ([`ErrorKind::exit_status`], the one table
 /// of exit codes, documented in docs/cli.md, "Exit codes"). Besides these, 0 is success and 141
 /// a closed stdout.
-pub fn exit_code(kind: ErrorKind) -> i32 {
+pub(crate) fn exit_code(kind: ErrorKind) -> i32 {
     kind.exit_status()
 }
 
 /// Advice for the user after an error: what to run or do next. The library's messages give
 /// none (they name no command or option of this program); the program adds it here.
-pub fn hint(e: &Error) -> Option<String> {
+pub(crate) fn hint(e: &Error) -> Option<String> {
     match e {
         Error::LayerMissing { layer, dir, rules } => {
             let positions = oware::index::layer_size((*layer).min(oware::index::MAX_STONES));

@@ -42,7 +42,7 @@ use crate::{progress, signals};
     ("max_stones", "Export layers 0..=N (all must be built). Default: every layer present from 0 up to the first missing one"),
     ("json", "Print one JSON document on stdout instead of a line per file"),
 ])))]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Output format: `vu`, the headerless `scores.N` files of the 2002 solution (awari only).
     #[arg(long, value_name = "FORMAT", value_enum)]
     format: Format,
@@ -100,7 +100,7 @@ struct ExportDoc {
 /// is written; bad payload checksum or a value outside `-n..=n`: the layers before it are
 /// written, that one is not); [`Error::Io`] when the output cannot be written (a full disk
 /// included: the partial temporary file is removed); [`Error::Interrupted`] after Ctrl-C.
-pub fn run(a: ExportArgs) -> Result<()> {
+pub(crate) fn run(a: ExportArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.copy.rules.ruleset();
     if a.format != Format::Vu {

@@ -20,7 +20,7 @@ use crate::report::{side_form, signed, winner_words, PlaceDoc};
 /// Arguments of `oware game`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON document, for programs")])))]
-pub struct GameArgs {
+pub(crate) struct GameArgs {
     /// The moves, as houses (South's A..F, North's a..f; `1. F c 2. B e` and `FcBe` work too)
     /// or mover-first pit numbers 0..5. With none and no --record, the position is analysed.
     #[arg(value_name = "MOVES", num_args = 0..)]
@@ -46,7 +46,7 @@ pub struct GameArgs {
 /// [`Error::Usage`] for unreadable or illegal moves (naming the ply), bad --captured or
 /// --to-move; [`Error::InvalidPosition`] for a bad --from; [`Error::Io`] when --record cannot
 /// be read; the probing errors of [`oware::game::probe`]; [`Error::Output`].
-pub fn run(a: GameArgs) -> Result<()> {
+pub(crate) fn run(a: GameArgs) -> Result<()> {
     let db = a.db.database()?;
     let (start, side, captured) = a.start.resolve()?;
     let mut record = RecordReader::new(Game::from_position(db.rules(), start, side, captured));

@@ -15,7 +15,7 @@ use crate::output::{Stdout, SCHEMA_VERSION};
 /// Arguments of `oware index`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON object (`schema_version`, `layer`, `index`, `layer_size`, `board`)"), ("quiet", "No messages besides errors (this command prints none)")])))]
-pub struct IndexArgs {
+pub(crate) struct IndexArgs {
     /// The position to look up (12 mover-first counts, or --south/--north/--to-move).
     #[command(flatten)]
     position: PositionArgs,
@@ -48,7 +48,7 @@ struct Located {
 /// for a position in no layer (its opponent row has no empty pit, like the start position);
 /// [`Error::IndexOutOfRange`] for an index past the end of the layer; [`Error::Io`] when
 /// standard output cannot be written.
-pub fn run(a: IndexArgs) -> Result<()> {
+pub(crate) fn run(a: IndexArgs) -> Result<()> {
     let given = a.position.position()?;
     let found = match (given, a.layer, a.at) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => return Err(Error::Usage("give either a position or --layer N --at I, not both".into())),

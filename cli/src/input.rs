@@ -7,7 +7,7 @@ use std::io::BufRead;
 
 /// Longest input line read, in bytes (a position needs at most a few dozen, an engine command
 /// as much; a longer line is skipped).
-pub const MAX_LINE: usize = 4096;
+pub(crate) const MAX_LINE: usize = 4096;
 
 /// One input line, read with a bound on its length.
 pub(crate) enum Line {

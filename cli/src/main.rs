@@ -35,7 +35,7 @@ mod verify;
 /// Exact-value Oware (Awari) endgame databases: build, query, verify.
 #[derive(Parser, Debug)]
 #[command(name = "oware", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -136,7 +136,7 @@ fn run() -> i32 {
 
 /// Arguments of `oware completions`.
 #[derive(Args, Debug)]
-pub struct CompletionsArgs {
+pub(crate) struct CompletionsArgs {
     /// The shell.
     #[arg(value_enum)]
     shell: clap_complete::Shell,

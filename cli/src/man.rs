@@ -10,7 +10,7 @@ use crate::output;
 
 /// Where the manual pages go.
 #[derive(Args, Debug)]
-pub struct ManArgs {
+pub(crate) struct ManArgs {
     /// Write every page (`oware.1`, `oware-build.1`, ...) into this directory, created if
     /// needed, e.g. `~/.local/share/man/man1`; without it, print one page on stdout (`oware man |
     /// man -l -`).
@@ -28,7 +28,7 @@ const MANUAL_DATE: &str = "2026-11-24";
 /// The manual pages, generated from the command-line definitions `cli` (the program's, from
 /// `main.rs`): `(file name, roff text)`, oware(1) first, then one page per command in the order
 /// of `oware --help`.
-pub fn man_pages(cli: clap::Command) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn man_pages(cli: clap::Command) -> Vec<(String, Vec<u8>)> {
     let mut cli = cli.disable_help_subcommand(true);
     cli.build();
     let render = |cmd: clap::Command| {
@@ -47,7 +47,7 @@ pub fn man_pages(cli: clap::Command) -> Vec<(String, Vec<u8>)> {
 /// # Errors
 /// [`Error::Usage`] for a command that has no page; [`Error::Io`] when the directory or a page
 /// cannot be written; [`Error::Output`] when stdout cannot be written.
-pub fn run(a: ManArgs, cli: clap::Command) -> Result<()> {
+pub(crate) fn run(a: ManArgs, cli: clap::Command) -> Result<()> {
     let pages = man_pages(cli);
     let Some(dir) = a.dir else {
         let wanted = a.command.map_or("oware.1".to_string(), |c| format!("oware-{c}.1"));

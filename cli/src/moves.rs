@@ -13,7 +13,7 @@ use crate::show::draw;
 /// Arguments of `oware moves`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON object (and nothing else) on stdout, for programs"), ("quiet", "No messages besides errors (this command prints none)")])))]
-pub struct MovesArgs {
+pub(crate) struct MovesArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
@@ -33,7 +33,7 @@ fn split(n: u32, value: i8) -> (i64, i64) {
 /// # Errors
 /// [`Error::InvalidPosition`] / [`Error::Usage`] for a missing or malformed position;
 /// [`Error::Io`] when stdout cannot be written.
-pub fn run(a: MovesArgs) -> Result<()> {
+pub(crate) fn run(a: MovesArgs) -> Result<()> {
     let (pos, side) = a.position.required_placed()?;
     let rules = a.options.rules.ruleset();
     let mut out = Stdout::new();

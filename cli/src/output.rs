@@ -11,17 +11,17 @@ use serde::Serialize;
 
 /// Version of the JSON documents the commands print (`schema_version` in each). Raised when a
 /// field is removed or changes meaning; adding fields keeps it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// Standard output for results: every write is flushed at once (so a program reading our output
 /// line by line gets each answer when it is ready) and every failure is an error.
-pub struct Stdout {
+pub(crate) struct Stdout {
     _private: (),
 }
 
 impl Stdout {
     /// Standard output (locked for each write, so it can be shared between threads).
-    pub fn new() -> Stdout {
+    pub(crate) fn new() -> Stdout {
         Stdout { _private: () }
     }
 
@@ -29,7 +29,7 @@ impl Stdout {
     ///
     /// # Errors
     /// [`Error::Output`] when stdout cannot be written (closed pipe, full disk).
-    pub fn write(&mut self, text: &str) -> Result<()> {
+    pub(crate) fn write(&mut self, text: &str) -> Result<()> {
         let mut out = std::io::stdout().lock();
         out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|source| Error::Output { stream: "stdout", source })
     }
@@ -38,7 +38,7 @@ impl Stdout {
     ///
     /// # Errors
     /// As [`write`](Self::write).
-    pub fn line(&mut self, line: &str) -> Result<()> {
+    pub(crate) fn line(&mut self, line: &str) -> Result<()> {
         let mut s = String::with_capacity(line.len() + 1);
         s.push_str(line);
         s.push('\n');
@@ -49,7 +49,7 @@ impl Stdout {
     ///
     /// # Errors
     /// As [`write`](Self::write); [`Error::Internal`] if the value cannot be serialised.
-    pub fn json<T: Serialize>(&mut self, value: &T) -> Result<()> {
+    pub(crate) fn json<T: Serialize>(&mut self, value: &T) -> Result<()> {
         let text = serde_json::to_string(value).map_err(|e| Error::Internal(format!("JSON output: {e}")))?;
         self.line(&text)
     }
@@ -57,14 +57,14 @@ impl Stdout {
 
 /// Writes `oware: <msg>` on stderr. Best effort: when stderr cannot be written the message is
 /// dropped (there is nowhere left to report it), and the exit code still tells the outcome.
-pub fn note(msg: &str) {
+pub(crate) fn note(msg: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "oware: {msg}");
 }
 
 /// A duration for people: `12 s`, `4.5 min`, `3.2 h`, `2.1 days`, `3.4 years` (estimates and
 /// timings of `build` and `perft`; the library's messages give no durations).
-pub fn human_duration(seconds: f64) -> String {
+pub(crate) fn human_duration(seconds: f64) -> String {
     let s = seconds.max(0.0);
     if s < 90.0 {
         format!("{s:.0} s")
@@ -80,12 +80,12 @@ pub fn human_duration(seconds: f64) -> String {
 }
 
 /// Whether an error is stdout's reader having gone away (`oware stats | head`).
-pub fn is_closed_pipe(e: &Error) -> bool {
+pub(crate) fn is_closed_pipe(e: &Error) -> bool {
     matches!(e, Error::Output { stream: "stdout", source } if source.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// An error, for programs: the library's `{"code", "kind", "message"}` object.
-pub use oware::error::ErrorDoc;
+pub(crate) use oware::error::ErrorDoc;
 
 #[cfg(test)]
 mod tests {

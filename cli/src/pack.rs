@@ -41,7 +41,7 @@ use crate::{progress, signals};
     ("out", "Pack directory to write (created if needed): `OUT/RULES/layer-NN.owpk` and `OUT/SHA256SUMS`"),
     ("max_stones", "Pack layers 0..=N (all must be built). Default: every layer from 0 up to the first missing"),
 ])))]
-pub struct PackArgs {
+pub(crate) struct PackArgs {
     #[command(flatten)]
     copy: CopyArgs,
     /// Values per block, 64..=16384: a probe decodes half a block on average; larger blocks are
@@ -60,7 +60,7 @@ pub struct PackArgs {
 /// Arguments of `oware unpack`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("max_stones", "Unpack layers 0..=N. Default: every pack from 0 up to the first missing")])))]
-pub struct UnpackArgs {
+pub(crate) struct UnpackArgs {
     #[command(flatten)]
     rules: RulesArg,
     /// Pack directory to read.
@@ -78,7 +78,7 @@ pub struct UnpackArgs {
 /// Arguments of `oware import`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("max_stones", "Import layers 0..=N. Default: every file from 0 up to the first missing")])))]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Source format: `vu`, the published 2002 files `scores.N` (or `scores.N.zst`), awari.
     #[arg(long, value_name = "FORMAT", value_enum)]
     format: Format,
@@ -242,7 +242,7 @@ impl Report {
 /// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged source layer (the layers before
 /// it are packed); [`Error::Io`] when the output cannot be written (a partial file is removed);
 /// [`Error::Interrupted`] after Ctrl-C (between layers).
-pub fn run_pack(a: PackArgs) -> Result<()> {
+pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.copy.rules.ruleset();
     let src = a.copy.source()?;
@@ -331,7 +331,7 @@ fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, block_val
 /// [`Error::LayerMissing`] when a pack asked for is absent; [`Error::Corrupt`] for a damaged pack
 /// (named by layer and block; nothing is written for it); [`Error::Io`] when writing fails;
 /// [`Error::Interrupted`] after Ctrl-C.
-pub fn run_unpack(a: UnpackArgs) -> Result<()> {
+pub(crate) fn run_unpack(a: UnpackArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
@@ -419,7 +419,7 @@ fn write_native_layers(dst: &DatabaseDir, layers: &[u32], mut report: Report, qu
 /// asked for is absent; [`Error::Corrupt`] for a file of the wrong size, one that does not
 /// decompress, or a value outside `-n..=n` (nothing is written for it); [`Error::Io`];
 /// [`Error::Interrupted`].
-pub fn run_import(a: ImportArgs) -> Result<()> {
+pub(crate) fn run_import(a: ImportArgs) -> Result<()> {
     signals::cooperative();
     if a.format != Format::Vu {
         return Err(Error::Usage("import reads the published 2002 format only (--format vu)".into()));

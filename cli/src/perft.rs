@@ -17,7 +17,7 @@ use crate::output::{human_duration, note, Stdout, SCHEMA_VERSION};
 #[command(after_help = "Without a position, counts from the start position (4 stones in every pit).\n\
 Sequences end early at a position without legal move or at a move that ends the game; such\n\
 sequences are counted only at their own length.")]
-pub struct PerftArgs {
+pub(crate) struct PerftArgs {
     #[command(flatten)]
     position: PositionArgs,
     /// Count sequences of 1..=D moves.
@@ -50,7 +50,7 @@ const ESTIMATE_RATE: f64 = 30e6;
 /// # Errors
 /// [`Error::InvalidPosition`] / [`Error::Usage`] for a malformed position; [`Error::Output`]
 /// when stdout cannot be written.
-pub fn run(a: PerftArgs) -> Result<()> {
+pub(crate) fn run(a: PerftArgs) -> Result<()> {
     let pos = a.position.position()?.unwrap_or_else(Position::start);
     let rules = a.options.rules.ruleset();
     if !a.options.quiet.quiet {

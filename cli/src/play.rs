@@ -28,7 +28,7 @@ enum Computer {
 /// Arguments of `oware play`.
 #[derive(Args, Debug)]
 #[command(after_help = commands_help())]
-pub struct PlayArgs {
+pub(crate) struct PlayArgs {
     /// The side the computer takes (you play the other), or `nobody` for two players with
     /// advice. It plays perfectly inside the built layers and with the search engine above them
     /// (its strength: --movetime, --depth or --nodes per move).
@@ -78,7 +78,7 @@ q, quit or exit quits\n";
 /// [`Error::Usage`] or [`Error::InvalidPosition`] for bad options; the probing errors of
 /// [`probe`] other than missing layers; [`Error::Output`] when stdout closes; [`Error::Io`]
 /// when stdin cannot be read.
-pub fn run(a: PlayArgs) -> Result<()> {
+pub(crate) fn run(a: PlayArgs) -> Result<()> {
     let db = a.db.database()?;
     let engine = open_engine(&a.db, db.rules(), &a.search, false)?;
     let limits = a.search.limits(false);

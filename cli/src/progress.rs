@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// Whether to draw progress bars: only on a terminal, and never with --quiet.
-pub fn show(quiet: bool) -> bool {
+pub(crate) fn show(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
@@ -21,7 +21,7 @@ fn target(draw: bool) -> ProgressDrawTarget {
 }
 
 /// A bar of `total` bytes (`oware export`): sizes in binary units.
-pub fn bytes(draw: bool, total: u64) -> ProgressBar {
+pub(crate) fn bytes(draw: bool, total: u64) -> ProgressBar {
     styled(
         ProgressBar::with_draw_target(Some(total), target(draw)),
         "{prefix:>9} [{bar:30.cyan/blue}] {percent:>3}%  {binary_bytes}/{binary_total_bytes}  ETA {eta}",
@@ -30,18 +30,18 @@ pub fn bytes(draw: bool, total: u64) -> ProgressBar {
 
 /// A bar of `total` items (positions, values), in `colour` (an indicatif `fg/bg` pair such as
 /// `cyan/blue` or `green/white`).
-pub fn count(draw: bool, total: u64, colour: &str) -> ProgressBar {
+pub(crate) fn count(draw: bool, total: u64, colour: &str) -> ProgressBar {
     let template = format!("{{prefix:>9}} [{{bar:30.{colour}}}] {{percent:>3}}%  {{human_pos}}/{{human_len}}  ETA {{eta}}");
     styled(ProgressBar::with_draw_target(Some(total), target(draw)), &template)
 }
 
 /// The bars of a build: drawn together (one per layer in progress above the total).
-pub fn multi(draw: bool) -> MultiProgress {
+pub(crate) fn multi(draw: bool) -> MultiProgress {
     MultiProgress::with_draw_target(target(draw))
 }
 
 /// The style of a build's total bar (estimated milliseconds of the whole build).
-pub fn build_total(bar: ProgressBar) -> ProgressBar {
+pub(crate) fn build_total(bar: ProgressBar) -> ProgressBar {
     if let Ok(style) = ProgressStyle::with_template("{prefix:>8} [{bar:30.cyan/blue}] {percent:>3}% {elapsed_precise} ETA {average_eta}") {
         bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));
     }
@@ -49,7 +49,7 @@ pub fn build_total(bar: ProgressBar) -> ProgressBar {
 }
 
 /// The style of the bar of the layer (or bounds) a build is working on, in `colour` on white.
-pub fn build_layer(bar: ProgressBar, colour: &str) -> ProgressBar {
+pub(crate) fn build_layer(bar: ProgressBar, colour: &str) -> ProgressBar {
     let template = format!("{{prefix}} [{{bar:30.{colour}/white}}] {{percent:>3}}% {{msg:<18}} ETA {{average_eta}}");
     if let Ok(style) = ProgressStyle::with_template(&template) {
         bar.set_style(style.progress_chars("=> ").with_key("average_eta", average_eta));

@@ -29,7 +29,7 @@ use crate::report::{report, text, ReportDoc, Share};
 /// Arguments of `oware query`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print JSON: one object per position (one line each), for programs"), ("quiet", "No messages besides errors (no batch summary)")])))]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     #[command(flatten)]
     position: PositionArgs,
     #[command(flatten)]
@@ -77,7 +77,7 @@ pub struct QueryArgs {
 /// mode, the first error met (after every line has been answered). [`Error::Usage`] for
 /// `--format vu` with a ruleset other than awari; [`Error::Output`] when stdout cannot be
 /// written; [`Error::Io`] when stdin cannot be read.
-pub fn run(a: QueryArgs) -> Result<()> {
+pub(crate) fn run(a: QueryArgs) -> Result<()> {
     let dir = a.db.dir()?;
     let db = Database::from_dir(dir).verify_checksums(!a.no_verify);
     let mut out = Stdout::new();

@@ -16,7 +16,7 @@ use crate::output::SCHEMA_VERSION;
 
 /// A stone share: an integer when whole, else `x.5`.
 #[derive(Clone, Copy)]
-pub struct Share(pub f64);
+pub(crate) struct Share(pub f64);
 
 impl Serialize for Share {
     fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -30,7 +30,7 @@ impl Serialize for Share {
 
 /// The final split of the board's stones, mover first.
 #[derive(Serialize)]
-pub struct SplitDoc {
+pub(crate) struct SplitDoc {
     mover: Share,
     opponent: Share,
 }
@@ -43,7 +43,7 @@ impl From<Split> for SplitDoc {
 
 /// The values under the 25-stone rule of one ruleset, shared by every report of the process
 /// (what they solve is kept: a batch or a server solves each layer with quotas once).
-pub fn game_values(rules: Ruleset) -> &'static GameValues {
+pub(crate) fn game_values(rules: Ruleset) -> &'static GameValues {
     static ALL: OnceLock<Vec<GameValues>> = OnceLock::new();
     let all = ALL.get_or_init(|| Ruleset::ALL.into_iter().map(GameValues::new).collect());
     &all[Ruleset::ALL.iter().position(|&r| r == rules).unwrap_or(0)]
@@ -51,7 +51,7 @@ pub fn game_values(rules: Ruleset) -> &'static GameValues {
 
 /// Best play's end with the captured stones counted.
 #[derive(Serialize)]
-pub struct FinalDoc {
+pub(crate) struct FinalDoc {
     /// The final stones, the 25-stone rule counted; null where the rule can change the
     /// layer's value and its value is not solved (more than 10 stones).
     south: Option<Share>,
@@ -64,7 +64,7 @@ pub struct FinalDoc {
 
 impl FinalDoc {
     /// The document of `pos` (`side` to move), whose layer value is `value`, after `c`.
-    pub fn new(rules: Ruleset, c: Captured, pos: &Position, value: i8, side: Side) -> FinalDoc {
+    pub(crate) fn new(rules: Ruleset, c: Captured, pos: &Position, value: i8, side: Side) -> FinalDoc {
         let v = Verdict::in_game(game_values(rules), c, pos, value, side);
         let known = |x: f64| v.score_known.then_some(Share(x));
         FinalDoc { south: known(v.south), north: known(v.north), result: v.result_for(side), winner: v.winner }
@@ -73,25 +73,25 @@ impl FinalDoc {
 
 /// One move of a report.
 #[derive(Serialize)]
-pub struct MoveDoc {
+pub(crate) struct MoveDoc {
     /// 0..5, mover-first.
-    pub pit: u8,
+    pub(crate) pit: u8,
     /// `A`..`F` (South) or `a`..`f` (North).
-    pub house: String,
+    pub(crate) house: String,
     /// Null for a move that ends the game.
-    pub captured: Option<u8>,
-    pub ends_game: bool,
+    pub(crate) captured: Option<u8>,
+    pub(crate) ends_game: bool,
     /// Mover-first for the opponent; null for a move that ends the game.
-    pub child: Option<[u8; 12]>,
-    pub value: i8,
+    pub(crate) child: Option<[u8; 12]>,
+    pub(crate) value: i8,
     /// `win`, `draw` or `loss` for the mover: with the captured stones when they were given,
     /// else of the stones on the board (the value's sign).
-    pub result: Wdl,
+    pub(crate) result: Wdl,
     /// Whether the move keeps the position's value.
-    pub best: bool,
+    pub(crate) best: bool,
     /// The depth to capture after the move: 0 when it captures or ends the game, else the
     /// child's; null when the child's value is 0 or its depths are not built.
-    pub dtc: Option<u16>,
+    pub(crate) dtc: Option<u16>,
 }
 
 impl MoveDoc {
@@ -117,7 +117,7 @@ impl MoveDoc {
 /// One ply of the principal variation: the position it starts from, its value, the move and
 /// what it captured.
 #[derive(Serialize)]
-pub struct PlyDoc {
+pub(crate) struct PlyDoc {
     ply: usize,
     /// The side that moves.
     side: &'static str,
@@ -139,7 +139,7 @@ pub struct PlyDoc {
 
 /// Why the best line stops.
 #[derive(Serialize)]
-pub struct PvEndDoc {
+pub(crate) struct PvEndDoc {
     /// `game_over`, `endless_play`, `repetition`, `cycle` or `ply_limit`.
     reason: &'static str,
     /// 1-based ply whose starting position was reached again (repetition, cycle).
@@ -149,27 +149,27 @@ pub struct PvEndDoc {
 
 /// A position with its side to move, as every JSON document shows one.
 #[derive(Serialize)]
-pub struct PlaceDoc {
+pub(crate) struct PlaceDoc {
     /// Mover-first counts.
-    pub position: [u8; 12],
+    pub(crate) position: [u8; 12],
     /// `south` or `north` (South when the input did not name the side).
-    pub to_move: &'static str,
+    pub(crate) to_move: &'static str,
     /// South's houses A..F, then North's a..f.
-    pub absolute: [u8; 12],
+    pub(crate) absolute: [u8; 12],
     /// The side form, `S: .. N: .. S`, which reads back with the side to move.
-    pub side_form: String,
-    pub stones: u32,
+    pub(crate) side_form: String,
+    pub(crate) stones: u32,
 }
 
 impl PlaceDoc {
     /// The document of `p` with `side` to move.
-    pub fn new(p: &Position, side: Side) -> PlaceDoc {
+    pub(crate) fn new(p: &Position, side: Side) -> PlaceDoc {
         PlaceDoc { position: *p.board(), to_move: side.name(), absolute: p.absolute(side), side_form: side_form(p, side), stones: p.stones() }
     }
 }
 
 /// Who wins at best play's end: `South wins`, `North wins`, or `draw` (the caller's word).
-pub fn winner_words(v: &Verdict, draw: &'static str) -> &'static str {
+pub(crate) fn winner_words(v: &Verdict, draw: &'static str) -> &'static str {
     match v.winner {
         Some("south") => "South wins",
         Some(_) => "North wins",
@@ -179,35 +179,35 @@ pub fn winner_words(v: &Verdict, draw: &'static str) -> &'static str {
 
 /// The JSON report of one position (see `query --json` in docs/cli.md, and docs/server.md).
 #[derive(Serialize)]
-pub struct ReportDoc {
-    pub schema_version: u32,
-    pub rules: &'static str,
-    pub format: &'static str,
+pub(crate) struct ReportDoc {
+    pub(crate) schema_version: u32,
+    pub(crate) rules: &'static str,
+    pub(crate) format: &'static str,
     #[serde(flatten)]
-    pub place: PlaceDoc,
-    pub value: i8,
+    pub(crate) place: PlaceDoc,
+    pub(crate) value: i8,
     /// `win`, `draw` or `loss` for the player to move (see `MoveDoc::result`).
-    pub result: Wdl,
-    pub split: SplitDoc,
+    pub(crate) result: Wdl,
+    pub(crate) split: SplitDoc,
     /// Stones captured so far (`{"south", "north"}`), when given.
     #[serde(rename = "score", skip_serializing_if = "Option::is_none")]
-    pub captured: Option<Captured>,
+    pub(crate) captured: Option<Captured>,
     /// With `captured`: best play's end, every stone counted (25 or more wins).
     #[serde(rename = "final", skip_serializing_if = "Option::is_none")]
-    pub final_score: Option<FinalDoc>,
-    pub game_over: bool,
+    pub(crate) final_score: Option<FinalDoc>,
+    pub(crate) game_over: bool,
     /// Plies best play takes to the value's first capture (or the game's end); null when the
     /// value is 0 or the depths are not built (`oware build --dtc`).
-    pub dtc: Option<u16>,
-    pub moves: Vec<MoveDoc>,
-    pub best_moves: Vec<u8>,
-    pub best_houses: Vec<String>,
-    pub principal_variation: Vec<PlyDoc>,
-    pub pv_end: PvEndDoc,
+    pub(crate) dtc: Option<u16>,
+    pub(crate) moves: Vec<MoveDoc>,
+    pub(crate) best_moves: Vec<u8>,
+    pub(crate) best_houses: Vec<String>,
+    pub(crate) principal_variation: Vec<PlyDoc>,
+    pub(crate) pv_end: PvEndDoc,
 }
 
 /// The side form of a position: `S: A..F  N: a..f  S|N`.
-pub fn side_form(pos: &Position, side: Side) -> String {
+pub(crate) fn side_form(pos: &Position, side: Side) -> String {
     let a = pos.absolute(side);
     let row = |r: &[u8]| r.iter().map(u8::to_string).collect::<Vec<_>>().join(" ");
     let mark = match side {
@@ -230,14 +230,14 @@ fn result_of(pos: &Position, side: Side, value: i8, captured: Option<Captured>) 
 /// Best pits of an analysis: the moves that keep the value and, when the depths to capture are
 /// built, realize it soonest (the winner's least depth, the loser's greatest), as
 /// [`Database::best_moves`].
-pub fn best_pits(a: &Solution) -> Vec<u8> {
+pub(crate) fn best_pits(a: &Solution) -> Vec<u8> {
     let keeping: Vec<MoveValue> = a.moves.iter().filter(|m| m.value == a.value).copied().collect();
     let depth = a.dtc.and_then(|d| d.checked_sub(1));
     keeping.iter().filter(|m| depth.is_none() || m.dtc == depth).map(|m| m.pit).collect()
 }
 
 /// The JSON report of `pos` (mover-first, `side` to move) from its analysis.
-pub fn report(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>) -> ReportDoc {
+pub(crate) fn report(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>) -> ReportDoc {
     let mut ply_side = side;
     let pv = a
         .line
@@ -290,7 +290,7 @@ pub fn report(db: &Database, pos: &Position, side: Side, a: &Solution, captured:
 }
 
 /// `+3`, `0`, `-2`.
-pub fn signed(v: i8) -> String {
+pub(crate) fn signed(v: i8) -> String {
     if v > 0 {
         format!("+{v}")
     } else {
@@ -300,7 +300,7 @@ pub fn signed(v: i8) -> String {
 
 /// The text of a best line: one row per ply with the position it starts from (side form), its
 /// value, the move and its capture, then why it stops.
-pub fn line_text(a: &Solution, side: Side) -> String {
+pub(crate) fn line_text(a: &Solution, side: Side) -> String {
     let mut s = String::new();
     let steps = &a.line.steps;
     let mut ply_side = side;
@@ -342,7 +342,7 @@ pub fn line_text(a: &Solution, side: Side) -> String {
 
 /// The text report: the board with its side labels, the value and result, every move by house,
 /// the best moves and the best line; `extra` (the bounds' lines) goes right after the value.
-pub fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>, extra: Option<&str>) -> String {
+pub(crate) fn text(db: &Database, pos: &Position, side: Side, a: &Solution, captured: Option<Captured>, extra: Option<&str>) -> String {
     let n = pos.stones();
     let split = Split::of(pos, a.value);
     let mut s = pos.drawing_sides(side);

@@ -9,12 +9,12 @@ use oware::Ruleset;
 
 /// A position drawn for people, with its South/North labels and house names: mover-first counts
 /// name no side, and then South is to move.
-pub fn draw(pos: &Position, side: Option<Side>) -> String {
+pub(crate) fn draw(pos: &Position, side: Option<Side>) -> String {
     pos.drawing_sides(side.unwrap_or(Side::South))
 }
 
 /// A score in stones, signed, as people read it: `+3`, `-1.25`.
-pub fn stones(centi: i32) -> String {
+pub(crate) fn stones(centi: i32) -> String {
     if centi % 100 == 0 {
         format!("{:+}", centi / 100)
     } else {
@@ -23,7 +23,7 @@ pub fn stones(centi: i32) -> String {
 }
 
 /// The line as house letters, each ply in the letters of the side that plays it.
-pub fn line_houses(pv: &[u8], side: Side) -> Vec<String> {
+pub(crate) fn line_houses(pv: &[u8], side: Side) -> Vec<String> {
     let mut s = side;
     pv.iter()
         .map(|&p| {
@@ -35,7 +35,7 @@ pub fn line_houses(pv: &[u8], side: Side) -> Vec<String> {
 }
 
 /// A bound's name in the JSON documents.
-pub fn bound_name(b: ScoreBound) -> &'static str {
+pub(crate) fn bound_name(b: ScoreBound) -> &'static str {
     match b {
         ScoreBound::Equal => "exact",
         ScoreBound::Upper => "upper",
@@ -47,7 +47,7 @@ pub fn bound_name(b: ScoreBound) -> &'static str {
 /// of `play` ([`words`](Self::words): the sides named, the stones counted) and of the engine
 /// command ([`uci_words`](Self::uci_words): from the side to move, as UCI speaks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The last move, a grand slam from pit `pit` of the side that played it, ended the game:
     /// the stones left go to the side to move.
     GrandSlam { pit: u8 },
@@ -69,7 +69,7 @@ pub enum Ending {
 
 impl Ending {
     /// How `game` ended, `end` being its [`Game::end`].
-    pub fn of(game: &Game, end: End) -> Ending {
+    pub(crate) fn of(game: &Game, end: End) -> Ending {
         let board = game.position().board();
         match end {
             End::ByMove { pit, .. } => Ending::GrandSlam { pit },
@@ -84,7 +84,7 @@ impl Ending {
 
     /// Why `game` is over, for people: the sides named and the stones on the board counted
     /// (`North has no stone to move: South takes the 0 left on the board`).
-    pub fn words(self, game: &Game) -> String {
+    pub(crate) fn words(self, game: &Game) -> String {
         let mover = game.side();
         let n = game.position().stones();
         match self {
@@ -103,7 +103,7 @@ impl Ending {
 
     /// Why the game is over, for a GUI (the engine command's `info string`): from the side to
     /// move, without names or counts.
-    pub fn uci_words(self) -> &'static str {
+    pub(crate) fn uci_words(self) -> &'static str {
         match self {
             Ending::GrandSlam { .. } => "the last move ended it and shared out the stones left",
             Ending::NoStone | Ending::CannotFeed | Ending::OnlyForbiddenMoves => "the side to move has no legal move; the rules share out the stones left",

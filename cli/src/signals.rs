@@ -20,12 +20,12 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static COOPERATIVE: AtomicBool = AtomicBool::new(false);
 
 /// Whether Ctrl-C (or SIGTERM) was received by a cooperative command.
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
 /// Declares that the running command checks [`interrupted`] and stops cleanly.
-pub fn cooperative() {
+pub(crate) fn cooperative() {
     COOPERATIVE.store(true, Ordering::SeqCst);
 }
 
@@ -55,12 +55,12 @@ overwritten in place while the engine searched (layer files must not be modified
 /// `oware engine`: a search is under way and owes `bestmove house` (`None`: it has no move yet,
 /// `bestmove 0000`); a bus error then answers it before the process ends. `clear_bus_answer`
 /// when the answer has been sent.
-pub fn answer_on_bus_error(house: Option<u8>) {
+pub(crate) fn answer_on_bus_error(house: Option<u8>) {
     BUS_ANSWER.store(house.unwrap_or(NO_MOVE), Ordering::SeqCst);
 }
 
 /// `oware engine`: no `go` waits for an answer.
-pub fn clear_bus_answer() {
+pub(crate) fn clear_bus_answer() {
     BUS_ANSWER.store(0, Ordering::SeqCst);
 }
 
@@ -80,7 +80,7 @@ extern "C" fn on_bus_error(_sig: libc::c_int) {
 }
 
 /// Installs the handlers. Call once, before any thread starts.
-pub fn install() {
+pub(crate) fn install() {
     // SAFETY: installing handlers that only touch atomics and call async-signal-safe functions,
     // before other threads exist.
     unsafe {

@@ -35,7 +35,7 @@ use crate::output::{note, ErrorDoc, Stdout, SCHEMA_VERSION};
 /// Arguments of `oware stats`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("json", "Print one JSON document on stdout instead of the table"), ("quiet", "No messages besides errors")])))]
-pub struct StatsArgs {
+pub(crate) struct StatsArgs {
     #[command(flatten)]
     db: DatabaseArgs,
     #[command(flatten)]
@@ -194,7 +194,7 @@ struct DamagedDoc {
 /// when no layer is present; the error of the first layer that cannot be counted (5 for a bad
 /// header or checksum or a value outside `-n..=n`, 6 for another ruleset's file, 7 for an
 /// unreadable entry) after the others are printed; [`Error::Output`] when stdout fails.
-pub fn run(a: StatsArgs) -> Result<()> {
+pub(crate) fn run(a: StatsArgs) -> Result<()> {
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;
     let on_disk = dir.layers_on_disk();

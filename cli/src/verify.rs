@@ -47,7 +47,7 @@ use crate::{progress, signals};
 /// Arguments of `oware verify`.
 #[derive(Args, Debug)]
 #[command(mut_args(reword(&[("max_stones", "Re-derive layers 0..=N (all must be present)"), ("json", "Print one JSON document on stdout instead of the text report"), ("quiet", "No progress bar and no messages besides errors (the bar is never drawn when stderr is not a terminal)")])))]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     #[command(flatten)]
     db: DatabaseArgs,
     /// Layers to re-derive: `A..B` (inclusive) or `N`. The layers below A that they read are
@@ -282,7 +282,7 @@ impl VerifyObserver for Printer {
 /// # Errors
 /// [`Error::Usage`] for bad arguments; [`Error::Interrupted`] after Ctrl-C; otherwise as
 /// described in the module documentation.
-pub fn run(a: VerifyArgs) -> Result<()> {
+pub(crate) fn run(a: VerifyArgs) -> Result<()> {
     signals::cooperative();
     let rules = a.db.rules.ruleset();
     let dir = a.db.dir()?;

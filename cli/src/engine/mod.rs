@@ -39,7 +39,7 @@ use crate::input::{Line, MAX_LINE};
 
 /// Arguments of `oware engine`.
 #[derive(Args, Debug)]
-pub struct EngineArgs {
+pub(crate) struct EngineArgs {
     #[command(flatten)]
     rules: RulesArg,
     #[command(flatten)]
@@ -64,7 +64,7 @@ pub struct EngineArgs {
 /// cannot be read. A stdout that cannot be written ends the process
 /// from the thread that found it (exit code 141 for a closed pipe, else that of
 /// [`Error::Output`]).
-pub fn run(a: EngineArgs) -> Result<()> {
+pub(crate) fn run(a: EngineArgs) -> Result<()> {
     hash_fits(a.hash).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
     let options = Options { hash_mb: a.hash, threads: a.threads, dir: a.dir.dir, rules: a.rules.ruleset(), max_table: a.max_table, engine_turn: Side::South };
     let mut session = Session::new(options, Arc::new(Out::default()));

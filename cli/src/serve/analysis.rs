@@ -23,7 +23,7 @@ use crate::show::{bound_name, line_houses};
 /// `GET /api/v1/analyse`: the search engine's answer, above the layers or inside them, within
 /// a bounded time.
 #[derive(Serialize)]
-pub(super) struct AnalyseDoc {
+pub(crate) struct AnalyseDoc {
     schema_version: u32,
     rules: &'static str,
     to_move: &'static str,
@@ -43,7 +43,7 @@ pub(super) struct AnalyseDoc {
     pv: Vec<String>,
     /// The same line as pits, each from its mover's first house (for [`evaluate`](super::evaluate)).
     #[serde(skip)]
-    pub(super) pv_pits: Vec<u8>,
+    pub(crate) pv_pits: Vec<u8>,
     moves: Vec<AnalyseMove>,
     /// Layers 0..=tables are probed (null: none).
     tables: Option<u32>,
@@ -71,7 +71,7 @@ impl Drop for StopOnDrop {
 }
 
 /// The search time `movetime` asks for (ms, default 500), capped by `--max-movetime`.
-pub(super) fn parse_movetime(shared: &Shared, text: Option<String>) -> ApiResult<Duration> {
+pub(crate) fn parse_movetime(shared: &Shared, text: Option<String>) -> ApiResult<Duration> {
     let ms = match text {
         None => 500,
         Some(t) => match t.trim().parse::<u64>() {
@@ -84,7 +84,7 @@ pub(super) fn parse_movetime(shared: &Shared, text: Option<String>) -> ApiResult
 
 /// Refuses captured counts that do not make a game's 48 stones with the board: the scores
 /// are then the game's final score, as `oware analyse --captured` has them.
-pub(super) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
+pub(crate) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
     if let Some(c) = ask.captured {
         let (south, north, board) = (c.of(Side::South), c.of(Side::North), ask.position.stones());
         let total = south + north + board;
@@ -100,7 +100,7 @@ pub(super) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
 
 /// The search engine's answer for `ask` (its counts checked, [`check_game_counts`]), within
 /// `movetime`, after the game's positions `history` (mover-first, [`parse_history`]).
-pub(super) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, history: Vec<oware::Board>, control: &Control) -> ApiResult<AnalyseDoc> {
+pub(crate) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, history: Vec<oware::Board>, control: &Control) -> ApiResult<AnalyseDoc> {
     let root = Root::in_game(ask.position, ask.captured.map(|c| c.mover_first(ask.side)), history);
     let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
     // Checked for files changed under it as the other requests are (the engine is made anew
@@ -159,7 +159,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
 /// Runs `work` (a search, given its [`Control`]) on a blocking thread once a search permit is
 /// free (one search per core at once), and stops it when its client hangs up (`peer`) or the
 /// request's future is dropped.
-pub(super) async fn with_search<T: Send + 'static>(
+pub(crate) async fn with_search<T: Send + 'static>(
     shared: Arc<Shared>,
     peer: Option<Extension<Peer>>,
     work: impl FnOnce(&Shared, &Control) -> ApiResult<T> + Send + 'static,
@@ -196,7 +196,7 @@ pub(super) async fn with_search<T: Send + 'static>(
 /// or runs stops the search: the iterations finished so far are answered (at least the first,
 /// which always finishes), to a client still reading. Only an analysis does so: every other
 /// request is answered in full after a half-close.
-pub(super) async fn analyse(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
+pub(crate) async fn analyse(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
     let q = params(q)?;
     with_search(shared, peer, move |shared, control| analyse_answer(shared, q, control)).await.map(Json)
 }

@@ -53,7 +53,7 @@ enum BatchItem<'a> {
 }
 
 /// The answer (as JSON text) to the batch `body`, or the error that refuses it whole.
-pub(super) fn batch_answer(shared: &Shared, body: &[u8]) -> ApiResult<String> {
+pub(crate) fn batch_answer(shared: &Shared, body: &[u8]) -> ApiResult<String> {
     let req: BatchRequest = serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("request body: {e}")))?;
     if req.positions.len() > MAX_BATCH {
         return Err(ApiError::bad(format!("{} positions in one batch: at most {MAX_BATCH}", req.positions.len())));
@@ -116,7 +116,7 @@ fn batch_results(db: &Database, req: &BatchRequest, rules: Ruleset, side: Option
 
 /// `POST /api/v1/positions`: the body read first (bounded in size and time), then the batch
 /// answered on a blocking thread once a permit of [`Shared::heavy`] is free.
-pub(super) async fn positions(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub(crate) async fn positions(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
     let body = read_body(&shared, &headers, body).await?;
     // Batches wait for a permit here, holding no blocking thread while they wait.
     let Ok(_permit) = shared.heavy.acquire().await else {

@@ -13,34 +13,34 @@ use crate::errors::exit_code;
 use crate::output::{ErrorDoc, SCHEMA_VERSION};
 
 /// The result of a step of a request: a value, or the error answer it fails with.
-pub(super) type ApiResult<T> = std::result::Result<T, ApiError>;
+pub(crate) type ApiResult<T> = std::result::Result<T, ApiError>;
 
 /// An error answer: an HTTP status and the error document.
 #[derive(Debug)]
-pub(super) struct ApiError {
-    pub(super) status: StatusCode,
-    pub(super) error: ErrorDoc<'static>,
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    pub(crate) error: ErrorDoc<'static>,
 }
 
 impl ApiError {
     /// A bad request (400).
-    pub(super) fn bad(message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad(message: impl Into<String>) -> ApiError {
         ApiError::status(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
     /// An error of the HTTP exchange itself (the exit code of a usage error).
-    pub(super) fn status(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ApiError {
+    pub(crate) fn status(status: StatusCode, kind: &'static str, message: impl Into<String>) -> ApiError {
         ApiError { status, error: ErrorDoc { code: exit_code(ErrorKind::Usage), kind, message: message.into() } }
     }
 
     /// A failure of the server itself (500, the exit code and kind of an internal error).
-    pub(super) fn internal(message: String) -> ApiError {
+    pub(crate) fn internal(message: String) -> ApiError {
         let kind = ErrorKind::Internal;
         ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, error: ErrorDoc { code: exit_code(kind), kind: kind.as_str(), message } }
     }
 
     /// The body of the answer: the only place the error document is put together.
-    pub(super) fn body(&self) -> ErrorBody<'_> {
+    pub(crate) fn body(&self) -> ErrorBody<'_> {
         ErrorBody { schema_version: SCHEMA_VERSION, error: &self.error }
     }
 }
@@ -83,7 +83,7 @@ fn client_message(e: &Error) -> String {
 
 /// The body of an error answer.
 #[derive(Serialize)]
-pub(super) struct ErrorBody<'a> {
+pub(crate) struct ErrorBody<'a> {
     schema_version: u32,
     error: &'a ErrorDoc<'static>,
 }

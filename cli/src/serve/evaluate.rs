@@ -23,7 +23,7 @@ use crate::report::ReportDoc;
 
 /// The answer of `GET /api/v1/evaluate`.
 #[derive(Serialize)]
-pub(super) struct EvaluateDoc {
+pub(crate) struct EvaluateDoc {
     schema_version: u32,
     /// `tables` (the layers' exact report: `report`) or `engine` (the search's answer:
     /// `moves`, `engine` and `line`).
@@ -94,7 +94,7 @@ fn line_of(ask: &Ask, pits: &[u8]) -> Vec<LinePly> {
 /// `GET /api/v1/evaluate`: the position's parameters (`captured` must make 48 stones with the
 /// board, as for `/analyse`), `max_plies` for the tables' line, `movetime` and `history` for
 /// the engine's search.
-pub(super) async fn evaluate(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<EvaluateDoc>> {
+pub(crate) async fn evaluate(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<EvaluateDoc>> {
     let mut q = params(q)?;
     check_known(&q, &["max_plies", "movetime", "history"])?;
     let history = q.remove("history");

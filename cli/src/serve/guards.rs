@@ -30,7 +30,7 @@ const MAX_URI: usize = 8 << 10;
 /// Refuses, before any route: a request with more than one `Host` field; on a loopback address, a `Host` that does not name this machine
 /// (a page elsewhere reaching the server through DNS rebinding); POST bodies that are not
 /// `application/json` (a cross-site form post); request lines longer than [`MAX_URI`].
-pub(super) async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
     // RFC 9112 (3.2): a request with more than one Host field is answered 400; which of them
     // the guard below or a proxy in front reads is not to be guessed.
     let hosts = request.headers().get_all(header::HOST).iter().count();
@@ -75,7 +75,7 @@ pub(super) async fn guard(State(shared): State<Arc<Shared>>, request: Request, n
 }
 
 /// A `Host` header's name, lowercase, without the port: `localhost`, `127.0.0.1`, `[::1]`.
-pub(super) fn host_name(host: &str) -> String {
+pub(crate) fn host_name(host: &str) -> String {
     let host = host.trim().to_ascii_lowercase();
     if host.starts_with('[') {
         return match host.find(']') {
@@ -91,7 +91,7 @@ pub(super) fn host_name(host: &str) -> String {
 
 /// The `Host` names served on `addr` when it is a loopback address (`None` otherwise: every
 /// name).
-pub(super) fn allowed_hosts(addr: IpAddr) -> Option<Vec<String>> {
+pub(crate) fn allowed_hosts(addr: IpAddr) -> Option<Vec<String>> {
     if !addr.is_loopback() {
         return None;
     }
@@ -105,7 +105,7 @@ pub(super) fn allowed_hosts(addr: IpAddr) -> Option<Vec<String>> {
 /// A request's connection: its socket's descriptor, valid while the request is answered (the
 /// connection owns the socket and outlives its requests' handlers).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Peer(RawFd);
+pub(crate) struct Peer(RawFd);
 
 impl Peer {
     /// Resolves once the client has hung up or shut down its side of the connection: its
@@ -113,7 +113,7 @@ impl Peer {
     /// (peeked, never read), and a request pipelined behind this one hides the end of file
     /// behind it: the watch then never resolves. Polled every 25 ms on a duplicate of the
     /// descriptor; never resolves when it cannot be duplicated.
-    pub(super) async fn hung_up(self) {
+    pub(crate) async fn hung_up(self) {
         // SAFETY: the descriptor is the connection's open socket while its request is answered
         // (see the type); the duplicate is owned here and closed when dropped.
         let dup = unsafe { libc::fcntl(self.0, libc::F_DUPFD_CLOEXEC, 0) };
@@ -142,7 +142,7 @@ impl Peer {
 
 /// 512 connections, or fewer when the limit of open files is low (a quarter of it is kept for
 /// layer files and the rest of the process).
-pub(super) fn default_max_connections() -> usize {
+pub(crate) fn default_max_connections() -> usize {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes the struct it is given.
     let files = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 { limit.rlim_cur as usize } else { 1024 };
@@ -151,7 +151,7 @@ pub(super) fn default_max_connections() -> usize {
 
 /// Accepts connections (at most `max_connections` open at once) until Ctrl-C or SIGTERM, then
 /// closes the idle ones and gives the others `grace` to finish their requests.
-pub(super) async fn serve(listener: tokio::net::TcpListener, app: Router, max_connections: usize, client_timeout: Duration, grace: Duration) {
+pub(crate) async fn serve(listener: tokio::net::TcpListener, app: Router, max_connections: usize, client_timeout: Duration, grace: Duration) {
     let slots = Arc::new(Semaphore::new(max_connections));
     let (stop_tx, stop_rx) = watch::channel(false);
     let stop = stopped();

@@ -24,7 +24,7 @@ use crate::report::{report, ReportDoc};
 const PAGE: &str = include_str!("../../web/index.html");
 
 /// Runs `f` on a blocking thread; a panic there is a 500 for this request only.
-pub(super) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r,
         Err(e) => Err(ApiError::internal(format!("internal error while answering: {e}"))),
@@ -33,18 +33,18 @@ pub(super) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T>
 
 /// Answers one position (blocking: probes the files), checking the files for changes as
 /// [`Shared::with_database`] does.
-pub(super) fn answer(shared: &Shared, ask: &Ask) -> ApiResult<ReportDoc> {
+pub(crate) fn answer(shared: &Shared, ask: &Ask) -> ApiResult<ReportDoc> {
     shared.with_database(ask.rules, |db| answer_with(db, ask))
 }
 
 /// Answers one position from `db`: the report of `query --json`.
-pub(super) fn answer_with(db: &Database, ask: &Ask) -> ApiResult<ReportDoc> {
+pub(crate) fn answer_with(db: &Database, ask: &Ask) -> ApiResult<ReportDoc> {
     let analysis = db.solution(&ask.position, ask.max_plies).map_err(ApiError::from)?;
     Ok(report(db, &ask.position, ask.side, &analysis, ask.captured))
 }
 
 /// `GET /api/v1/position`: the report of one position.
-pub(super) async fn position(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<ReportDoc>> {
+pub(crate) async fn position(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<ReportDoc>> {
     let q = params(q)?;
     blocking(move || {
         let ask = ask_from_query(&shared, &q)?;
@@ -56,7 +56,7 @@ pub(super) async fn position(State(shared): State<Arc<Shared>>, q: QueryPairs) -
 
 /// The answer of `GET /api/v1/info`.
 #[derive(Serialize)]
-pub(super) struct InfoDoc {
+pub(crate) struct InfoDoc {
     schema_version: u32,
     api: &'static str,
     version: &'static str,
@@ -71,7 +71,7 @@ struct RulesInfo {
 }
 
 /// `GET /api/v1/info`: the version, the rulesets and their built layers.
-pub(super) async fn info(State(shared): State<Arc<Shared>>) -> ApiResult<Json<InfoDoc>> {
+pub(crate) async fn info(State(shared): State<Arc<Shared>>) -> ApiResult<Json<InfoDoc>> {
     blocking(move || {
         let mut rules = Vec::new();
         for r in Ruleset::ALL {
@@ -89,7 +89,7 @@ pub(super) async fn info(State(shared): State<Arc<Shared>>) -> ApiResult<Json<In
 /// `GET /api/v1/moves`: the legal moves of a position and where they lead, from the rules alone
 /// (no database: the page plays on in positions the layers do not cover).
 #[derive(Serialize)]
-pub(super) struct MovesDoc {
+pub(crate) struct MovesDoc {
     schema_version: u32,
     rules: &'static str,
     to_move: &'static str,
@@ -113,12 +113,12 @@ struct RuleMoveDoc {
 }
 
 /// The answer of `GET /api/v1/moves` to the parameters `q`.
-pub(super) fn moves_answer(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<MovesDoc> {
+pub(crate) fn moves_answer(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<MovesDoc> {
     Ok(moves_doc(&ask_from_query(shared, q)?))
 }
 
 /// The legal moves of `ask`'s position and where they lead, from the rules alone.
-pub(super) fn moves_doc(ask: &Ask) -> MovesDoc {
+pub(crate) fn moves_doc(ask: &Ask) -> MovesDoc {
     let moves = ask.rules.moves(ask.position.board());
     let list = moves
         .as_slice()
@@ -142,23 +142,23 @@ pub(super) fn moves_doc(ask: &Ask) -> MovesDoc {
 }
 
 /// `GET /api/v1/moves`: the rules' moves of one position (answered at once: no file is read).
-pub(super) async fn moves(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<MovesDoc>> {
+pub(crate) async fn moves(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<MovesDoc>> {
     let q = params(q)?;
     moves_answer(&shared, &q).map(Json)
 }
 
 /// `GET /` and `/index.html`: the web page.
-pub(super) async fn page() -> Response {
+pub(crate) async fn page() -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PAGE).into_response()
 }
 
 /// Any path without a route: 404.
-pub(super) async fn not_found() -> ApiError {
+pub(crate) async fn not_found() -> ApiError {
     ApiError::status(StatusCode::NOT_FOUND, "not_found", "no such page: see GET /api/v1/info, /api/v1/evaluate, /api/v1/position, POST /api/v1/positions")
 }
 
 /// A route asked with a method it does not take: 405.
-pub(super) async fn method_not_allowed(method: Method) -> ApiError {
+pub(crate) async fn method_not_allowed(method: Method) -> ApiError {
     ApiError::status(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",

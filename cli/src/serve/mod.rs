@@ -69,14 +69,14 @@ use crate::output::note;
 use crate::signals;
 
 /// Most positions in one batch request.
-pub const MAX_BATCH: usize = 10_000;
+pub(crate) const MAX_BATCH: usize = 10_000;
 /// Longest best line a request may ask for.
-pub const MAX_PLIES: usize = 500;
+pub(crate) const MAX_PLIES: usize = 500;
 /// Most work in one batch: positions × (1 + `max_plies`) (reports; `values_only` batches count
 /// one per position). 10,000 reports without a line, or 200 with lines of 499 plies.
-pub const MAX_BATCH_WORK: usize = 100_000;
+pub(crate) const MAX_BATCH_WORK: usize = 100_000;
 /// Largest request body (a batch of 10,000 positions in the side form is about 0.5 MB).
-pub const MAX_BODY: usize = 2 << 20;
+pub(crate) const MAX_BODY: usize = 2 << 20;
 
 /// Arguments of `oware serve`.
 #[derive(Args, Debug)]
@@ -84,7 +84,7 @@ pub const MAX_BODY: usize = 2 << 20;
     "threads" => a.value_name("THREADS").help("Worker threads for probing (default: one per core, at least 4)"),
     _ => a,
 }))]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The directory, its format, and the ruleset of requests that do not name one.
     #[command(flatten)]
     db: DatabaseArgs,
@@ -144,7 +144,7 @@ fn app(shared: Arc<Shared>) -> Router {
 /// # Errors
 /// [`Error::Io`] when the directory does not exist or the address cannot be bound;
 /// [`Error::Threads`] when the runtime cannot start.
-pub fn run(a: ServeArgs) -> Result<()> {
+pub(crate) fn run(a: ServeArgs) -> Result<()> {
     // The directory must exist: a typo would otherwise serve nothing but 404s.
     let dir = &a.db.dir.dir;
     match std::fs::metadata(dir) {

@@ -24,19 +24,19 @@ const DEFAULT_PLIES: usize = 60;
 const POSITION_PARAMS: [&str; 7] = ["pits", "position", "south", "north", "to_move", "rules", "captured"];
 
 /// The query string as axum decodes it: its pairs in order, or why it could not be decoded.
-pub(super) type QueryPairs = std::result::Result<Query<Vec<(String, String)>>, QueryRejection>;
+pub(crate) type QueryPairs = std::result::Result<Query<Vec<(String, String)>>, QueryRejection>;
 
 /// The options of one position's request.
-pub(super) struct Ask {
-    pub(super) rules: Ruleset,
-    pub(super) position: Position,
-    pub(super) side: Side,
-    pub(super) captured: Option<Captured>,
-    pub(super) max_plies: usize,
+pub(crate) struct Ask {
+    pub(crate) rules: Ruleset,
+    pub(crate) position: Position,
+    pub(crate) side: Side,
+    pub(crate) captured: Option<Captured>,
+    pub(crate) max_plies: usize,
 }
 
 /// The ruleset `name` names (the server's default when none is named).
-pub(super) fn parse_rules(shared: &Shared, name: Option<&str>) -> ApiResult<Ruleset> {
+pub(crate) fn parse_rules(shared: &Shared, name: Option<&str>) -> ApiResult<Ruleset> {
     match name {
         None => Ok(shared.default_rules),
         Some(n) => n.parse().map_err(|e: String| ApiError::bad(format!("rules: {e}"))),
@@ -54,19 +54,19 @@ fn parse_plies(text: Option<&str>, default: usize) -> ApiResult<usize> {
 }
 
 /// The side to move `text` names, if any.
-pub(super) fn parse_side(text: Option<&str>) -> ApiResult<Option<Side>> {
+pub(crate) fn parse_side(text: Option<&str>) -> ApiResult<Option<Side>> {
     text.map(|t| t.parse::<Side>().map_err(|e| ApiError::bad(format!("to_move: {e}")))).transpose()
 }
 
 /// A position and its side from the text forms a request may use (South when none is named).
-pub(super) fn place(text: &str, side: Option<Side>) -> ApiResult<(Position, Side)> {
+pub(crate) fn place(text: &str, side: Option<Side>) -> ApiResult<(Position, Side)> {
     let (p, side) = Position::place(text, side).map_err(ApiError::from)?;
     Ok((p, side.unwrap_or(Side::South)))
 }
 
 /// The query parameters, each given once (a duplicate is refused rather than one of them
 /// silently chosen).
-pub(super) fn params(query: QueryPairs) -> ApiResult<HashMap<String, String>> {
+pub(crate) fn params(query: QueryPairs) -> ApiResult<HashMap<String, String>> {
     let Query(pairs) = query.map_err(|e| ApiError::bad(format!("query string: {}", e.body_text())))?;
     let mut q = HashMap::with_capacity(pairs.len());
     for (k, v) in pairs {
@@ -79,7 +79,7 @@ pub(super) fn params(query: QueryPairs) -> ApiResult<HashMap<String, String>> {
 }
 
 /// Refuses a parameter other than [`POSITION_PARAMS`] and `extra`.
-pub(super) fn check_known(q: &HashMap<String, String>, extra: &[&str]) -> ApiResult<()> {
+pub(crate) fn check_known(q: &HashMap<String, String>, extra: &[&str]) -> ApiResult<()> {
     for key in q.keys() {
         if !POSITION_PARAMS.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
             let known = POSITION_PARAMS.iter().chain(extra).copied().collect::<Vec<_>>().join(", ");
@@ -90,13 +90,13 @@ pub(super) fn check_known(q: &HashMap<String, String>, extra: &[&str]) -> ApiRes
 }
 
 /// The position's request of `GET /api/v1/position` and `/moves`.
-pub(super) fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<Ask> {
+pub(crate) fn ask_from_query(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<Ask> {
     check_known(q, &["max_plies"])?;
     ask_of(shared, q)
 }
 
 /// The position and options `q` gives (its parameters already checked).
-pub(super) fn ask_of(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<Ask> {
+pub(crate) fn ask_of(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<Ask> {
     let get = |k: &str| q.get(k).map(String::as_str);
     let rules = parse_rules(shared, get("rules"))?;
     let side = parse_side(get("to_move"))?;
@@ -128,7 +128,7 @@ pub(super) fn ask_of(shared: &Shared, q: &HashMap<String, String>) -> ApiResult<
 /// that captures nothing leads from each to the next, and from the last to `root` (so each
 /// holds as many stones as `root`). An empty value is no history; an empty entry (`;;`) is
 /// refused.
-pub(super) fn parse_history(text: &str, rules: Ruleset, root: &Position, to_move: Side) -> ApiResult<Vec<oware::Board>> {
+pub(crate) fn parse_history(text: &str, rules: Ruleset, root: &Position, to_move: Side) -> ApiResult<Vec<oware::Board>> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -182,7 +182,7 @@ pub(super) fn parse_history(text: &str, rules: Ruleset, root: &Position, to_move
 /// The request body, at most [`MAX_BODY`] bytes (a body announced longer is refused before any
 /// of it is read) and read within the client timeout: 413, 408 or 400 (a malformed chunked body)
 /// otherwise, as JSON.
-pub(super) async fn read_body(shared: &Shared, headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
+pub(crate) async fn read_body(shared: &Shared, headers: &HeaderMap, body: Body) -> ApiResult<Bytes> {
     if let Some(n) = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
         if n > MAX_BODY as u64 {
             return Err(ApiError::status(

@@ -15,34 +15,34 @@ use super::errors::{ApiError, ApiResult};
 use crate::args::DatabaseArgs;
 
 /// One ruleset's open database and when to look next for files replaced under it.
-pub(super) struct Opened {
+pub(crate) struct Opened {
     db: Arc<Database>,
     next_replaced_check: Instant,
 }
 
 /// What every request sees: the options and the databases opened so far (one per ruleset).
-pub(super) struct Shared {
-    pub(super) db: DatabaseArgs,
-    pub(super) default_rules: Ruleset,
-    pub(super) open: Mutex<HashMap<Ruleset, Opened>>,
+pub(crate) struct Shared {
+    pub(crate) db: DatabaseArgs,
+    pub(crate) default_rules: Ruleset,
+    pub(crate) open: Mutex<HashMap<Ruleset, Opened>>,
     /// Batches running at once (the other blocking threads stay free for single positions).
-    pub(super) heavy: Semaphore,
+    pub(crate) heavy: Semaphore,
     /// Seconds a request body may take to arrive.
-    pub(super) client_timeout: Duration,
+    pub(crate) client_timeout: Duration,
     /// One search engine per ruleset, made on first use of `GET /api/v1/analyse` over the
     /// database then open (and made anew once that database is reopened).
-    pub(super) engines: Mutex<HashMap<Ruleset, EngineOn>>,
+    pub(crate) engines: Mutex<HashMap<Ruleset, EngineOn>>,
     /// Engine searches running at once (one thread each); a search holds its permit until it
     /// has stopped.
-    pub(super) searches: Arc<Semaphore>,
+    pub(crate) searches: Arc<Semaphore>,
     /// The longest search `GET /api/v1/analyse` runs.
-    pub(super) max_movetime: Duration,
+    pub(crate) max_movetime: Duration,
     /// On a loopback address: the `Host` values served (lowercase, without the port).
-    pub(super) hosts: Option<Vec<String>>,
+    pub(crate) hosts: Option<Vec<String>>,
 }
 
 /// A ruleset's search engine and the database it was made over.
-pub(super) type EngineOn = (Arc<Database>, Arc<Engine>);
+pub(crate) type EngineOn = (Arc<Database>, Arc<Engine>);
 
 /// How often (at most) the server looks for layer files replaced by rename.
 const REPLACED_CHECK: Duration = Duration::from_millis(500);
@@ -50,7 +50,7 @@ const REPLACED_CHECK: Duration = Duration::from_millis(500);
 impl Shared {
     /// The database of `rules` (opened on first use, layers read with `pread`), and whether to
     /// look now for files replaced under it.
-    pub(super) fn database(&self, rules: Ruleset) -> ApiResult<(Arc<Database>, bool)> {
+    pub(crate) fn database(&self, rules: Ruleset) -> ApiResult<(Arc<Database>, bool)> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         if let Some(o) = open.get_mut(&rules) {
@@ -78,7 +78,7 @@ impl Shared {
     /// (or before): if one did, the database is reopened and `f` runs again, once, so that only
     /// the answers needing a damaged layer fail (naming it) and a file replaced by rename is
     /// read anew. A file still changing gives its error.
-    pub(super) fn with_database<T>(&self, rules: Ruleset, f: impl Fn(&Arc<Database>) -> ApiResult<T>) -> ApiResult<T> {
+    pub(crate) fn with_database<T>(&self, rules: Ruleset, f: impl Fn(&Arc<Database>) -> ApiResult<T>) -> ApiResult<T> {
         let mut attempt = 0;
         loop {
             let (db, look_for_replaced) = self.database(rules)?;
@@ -102,7 +102,7 @@ impl Shared {
     /// The engine of `rules` over `db`, the ruleset's open database: made on first use, and
     /// anew when the database was reopened (a file changed or was replaced), so that the engine
     /// reads what the other requests read. Without tables when it has no layer 0.
-    pub(super) fn engine(&self, rules: Ruleset, db: &Arc<Database>) -> ApiResult<Arc<Engine>> {
+    pub(crate) fn engine(&self, rules: Ruleset, db: &Arc<Database>) -> ApiResult<Arc<Engine>> {
         if let Some((on, e)) = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&rules) {
             if Arc::ptr_eq(on, db) {
                 return Ok(e.clone());

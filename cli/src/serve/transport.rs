@@ -33,7 +33,7 @@ use super::errors::ApiError;
 ///   400), which it sends with no body, are given the JSON error document every other error
 ///   has. They are recognised as a head written alone with an error status and
 ///   `content-length: 0`, which no answer of the application has.
-pub(super) struct Guarded<S> {
+pub(crate) struct Guarded<S> {
     inner: S,
     timeout: Duration,
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -43,13 +43,13 @@ pub(super) struct Guarded<S> {
 }
 
 impl<S> Guarded<S> {
-    pub(super) fn new(inner: S, timeout: Duration) -> Guarded<S> {
+    pub(crate) fn new(inner: S, timeout: Duration) -> Guarded<S> {
         Guarded { inner, timeout, stalled: None, pending: Vec::new(), sent: 0 }
     }
 }
 
 /// The JSON version of hyper's body-less error answer `head`, if it is one.
-pub(super) fn json_error_answer(head: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn json_error_answer(head: &[u8]) -> Option<Vec<u8>> {
     if !(head.starts_with(b"HTTP/1.1 4") || head.starts_with(b"HTTP/1.1 5") || head.starts_with(b"HTTP/1.0 4")) || !head.ends_with(b"\r\n\r\n") {
         return None;
     }
