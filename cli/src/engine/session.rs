@@ -34,6 +34,7 @@ struct Search {
     handle: JoinHandle<()>,
 }
 
+/// The engine command between two commands: what it answers with and what it searches from.
 pub(crate) struct Session {
     pub(crate) out: Arc<Out>,
     pub(crate) options: Options,
@@ -46,6 +47,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// A session with these options, at the start position, no search running.
     pub(crate) fn new(options: Options, out: Arc<Out>) -> Session {
         let game = Game::start(options.rules);
         Session { out, options, engine: Arc::default(), game, refused: None, search: None }
