@@ -1,7 +1,9 @@
 //! The crate's modules depend on each other in one direction only (rules, index, solver,
 //! storage, build, probe, then the interfaces): this test reads `src/` (a module is a file or a
 //! folder) and fails on any cycle among the modules' `crate::` paths (comments and test modules
-//! aside). `scripts/module-graph` prints the graph. It also checks the public API's seam: the
+//! aside), and on any cycle among the files of the library and of the program (a file naming
+//! another through a `super::` or `crate::` path depends on it; `mod.rs`, `lib.rs` and
+//! `main.rs` only declare). `scripts/module-graph` prints the modules' graph. It also checks the public API's seam: the
 //! program (`cli/`), the C library (`capi/`) and the Python package (`python/`) are crates of their
 //! own over the library, so the compiler holds them to its public API; the internal modules stay
 //! internal and the public ones are the documented ones.
@@ -251,11 +253,12 @@ fn paths_named(code: &str) -> Vec<(&'static str, Vec<String>)> {
     found
 }
 
-/// The library's files (test folders and modules aside) and, for each, the files it names:
+/// A crate's files under `src` (test folders and modules aside) and, for each, the files it names:
 /// a file `src/a/b.rs` naming `super::c::X` or `crate::a::c::X` depends on `src/a/c.rs`. The
-/// folders' `mod.rs` and `lib.rs` only declare and re-export: they are not files of the graph.
-fn file_graph() -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// folders' `mod.rs`, `lib.rs` and `main.rs` only declare, re-export and dispatch: they are not
+/// files of the graph.
+fn file_graph(src: &Path) -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
+    let src = src.to_path_buf();
     fn all(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let p = entry.path();
@@ -270,7 +273,7 @@ fn file_graph() -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
     }
     let mut files = Vec::new();
     all(&src, &mut files);
-    let node = |p: &Path| p.file_name().is_some_and(|n| n != "mod.rs" && n != "lib.rs");
+    let node = |p: &Path| p.file_name().is_some_and(|n| n != "mod.rs" && n != "lib.rs" && n != "main.rs");
     let mut g = BTreeMap::new();
     for f in files.iter().filter(|f| node(f)) {
         let text = std::fs::read_to_string(f).unwrap();
@@ -292,14 +295,8 @@ fn file_graph() -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
     g
 }
 
-#[test]
-fn files_have_no_cycle() {
-    let g = file_graph();
-    assert!(g.len() >= 60, "{} files", g.len());
-    // The graph sees the ties it must: the solver's driver uses its options and its exits pass.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let driver = &g[&src.join("solver/driver.rs")];
-    assert!(driver.contains(&src.join("solver/options.rs")) && driver.contains(&src.join("solver/exits.rs")), "{driver:?}");
+/// The files of `g` left in a cycle (none when the graph runs one way).
+fn files_in_cycles(g: &BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>>) -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::PathBuf>> {
     let mut left = g.clone();
     while let Some(leaf) = left.iter().find(|(_, d)| d.is_empty()).map(|(m, _)| m.clone()) {
         left.remove(&leaf);
@@ -307,7 +304,28 @@ fn files_have_no_cycle() {
             deps.remove(&leaf);
         }
     }
-    assert!(left.is_empty(), "files in a cycle (each with the files of the cycle it names): {left:#?}");
+    left
+}
+
+#[test]
+fn files_have_no_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (src, cli) = (root.join("src"), root.join("cli/src"));
+    let (lib, program) = (file_graph(&src), file_graph(&cli));
+    assert!(lib.len() >= 60 && program.len() >= 30, "{} and {} files", lib.len(), program.len());
+    // The graph sees the ties it must: the solver's driver uses its options and its exits pass;
+    // the program's engine session its shared arguments.
+    let driver = &lib[&src.join("solver/driver.rs")];
+    assert!(driver.contains(&src.join("solver/options.rs")) && driver.contains(&src.join("solver/exits.rs")), "{driver:?}");
+    assert!(program.values().any(|d| d.contains(&cli.join("args.rs"))), "{program:?}");
+    // And it finds a cycle when there is one.
+    let mut looped = lib.clone();
+    looped.get_mut(&src.join("solver/options.rs")).unwrap().insert(src.join("solver/driver.rs"));
+    assert!(!files_in_cycles(&looped).is_empty());
+    for g in [lib, program] {
+        let left = files_in_cycles(&g);
+        assert!(left.is_empty(), "files in a cycle (each with the files of the cycle it names): {left:#?}");
+    }
 }
 
 #[test]
