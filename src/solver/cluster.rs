@@ -389,6 +389,32 @@ impl Cluster for ThreadCluster {
     }
 }
 
+/// Messages per destination in one exchange step (also keeps MPI's 32-bit counts far away).
+pub(crate) const EXCHANGE_STEP: usize = 1 << 22;
+
+/// Exchanges the outboxes of every rank (bucket `d` of `outbox` for rank `d`), in bounded
+/// steps, until every rank's are empty; `deliver` receives each step's messages for this rank
+/// (all of them for its positions). Every rank calls it at once.
+///
+/// # Errors
+/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when a bucket cannot be read;
+/// `deliver`'s errors.
+pub(super) fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, deliver: &mut dyn FnMut(Vec<u64>) -> Result<()>) -> Result<()> {
+    let ranks = cluster.size();
+    let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
+    let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
+    loop {
+        for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
+            b.next(EXCHANGE_STEP, s)?;
+        }
+        deliver(cluster.exchange_u64(&send)?.data)?;
+        if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -441,30 +467,4 @@ mod tests {
             }
         });
     }
-}
-
-/// Messages per destination in one exchange step (also keeps MPI's 32-bit counts far away).
-pub(crate) const EXCHANGE_STEP: usize = 1 << 22;
-
-/// Exchanges the outboxes of every rank (bucket `d` of `outbox` for rank `d`), in bounded
-/// steps, until every rank's are empty; `deliver` receives each step's messages for this rank
-/// (all of them for its positions). Every rank calls it at once.
-///
-/// # Errors
-/// [`Error::Cluster`] when the transport fails; [`Error::Io`] when a bucket cannot be read;
-/// `deliver`'s errors.
-pub(super) fn exchange_outboxes(cluster: &dyn Cluster, outbox: &Inboxes, deliver: &mut dyn FnMut(Vec<u64>) -> Result<()>) -> Result<()> {
-    let ranks = cluster.size();
-    let mut buckets = (0..ranks).map(|d| outbox.take(d)).collect::<Result<Vec<_>>>()?;
-    let mut send: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-    loop {
-        for (b, s) in buckets.iter_mut().zip(send.iter_mut()) {
-            b.next(EXCHANGE_STEP, s)?;
-        }
-        deliver(cluster.exchange_u64(&send)?.data)?;
-        if !cluster.any(buckets.iter().any(|b| !b.is_empty()))? {
-            break;
-        }
-    }
-    Ok(())
 }
