@@ -36,12 +36,10 @@
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
 //! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics; one layer in memory ([`build::solve_layer`]) |
-//! | [`verify`] | the independent verifier, and a whole directory verified ([`verify_directory`]) |
-//! | [`facts`] | the published facts checked against the layers |
+//! | [`verify`] | the independent verifier, a whole directory verified ([`verify_directory`]), the published facts checked, a pack directory's `SHA256SUMS` ([`verify::manifest`]) |
 //! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format |
 //! | [`format`](mod@format) | the layer file format: header, checksum (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
-//! | [`manifest`] | the `SHA256SUMS` of a pack directory |
 //! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
 //! | [`dtc`] | depth to capture beside the values: definition and payload encoding |
 //! | [`error`] | typed errors, their kinds ([`ErrorKind`]) and the one table of exit statuses |
@@ -70,12 +68,10 @@ pub mod bounds;
 pub mod build;
 pub mod dtc;
 pub mod error;
-pub mod facts;
 pub mod format;
 pub mod game;
 pub mod index;
 pub mod line;
-pub mod manifest;
 #[cfg(feature = "mpi")]
 pub mod mpi_cluster;
 pub mod pack;

@@ -23,7 +23,7 @@ use indicatif::ProgressBar;
 use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::manifest::{self, Entry};
+use oware::verify::manifest::{self, Entry};
 use oware::pack::{pack, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;

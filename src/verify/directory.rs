@@ -5,8 +5,8 @@
 //! each one (header and payload checksum for the native format, the size for the published 2002
 //! format), re-derives the values of the layers asked for with [`crate::verify::verify_layer`],
 //! checks the forced-capture bounds and the depths to capture present (or all, when required)
-//! with `crate::verify::verify_companion`, the published facts with [`crate::facts::check_facts`] and a
-//! pack directory's `SHA256SUMS` with [`crate::manifest::check`]. It returns a
+//! with `crate::verify::verify_companion`, the published facts with [`check_facts`](super::check_facts) and a
+//! pack directory's `SHA256SUMS` with [`manifest::check`](super::manifest::check). It returns a
 //! [`DirectoryReport`]: plain data, with a one-line summary and an [`Finding`] saying which class
 //! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).
 //!
@@ -26,8 +26,8 @@ use std::time::Instant;
 use super::options::{VerifyObserver, VerifyOptions};
 pub use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
-use crate::facts::check_facts;
-use crate::manifest;
+use super::facts::check_facts;
+use super::manifest;
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
 use crate::verify::companion::verify_companions;
 use crate::verify::{layers_needed, marks_bytes, verify_within};

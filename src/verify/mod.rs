@@ -1,5 +1,5 @@
 //! The verifier: re-derives stored values from their children with the forward move generator.
-//! (The published facts are checked by [`crate::facts`].)
+//! (The published facts are checked by [`check_facts`].)
 //!
 //! This code shares nothing with the builder's propagation: for every position it generates the
 //! legal moves, reads each child's stored value (same layer or a smaller one) and checks that the
@@ -10,7 +10,7 @@
 //! whole (a cycle of positions all claiming a win that can never be forced). Only a wrong solver
 //! could produce those; the solver is cross-checked against a plain forward fixed-point iteration
 //! on every position of layers 0..10 under every ruleset in the test suite. The facts of
-//! [`crate::facts::check_facts`] (published values) are an independent check of exactly that kind of error.
+//! [`check_facts`] (published values) are an independent check of exactly that kind of error.
 //!
 //! Entry points:
 //! - [`derive_value`]: one position, used by the builder's spot check (trusted inputs);
@@ -19,7 +19,7 @@
 //! - `verify_companion`: every entry of a layer's file beside its values, of either kind
 //!   (forced-capture bounds, depths to capture), against its children (through
 //!   [`verify_directory`]);
-//! - [`crate::facts::check_facts`]: the published facts against whatever layers are present.
+//! - [`check_facts`]: the published facts against whatever layers are present.
 //!
 //! | module | what it is |
 //! |---|---|
@@ -27,6 +27,8 @@
 //! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check` |
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
+//! | `facts` | the published facts (layer sizes, a position's value and its moves') checked against whatever layers are present: [`check_facts`] |
+//! | [`manifest`] | the `SHA256SUMS` of a pack directory: written by `oware pack`, checked here |
 //! | `grouped` | re-deriving a layer whose files do not fit in memory together, in passes over groups of them: [`verify_within`], [`source_groups`] |
 //! | `directory` | a whole directory: [`verify_directory`] |
 //! | `options` | what a caller chooses and sees of it: [`VerifyOptions`], [`VerifyObserver`] |
@@ -36,7 +38,9 @@ mod bounds;
 mod companion;
 mod directory;
 mod dtc;
+mod facts;
 mod grouped;
+pub mod manifest;
 mod options;
 mod report;
 mod values;
@@ -49,6 +53,7 @@ pub(crate) use companion::verify_companion;
 pub use directory::verify_directory;
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
+pub use facts::{check_facts, FactReport, FactStatus};
 pub use grouped::{marks_bytes, source_groups, verify_within};
 pub use options::{NoObserver, VerifyObserver, VerifyOptions};
 pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};

@@ -10,8 +10,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::error::{Error, ErrorDoc, ErrorKind, FileContent, Result};
-use crate::facts::{FactReport, FactStatus};
-use crate::manifest;
+use super::facts::{FactReport, FactStatus};
+use super::manifest;
 use crate::storage::{DatabaseDir, ValuesKind};
 use crate::units::{group_digits, layers_phrase};
 use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};

@@ -86,7 +86,7 @@ fn repacking_keeps_identical_packs_and_the_manifest_lists_every_ruleset() {
     for line in manifest.lines() {
         let (hex, path) = line.split_once("  ").unwrap();
         assert_eq!(hex.len(), 64);
-        assert_eq!(oware::manifest::sha256_file(&packs.join(path), &oware::progress::NoProgress).unwrap(), hex);
+        assert_eq!(oware::verify::manifest::sha256_file(&packs.join(path), &oware::progress::NoProgress).unwrap(), hex);
     }
     for rules in ["awari", "abapa"] {
         ok(&oware(&["verify", "--rules", rules, "--dir", s(&packs), "-q"]));
@@ -239,9 +239,9 @@ fn hashing_a_manifest_stops_when_cancelled() {
     let (db, packs) = (tmp.path().join("db"), tmp.path().join("packs"));
     build(&db, Ruleset::Awari, 4);
     ok(&oware(&["pack", "--dir", s(&db), "--out", s(&packs), "-q"]));
-    assert!(matches!(oware::manifest::check(&packs, Ruleset::Awari, &Cancelled), Err(Error::Interrupted)));
-    assert!(matches!(oware::manifest::sha256_file(&pack_path::<ValuesKind>(&packs, Ruleset::Awari, 4), &Cancelled), Err(Error::Interrupted)));
-    assert!(oware::manifest::check(&packs, Ruleset::Awari, &oware::progress::NoProgress).unwrap().is_some());
+    assert!(matches!(oware::verify::manifest::check(&packs, Ruleset::Awari, &Cancelled), Err(Error::Interrupted)));
+    assert!(matches!(oware::verify::manifest::sha256_file(&pack_path::<ValuesKind>(&packs, Ruleset::Awari, 4), &Cancelled), Err(Error::Interrupted)));
+    assert!(oware::verify::manifest::check(&packs, Ruleset::Awari, &oware::progress::NoProgress).unwrap().is_some());
 }
 
 #[test]
@@ -305,15 +305,15 @@ fn concurrent_packs_into_one_directory_keep_every_manifest_line() {
                     let rel = format!("{}/layer-{:02}.owpk", rules.name(), w);
                     std::fs::create_dir_all(dir.join(rules.name())).unwrap();
                     std::fs::write(dir.join(&rel), format!("pack {w}")).unwrap();
-                    let sha256 = oware::manifest::sha256_file(&dir.join(&rel), &oware::progress::NoProgress).unwrap();
-                    oware::manifest::update(&dir, &[oware::manifest::Entry { sha256, path: rel }], &oware::progress::NoProgress).unwrap();
+                    let sha256 = oware::verify::manifest::sha256_file(&dir.join(&rel), &oware::progress::NoProgress).unwrap();
+                    oware::verify::manifest::update(&dir, &[oware::verify::manifest::Entry { sha256, path: rel }], &oware::progress::NoProgress).unwrap();
                 })
             })
             .collect();
         for w in writers {
             w.join().unwrap();
         }
-        let entries = oware::manifest::read(&dir).unwrap().unwrap();
+        let entries = oware::verify::manifest::read(&dir).unwrap().unwrap();
         assert_eq!(entries.len(), 8, "trial {trial}: {entries:?}");
     }
 }

@@ -7,7 +7,7 @@ use crate::common;
 use common::{copy_fixture, oware, s};
 use std::path::{Path, PathBuf};
 
-use oware::facts::{check_facts, FactStatus};
+use oware::verify::{check_facts, FactStatus};
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::progress::NoProgress;
