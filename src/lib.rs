@@ -50,7 +50,7 @@
 //!
 //! Inside the crate only: `solver` (the parallel retrograde algorithm: one driver for a layer or
 //! one rank's share of it, in memory or out of core, over the cluster seam; one process is
-//! `Solo`), `spill` (the out-of-core builder's scratch files and checkpoints) and `sys` (what talks
+//! `Solo`; its scratch files and checkpoints in `solver::spill`) and `sys` (what talks
 //! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`).
 //!
 //! Values are from the point of view of the player to move: stones he will still capture minus
@@ -82,7 +82,6 @@ pub mod progress;
 pub mod rules;
 pub mod search;
 pub(crate) mod solver;
-pub(crate) mod spill;
 pub mod storage;
 pub(crate) mod sys;
 pub mod units;

@@ -23,10 +23,10 @@ use indicatif::ProgressBar;
 use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::verify::manifest::{self, Entry};
 use oware::pack::{pack, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
+use oware::verify::manifest::{self, Entry};
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 

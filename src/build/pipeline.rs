@@ -19,8 +19,8 @@ use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
+use crate::solver::spill::Checkpoint;
 use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
-use crate::spill::Checkpoint;
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer, LayerWriter, ValuesKind};
 use crate::sys::peak_memory;
 use crate::verify::derive_value;
@@ -274,7 +274,7 @@ fn build_layer(
     let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;
     if scratch {
         create_work_dir(&mine)?;
-        for stale in crate::spill::remove_stale(&mine)? {
+        for stale in crate::solver::spill::remove_stale(&mine)? {
             observer.message(&format!("removed {}, left by an interrupted build", stale.display()));
         }
         let _ = std::fs::remove_dir_all(mine.join("outbox"));

@@ -19,7 +19,7 @@ use std::time::Instant;
 #[cfg(test)]
 use crate::error::Error;
 use crate::error::Result;
-use crate::spill::Inboxes;
+use crate::solver::spill::Inboxes;
 
 /// What each rank received in an exchange: the concatenation of what every source sent it, in
 /// rank order, and how many elements came from each source.

@@ -44,7 +44,7 @@ use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::spill::{exits_hash, Checkpoint, Contents, Inboxes, Progress as Reached, Unusable, STATE_FILE};
+use crate::solver::spill::{exits_hash, Checkpoint, Contents, Inboxes, Progress as Reached, Unusable, STATE_FILE};
 
 /// Checkpoints are at least this many times as far apart as a save takes.
 pub const CHECKPOINT_COST_RATIO: u32 = 10;

@@ -43,7 +43,7 @@ use crate::error::{ClusterError, Error, MemoryLimit, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome, Ruleset};
-use crate::spill::{Inboxes, ScratchState};
+use crate::solver::spill::{Inboxes, ScratchState};
 
 // One `u32` cell per position, so that every update touches one cache line and the position's
 // value comes with it (the values file is read once, sequentially):

@@ -1,6 +1,6 @@
 //! The retrograde solver: the algorithm that computes one layer's values from the finished
 //! smaller layers, in memory or out of core, in one process or among the ranks of a cluster.
-//! Of files it knows only its own scratch files and checkpoints ([`crate::spill`]); the build
+//! Of files it knows only its own scratch files and checkpoints ([`spill`], which the build also uses to hold a layer's checkpoint); the build
 //! pipeline ([`crate::build`]) owns the layer files, the directories and the decision to
 //! resume.
 //!
@@ -16,6 +16,7 @@
 //! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
 //! | [`bounds`] | the forced-capture bounds of a layer, by the same kind of propagation |
 //! | `fused` | the depths to capture recorded by the values' own propagation ([`FusedDepths`]) |
+//! | `spill` | the scratch files of a solve out of core or over ranks (state on disk, message buckets in a compact codec) and the checkpoints |
 //! | `dtc` | the depths to capture of a layer, a breadth-first pass over its finished values |
 
 pub mod bounds;
@@ -26,6 +27,7 @@ mod exits;
 mod fused;
 mod options;
 mod pass;
+pub(crate) mod spill;
 mod state;
 mod streamed;
 mod work;

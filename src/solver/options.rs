@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::cluster::Cluster;
 use super::fused::FusedDepths;
 use super::work::WorkModel;
-use crate::spill::Checkpoint;
+use crate::solver::spill::Checkpoint;
 
 /// Limits of an out-of-core solve: how much of each kind of data may be resident at once.
 pub struct OutOfCore<'a> {

@@ -33,7 +33,7 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{unrank_many, unrank_unchecked, LayerWalker, RankBase};
 use crate::progress::Progress;
 use crate::rules::{for_each_predecessor, turned, Board, Ruleset};
-use crate::spill::{Inboxes, ScratchState};
+use crate::solver::spill::{Inboxes, ScratchState};
 
 pub(super) use super::fused::FusedDepths;
 

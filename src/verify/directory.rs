@@ -23,11 +23,11 @@
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
+use super::facts::check_facts;
+use super::manifest;
 use super::options::{VerifyObserver, VerifyOptions};
 pub use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
-use super::facts::check_facts;
-use super::manifest;
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
 use crate::verify::companion::verify_companions;
 use crate::verify::{layers_needed, marks_bytes, verify_within};

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::error::{Error, ErrorDoc, ErrorKind, FileContent, Result};
 use super::facts::{FactReport, FactStatus};
 use super::manifest;
+use crate::error::{Error, ErrorDoc, ErrorKind, FileContent, Result};
 use crate::storage::{DatabaseDir, ValuesKind};
 use crate::units::{group_digits, layers_phrase};
 use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};

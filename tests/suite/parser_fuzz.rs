@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use crate::common::{self, SplitMix64};
 
 use oware::game::{annotate, record_moves, Captured};
-use oware::verify::manifest::{self, Entry};
 use oware::position::{parse_move, Position, Side};
 use oware::probe::Database;
 use oware::rules::Ruleset;
+use oware::verify::manifest::{self, Entry};
 
 /// Snippets that parsers tend to trip on.
 const HOSTILE: &[&str] = &[

@@ -7,13 +7,13 @@ use crate::common;
 use common::{copy_fixture, oware, s};
 use std::path::{Path, PathBuf};
 
-use oware::verify::{check_facts, FactStatus};
 use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::progress::NoProgress;
 use oware::rules::GrandSlam;
 use oware::rules::{for_each_predecessor, Board};
 use oware::storage::{native_path, Layer, ValuesKind};
+use oware::verify::{check_facts, FactStatus};
 use oware::verify::{derive_value, verify_layer, verify_values, Mismatch, MISMATCHES_KEPT};
 use oware::Ruleset;
 

@@ -13,8 +13,8 @@ use crate::index::layer_size;
 use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Metered, Ownership, ThreadCluster};
+use crate::solver::spill::Checkpoint;
 use crate::solver::{solve_share, OutOfCore, Share, SolveOptions, WorkModel, CHUNK};
-use crate::spill::Checkpoint;
 
 const TOP: u32 = 14;
 

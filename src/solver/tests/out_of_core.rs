@@ -8,8 +8,8 @@ use super::{as_i8, memory_layers, Counting};
 use crate::index::layer_size;
 use crate::progress::NoProgress;
 use crate::rules::Ruleset;
+use crate::solver::spill::Checkpoint;
 use crate::solver::{solve_layer_with, OutOfCore, SolveOptions, WorkModel, CHUNK};
-use crate::spill::Checkpoint;
 
 const TOP: u32 = 14;
 
