@@ -13,8 +13,8 @@ use crate::solver::spill::Checkpoint;
 
 /// Limits of an out-of-core solve: how much of each kind of data may be resident at once.
 pub struct OutOfCore<'a> {
-    /// Positions per part (rounded to a multiple of [`CHUNK`]); the part's state takes two
-    /// bytes per position.
+    /// Positions per part (rounded to a multiple of [`CHUNK`](super::CHUNK)); the part's state
+    /// takes one byte per position.
     pub part_len: u64,
     /// Bytes of capture lookups collected before they are served (8 per lookup: the
     /// child's place in the lower layers and the parent's offset, packed in one word).
@@ -41,8 +41,9 @@ pub struct SolveOptions<'a> {
     /// Save progress here at phase boundaries, and resume from it when it is valid.
     pub checkpoint: Option<&'a Checkpoint>,
     /// Least time between two checkpoints. When it is not zero, the interval also grows to
-    /// [`CHECKPOINT_COST_RATIO`](super::driver::CHECKPOINT_COST_RATIO) times what the last save took, so that saving a large state
-    /// costs at most about a tenth of the solve. Zero: at every phase boundary (for tests).
+    /// [`CHECKPOINT_COST_RATIO`](super::driver::CHECKPOINT_COST_RATIO) times what the last save
+    /// took, so that saving a large state costs at most about a tenth of the solve. Zero: at
+    /// every phase boundary (for tests).
     pub checkpoint_every: Duration,
     /// Receives messages for the user (a checkpoint resumed or discarded).
     pub note: Option<&'a (dyn Fn(&str) + Sync)>,
