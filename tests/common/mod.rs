@@ -6,27 +6,27 @@
 //! allocates freely; it exists only to be obviously correct, so that the fast generator
 //! (`Ruleset::moves`) can be compared with it on many positions.
 //!
-//! Test files use it with `mod common;`. Not every test file uses every helper.
+//! The library's integration tests (`tests/suite/`) use it as `mod common;`, with the helpers of
+//! the files beside it: `fixtures.rs` (layers built once per test binary and shared, copies of
+//! them, the format's checksum), `boards.rs` (boards and layers by brute force), `probing.rs`
+//! (checks on a probed database) and `splitmix.rs` (the seeded generator). The program's test
+//! harness (`cli/tests/common/mod.rs`) includes those four files too, by their paths: one
+//! implementation for both crates. Nothing here runs the program; its tests are its crate's
+//! (`cli/tests/`). Not every test file uses every helper.
 #![allow(dead_code)]
 // Index loops are kept on purpose: this module is written to be read against docs/rules.md.
 #![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Mutex, Once};
-
-use oware::build::{self, BuildConfig, Silent};
 use oware::rules::{Board, GrandSlam, Moves, Outcome, Ruleset};
 
+mod boards;
+mod fixtures;
+mod probing;
 mod splitmix;
+pub use boards::*;
+pub use fixtures::*;
+pub use probing::*;
 pub use splitmix::SplitMix64;
-
-/// The checksum of a layer file's payload as docs/FORMAT.md specifies it (`xxh3-64`: XXH3,
-/// 64-bit, seed 0), computed here from the specification (the library's own is internal), for
-/// the tests that rewrite a file and its header or compare published values.
-pub fn format_checksum(bytes: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(bytes)
-}
 
 /// What a legal move leads to, in the reference generator's own terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,168 +407,4 @@ pub fn random_board(rng: &mut SplitMix64) -> Board {
     }
     assert!(total(&b) <= 48);
     b
-}
-
-/// Builds layers `0..=max` of `rules` into `dir` (test set-up; panics on failure).
-pub fn build(rules: Ruleset, max: u32, dir: &Path) {
-    let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).expect("build");
-}
-
-/// The shared fixtures of this test binary: (ruleset, top layer, directory holding exactly
-/// layers `0..=top` of that ruleset, as `build` leaves them).
-static FIXTURES: Mutex<Vec<(Ruleset, u32, PathBuf)>> = Mutex::new(Vec::new());
-
-/// Removes the fixture directories when the test binary exits (the harness ends with `exit`).
-extern "C" fn remove_fixtures() {
-    if let Ok(all) = FIXTURES.try_lock() {
-        for (_, _, dir) in all.iter() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-/// A directory holding layers `0..=max` of `rules` (and nothing else), built once per test
-/// binary and shared by every test that asks for the same layers. It is READ-ONLY: a test that
-/// changes, damages or adds files copies it first (`copy_fixture`).
-///
-/// Layers already built for another fixture of the same ruleset are copied, not built again
-/// (a layer's file does not depend on how many layers the build went on to).
-pub fn fixture(rules: Ruleset, max: u32) -> &'static Path {
-    static CLEANUP: Once = Once::new();
-    CLEANUP.call_once(|| {
-        // SAFETY: registers a plain `extern "C" fn` to run at exit.
-        unsafe { libc::atexit(remove_fixtures) };
-    });
-    let mut all = FIXTURES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, _, dir)) = all.iter().find(|(r, m, _)| *r == rules && *m == max) {
-        return leak_path(dir);
-    }
-    let dir = tempfile::Builder::new().prefix("oware-fixture-").tempdir().expect("temp dir").keep();
-    // Start from the fixture of this ruleset with the most layers (up to `max`) or the first
-    // one with more.
-    let donor = all.iter().filter(|(r, _, _)| *r == rules).max_by_key(|(_, m, _)| if *m <= max { (1, *m as i64) } else { (0, -(*m as i64)) });
-    if let Some((_, m, from)) = donor {
-        copy_layers(from, rules, max.min(*m), &dir);
-    }
-    build(rules, max, &dir);
-    all.push((rules, max, dir.clone()));
-    leak_path(&dir)
-}
-
-/// A `'static` copy of a fixture's path (a few bytes per call, for the life of the test binary).
-fn leak_path(p: &Path) -> &'static Path {
-    Box::leak(p.to_path_buf().into_boxed_path())
-}
-
-/// Copies the files of layers `0..=max` of `rules` (values, statistics, and bounds when there)
-/// from the database directory `from` into `to`, which becomes the same database.
-pub fn copy_layers(from: &Path, rules: Ruleset, max: u32, to: &Path) {
-    let (src, dst) = (from.join(rules.name()), to.join(rules.name()));
-    std::fs::create_dir_all(&dst).expect("create ruleset directory");
-    // The lock file a build leaves beside its layers (empty; its content is never read).
-    if src.join(".lock").exists() {
-        std::fs::copy(src.join(".lock"), dst.join(".lock")).expect("copy the lock file");
-    }
-    for n in 0..=max {
-        for name in [format!("layer-{n:02}.owdb"), format!("layer-{n:02}.json"), format!("bounds-{n:02}.owdb"), format!("bounds-{n:02}.json")] {
-            match std::fs::copy(src.join(&name), dst.join(&name)) {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && name.starts_with("bounds") => {}
-                Err(e) => panic!("copy {}: {e}", src.join(&name).display()),
-            }
-        }
-    }
-}
-
-/// A private copy of `fixture(rules, max)` in `to` (the database directory; created if needed),
-/// for a test that changes or damages its layers: the same files a build of layers `0..=max`
-/// into `to` would leave, in a fraction of the time.
-pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
-    copy_layers(fixture(rules, max), rules, max, to);
-}
-
-/// The `oware` program, which lives in its own crate (`cli/`): built once per test process with
-/// `cargo build -p oware-cli` in this test binary's profile (a no-op when it is current, so a
-/// stale program is never tested, whether the tests run with `--workspace` or alone), beside this
-/// test binary's `deps/` folder.
-pub fn oware_exe() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().expect("the test binary's path");
-            let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>").to_path_buf();
-            let mut cargo = Command::new(env!("CARGO"));
-            cargo.args(["build", "-q", "-p", "oware-cli"]).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                cargo.arg("--release");
-            }
-            assert!(cargo.status().expect("run cargo").success(), "cargo build -p oware-cli");
-            let bin = profile_dir.join(format!("oware{}", std::env::consts::EXE_SUFFIX));
-            assert!(bin.is_file(), "{} is missing after `cargo build -p oware-cli`", bin.display());
-            bin
-        })
-        .clone()
-}
-
-/// Runs the `oware` program: (exit code, stdout, stderr).
-pub fn oware(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(oware_exe()).args(args).output().expect("run oware");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
-/// A temporary path as `&str` for command lines.
-pub fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
-
-/// Every 12-pit board with exactly `n` stones (not filtered), by plain recursion.
-pub fn all_boards(n: u32) -> Vec<Board> {
-    fn fill(pit: usize, left: u8, b: &mut Board, out: &mut Vec<Board>) {
-        if pit == 11 {
-            b[pit] = left;
-            out.push(*b);
-            return;
-        }
-        for c in 0..=left {
-            b[pit] = c;
-            fill(pit + 1, left - c, b, out);
-        }
-    }
-    let mut out = Vec::new();
-    fill(0, n as u8, &mut [0; 12], &mut out);
-    out
-}
-
-/// Layer `n` in index order by brute force: every `n`-stone board with an empty opponent pit
-/// (pits 6..11), sorted by the key `(b[11], ..., b[0])`.
-pub fn brute_force_layer(n: u32) -> Vec<Board> {
-    let mut v: Vec<Board> = all_boards(n).into_iter().filter(|b| b[6..].contains(&0)).collect();
-    v.sort_by_key(|b| {
-        let mut k = *b;
-        k.reverse();
-        k
-    });
-    v
-}
-
-/// Runs the `oware` program with `input` on its standard input: (exit code, stdout, stderr).
-pub fn oware_with_input(args: &[&str], input: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(oware_exe())
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run oware");
-    // Fed from a thread while the output is read, so neither pipe fills up.
-    let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_string();
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().expect("wait for oware");
-    feeder.join().expect("the feeder thread");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }

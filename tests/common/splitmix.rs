@@ -1,7 +1,8 @@
 //! SplitMix64, the seeded generator of the tests, the benchmarks and the examples: one file that
 //! each includes (`mod splitmix;` in `tests/common/mod.rs`, `#[path = "../tests/common/splitmix.rs"]`
-//! in `benches/` and `examples/`), so that their inputs are the same on every run without the
-//! `rand` crate. The library's own (`oware::search`'s, for its keys) is not public.
+//! in `benches/` and `examples/`, `#[path = "../../../tests/common/splitmix.rs"]` in
+//! `cli/tests/common/mod.rs`), so that their inputs are the same on every run without the `rand`
+//! crate. The library's own (`oware::search`'s, for its keys) is not public.
 //!
 //! Not every includer uses every item.
 #![allow(dead_code)]

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn oware(args: &[&str]) -> std::process::Output {
-    Command::new(crate::common::oware_exe()).args(args).output().unwrap()
+    Command::new(crate::common::OWARE).args(args).output().unwrap()
 }
 
 fn layer_bytes(dir: &Path, rules: &str, n: u32) -> Vec<u8> {
@@ -68,7 +68,7 @@ fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
     let args = ["build", "--max-stones", "15", "--dir", d, "--max-memory", "5M", "--checkpoint-every", "0", "-q"];
     let mut resumed = 0;
     for delay_ms in [300u64, 900, 1500, 2500] {
-        let mut child = Command::new(crate::common::oware_exe()).args(args).spawn().unwrap();
+        let mut child = Command::new(crate::common::OWARE).args(args).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
@@ -91,7 +91,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     let d = dir.path().to_str().unwrap();
     copy_fixture(Ruleset::Awari, 12, dir.path());
     // Layers 13 and 14 take 6.9 MB; layer 14 out of core needs 17.5 MB of scratch more.
-    let out = Command::new(crate::common::oware_exe())
+    let out = Command::new(crate::common::OWARE)
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M"])
         .env("OWARE_SIMULATE_DISK_FREE", "10000000")
         .output()
@@ -101,7 +101,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     assert!(!dir.path().join("awari/layer-13.owdb").exists(), "nothing may be written");
     assert!(!dir.path().join("awari/.work").exists());
     // A dry run shows the plan it would refuse, then refuses the same way.
-    let dry = Command::new(crate::common::oware_exe())
+    let dry = Command::new(crate::common::OWARE)
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M", "--dry-run"])
         .env("OWARE_SIMULATE_DISK_FREE", "10000000")
         .output()
@@ -111,7 +111,7 @@ fn the_plan_refuses_a_build_whose_scratch_does_not_fit_before_writing_anything()
     assert!(plan.contains("layer 14:") && plan.contains("out of core in"), "{plan}");
     assert!(String::from_utf8_lossy(&dry.stderr).contains("not enough for layers 13..14"));
     // With room for the files and the scratch, the same build runs.
-    let out = Command::new(crate::common::oware_exe())
+    let out = Command::new(crate::common::OWARE)
         .args(["build", "--max-stones", "14", "--dir", d, "--max-memory", "4M", "-q"])
         .env("OWARE_SIMULATE_DISK_FREE", "40000000")
         .output()

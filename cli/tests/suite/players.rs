@@ -4,13 +4,12 @@
 
 use crate::common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
-use common::{oware, s, SplitMix64};
+use common::{oware, s, Server, SplitMix64};
 use oware::index::{layer_size, unrank_unchecked, LayerWalker};
 use oware::line::PvEnd;
 use oware::position::{house, Position, Side};
@@ -211,80 +210,13 @@ fn lines_stop_at_endless_play() {
     }
 }
 
-/// A running `oware serve` on a free port, stopped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child =
-            Command::new(crate::common::oware_exe()).args(["serve", "--dir", s(dir), "--port", &port.to_string()]).stderr(Stdio::null()).spawn().unwrap();
-        let server = Server { child, port };
-        for _ in 0..200 {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return server;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("oware serve did not start");
-    }
-
-    /// One request (`Connection: close`): status and body.
-    fn request(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-        let mut c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        write!(
-            c,
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut raw = Vec::new();
-        c.read_to_end(&mut raw).unwrap();
-        let text = String::from_utf8_lossy(&raw).into_owned();
-        let status: u16 = text.split(' ').nth(1).unwrap().parse().unwrap();
-        let (head, rest) = text.split_once("\r\n\r\n").unwrap();
-        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
-        (status, body)
-    }
-
-    fn json(&self, path: &str) -> (u16, Value) {
-        let (st, body) = self.request("GET", path, "");
-        (st, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}")))
-    }
-}
-
-fn dechunk(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = &tail[n + 2..];
-    }
-    out
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_server_answers_the_api() {
     let dir = awari12();
     let db = Database::open(dir, Ruleset::Awari).unwrap();
-    let server = Server::start(dir);
+    let server = Server::start(dir, &[]);
     // The example form, on a layer-12 board.
-    let (st, v) = server.json("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&rules=awari");
+    let (st, v) = server.get("/api/v1/position?pits=1,1,1,1,1,2,4,1,0,0,0,0&rules=awari");
     assert_eq!(st, 200, "{v}");
     let p: Position = "1 1 1 1 1 2 4 1 0 0 0 0".parse().unwrap();
     assert_eq!(v["value"], db.value(&p).unwrap());
@@ -299,10 +231,10 @@ fn the_server_answers_the_api() {
     }
     assert!(v["principal_variation"].as_array().is_some());
     // The same position in the other notations, North to move.
-    let (_, w) = server.json("/api/v1/position?south=4,1,0,0,0,0&north=1,1,1,1,1,2&to_move=north");
+    let (_, w) = server.get("/api/v1/position?south=4,1,0,0,0,0&north=1,1,1,1,1,2&to_move=north");
     assert_eq!((w["value"].clone(), w["to_move"].clone()), (v["value"].clone(), Value::from("north")));
     assert_eq!(w["moves"][0]["house"], "a");
-    let (_, x) = server.json("/api/v1/position?position=S:%204%201%200%200%200%200%20N:%201%201%201%201%201%202%20N&captured=20:16");
+    let (_, x) = server.get("/api/v1/position?position=S:%204%201%200%200%200%200%20N:%201%201%201%201%201%202%20N&captured=20:16");
     assert_eq!(x["value"], v["value"]);
     assert_eq!(x["score"], serde_json::json!({"south": 20, "north": 16}));
     // 12 stones, and a capture can take a side past 24: the final stones under the 25-stone
@@ -311,7 +243,7 @@ fn the_server_answers_the_api() {
     assert!(x["final"]["result"].is_string(), "{x}");
     // 5 stones with 20:23: North passes 24 before the board is played out (the layer's value,
     // -5, would make 20:28).
-    let (_, y) = server.json("/api/v1/position?position=S:%200%201%200%200%200%200%20N:%201%201%200%200%200%202%20S&captured=20:23");
+    let (_, y) = server.get("/api/v1/position?position=S:%200%201%200%200%200%200%20N:%201%201%200%200%200%202%20S&captured=20:23");
     assert_eq!((y["value"].clone(), y["final"]["south"].clone(), y["final"]["north"].clone()), (Value::from(-5), Value::from(21.5), Value::from(26.5)), "{y}");
     // Bad requests: 400 with a JSON error naming the problem.
     for (path, needle) in [
@@ -323,20 +255,20 @@ fn the_server_answers_the_api() {
         ("/api/v1/position", "give the position"),
         ("/api/v1/position?south=1,1,1,1,1,1&north=1,1,1,1,1,1", "to_move"),
     ] {
-        let (st, e) = server.json(path);
+        let (st, e) = server.get(path);
         assert_eq!(st, 400, "{path}: {e}");
         assert!(e["error"]["message"].as_str().unwrap().contains(needle), "{path}: {e}");
     }
     // A layer that is not built: 404 naming it.
-    let (st, e) = server.json("/api/v1/position?pits=4,4,4,4,4,4,4,4,4,4,4,4");
+    let (st, e) = server.get("/api/v1/position?pits=4,4,4,4,4,4,4,4,4,4,4,4");
     assert_eq!(st, 404);
     assert_eq!(e["error"]["kind"], "layer_missing");
     assert!(e["error"]["message"].as_str().unwrap().contains("layer 48"), "{e}");
     // ... but the rules still list its moves.
-    let (st, m) = server.json("/api/v1/moves?pits=4,4,4,4,4,4,4,4,4,4,4,4");
+    let (st, m) = server.get("/api/v1/moves?pits=4,4,4,4,4,4,4,4,4,4,4,4");
     assert_eq!(st, 200);
     assert_eq!(m["moves"].as_array().unwrap().len(), 6);
-    let (st, _) = server.json("/nowhere");
+    let (st, _) = server.get("/nowhere");
     assert_eq!(st, 404);
 
     // A batch of 1,000 random positions of layers 0..12, and two bad ones, in order.
@@ -351,7 +283,7 @@ fn the_server_answers_the_api() {
     items.push(Value::from("1 2 3"));
     items.push(Value::from(7));
     let body = serde_json::json!({ "rules": "awari", "positions": items }).to_string();
-    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    let (st, text) = server.text("POST", "/api/v1/positions", &body);
     assert_eq!(st, 200, "{text}");
     let r: Value = serde_json::from_str(&text).unwrap();
     let results = r["results"].as_array().unwrap();
@@ -363,15 +295,15 @@ fn the_server_answers_the_api() {
     assert!(results[1001]["error"]["message"].as_str().unwrap().contains("a string or an array"));
     // values_only: the value of each, nothing else.
     let body = serde_json::json!({ "positions": items[..20], "values_only": true, "to_move": "north" }).to_string();
-    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    let (st, text) = server.text("POST", "/api/v1/positions", &body);
     assert_eq!(st, 200, "{text}");
     let r: Value = serde_json::from_str(&text).unwrap();
     for (p, got) in positions.iter().zip(r["results"].as_array().unwrap()) {
         assert_eq!(got, &serde_json::json!({"position": p.board(), "to_move": "north", "value": db.value(p).unwrap()}));
     }
-    let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [");
+    let (st, e) = server.text("POST", "/api/v1/positions", "{\"positions\": [");
     assert_eq!(st, 400, "{e}");
-    let (st, e) = server.request("POST", "/api/v1/positions", "{\"positions\": [], \"colour\": 1}");
+    let (st, e) = server.text("POST", "/api/v1/positions", "{\"positions\": [], \"colour\": 1}");
     assert_eq!(st, 400, "{e}");
 
     // Garbage on the socket does not stop the server; concurrent clients are served.
@@ -386,7 +318,7 @@ fn the_server_answers_the_api() {
                 for k in 0..25 {
                     let b = unrank_unchecked(10, (t * 1000 + k) as u64);
                     let q = b.iter().map(u8::to_string).collect::<Vec<_>>().join(",");
-                    let (st, _) = s.json(&format!("/api/v1/position?pits={q}&max_plies=10"));
+                    let (st, _) = s.get(&format!("/api/v1/position?pits={q}&max_plies=10"));
                     assert_eq!(st, 200);
                 }
             })
@@ -395,11 +327,11 @@ fn the_server_answers_the_api() {
     for t in threads {
         t.join().unwrap();
     }
-    let (st, info) = server.json("/api/v1/info");
+    let (st, info) = server.get("/api/v1/info");
     assert_eq!(st, 200);
     assert_eq!(info["api"], "v1");
     assert_eq!(info["rules"][0]["layers"].as_array().unwrap().len(), 13);
-    let (st, page) = server.request("GET", "/", "");
+    let (st, page) = server.text("GET", "/", "");
     assert_eq!(st, 200);
     assert!(page.contains("<title>Oware analysis</title>"));
 }
@@ -408,7 +340,7 @@ fn the_server_answers_the_api() {
 fn terminal_play_against_perfect_play() {
     let dir = awari12();
     let run = |input: &str, extra: &[&str]| {
-        let mut child = Command::new(crate::common::oware_exe())
+        let mut child = Command::new(crate::common::OWARE)
             .args([&["play", "--dir", s(dir)][..], extra].concat())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -443,7 +375,7 @@ fn terminal_play_against_perfect_play() {
 
 /// Runs `oware play ARGS` on the awari fixture with `input` on stdin: exit code and stdout.
 fn play(input: Vec<u8>, args: &[&str]) -> (i32, String) {
-    let mut child = Command::new(crate::common::oware_exe())
+    let mut child = Command::new(crate::common::OWARE)
         .args([&["play", "--dir", s(awari12())][..], args].concat())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -504,10 +436,10 @@ fn server_errors_never_show_the_servers_paths() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("secret-server-dir");
     crate::common::copy_fixture(Ruleset::Awari, 6, &dir);
-    let server = Server::start(&dir);
+    let server = Server::start(&dir, &[]);
     // A 7-stone position: layer 7 is not built; the message named ".../secret-server-dir/awari".
     let body = serde_json::json!({ "positions": ["S: 1 1 1 1 1 1  N: 1 0 0 0 0 0  S"], "values_only": true }).to_string();
-    let (st, text) = server.request("POST", "/api/v1/positions", &body);
+    let (st, text) = server.text("POST", "/api/v1/positions", &body);
     assert!(text.contains("layer 7 of awari is not built in the server's awari database"), "{st} {text}");
     // A damaged layer is named by its file name only.
     let layer = oware::storage::native_path::<oware::storage::ValuesKind>(&dir, Ruleset::Awari, 5);
@@ -515,11 +447,11 @@ fn server_errors_never_show_the_servers_paths() {
     let at = bytes.len() - 1;
     bytes[at] ^= 1;
     std::fs::write(&layer, &bytes).unwrap();
-    let server = Server::start(&dir);
-    let (st, text) = server.request("GET", "/api/v1/position?pits=1,1,1,1,1,0,0,0,0,0,0,0&rules=awari", "");
+    let server = Server::start(&dir, &[]);
+    let (st, text) = server.text("GET", "/api/v1/position?pits=1,1,1,1,1,0,0,0,0,0,0,0&rules=awari", "");
     assert_eq!(st, 500, "{text}");
     assert!(text.contains("layer-05.owdb"), "{text}");
-    for (st, text) in [(st, text), server.request("POST", "/api/v1/positions", &body)] {
+    for (st, text) in [(st, text), server.text("POST", "/api/v1/positions", &body)] {
         assert!(!text.contains("secret-server-dir") && !text.contains(s(tmp.path())), "{st} {text}");
     }
 }

@@ -8,140 +8,15 @@ use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{s, SplitMix64};
+use common::{answer_of, json_of, read_answer, s, Server, SplitMix64};
 use oware::index::{layer_size, unrank_unchecked};
 use oware::position::Position;
 use oware::probe::Database;
 use oware::Ruleset;
 use serde_json::Value;
-
-/// A running `oware serve` on a free port, stopped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(dir: &Path, extra: &[&str]) -> Server {
-        Server::spawn(dir, extra, Stdio::null())
-    }
-
-    /// As [`start`](Self::start), with the server's stderr piped (`child.stderr`).
-    fn start_logged(dir: &Path, extra: &[&str]) -> Server {
-        Server::spawn(dir, extra, Stdio::piped())
-    }
-
-    fn spawn(dir: &Path, extra: &[&str], stderr: Stdio) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(common::oware_exe())
-            .args([&["serve", "--dir", s(dir), "--port", &port.to_string()][..], extra].concat())
-            .stderr(stderr)
-            .spawn()
-            .unwrap();
-        let mut server = Server { child, port };
-        for _ in 0..400 {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return server;
-            }
-            if let Ok(Some(st)) = server.child.try_wait() {
-                panic!("oware serve {extra:?} ended at start: {st}");
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("oware serve did not start");
-    }
-
-    fn connect(&self) -> TcpStream {
-        let c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        c
-    }
-
-    /// Sends `raw` and reads the answer to the end: status, lowercase head, body.
-    fn raw(&self, raw: &[u8]) -> (u16, String, String) {
-        let mut c = self.connect();
-        // The server may answer (and close) before it has read everything.
-        let _ = c.write_all(raw);
-        read_answer(&mut c)
-    }
-
-    fn request(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
-        let raw = format!(
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        json_of(self.raw(raw.as_bytes()))
-    }
-
-    fn get(&self, path: &str) -> (u16, Value) {
-        self.request("GET", path, "")
-    }
-
-    /// A GET whose answer may never come (the server died): `None` then.
-    fn try_get(&self, path: &str) -> Option<(u16, Value)> {
-        let mut c = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
-        let mut raw = Vec::new();
-        let _ = c.read_to_end(&mut raw);
-        let text = String::from_utf8_lossy(&raw);
-        if !text.starts_with("HTTP/") {
-            return None;
-        }
-        Some(json_of(answer_of(&text)))
-    }
-
-    /// Whether the process is still running.
-    fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn read_answer(c: &mut TcpStream) -> (u16, String, String) {
-    let mut raw = Vec::new();
-    let _ = c.read_to_end(&mut raw);
-    answer_of(&String::from_utf8_lossy(&raw))
-}
-
-/// An answer's status, lowercase head and body.
-fn answer_of(text: &str) -> (u16, String, String) {
-    let status: u16 = text.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no status line in {text:?}"));
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
-    let head = head.to_ascii_lowercase();
-    let body = if head.contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
-    (status, head, body)
-}
-
-/// The answer's status and JSON body; panics unless the body is JSON and says so.
-fn json_of((status, head, body): (u16, String, String)) -> (u16, Value) {
-    assert!(head.contains("content-type: application/json"), "{status}: not JSON: {head}\n{body}");
-    (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: {e}: {body:?}")))
-}
-
-fn dechunk(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || tail.len() < n + 2 {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = &tail[n + 2..];
-    }
-    out
-}
 
 fn pits(p: &Position) -> String {
     p.board().iter().map(u8::to_string).collect::<Vec<_>>().join(",")
@@ -375,7 +250,7 @@ fn serve_of_a_missing_directory_fails_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("no-such-dir");
     let mut child =
-        Command::new(common::oware_exe()).args(["serve", "--dir", s(&missing), "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        Command::new(common::OWARE).args(["serve", "--dir", s(&missing), "--port", "0"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let status = loop {
         if let Some(st) = child.try_wait().unwrap() {

@@ -18,7 +18,7 @@ use oware::Ruleset;
 const AWARI: Ruleset = Ruleset::Awari;
 
 fn bin() -> Command {
-    Command::new(crate::common::oware_exe())
+    Command::new(crate::common::OWARE)
 }
 
 /// Runs the program with stdout (or stderr) sent to /dev/full.

@@ -177,7 +177,7 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
 fn oware_within(args: &[&str]) -> (i32, String, String) {
     use std::io::Read;
     use std::process::{Command, Stdio};
-    let mut child = Command::new(crate::common::oware_exe()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(crate::common::OWARE).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let reader = std::thread::spawn(move || {
         let mut s = String::new();

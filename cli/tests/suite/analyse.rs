@@ -3,12 +3,11 @@
 
 use crate::common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{oware, s};
+use common::{oware, s, Server};
 use oware::probe::Database;
 use oware::{Position, Ruleset};
 use serde_json::Value;
@@ -74,7 +73,7 @@ fn analyse_above_the_layers_estimates_and_checks_its_input() {
 #[test]
 fn play_and_game_go_on_above_the_layers() {
     let dir = common::fixture(Ruleset::Awari, 12);
-    let mut child = Command::new(common::oware_exe())
+    let mut child = Command::new(common::OWARE)
         .args(["play", "--dir", s(dir), "--computer", "north", "--movetime", "50"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -89,7 +88,7 @@ fn play_and_game_go_on_above_the_layers() {
     assert!(text.contains("South plays ") && text.contains("estimate"), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     // Inside the layers the computer's moves are perfect play, said exact.
-    let mut child = Command::new(common::oware_exe())
+    let mut child = Command::new(common::OWARE)
         .args(["play", "--dir", s(dir), "--computer", "north", "--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -112,36 +111,8 @@ fn play_and_game_go_on_above_the_layers() {
 #[test]
 fn the_http_analyse_endpoint_answers_within_its_bound() {
     let dir = common::fixture(Ruleset::Awari, 12);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _server = Killed(
-        Command::new(common::oware_exe())
-            .args(["serve", "--dir", s(dir), "--port", &port.to_string(), "--max-movetime", "200"])
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let get = |path: &str| -> (u16, Value) {
-        for _ in 0..400 {
-            if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
-                c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-                write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-                let mut raw = String::new();
-                let _ = c.read_to_string(&mut raw);
-                let status = raw.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap();
-                let body = raw.split_once("\r\n\r\n").unwrap().1;
-                return (status, serde_json::from_str(body).unwrap_or(Value::Null));
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("no server");
-    };
+    let server = Server::start(dir, &["--max-movetime", "200"]);
+    let get = |path: &str| server.get(path);
     let started = std::time::Instant::now();
     // Asks for 60 s: capped at --max-movetime.
     let (status, v) = get("/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=60000");
