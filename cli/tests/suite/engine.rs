@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-const OWARE: &str = env!("CARGO_BIN_EXE_oware");
+use crate::common::OWARE;
 
 /// Builds awari layers 0..=10 into `dir`.
 fn build(dir: &Path) {

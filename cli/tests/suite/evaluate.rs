@@ -5,72 +5,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::Value;
 
-const OWARE: &str = env!("CARGO_BIN_EXE_oware");
-
-/// A running `oware serve` on a free port, stopped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(OWARE).args(["serve", "--port", &port.to_string(), "--dir"]).arg(dir).stderr(Stdio::null()).spawn().unwrap();
-        let mut server = Server { child, port };
-        for _ in 0..400 {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return server;
-            }
-            if let Ok(Some(st)) = server.child.try_wait() {
-                panic!("oware serve ended at start: {st}");
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("oware serve did not start");
-    }
-
-    /// GET `path`: the status and the JSON body.
-    fn get(&self, path: &str) -> (u16, Value) {
-        let mut c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        write!(c, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-        let mut raw = Vec::new();
-        c.read_to_end(&mut raw).unwrap();
-        let text = String::from_utf8_lossy(&raw);
-        let status: u16 = text.split(' ').nth(1).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no status line in {text:?}"));
-        let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") { dechunk(rest) } else { rest.to_string() };
-        (status, serde_json::from_str(&body).unwrap_or_else(|e| panic!("{status}: {e}: {body:?}")))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn dechunk(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || tail.len() < n + 2 {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = &tail[n + 2..];
-    }
-    out
-}
+use crate::common::{Server, OWARE};
 
 /// Awari layers 0..=10 with their depths to capture, in a temporary directory.
 fn built() -> tempfile::TempDir {
@@ -87,7 +26,7 @@ fn kind(v: &Value) -> &str {
 #[test]
 fn evaluate_answers_from_the_tables_or_the_engine_and_asks_once() {
     let dir = built();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), &[]);
 
     // Inside the tables (7 stones): the report of /position, the same document, with its depths.
     let ten = "south=0,0,1,0,2,1&north=1,0,0,2,0,0&to_move=south&captured=20:21";

@@ -1,14 +1,15 @@
 //! The program as a user meets it: its version, and its commands against the README's table of
-//! commands (a command added or renamed in one place and not the other fails here). Being an
-//! integration test of this crate also makes `cargo test --workspace` build the `oware` binary
-//! that the library's integration tests (`tests/suite`) run.
+//! commands (a command added or renamed in one place and not the other fails here), its manual
+//! pages, and what its command lines refuse.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
+use crate::common::{self, OWARE};
+
 fn oware(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap();
+    let out = Command::new(OWARE).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
@@ -44,12 +45,12 @@ fn every_command_is_in_the_readme_table_and_back() {
 
 /// The manual pages `oware man --dir` writes are the ones committed in `docs/man/` (generated
 /// from the command-line definitions: a changed option changes its page). `OWARE_BLESS=1 cargo
-/// test -p oware-cli --release --test program` rewrites the committed ones.
+/// test -p oware-cli --release --test suite -- program::manual_pages` rewrites the committed ones.
 #[test]
 fn manual_pages_are_generated_and_current() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("man1");
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(["man", "--dir"]).arg(&dir).output().unwrap();
+    let out = Command::new(OWARE).args(["man", "--dir"]).arg(&dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut written: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     written.sort();
@@ -65,7 +66,7 @@ fn manual_pages_are_generated_and_current() {
     assert!(build.contains("max\\-stones") && build.contains(".TH oware-build 1 "), "{build}");
     // One page on stdout, and a refusal naming the commands for an unknown one.
     assert_eq!(oware(&["man", "build"]).1, build);
-    let bad = Command::new(env!("CARGO_BIN_EXE_oware")).args(["man", "chess"]).output().unwrap();
+    let bad = Command::new(OWARE).args(["man", "chess"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("the commands are moves, perft"));
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/man");
@@ -79,19 +80,16 @@ fn manual_pages_are_generated_and_current() {
     let mut in_repo: Vec<String> =
         std::fs::read_dir(&committed).map(|d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect()).unwrap_or_default();
     in_repo.sort();
-    assert_eq!(in_repo, written, "docs/man is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-cli --release --test program`");
+    assert_eq!(
+        in_repo, written,
+        "docs/man is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-cli --release --test suite -- program::manual_pages`"
+    );
     for name in &written {
         assert!(
             std::fs::read(dir.join(name)).unwrap() == std::fs::read(committed.join(name)).unwrap(),
-            "docs/man/{name} is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-cli --release --test program`"
+            "docs/man/{name} is stale: regenerate it with `OWARE_BLESS=1 cargo test -p oware-cli --release --test suite -- program::manual_pages`"
         );
     }
-}
-
-/// Runs the program: (exit code, stdout, stderr).
-fn oware_all(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// `build --for TARGET`: a malformed position is an invalid position (3, as for `query`), a
@@ -110,11 +108,11 @@ fn build_for_refuses_a_bad_target() {
         ("99999999999999999999", 2, "a layer has 0..=48 stones"),
         ("-1", 2, "--for -1: a stone count is 0..=48, not negative"),
     ] {
-        let (got, _, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        let (got, _, err) = common::oware(&["build", "--for", target, "--dir", dir, "--dry-run"]);
         assert_eq!(got, code, "--for {target:?}: {err}");
         assert!(err.contains(says), "--for {target:?}: {err}");
     }
-    let (got, _, err) = oware_all(&["build", "--for", "8", "--max-stones", "8", "--dir", dir]);
+    let (got, _, err) = common::oware(&["build", "--for", "8", "--max-stones", "8", "--dir", dir]);
     assert_eq!(got, 2, "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "nothing is written");
@@ -128,18 +126,18 @@ fn build_for_reads_one_number_as_a_stone_count() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
     for target in ["-1", "-48", " -7 ", "--1"] {
-        let (got, _, err) = oware_all(&["build", &format!("--for={target}"), "--dir", dir, "--dry-run"]);
+        let (got, _, err) = common::oware(&["build", &format!("--for={target}"), "--dir", dir, "--dry-run"]);
         let (code, says) = if target == "--1" { (3, "invalid position") } else { (2, "a stone count is 0..=48, not negative") };
         assert_eq!(got, code, "--for {target:?}: {err}");
         assert!(err.contains(says) && (code == 3 || !err.contains("position")), "--for {target:?}: {err}");
     }
     for target in ["49", "+49", "4294967296", "00049"] {
-        let (got, _, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        let (got, _, err) = common::oware(&["build", "--for", target, "--dir", dir, "--dry-run"]);
         assert_eq!(got, 2, "--for {target:?}: {err}");
         assert!(err.contains("a layer has 0..=48 stones, not more") && !err.contains("position"), "--for {target:?}: {err}");
     }
     for (target, layers) in [("+8", "layers 0..=8"), ("048", "layers 0..=48"), ("0", "layers 0..=0")] {
-        let (got, out, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run", "--max-memory", "1024T"]);
+        let (got, out, err) = common::oware(&["build", "--for", target, "--dir", dir, "--dry-run", "--max-memory", "1024T"]);
         assert!(got == 0 || err.contains("free, not enough"), "--for {target:?}: {err}");
         assert!(out.contains(layers), "--for {target:?}: {out}");
     }
@@ -154,7 +152,7 @@ fn build_for_plans_the_layers_a_target_needs() {
     let dir = tmp.path().to_str().unwrap();
     let mut plans = Vec::new();
     for target in ["10", "4 4 2 0 0 0 0 0 0 0 0 0", "[4,4,2,0,0,0,0,0,0,0,0,0]", "S: 4 4 2 0 0 0  N: 0 0 0 0 0 0  S"] {
-        let (code, out, err) = oware_all(&["build", "--for", target, "--dir", dir, "--dry-run"]);
+        let (code, out, err) = common::oware(&["build", "--for", target, "--dir", dir, "--dry-run"]);
         assert_eq!(code, 0, "{target}: {err}");
         assert!(out.contains("layers 0..=10") && out.contains("10 to build, 1 skipped (not needed)"), "{out}");
         assert!(out.contains("layer  9:") && out.contains("skipped, not needed: no position of layer 10 reaches it"), "{out}");
@@ -162,7 +160,7 @@ fn build_for_plans_the_layers_a_target_needs() {
         plans.push(out.replace(|c: char| c.is_ascii_digit(), ""));
     }
     assert!(plans.windows(2).all(|w| w[0] == w[1]), "{plans:?}");
-    let (code, out, err) = oware_all(&["build", "--for", "10", "--dir", dir, "--dry-run", "--json"]);
+    let (code, out, err) = common::oware(&["build", "--for", "10", "--dir", dir, "--dry-run", "--json"]);
     assert_eq!(code, 0, "{err}");
     let plan: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     let actions: Vec<&str> = plan["layers"].as_array().unwrap().iter().map(|l| l["action"].as_str().unwrap()).collect();
@@ -170,7 +168,7 @@ fn build_for_plans_the_layers_a_target_needs() {
     assert_eq!(plan["layers"][9]["disk_bytes"], 0);
     // 0 and 1 stones: nothing to leave out.
     for n in ["0", "1"] {
-        let (code, out, _) = oware_all(&["build", "--for", n, "--dir", dir, "--dry-run"]);
+        let (code, out, _) = common::oware(&["build", "--for", n, "--dir", dir, "--dry-run"]);
         assert_eq!(code, 0);
         assert!(!out.contains("skipped"), "{out}");
     }
@@ -179,7 +177,7 @@ fn build_for_plans_the_layers_a_target_needs() {
 
 /// Runs `sh -c script` with the program's path as `$0`: (exit code, stdout, stderr).
 fn shell(script: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_oware")).args(args).output().unwrap();
+    let out = Command::new("sh").arg("-c").arg(script).arg(OWARE).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -209,12 +207,12 @@ fn game_records_are_read_as_a_stream() {
     // house letters longer than any word is read as moves.
     let record = tmp.path().join("game.txt");
     std::fs::write(&record, "# a game\n  # indented comment F F F\n1. F b, 2. D;e\nAf\n").unwrap();
-    let (code, out, err) = oware_all(&["game", "--dir", dir, "--record", record.to_str().unwrap(), "--json"]);
+    let (code, out, err) = common::oware(&["game", "--dir", dir, "--record", record.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let houses: Vec<&str> = doc["plies"].as_array().unwrap().iter().map(|p| p["house"].as_str().unwrap()).collect();
     assert_eq!(houses, ["F", "b", "D", "e", "A", "f"]);
-    let (code, _, err) = oware_all(&["game", "--dir", dir, "--from", "S: 1 0 0 0 0 0  N: 1 0 0 0 0 0  S", &"Aa".repeat(40)]);
+    let (code, _, err) = common::oware(&["game", "--dir", dir, "--from", "S: 1 0 0 0 0 0  N: 1 0 0 0 0 0  S", &"Aa".repeat(40)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("ply 2") || err.contains("ply 3"), "{err}");
 }
@@ -224,7 +222,7 @@ fn game_records_are_read_as_a_stream() {
 #[test]
 fn play_takes_house_b() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oware"))
+    let mut child = Command::new(OWARE)
         .args(["play", "--computer", "nobody", "--depth", "1", "--dir", tmp.path().to_str().unwrap()])
         .args(["--from", "S: 1 1 1 1 1 1  N: 1 1 1 1 1 1  N"])
         .stdin(std::process::Stdio::piped())
@@ -256,7 +254,7 @@ fn play_takes_house_b() {
 fn serve_timeouts_name_their_true_range() {
     for option in ["--client-timeout", "--shutdown-timeout"] {
         for bad in ["0", "-1", "86401", "x"] {
-            let (code, _, err) = oware_all(&["serve", &format!("{option}={bad}")]);
+            let (code, _, err) = common::oware(&["serve", &format!("{option}={bad}")]);
             assert_eq!(code, 2, "{err}");
             assert!(err.contains(&format!("'{bad}' is not a number of seconds more than 0 and at most 86400")), "{option} {bad}: {err}");
         }
