@@ -1,14 +1,13 @@
-//! The handlers of the page, of `GET /api/v1/position`, `/moves` and `/info`, and of the routes
-//! that do not exist, with the documents they answer; the batches of `POST /api/v1/positions`
-//! are [`batch`](super::batch)'s, the searches of `GET /api/v1/analyse`
-//! [`analysis`](super::analysis)'s.
+//! The handlers of `GET /api/v1/position`, `/moves` and `/info`, and of the routes that do not
+//! exist, with the documents they answer; the batches of `POST /api/v1/positions` are
+//! [`batch`](super::batch)'s, the searches of `GET /api/v1/analyse`
+//! [`analysis`](super::analysis)'s, the page's files [`page`](super::page)'s.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{header, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{Method, StatusCode};
 use axum::Json;
 use oware::probe::Database;
 use oware::Ruleset;
@@ -19,9 +18,6 @@ use super::params::{ask_from_query, params, Ask, QueryPairs};
 use super::shared::Shared;
 use crate::output::SCHEMA_VERSION;
 use crate::report::{report, ReportDoc};
-
-/// The web page (HTML, CSS and script in one file).
-const PAGE: &str = include_str!("../../web/index.html");
 
 /// Runs `f` on a blocking thread; a panic there is a 500 for this request only.
 pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> ApiResult<T> + Send + 'static) -> ApiResult<T> {
@@ -145,11 +141,6 @@ pub(crate) fn moves_doc(ask: &Ask) -> MovesDoc {
 pub(crate) async fn moves(State(shared): State<Arc<Shared>>, q: QueryPairs) -> ApiResult<Json<MovesDoc>> {
     let q = params(q)?;
     moves_answer(&shared, &q).map(Json)
-}
-
-/// `GET /` and `/index.html`: the web page.
-pub(crate) async fn page() -> Response {
-    ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")], PAGE).into_response()
 }
 
 /// Any path without a route: 404.

@@ -1,5 +1,7 @@
 //! `oware serve`: the analysis server. A versioned JSON API over HTTP (axum on tokio) and the
-//! web page, every asset compiled into the binary.
+//! web page, every asset compiled into the binary: the markup at `/` (and `/index.html`), its
+//! style at `/page.css` and its script's ES modules at `/game.js`, `/board.js` and
+//! `/analysis.js` (the files of `cli/web/`; see [`page`]).
 //!
 //! API v1 (docs/server.md documents it with `curl` examples):
 //! - `GET /api/v1/position?pits=..&rules=..` (or `position=` in any accepted form, or
@@ -32,9 +34,10 @@
 //! posts).
 //!
 //! Here are the options, the routes and the start; [`params`] parses requests, [`handlers`],
-//! [`batch`], [`analysis`] and [`evaluate`] answer them, [`errors`] makes every error answer, [`shared`] keeps
-//! the databases and engines open, [`guards`] refuses and bounds what hostile clients send, and
-//! [`transport`] guards the socket under hyper.
+//! [`batch`], [`analysis`] and [`evaluate`] answer them, [`page`] serves the page's files,
+//! [`errors`] makes every error answer, [`shared`] keeps the databases and engines open,
+//! [`guards`] refuses and bounds what hostile clients send, and [`transport`] guards the socket
+//! under hyper.
 
 mod analysis;
 mod batch;
@@ -42,6 +45,7 @@ mod errors;
 mod evaluate;
 mod guards;
 mod handlers;
+mod page;
 mod params;
 mod shared;
 mod transport;
@@ -62,7 +66,7 @@ use self::analysis::analyse;
 use self::batch::positions;
 use self::evaluate::evaluate;
 use self::guards::{allowed_hosts, default_max_connections, guard, serve};
-use self::handlers::{info, method_not_allowed, moves, not_found, page, position};
+use self::handlers::{info, method_not_allowed, moves, not_found, position};
 use self::shared::Shared;
 use crate::args::{cores, DatabaseArgs, ThreadsArg};
 use crate::output::note;
@@ -123,9 +127,7 @@ fn parse_seconds(text: &str) -> std::result::Result<f64, String> {
 
 /// The application: routes and shared state (also used by the tests).
 fn app(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/", get(page))
-        .route("/index.html", get(page))
+    page::routes()
         .route("/api/v1/position", get(position))
         .route("/api/v1/positions", post(positions))
         .route("/api/v1/moves", get(moves))

@@ -3,8 +3,6 @@
 //! and its line played out; never a 404 for a position above the tables. The routes it is made
 //! of keep answering as before. Against awari layers 0..10 with depths to capture, built here.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
 
 use serde_json::Value;
@@ -90,10 +88,15 @@ fn evaluate_answers_from_the_tables_or_the_engine_and_asks_once() {
     assert_eq!(st, 200, "{v}");
     assert_eq!(v["source"], "engine", "{v}");
 
-    // The page (GET /) asks /evaluate, not /position then a fallback.
-    let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    write!(c, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
-    let mut page = String::new();
-    c.read_to_string(&mut page).unwrap();
+    // The page (GET /, and the script's modules it loads) asks /evaluate, not /position then a
+    // fallback.
+    let page: String = ["/", "/game.js", "/board.js", "/analysis.js"]
+        .iter()
+        .map(|path| {
+            let (st, text) = server.text("GET", path, "");
+            assert_eq!(st, 200, "{path}");
+            text
+        })
+        .collect();
     assert!(page.contains("/api/v1/evaluate?") && !page.contains("/api/v1/position?"), "the page's requests");
 }

@@ -2,7 +2,8 @@
 //! and slow connections, heavy requests, SIGTERM, a missing directory, duplicate parameters,
 //! foreign `Host` values and form posts, and errors hyper answers itself; then dtc and bounds
 //! files truncated under it, analyses whose clients hung up, `/analyse`'s parameters and the
-//! message it stops with. Each test failed before its fix.
+//! message it stops with; last, the page's files, each at its path with its type. Each test
+//! failed before its fix.
 
 use crate::common;
 
@@ -668,5 +669,52 @@ fn serve_refuses_impossible_histories_and_two_host_fields() {
         let (st, e) = json_of(server.raw(format!("GET /api/v1/info HTTP/1.1\r\n{hosts}\r\nConnection: close\r\n\r\n").as_bytes()));
         assert_eq!((st, kind(&e)), (400, "bad_request"), "{hosts:?}: {e}");
         assert!(e["error"]["message"].as_str().unwrap().contains("2 Host header fields"), "{e}");
+    }
+}
+
+/// The page's files (the page was one file of markup, style and script until it passed 800
+/// lines): the markup at `/` and `/index.html`, its style and its three script modules, each at
+/// its path with its media type and `Cache-Control: no-cache`, as the page always was; the
+/// markup names the style and the entry module (and preloads the others), with nothing inline,
+/// and the entry imports the other two. Other paths stay JSON 404s, and a foreign `Host` is
+/// refused for the files as for the API.
+#[test]
+fn serve_answers_the_pages_files_with_their_types() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    let get = |path: &str, host: &str| server.raw(format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+    let (html, css, script) = ("text/html; charset=utf-8", "text/css; charset=utf-8", "text/javascript; charset=utf-8");
+    for (path, content_type, holds) in [
+        ("/", html, "<title>Oware analysis</title>"),
+        ("/index.html", html, "<title>Oware analysis</title>"),
+        ("/page.css", css, ".board {"),
+        ("/game.js", script, "async function init()"),
+        ("/board.js", script, "function buildBoard()"),
+        ("/analysis.js", script, "async function evaluate(k)"),
+    ] {
+        let (st, head, body) = get(path, "localhost");
+        assert_eq!(st, 200, "{path}: {head}");
+        assert!(head.contains(&format!("\r\ncontent-type: {content_type}\r\n")), "{path}: {head}");
+        assert!(head.contains("\r\ncache-control: no-cache\r\n"), "{path}: {head}");
+        assert!(body.contains(holds), "{path} does not hold {holds:?}");
+        let (st, e) = json_of(get(path, "evil.example"));
+        assert_eq!((st, kind(&e)), (403, "forbidden_host"), "{path}: {e}");
+    }
+    let (_, _, markup) = get("/", "localhost");
+    for names in [
+        r#"<link rel="stylesheet" href="/page.css">"#,
+        r#"<script type="module" src="/game.js"></script>"#,
+        r#"<link rel="modulepreload" href="/board.js">"#,
+        r#"<link rel="modulepreload" href="/analysis.js">"#,
+    ] {
+        assert!(markup.contains(names), "the page does not name {names}");
+    }
+    assert!(!markup.contains("<style") && !markup.contains("<script>"), "the page holds inline style or script");
+    let (_, _, entry) = get("/game.js", "localhost");
+    for import in [r#"from "./board.js";"#, r#"from "./analysis.js";"#] {
+        assert!(entry.contains(import), "game.js does not import {import}");
+    }
+    for path in ["/page.js", "/web/page.css", "/tests/test_page.py", "/api/v1/game.js"] {
+        let (st, e) = json_of(get(path, "localhost"));
+        assert_eq!((st, kind(&e)), (404, "not_found"), "{path}: {e}");
     }
 }
