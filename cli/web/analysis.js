@@ -1,8 +1,7 @@
 // Asking the server about a position (GET /api/v1/evaluate) and showing its answer: the
 // numbers in the page's terms, the status line, the best line and the details.
 
-import { $, S, cur, fmt, other, plural, render, round1, setStatus, stones, t0, tableNumber, title, toView } from "./board.js";
-import { maybeComputer, playLine, updateUrl } from "./game.js";
+import { $, S, hooks, cur, fmt, other, plural, render, round1, setStatus, stones, t0, tableNumber, title, toView } from "./board.js";
 
 // ---------------------------------------------------------------- asking the server
 
@@ -160,7 +159,7 @@ function show() {
     showLine(p);
     $("details-text").textContent = "";
     markShown(p);
-    maybeComputer();
+    hooks.maybeComputer();
     return;
   }
   const d = p.data;
@@ -198,7 +197,7 @@ function show() {
   showLine(p);
   showDetails(p);
   markShown(p);
-  maybeComputer();
+  hooks.maybeComputer();
 }
 
 function markShown(p) {
@@ -208,7 +207,7 @@ function markShown(p) {
   st.dataset.source = p.over ? "over" : p.data.source;
   if (p.data && p.data.ms !== undefined) st.dataset.ms = p.data.ms.toFixed(1);
   if (!st.dataset.firstMs) st.dataset.firstMs = (performance.now() - t0).toFixed(1);
-  updateUrl();
+  hooks.updateUrl();
 }
 
 function showDetails(p) {
@@ -257,7 +256,7 @@ function showLine(p) {
     tr.title = "Before it: North f..a " + a.slice(6).reverse().join(" ") + " / South A..F " + a.slice(0, 6).join(" ") + ". Click: play the line up to here.";
     const cells = [i + 1, title(ply.side) + " " + ply.house, ply.ends_game ? "ends" : (ply.captured || ""), round1(c.south) + " : " + round1(c.north)];
     cells.forEach((x, j) => { const td = document.createElement("td"); td.textContent = x; if (j === 1) td.className = "mv"; tr.appendChild(td); });
-    tr.addEventListener("click", () => playLine(i + 1));
+    tr.addEventListener("click", () => hooks.playLine(i + 1));
     body.appendChild(tr);
   });
   if (rows < line.length) {

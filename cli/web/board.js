@@ -3,9 +3,13 @@
 // status line). One of the page's three ES modules (board.js, analysis.js, game.js: game.js is
 // the entry), compiled into `oware serve` with the markup (index.html) and page.css.
 
-import { onHouse } from "./game.js";
 
 const t0 = performance.now();
+
+// What the game module (game.js) does when the board or the analysis asks: it fills these in
+// when it loads, so that board.js and analysis.js never import game.js (the modules import one
+// way: game.js uses analysis.js, both use board.js).
+const hooks = { onHouse: () => {}, maybeComputer: () => {}, playLine: () => {}, updateUrl: () => {} };
 const START = [4,4,4,4,4,4,4,4,4,4,4,4];
 // S.game: the positions of the game, from its first (set up, or the start) on; S.cur: the one
 // shown. A position: {board (South's A..F then North's a..f), side, captured ({south, north}, or
@@ -57,8 +61,8 @@ function houseEl(i) {
   const e = document.createElement("div");
   e.className = "house"; e.id = "house-" + houseName(i); e.dataset.index = i;
   e.innerHTML = '<span class="name">' + houseName(i) + '</span><span class="count">0</span>';
-  e.addEventListener("click", (ev) => onHouse(i, ev.shiftKey ? -1 : 1));
-  e.addEventListener("contextmenu", (ev) => { ev.preventDefault(); onHouse(i, -1); });
+  e.addEventListener("click", (ev) => hooks.onHouse(i, ev.shiftKey ? -1 : 1));
+  e.addEventListener("contextmenu", (ev) => { ev.preventDefault(); hooks.onHouse(i, -1); });
   return e;
 }
 
@@ -211,5 +215,5 @@ function setStatus(text, error, note) {
   e.classList.toggle("error", !!error);
 }
 
-export { t0, START, S, $, other, title, houseName, stones, base, absolute, plural, round1, fmt, cur, last,
+export { hooks, t0, START, S, $, other, title, houseName, stones, base, absolute, plural, round1, fmt, cur, last,
   buildBoard, toView, tableNumber, shownBoard, render, drawArrow, setStatus };

@@ -2,7 +2,7 @@
 // forth, setting up a position, the address that holds the game, and the page's start. The
 // entry of the page's script: index.html loads this module, which imports the others.
 
-import { $, S, START, absolute, base, buildBoard, cur, drawArrow, houseName, last, other, plural, render,
+import { $, S, START, hooks, absolute, base, buildBoard, cur, drawArrow, houseName, last, other, plural, render,
   setStatus, shownBoard, stones, title } from "./board.js";
 import { digest, ending, evaluate, query, show } from "./analysis.js";
 
@@ -321,4 +321,5 @@ function forgetViews() { for (const p of S.game) if (p.body) { p.data = digest(p
 
 init();
 
-export { onHouse, maybeComputer, playLine, updateUrl };
+// What the board and the analysis call back (board.js's hooks: they never import this module).
+Object.assign(hooks, { onHouse, maybeComputer, playLine, updateUrl });
