@@ -31,24 +31,43 @@ pub(crate) fn fill_buf(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
     input.fill_buf()
 }
 
-/// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
-/// `None` at the end of the input.
-pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
-    buf.clear();
+/// Reads the next line of `input` in the pieces its buffer holds, handing each piece (without
+/// the newline) to `part`, and never holding the line itself. The line's length in bytes, or
+/// `None` at the end of the input. The one chunked line reader of [`read_bounded`] and of the
+/// engine command's input (which streams a long `position` command instead of skipping it).
+///
+/// # Errors
+/// Any read error but an interruption by a signal.
+pub(crate) fn read_line_parts(input: &mut impl BufRead, mut part: impl FnMut(&[u8])) -> std::io::Result<Option<u64>> {
     let mut len: u64 = 0;
     let mut any = false;
-    let mut first: Option<u8> = None;
     loop {
         let chunk = fill_buf(input)?;
         if chunk.is_empty() {
             break;
         }
         any = true;
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (piece, done) = match chunk.iter().position(|&b| b == b'\n') {
             Some(i) => (&chunk[..i], Some(i + 1)),
             None => (chunk, None),
         };
-        len += part.len() as u64;
+        len += piece.len() as u64;
+        part(piece);
+        let used = done.unwrap_or(chunk.len());
+        input.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    Ok(any.then_some(len))
+}
+
+/// Reads the next line into `buf` without ever holding more than [`MAX_LINE`] bytes of it.
+/// `None` at the end of the input.
+pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<Line>> {
+    buf.clear();
+    let mut first: Option<u8> = None;
+    let read = read_line_parts(input, |part| {
         if first.is_none() {
             first = part.iter().copied().find(|b| !b.is_ascii_whitespace());
         }
@@ -56,15 +75,10 @@ pub(crate) fn read_bounded(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::
             let room = MAX_LINE + 1 - buf.len();
             buf.extend_from_slice(&part[..part.len().min(room)]);
         }
-        let used = done.unwrap_or(chunk.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if !any {
+    })?;
+    let Some(len) = read else {
         return Ok(None);
-    }
+    };
     Ok(Some(if buf.len() > MAX_LINE { Line::TooLong { bytes: len, first } } else { Line::Text(std::mem::take(buf)) }))
 }
 

@@ -261,6 +261,10 @@ fn captures_by_row(
             return;
         }
         group.par_iter().for_each(|&block| {
+            // Checked per block too: a group takes about a minute at layer 36.
+            if progress.cancelled() {
+                return;
+            }
             let mut batch: Vec<(usize, u32, usize, u8)> = Vec::with_capacity(BATCH);
             let flush = |batch: &mut Vec<(usize, u32, usize, u8)>| {
                 for &(parent, m, j, captured) in batch.iter() {

@@ -18,7 +18,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let p = entry.path();
-            if p.is_dir() && p.file_name().is_some_and(|n| n == "tests") {
+            if p.file_name().is_some_and(|n| n == "tests" || n == "tests.rs") {
                 continue;
             }
             if p.is_dir() {
@@ -46,7 +46,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (name, path) in files {
         let text = std::fs::read_to_string(path).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = without_tests(&text);
         let deps = g.entry(name.clone()).or_default();
         for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
             for part in line.split("crate::").skip(1) {
@@ -273,12 +273,12 @@ fn file_graph(src: &Path) -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::Pa
     }
     let mut files = Vec::new();
     all(&src, &mut files);
-    let node = |p: &Path| p.file_name().is_some_and(|n| n != "mod.rs" && n != "lib.rs" && n != "main.rs");
+    // A `tests.rs` is a test module's file (`#[cfg(test)] mod tests;`): test code, as a `tests/` folder.
+    let node = |p: &Path| p.file_name().is_some_and(|n| n != "mod.rs" && n != "lib.rs" && n != "main.rs" && n != "tests.rs");
     let mut g = BTreeMap::new();
     for f in files.iter().filter(|f| node(f)) {
         let text = std::fs::read_to_string(f).unwrap();
-        let code: String =
-            text.split("#[cfg(test)]").next().unwrap_or_default().lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let code = without_tests(&text);
         // `super::` of `src/a/b.rs` is the folder `src/a/` (its `mod.rs`, or the file `src/a.rs`).
         let parent = f.parent().unwrap();
         let mut deps = BTreeSet::new();
@@ -293,6 +293,71 @@ fn file_graph(src: &Path) -> BTreeMap<std::path::PathBuf, BTreeSet<std::path::Pa
         g.insert(f.clone(), deps);
     }
     g
+}
+
+/// A source file's code as the graphs read it: comment lines out, and every item marked
+/// `#[cfg(test)]` out (a test module, inline or `mod tests;`, and test-only functions wherever
+/// they stand, not only everything after the first mark).
+fn without_tests(text: &str) -> String {
+    let code: String = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::new();
+    let mut rest = code.as_str();
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + MARK.len()..];
+        rest = &rest[item_end(rest)..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The length of the item at the start of `s`: up to its first `;` outside braces, or its
+/// outermost `{...}` group (string, raw string and character literals skipped).
+fn item_end(s: &str) -> usize {
+    let b = s.as_bytes();
+    let (mut i, mut depth) = (0, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'r' if b.get(i + 1).is_some_and(|&c| c == b'"' || c == b'#') && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) => {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                let close = format!("\"{}", "#".repeat(hashes));
+                let open = i + 2 + hashes;
+                i = s[open..].find(&close).map_or(b.len(), |k| open + k + close.len());
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b';' if depth == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+#[test]
+fn test_items_are_left_out_wherever_they_stand() {
+    let text = "use crate::a::X;\n#[cfg(test)]\nfn helper() { let s = \"}\"; let r = r#\"{\"#; let c = '}'; crate::b::y(); }\nfn kept() { crate::c::z(); }\n#[cfg(test)]\nmod tests;\nfn also() { crate::d::w(); }\n#[cfg(test)]\nmod more { use crate::e::V; fn f() { if true { crate::f::g(); } } }\nfn last() { crate::h::i(); }\n";
+    let code = without_tests(text);
+    for kept in ["crate::a::X", "crate::c::z", "crate::d::w", "crate::h::i"] {
+        assert!(code.contains(kept), "{kept} dropped from {code}");
+    }
+    for dropped in ["crate::b::y", "crate::e::V", "crate::f::g", "mod tests"] {
+        assert!(!code.contains(dropped), "{dropped} kept in {code}");
+    }
 }
 
 /// The files of `g` left in a cycle (none when the graph runs one way).

@@ -6,7 +6,7 @@ use oware::position::{excerpt, Side};
 use oware::rules::{PITS, TOTAL_STONES};
 use oware::{Position, Ruleset};
 
-use crate::input::{fill_buf, Line, MAX_LINE};
+use crate::input::{read_line_parts, Line, MAX_LINE};
 
 /// Parses a `position` command's arguments into a game.
 pub(crate) fn parse_position(rules: Ruleset, args: &[&str]) -> std::result::Result<Game, String> {
@@ -184,45 +184,26 @@ pub(crate) enum Input {
 pub(crate) fn read_input(input: &mut impl std::io::BufRead, buf: &mut Vec<u8>, rules: Ruleset) -> std::io::Result<Option<Input>> {
     const MAX: usize = MAX_LINE;
     buf.clear();
-    let mut len: u64 = 0;
-    let mut any = false;
     let mut stream: Option<PositionReader> = None;
-    loop {
-        let chunk = fill_buf(input)?;
-        if chunk.is_empty() {
-            break;
-        }
-        any = true;
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        len += part.len() as u64;
-        match stream.as_mut() {
-            Some(reader) => reader.feed(part),
-            None if buf.len() <= MAX => {
-                let room = (MAX + 1 - buf.len()).min(part.len());
-                buf.extend_from_slice(&part[..room]);
-                let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
-                let word = &buf[start..];
-                if buf.len() > MAX && word.starts_with(b"position") && word.get(8).is_some_and(u8::is_ascii_whitespace) {
-                    let mut reader = PositionReader::new(rules);
-                    reader.feed(buf);
-                    reader.feed(&part[room..]);
-                    stream = Some(reader);
-                }
+    let read = read_line_parts(input, |part| match stream.as_mut() {
+        Some(reader) => reader.feed(part),
+        None if buf.len() <= MAX => {
+            let room = (MAX + 1 - buf.len()).min(part.len());
+            buf.extend_from_slice(&part[..room]);
+            let start = buf.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(buf.len());
+            let word = &buf[start..];
+            if buf.len() > MAX && word.starts_with(b"position") && word.get(8).is_some_and(u8::is_ascii_whitespace) {
+                let mut reader = PositionReader::new(rules);
+                reader.feed(buf);
+                reader.feed(&part[room..]);
+                stream = Some(reader);
             }
-            None => {}
         }
-        let used = done.unwrap_or(chunk.len());
-        input.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if !any {
+        None => {}
+    })?;
+    let Some(len) = read else {
         return Ok(None);
-    }
+    };
     Ok(Some(match stream {
         Some(reader) => Input::Position(reader.finish()),
         None if buf.len() > MAX => Input::Line(Line::TooLong { bytes: len, first: None }),
