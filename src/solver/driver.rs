@@ -36,9 +36,10 @@ use rayon::prelude::*;
 
 use super::cluster::{exchange_outboxes, Cluster, Ownership, Solo};
 use super::exits::ExitsPass;
+use super::lookahead::{Lists, Lookahead, MAX_SPAN};
 use super::options::{Share, SolveOptions};
 use super::pass::Pass;
-use super::state::{exits_view, split, value_of, BestExit, Cell, Cells, Failure, Frontier, Lists, Lookahead, Meter, Router, State, CHUNK, MAX_SPAN, RESOLVED};
+use super::state::{exits_view, split, value_of, BestExit, Cell, Cells, Failure, Frontier, Meter, Router, State, CHUNK, RESOLVED};
 use super::work::WorkModel;
 use crate::error::{Error, Result};
 use crate::index::layer_size;

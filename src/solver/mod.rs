@@ -12,6 +12,7 @@
 //! | `exits` | the exits pass, with its ways of reading the lower layers (resident in memory, sorted out of core, exchanged among ranks) |
 //! | `streamed` | the exits pass that reads each lower layer once, in order, by the rows the captures sow |
 //! | `state` | the cells and the hot loop: seeding, propagation to predecessors, routing of updates to other parts and ranks |
+//! | `lookahead` | seeding by lists instead of scans: a threshold's scan gathers the seeds of the thresholds below |
 //! | `work` | how a solve is counted for progress and estimates ([`WorkModel`]) |
 //! | [`cluster`] | the seam to a distributed engine ([`cluster::Cluster`]; [`cluster::Solo`] is one process) |
 //! | [`bounds`] | the forced-capture bounds of a layer, by the same kind of propagation |
@@ -25,6 +26,7 @@ mod driver;
 pub(crate) mod dtc;
 mod exits;
 mod fused;
+mod lookahead;
 mod options;
 mod pass;
 pub(crate) mod spill;

@@ -1,6 +1,6 @@
 //! A deliberately simple reference move generator, written straight from `docs/rules.md`.
 //!
-//! It shares nothing with `src/rules.rs` but the plain data types (`Board`, `Ruleset`,
+//! It shares nothing with `src/rules/` but the plain data types (`Board`, `Ruleset`,
 //! `GrandSlam`): sowing drops one stone at a time in an explicit loop, the capture chain is walked
 //! pit by pit, and every ruleset's rules are spelled out one after the other. It is slow and
 //! allocates freely; it exists only to be obviously correct, so that the fast generator

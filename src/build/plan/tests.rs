@@ -1,0 +1,82 @@
+//! The plan's own tests: statistics files read within a bound, a build short of disk naming
+//! its files, and estimates from the largest measured layer.
+
+use super::*;
+use crate::build::LayerStats;
+
+fn write_stats(base: &Path, rules: Ruleset, n: u32, seconds: f64, mode: Option<Mode>) {
+    let mut s = LayerStats::from_histogram(rules, n, &[0; 256]);
+    s.seconds = Some(seconds);
+    s.threads = Some(2);
+    s.mode = mode;
+    let path = crate::storage::stats_path(base, rules, n);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
+}
+
+/// A statistics file is read only up to a bound: one padded past 1 MiB is unreadable (it was
+/// read whole into memory, whatever its size).
+#[test]
+fn statistics_files_are_read_within_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = Ruleset::Awari;
+    write_stats(dir.path(), rules, 20, 10.0, None);
+    assert!(read_stats(dir.path(), rules, 20).is_some());
+    let path = crate::storage::stats_path(dir.path(), rules, 20);
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.resize(bytes.len() + (1 << 20), b' ');
+    std::fs::write(&path, bytes).unwrap();
+    assert!(read_stats(dir.path(), rules, 20).is_none());
+}
+
+/// A build short of disk names the files it would write: `build --dtc` over built layers
+/// said "not enough for layers none".
+#[test]
+fn a_build_short_of_disk_names_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
+    crate::build::build(&config, &crate::build::Silent).unwrap();
+    let mut p = propose(&BuildConfig { dtc: true, ..config.clone() }, 1).unwrap();
+    assert_eq!(p.to_build().count(), 0);
+    p.disk_free_bytes = Some(0);
+    let msg = check_plan(&p).unwrap_err().to_string();
+    assert!(msg.contains("not enough for the depths to capture of layers 0..6 ("), "{msg}");
+    p.layers[6].action = LayerAction::Build { reason: None };
+    let msg = check_plan(&p).unwrap_err().to_string();
+    assert!(msg.contains("not enough for layer 6 and the depths to capture of layers 0..6 ("), "{msg}");
+}
+
+#[test]
+fn estimates_come_from_the_largest_measured_layer() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path();
+    let rules = Ruleset::Awari;
+    assert_eq!(Throughput::measured(base, rules, 49), None);
+    // Too quick to measure anything: ignored.
+    write_stats(base, rules, 10, 0.01, None);
+    assert_eq!(Throughput::measured(base, rules, 49), None);
+    write_stats(base, rules, 20, 10.0, None);
+    write_stats(base, rules, 22, 20.0, Some(Mode::OutOfCore));
+    std::fs::write(crate::storage::stats_path(base, rules, 23), b"{ not json").unwrap();
+    // Another ruleset's measurement is not used.
+    write_stats(base, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture), 24, 1.0, None);
+    // An in-memory measurement is preferred to a larger out-of-core one.
+    assert_eq!(Throughput::measured(base, rules, 49).unwrap().positions, layer_size(20));
+    std::fs::remove_file(crate::storage::stats_path(base, rules, 20)).unwrap();
+    let t = Throughput::measured(base, rules, 49).unwrap();
+    assert_eq!((t.positions, t.threads), (layer_size(22), 2));
+    assert!((t.rate - layer_size(22) as f64 / 20.0 * OUT_OF_CORE_SLOWDOWN).abs() < 1.0);
+    write_stats(base, rules, 20, 10.0, None);
+    assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(20));
+    // The same layer, threads and mode give back the measured time.
+    let same = t.seconds(layer_size(22), Mode::OutOfCore, 2);
+    assert!((same - 20.0).abs() < 1e-6, "{same}");
+    assert!((t.seconds(layer_size(22), Mode::InMemory, 2) - 10.0).abs() < 1e-6);
+    assert!((t.seconds(layer_size(22), Mode::InMemory, 4) - 5.0).abs() < 1e-6);
+    // Larger layers take more than proportionally longer.
+    let ratio = t.seconds(layer_size(30), Mode::InMemory, 2) / 10.0;
+    assert!(ratio > layer_size(30) as f64 / layer_size(22) as f64, "{ratio}");
+    // The reference: layer 24 at 5.5 M positions/s on two threads.
+    let r = Throughput::reference(2).seconds(layer_size(24), Mode::InMemory, 2);
+    assert!((r - layer_size(24) as f64 / 5.5e6).abs() < 1e-6, "{r}");
+}
