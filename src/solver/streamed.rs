@@ -59,16 +59,22 @@ struct Block {
 
 /// The blocks of sown rows of a layer of `n` stones, in the index order of their runs.
 fn blocks(n: u32) -> Vec<Block> {
-    let n = n as u8;
     let mut out = Vec::new();
-    for a in 0..=n {
-        for b in 0..=n - a {
-            for c in 0..=n - a - b {
-                out.push(Block { top: [a, b, c] });
+    triples_up_to(n as u8, |a, b, c| out.push(Block { top: [a, b, c] }));
+    out
+}
+
+/// Calls `f(x, y, z)` for every three counts with `x + y + z <= k`, in lexicographic order
+/// (the index order of the pits they fill, most significant first).
+#[inline]
+fn triples_up_to(k: u8, mut f: impl FnMut(u8, u8, u8)) {
+    for x in 0..=k {
+        for y in 0..=k - x {
+            for z in 0..=k - x - y {
+                f(x, y, z);
             }
         }
     }
-    out
 }
 
 /// Index in layer `m` of the first board whose opponent's row begins (pits 11, 10, 9) with
@@ -117,16 +123,12 @@ fn for_each_candidate(n: u32, block: Block, mut visit: impl FnMut(&Board, usize)
     sown[5] = a;
     sown[4] = b;
     sown[3] = c;
-    for x2 in 0..=n8 - used {
-        for x1 in 0..=n8 - used - x2 {
-            for x0 in 0..=n8 - used - x2 - x1 {
-                sown[2] = x2;
-                sown[1] = x1;
-                sown[0] = x0;
-                count += candidates_of_row(n8, &sown, &mut visit);
-            }
-        }
-    }
+    triples_up_to(n8 - used, |x2, x1, x0| {
+        sown[2] = x2;
+        sown[1] = x1;
+        sown[0] = x0;
+        count += candidates_of_row(n8, &sown, &mut visit);
+    });
     count
 }
 

@@ -36,14 +36,15 @@ pub fn oware(args: &[&str]) -> (i32, String, String) {
 }
 
 /// Runs the `oware` program with `input` on its standard input: (exit code, stdout, stderr).
-pub fn oware_with_input(args: &[&str], input: &str) -> (i32, String, String) {
+/// `input` may be text or bytes (not UTF-8 ones too).
+pub fn oware_with_input(args: &[&str], input: impl AsRef<[u8]>) -> (i32, String, String) {
     use std::io::Write;
     let mut child = Command::new(OWARE).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run oware");
     // Fed from a thread while the output is read, so neither pipe fills up.
     let mut stdin = child.stdin.take().expect("stdin");
-    let input = input.to_string();
+    let input = input.as_ref().to_vec();
     let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
+        let _ = stdin.write_all(&input);
     });
     let out = child.wait_with_output().expect("wait for oware");
     feeder.join().expect("the feeder thread");

@@ -81,7 +81,7 @@ fn depths_are_added_to_a_built_database_and_rebuilt_when_missing_or_damaged() {
     assert_eq!(dtc10["max"], 69, "{dtc10}");
     // Built: one record per input line, null for value 0.
     let (code, out, err) =
-        crate::common::oware_with_input(&["query", "--dir", d, "--values-only", "--dtc", "--json"], &format!("{pos}\n0 0 0 0 0 0 0 0 0 0 0 0\n"));
+        crate::common::oware_with_input(&["query", "--dir", d, "--values-only", "--dtc", "--json"], format!("{pos}\n0 0 0 0 0 0 0 0 0 0 0 0\n"));
     assert_eq!(code, 0, "{err}");
     let records: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!((records[0]["value"].as_i64(), records[0]["dtc"].as_i64()), (Some(7), Some(1)), "{out}");
@@ -201,7 +201,7 @@ fn depths_asked_of_a_layer_without_values_report_the_missing_values() {
         }
     }
     // A batch names the kind in its error records.
-    let (code, out, _) = crate::common::oware_with_input(&["query", "--dir", d, "--values-only", "--dtc", "--json"], &format!("{nine}\n"));
+    let (code, out, _) = crate::common::oware_with_input(&["query", "--dir", d, "--values-only", "--dtc", "--json"], format!("{nine}\n"));
     assert_eq!(code, 4);
     let record: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(record["error"]["kind"], "layer_missing", "{out}");

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::common::OWARE;
+use crate::common::{oware_with_input, s, OWARE};
 
 /// Builds awari layers 0..=10 into `dir`.
 fn build(dir: &Path) {
@@ -449,23 +449,10 @@ fn won_positions_are_converted_by_play() {
     for fen in won_fens(tmp.path(), 20) {
         let c: Vec<&str> = fen.split('-').collect();
         let side_form = format!("S: {}  N: {}  S", c[..6].join(" "), c[6..12].join(" "));
-        let mut child = Command::new(OWARE)
-            .args(["play", "--computer", "nobody", "--movetime", "50", "--dir"])
-            .arg(tmp.path())
-            .args(["--from", &side_form, "--captured", &format!("{}:{}", c[12], c[13])])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all("best\n".repeat(1000).as_bytes());
-        });
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{fen}: {}", String::from_utf8_lossy(&out.stderr));
+        let captured = format!("{}:{}", c[12], c[13]);
+        let args = ["play", "--computer", "nobody", "--movetime", "50", "--dir", s(tmp.path()), "--from", &side_form, "--captured", &captured];
+        let (code, text, err) = oware_with_input(&args, "best\n".repeat(1000));
+        assert_eq!(code, 0, "{fen}: {err}");
         let last =
             text.lines().rev().find(|l| l.starts_with("final score")).unwrap_or_else(|| panic!("{fen}: no end: {}", &text[text.len().saturating_sub(2000)..]));
         assert!(last.ends_with("South wins"), "{fen}: {last}");

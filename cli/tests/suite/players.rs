@@ -7,9 +7,9 @@ use crate::common;
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use common::{oware, s, Server, SplitMix64};
+use common::{oware, oware_with_input, s, Server, SplitMix64};
 use oware::index::{layer_size, unrank_unchecked, LayerWalker};
 use oware::line::PvEnd;
 use oware::position::{house, Position, Side};
@@ -340,21 +340,8 @@ fn the_server_answers_the_api() {
 fn terminal_play_against_perfect_play() {
     let dir = awari12();
     let run = |input: &str, extra: &[&str]| {
-        let mut child = Command::new(crate::common::OWARE)
-            .args([&["play", "--dir", s(dir)][..], extra].concat())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = input.to_string();
-        let writer = std::thread::spawn(move || {
-            let _ = stdin.write_all(input.as_bytes());
-        });
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap();
-        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+        let (code, out, _) = oware_with_input(&[&["play", "--dir", s(dir)][..], extra].concat(), input);
+        (code, out)
     };
     let from = ["--from", "S: 0 0 0 1 2 1  N: 1 0 1 0 0 0  S", "--captured", "20:22"];
     let (code, out) = run("h\nE\nu\nzz\nbest\nq\n", &from);
@@ -375,21 +362,8 @@ fn terminal_play_against_perfect_play() {
 
 /// Runs `oware play ARGS` on the awari fixture with `input` on stdin: exit code and stdout.
 fn play(input: Vec<u8>, args: &[&str]) -> (i32, String) {
-    let mut child = Command::new(crate::common::OWARE)
-        .args([&["play", "--dir", s(awari12())][..], args].concat())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.code().unwrap_or(-1), format!("{text}{}", String::from_utf8_lossy(&out.stderr)))
+    let (code, out, err) = oware_with_input(&[&["play", "--dir", s(awari12())][..], args].concat(), input);
+    (code, format!("{out}{err}"))
 }
 
 #[test]
