@@ -99,6 +99,14 @@ pub fn copy_layers(from: &Path, rules: Ruleset, max: u32, to: &Path) {
     }
 }
 
+/// A temporary directory holding a private copy of `fixture(rules, max)` ([`copy_fixture`]),
+/// free to change; removed when dropped.
+pub fn private_fixture(rules: Ruleset, max: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_fixture(rules, max, dir.path());
+    dir
+}
+
 /// A private copy of `fixture(rules, max)` in `to` (the database directory; created if needed),
 /// for a test that changes or damages its layers: the same files a build of layers `0..=max`
 /// into `to` would leave, in a fraction of the time.

@@ -18,17 +18,11 @@ use oware::probe::{Database, MoveResult, Split};
 use oware::rules::GrandSlam;
 use oware::storage::{native_path, ValuesKind};
 use oware::{Board, Error, Position, Ruleset};
-use tempfile::TempDir;
 
 const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
 
-/// A private directory holding layers `0..=max_stones` of `rules` (a copy of the shared fixture,
-/// which the builder built once per test binary), free to change.
-fn build(rules: Ruleset, max_stones: u32) -> TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    common::copy_fixture(rules, max_stones, dir.path());
-    dir
-}
+// build(rules, max_stones): a private directory holding layers 0..=max_stones, free to change.
+use common::private_fixture as build;
 
 /// Awari layers 0..16, built once for the whole test binary (read-only).
 fn awari16() -> &'static Path {

@@ -51,6 +51,11 @@ pub fn oware_with_input(args: &[&str], input: impl AsRef<[u8]>) -> (i32, String,
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// Starts the `oware` program as a coprocess: its stdin and stdout piped, its stderr dropped.
+pub fn spawn_oware(args: &[&str]) -> std::process::Child {
+    Command::new(OWARE).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("run oware")
+}
+
 /// A temporary path as `&str` for command lines.
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 temp path")

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::common::{oware_with_input, s, OWARE};
+use crate::common::{oware_with_input, s, spawn_oware, OWARE};
 
 /// Builds awari layers 0..=10 into `dir`.
 fn build(dir: &Path) {
@@ -505,13 +505,7 @@ fn the_games_repetitions_are_scored_by_the_rules() {
 #[test]
 fn the_end_of_input_stops_a_search_within_a_second() {
     for go in ["go depth 99", "go depth 99999", "go wtime 18446744073709551615"] {
-        let mut child = Command::new(OWARE)
-            .args(["engine", "--dir", "/nonexistent/oware-test"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_oware(&["engine", "--dir", "/nonexistent/oware-test"]);
         let mut stdin = child.stdin.take().unwrap();
         writeln!(stdin, "position startpos\n{go}").unwrap();
         stdin.flush().unwrap();

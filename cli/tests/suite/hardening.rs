@@ -337,13 +337,7 @@ fn a_link_loop_in_place_of_a_layer_is_unreadable_not_absent() {
 fn every_batch_line_gets_one_record() {
     let t = tempfile::tempdir().unwrap();
     copy_fixture(AWARI, 4, t.path());
-    let mut child = bin()
-        .args(["query", "--json", "--max-plies", "3", "--dir", s(t.path())])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::common::spawn_oware(&["query", "--json", "--max-plies", "3", "--dir", s(t.path())]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     // A coprocess: write a line, read its record, and so on; a bad line must not stall it.
