@@ -4,7 +4,10 @@
 //! `cargo bench --bench serve` (or `scripts/bench-serve`), with the layers in `databases/`
 //! (`OWARE_DIR` to change it; `OWARE_BENCH_MAX` the highest layer sampled, default 20;
 //! `OWARE_BENCH_SECONDS` per measurement, default 10). It starts `target/release/oware serve`
-//! (`OWARE_BIN` to run another build) itself on a free port and prints one line per measurement.
+//! (`OWARE_BIN` to run another build) itself on a free port and prints one line per measurement:
+//! the requests per second, and the server's own CPU time per request (user and system, from
+//! `/proc`), which varies far less than the rate on a shared machine and is the figure to compare
+//! two builds by.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -64,9 +67,43 @@ fn positions(seed: u64, count: usize, max: u32) -> Vec<String> {
         .collect()
 }
 
+/// The CPU time (user and system) the process `pid` has used so far, in microseconds; `None`
+/// where `/proc` does not tell.
+fn cpu_micros(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks * 1e6 / clock_ticks())
+}
+
+/// Clock ticks per second of `/proc`'s times (`getconf CLK_TCK`; 100 where it does not answer).
+fn clock_ticks() -> f64 {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf").arg("CLK_TCK").output().ok().and_then(|o| String::from_utf8(o.stdout).ok()).and_then(|s| s.trim().parse().ok()).unwrap_or(100.0)
+    })
+}
+
+/// One measurement: requests per second, bytes received, and the server's CPU microseconds per
+/// request.
+struct Measured {
+    rps: f64,
+    bytes: usize,
+    cpu_per_request: Option<f64>,
+}
+
+impl Measured {
+    fn cpu(&self) -> String {
+        self.cpu_per_request.map_or_else(|| "server CPU unknown".into(), |us| format!("{us:>6.0} us server CPU each"))
+    }
+}
+
 /// Runs `clients` threads for `secs` seconds, each sending the requests `make(thread, k)`
-/// gives; returns requests per second and the bytes received.
-fn measure(port: u16, clients: usize, secs: f64, make: impl Fn(usize, usize) -> (String, String, String) + Sync) -> (f64, usize) {
+/// gives, against the server `pid` listening on `port`.
+fn measure(port: u16, pid: u32, clients: usize, secs: f64, make: impl Fn(usize, usize) -> (String, String, String) + Sync) -> Measured {
+    let cpu_before = cpu_micros(pid);
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(secs);
     let (done, bytes) = std::thread::scope(|s| {
@@ -89,7 +126,8 @@ fn measure(port: u16, clients: usize, secs: f64, make: impl Fn(usize, usize) -> 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     });
-    (done as f64 / start.elapsed().as_secs_f64(), bytes)
+    let cpu = cpu_micros(pid).zip(cpu_before).map(|(after, before)| after - before);
+    Measured { rps: done as f64 / start.elapsed().as_secs_f64(), bytes, cpu_per_request: cpu.map(|c| c / done.max(1) as f64) }
 }
 
 fn main() {
@@ -125,18 +163,19 @@ fn main() {
     assert!(up, "the server did not start");
     let pool = positions(1, 100_000, max);
     // Warm the page cache of the layers sampled.
-    let _ = measure(port, 2, 2.0, |t, k| ("GET".into(), format!("/api/v1/position?pits={}&max_plies=0", pool[(t * 50_000 + k) % pool.len()]), String::new()));
+    let pid = server.id();
+    let _ =
+        measure(port, pid, 2, 2.0, |t, k| ("GET".into(), format!("/api/v1/position?pits={}&max_plies=0", pool[(t * 50_000 + k) % pool.len()]), String::new()));
     println!("oware serve on layers 1..{max} of {dir}, {secs} s per line, {} cores", std::thread::available_parallelism().map_or(1, |n| n.get()));
     for clients in [1, 4, 16] {
-        let (rps, _) = measure(port, clients, secs, |t, k| {
+        let m = measure(port, pid, clients, secs, |t, k| {
             ("GET".into(), format!("/api/v1/position?pits={}&max_plies=0", pool[(t * 6151 + k) % pool.len()]), String::new())
         });
-        println!("single position, value and moves: {clients:>2} clients {rps:>9.0} requests/s");
+        println!("single position, value and moves: {clients:>2} clients {:>9.0} requests/s, {}", m.rps, m.cpu());
     }
     for clients in [1, 4] {
-        let (rps, _) =
-            measure(port, clients, secs, |t, k| ("GET".into(), format!("/api/v1/position?pits={}", pool[(t * 6151 + k) % pool.len()]), String::new()));
-        println!("single position with best line:   {clients:>2} clients {rps:>9.0} requests/s");
+        let m = measure(port, pid, clients, secs, |t, k| ("GET".into(), format!("/api/v1/position?pits={}", pool[(t * 6151 + k) % pool.len()]), String::new()));
+        println!("single position with best line:   {clients:>2} clients {:>9.0} requests/s, {}", m.rps, m.cpu());
     }
     let batches: Vec<String> = (0..50)
         .map(|i| {
@@ -146,14 +185,16 @@ fn main() {
         .collect();
     for (what, body_of) in [("full reports", ""), ("values only", ",\"values_only\":true")] {
         for clients in [1, 4] {
-            let (rps, bytes) = measure(port, clients, secs, |t, k| {
+            let m = measure(port, pid, clients, secs, |t, k| {
                 let b = &batches[(t * 7 + k) % batches.len()];
                 ("POST".into(), "/api/v1/positions".into(), format!("{}{body_of}}}", &b[..b.len() - 1]))
             });
             println!(
-                "batches of 1,000, {what:<12}: {clients:>2} clients {rps:>7.1} requests/s = {:>7.0} positions/s ({:.0} KB per answer)",
-                rps * 1000.0,
-                bytes as f64 / (rps * secs) / 1000.0
+                "batches of 1,000, {what:<12}: {clients:>2} clients {:>7.1} requests/s = {:>7.0} positions/s ({:.0} KB per answer), {}",
+                m.rps,
+                m.rps * 1000.0,
+                m.bytes as f64 / (m.rps * secs) / 1000.0,
+                m.cpu()
             );
         }
     }
