@@ -39,16 +39,16 @@ use crate::index::layer_size;
 /// The byte of a position of value 0 (no dtc).
 pub const NONE: u8 = 255;
 /// The byte of a depth of 254 or more: the depth is in the table of escaped depths.
-pub const ESCAPE: u8 = 254;
+pub(crate) const ESCAPE: u8 = 254;
 /// The greatest depth stored in the byte itself.
-pub const DIRECT_MAX: u16 = 253;
+pub(crate) const DIRECT_MAX: u16 = 253;
 /// Bytes of one escaped depth's record.
-pub const RECORD_LEN: u64 = 8;
+pub(crate) const RECORD_LEN: u64 = 8;
 const INDEX_BITS: u32 = 48;
 
 /// The byte that stores `depth` (`None`: the position's value is 0).
 #[inline]
-pub fn byte_of(depth: Option<u16>) -> u8 {
+pub(crate) fn byte_of(depth: Option<u16>) -> u8 {
     match depth {
         None => NONE,
         Some(d) if d <= DIRECT_MAX => d as u8,
@@ -58,18 +58,18 @@ pub fn byte_of(depth: Option<u16>) -> u8 {
 
 /// The record of an escaped depth.
 #[inline]
-pub fn record(index: u64, depth: u16) -> u64 {
+pub(crate) fn record(index: u64, depth: u16) -> u64 {
     index | (u64::from(depth) << INDEX_BITS)
 }
 
 /// The index and depth a record holds (the inverse of [`record`]).
 #[inline]
-pub fn split_record(r: u64) -> (u64, u16) {
+pub(crate) fn split_record(r: u64) -> (u64, u16) {
     (r & ((1 << INDEX_BITS) - 1), (r >> INDEX_BITS) as u16)
 }
 
 /// Payload bytes of layer `n`'s dtc with `escaped` escaped depths.
-pub fn payload_len(n: u32, escaped: u64) -> u64 {
+pub(crate) fn payload_len(n: u32, escaped: u64) -> u64 {
     layer_size(n) + RECORD_LEN * escaped + 8
 }
 
@@ -207,7 +207,7 @@ impl<'a> DtcPayload<'a> {
 
 /// The depths of a layer counted: positions per depth, and the escaped ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Entry `d`: positions of depth `d`.
     pub histogram: Vec<u64>,
     /// Depths of 254 or more.
@@ -223,7 +223,7 @@ pub struct Tally {
 /// # Errors
 /// The first fault found ([`BadDtc::ContradictsValue`], [`BadDtc::BadRecord`],
 /// [`BadDtc::NoRecord`]).
-pub fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc> {
+pub(crate) fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc> {
     const CHUNK: usize = 1 << 20;
     let bytes = payload.bytes();
     let parts: Vec<Result<(Vec<u64>, u64), BadDtc>> = bytes

@@ -58,17 +58,21 @@
 //! counting 0.
 
 #![warn(missing_docs)]
+// Every `pub` item is reachable from outside; the rest says `pub(crate)`.
+#![cfg_attr(not(test), warn(unreachable_pub))]
 
 // The library by the name the integration tests give it, for the test-support files they share
-// with its own tests (`src/solver/tests/solved.rs`).
+// with its own tests (`tests/common/`, included by `test_support`).
 #[cfg(test)]
 extern crate self as oware;
+#[cfg(test)]
+mod test_support;
 
 pub mod bounds;
 pub mod build;
-pub mod dtc;
+pub(crate) mod dtc;
 pub mod error;
-pub mod format;
+pub(crate) mod format;
 pub mod game;
 pub mod index;
 pub mod line;

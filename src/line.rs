@@ -265,7 +265,7 @@ pub(crate) struct LineSearch<'a, O: MoveOracle> {
 
 impl<'a, O: MoveOracle> LineSearch<'a, O> {
     /// A search over `oracle`'s values.
-    pub fn new(oracle: &'a O) -> Self {
+    pub(crate) fn new(oracle: &'a O) -> Self {
         LineSearch { oracle }
     }
 
@@ -274,7 +274,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
     ///
     /// # Errors
     /// As the oracle's [`MoveOracle::move_values`].
-    pub fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
+    pub(crate) fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
         if max_plies == 0 {
             let over = self.oracle.rules().moves(position.board()).ending().is_some();
             let end = if over { PvEnd::GameOver } else { PvEnd::PlyLimit };

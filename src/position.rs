@@ -259,7 +259,7 @@ impl Position {
     /// # Errors
     /// [`Error::InvalidPosition`] when the text is not two rows of six counts around one `/`, or
     /// the board holds more than 48 stones.
-    pub fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
+    pub(crate) fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
         let malformed = |reason| invalid(PositionError::Malformed { reason, excerpt: excerpt(text) });
         let (top, bottom) = text.split_once('/').ok_or_else(|| malformed("a drawn board needs its two rows separated by '/'"))?;
         if bottom.contains('/') {

@@ -22,7 +22,7 @@ use crate::sys::{disk_free, memory_available, same_file_system};
 /// (`0..=n - 2`; never layer `n - 1`), or, during the thresholds, their seed lists
 /// ([`list_bytes`]), whichever is larger. The output and the lower layers' files are mapped:
 /// file pages, which the system can write back or drop. Saturates instead of overflowing.
-pub fn memory_needed(n: u32) -> u64 {
+pub(crate) fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     working_memory(n).saturating_add(resident_lower(n).max(list_bytes(n)))
 }

@@ -327,7 +327,7 @@ pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dy
 
 /// The largest statistics file read (they are a few KiB): a larger one is not a statistics file
 /// this crate wrote, and is read as unreadable, not into memory.
-pub const MAX_STATS_BYTES: u64 = 1 << 20;
+pub(super) const MAX_STATS_BYTES: u64 = 1 << 20;
 
 /// The bytes of `path` when it is at most [`MAX_STATS_BYTES`] long and readable.
 fn read_small(path: &Path) -> Option<Vec<u8>> {

@@ -375,7 +375,7 @@ impl PackLayer {
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] past the layer's end; as [`get`](Self::get).
-    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
+    pub(crate) fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
         let n = self.header.stones;
         let end = start.saturating_add(out.len() as u64);
         if end > self.header.entries {
@@ -531,7 +531,7 @@ impl DtcPack {
     /// # Errors
     /// [`Error::Corrupt`] naming the first damaged block, a position coded deep without its
     /// record (or the reverse), or the payload checksum's mismatch.
-    pub fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
         let p = &self.0;
         let n = p.header.stones;
         let entries = p.header.entries as usize;

@@ -98,7 +98,7 @@ impl GameValues {
 
     /// The largest position [`value_now`](Self::value_now) waits for (31,824 positions a
     /// layer: tens of milliseconds with everything below).
-    pub const WAIT_STONES: u32 = 7;
+    pub(crate) const WAIT_STONES: u32 = 7;
 
     /// Values under `rules`, none solved yet.
     pub fn new(rules: Ruleset) -> GameValues {
@@ -133,7 +133,7 @@ impl GameValues {
     ///
     /// # Errors
     /// As [`value`](Self::value).
-    pub fn value_now(self: &Arc<Self>, board: &Board, mover: u32, opponent: u32) -> Result<GameValue> {
+    pub(crate) fn value_now(self: &Arc<Self>, board: &Board, mover: u32, opponent: u32) -> Result<GameValue> {
         self.value_with(board, mover, opponent, Some(self))
     }
 

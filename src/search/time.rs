@@ -14,11 +14,11 @@ pub const DEFAULT_MOVE_TIME: Duration = Duration::from_millis(2000);
 /// The shortest time a timed search is given, however little is left on the clock.
 pub const MIN_MOVE_TIME: Duration = Duration::from_millis(5);
 /// The moves the clock is shared between when `moves_to_go` is not given (or larger).
-pub const MOVES_TO_GO: u64 = 20;
+pub(crate) const MOVES_TO_GO: u64 = 20;
 /// A timed search begins another iteration only while at least this share of its time is
 /// left: an iteration takes about as long as all those before it, so one begun later would
 /// most likely be cut short and wasted.
-pub const NEXT_ITERATION_SHARE: f64 = 0.45;
+pub(crate) const NEXT_ITERATION_SHARE: f64 = 0.45;
 
 /// The side to move's clock, as a UCI `go` gives it: milliseconds left and added each move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

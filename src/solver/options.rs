@@ -12,7 +12,7 @@ use super::work::WorkModel;
 use crate::solver::spill::Checkpoint;
 
 /// Limits of an out-of-core solve: how much of each kind of data may be resident at once.
-pub struct OutOfCore<'a> {
+pub(crate) struct OutOfCore<'a> {
     /// Positions per part (rounded to a multiple of [`CHUNK`](super::CHUNK)); the part's state
     /// takes one byte per position.
     pub part_len: u64,
@@ -35,7 +35,7 @@ pub struct OutOfCore<'a> {
 
 /// Options of [`solve_layer_with`](super::solve_layer_with).
 #[derive(Default)]
-pub struct SolveOptions<'a> {
+pub(crate) struct SolveOptions<'a> {
     /// Solve out of core within these limits (`None`: the whole state in memory).
     pub out_of_core: Option<OutOfCore<'a>>,
     /// Save progress here at phase boundaries, and resume from it when it is valid.
@@ -70,7 +70,7 @@ pub struct SolveOptions<'a> {
 }
 
 /// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.
-pub struct Share<'a> {
+pub(crate) struct Share<'a> {
     /// The ranks and their transport.
     pub cluster: &'a dyn Cluster,
     /// This rank's own scratch directory (outbox buckets; out of core also the state and the

@@ -26,7 +26,7 @@ use std::time::Instant;
 use super::facts::check_facts;
 use super::manifest;
 use super::options::{VerifyObserver, VerifyOptions};
-pub use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
+pub(super) use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
 use crate::verify::companion::verify_companions;

@@ -54,10 +54,11 @@ pub use directory::verify_directory;
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
 pub use facts::{check_facts, FactReport, FactStatus};
-pub use grouped::{marks_bytes, source_groups, verify_within};
+pub(crate) use grouped::{marks_bytes, verify_within};
 pub use options::{NoObserver, VerifyObserver, VerifyOptions};
 pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
-pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
+pub(crate) use values::{derive_value, verify_values};
+pub use values::{verify_layer, LayerReport, Mismatch};
 
 use std::ops::Range;
 
@@ -77,3 +78,6 @@ const CHUNK: u64 = 1 << 16;
 pub(crate) fn layers_needed(n: u32) -> Range<u32> {
     0..n.saturating_sub(1)
 }
+
+#[cfg(test)]
+mod tests;

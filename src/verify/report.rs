@@ -175,7 +175,7 @@ impl DirectoryReport {
     }
 
     /// The entries of the files of kind `kind` beside the values.
-    pub fn companions_of(&self, kind: FileContent) -> impl Iterator<Item = &CompanionEntry> {
+    pub(crate) fn companions_of(&self, kind: FileContent) -> impl Iterator<Item = &CompanionEntry> {
         self.companions.iter().filter(move |e| e.kind == kind)
     }
 

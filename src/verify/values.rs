@@ -25,7 +25,7 @@ use crate::storage::Layer;
 /// # Panics
 /// When a needed layer is absent from `lower` or too short (a programming error).
 #[inline]
-pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lower: &[&[i8]]) -> i8 {
+pub(crate) fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lower: &[&[i8]]) -> i8 {
     let moves = rules.moves(board);
     if let Some(ending) = moves.ending() {
         return ending;
@@ -130,7 +130,7 @@ pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progr
 /// [`Error::Usage`] when `n > 48`, `this` or a needed lower layer has the wrong length, or a
 /// needed lower layer is not given. Nothing in the stored values (any byte is accepted) makes
 /// this function fail or panic: bad values are mismatches.
-pub fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
+pub(crate) fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
     check_given(n, this, lower)?;
     let size = layer_size(n);
     let start = Instant::now();

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use oware::format::PAYLOAD_OFFSET;
+use oware::storage::PAYLOAD_OFFSET;
 use oware::index::{layer_size, unrank_unchecked};
 use oware::line::{PrincipalVariation, PvEnd};
 use oware::probe::{Database, MoveResult, MoveValue};

@@ -9,7 +9,7 @@ use crate::common;
 use common::{copy_fixture, oware, s};
 use std::path::{Path, PathBuf};
 
-use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::progress::NoProgress;
 use oware::rules::GrandSlam;
@@ -29,7 +29,7 @@ fn board_text(b: &Board) -> String {
 
 /// Verifies every layer 0..=max with the library; returns the total positions checked.
 fn verify_all(rules: Ruleset, max: u32, dir: &Path) -> u64 {
-    let layers: Vec<Layer> = (0..=max).map(|n| Layer::open_native(dir, rules, n, true).expect("intact")).collect();
+    let layers: Vec<Layer> = (0..=max).map(|n| oware::storage::DatabaseDir::native(dir, rules).unwrap().open_layer(n, true).expect("intact")).collect();
     let values: Vec<&[i8]> = layers.iter().map(|l| l.values()).collect();
     let mut total = 0;
     for n in 0..=max {
@@ -56,7 +56,7 @@ fn verify_passes_on_built_databases() {
     assert_eq!(verify_all(abapa, 8, dir), (0..=8).map(layer_size).sum::<u64>());
 
     // Facts: what layers 0..10 cover passes, the rest is not checkable (with the reason).
-    let layers: Vec<Layer> = (0..=10).map(|n| Layer::open_native(dir, Ruleset::Awari, n, true).unwrap()).collect();
+    let layers: Vec<Layer> = (0..=10).map(|n| oware::storage::DatabaseDir::native(dir, Ruleset::Awari).unwrap().open_layer(n, true).unwrap()).collect();
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| Some(l.values())).collect();
     let facts = check_facts(Ruleset::Awari, &values);
     let status = |id: &str| facts.iter().find(|f| f.id == id).map(|f| (f.status, f.detail.clone())).unwrap();
@@ -145,7 +145,7 @@ fn a_changed_value_is_found_with_its_layer_and_position() {
     file[..HEADER_LEN].copy_from_slice(&Header::new(Ruleset::Awari, n, sum).encode());
     std::fs::write(&path, &file).unwrap();
 
-    let layers: Vec<Layer> = (0..=n).map(|m| Layer::open_native(dir, Ruleset::Awari, m, true).expect("checksum now agrees")).collect();
+    let layers: Vec<Layer> = (0..=n).map(|m| oware::storage::DatabaseDir::native(dir, Ruleset::Awari).unwrap().open_layer(m, true).expect("checksum now agrees")).collect();
     let values: Vec<&[i8]> = layers.iter().map(|l| l.values()).collect();
     let r = verify_layer(Ruleset::Awari, n, &layers[n as usize], &values[..n as usize], &NoProgress).unwrap();
     assert_eq!(r.checked, layer_size(n));
