@@ -53,12 +53,14 @@ pub(crate) use companion::verify_companion;
 pub use directory::verify_directory;
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
-pub use facts::{check_facts, FactReport, FactStatus};
+#[cfg(test)]
+use facts::check_facts;
+pub use facts::{FactReport, FactStatus};
 pub(crate) use grouped::{marks_bytes, verify_within};
 pub use options::{NoObserver, VerifyObserver, VerifyOptions};
 pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
 pub(crate) use values::{derive_value, verify_values};
-pub use values::{verify_layer, LayerReport, Mismatch};
+pub use values::{LayerReport, Mismatch};
 
 use std::ops::Range;
 

@@ -1,5 +1,6 @@
-//! The verifier as a library: every changed value is found in memory, and the directory policy
-//! (`verify_directory`) reports its entries, outcome and precedence. (`oware verify` on built
+//! The verifier as a library: every changed value is found in memory, built layers verify and
+//! the published facts they cover pass, and the directory policy (`verify_directory`) reports its
+//! entries, outcome and precedence. (`oware verify` on built
 //! and damaged databases is the program's tests: `cli/tests/suite/verify_cli.rs`.)
 
 use crate::test_support as common;
@@ -154,4 +155,61 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     let mut log = Log(Vec::new(), false);
     let e = verify_directory(&DatabaseDir::native(empty.path(), Ruleset::Awari).unwrap(), &VerifyOptions::default(), &mut log).unwrap_err();
     assert!(matches!(e, crate::Error::LayerMissing { layer: 0, .. }) && log.0.is_empty());
+}
+
+/// Verifies every layer 0..=max with the library; returns the total positions checked.
+fn verify_all(rules: Ruleset, max: u32, dir: &std::path::Path) -> u64 {
+    let layers: Vec<Layer> = (0..=max).map(|n| DatabaseDir::native(dir, rules).unwrap().open_layer(n, true).expect("intact")).collect();
+    let values: Vec<&[i8]> = layers.iter().map(|l| l.values()).collect();
+    let mut total = 0;
+    for n in 0..=max {
+        let r = verify_values(rules, n, layers[n as usize].values(), &values[..n as usize], &NoProgress).expect("verify");
+        assert_eq!(r.layer, n);
+        assert_eq!(r.checked, layer_size(n));
+        assert_eq!(r.mismatches, 0, "{rules} layer {n}: {:?}", r.first_mismatches);
+        assert!(r.is_ok() && r.first_mismatches.is_empty());
+        total += r.checked;
+    }
+    total
+}
+
+#[test]
+fn built_databases_verify_and_the_facts_they_cover_pass() {
+    use crate::rules::{Board, GrandSlam};
+    use crate::verify::{check_facts, FactStatus};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    copy_fixture(Ruleset::Awari, 10, dir);
+    copy_fixture(Ruleset::Abapa(GrandSlam::NoCapture), 8, dir);
+    let abapa = Ruleset::Abapa(GrandSlam::NoCapture);
+
+    assert_eq!(verify_all(Ruleset::Awari, 10, dir), (0..=10).map(layer_size).sum::<u64>());
+    assert_eq!(verify_all(abapa, 8, dir), (0..=8).map(layer_size).sum::<u64>());
+
+    // Facts: what layers 0..10 cover passes, the rest is not checkable (with the reason).
+    let layers: Vec<Layer> = (0..=10).map(|n| DatabaseDir::native(dir, Ruleset::Awari).unwrap().open_layer(n, true).unwrap()).collect();
+    let values: Vec<Option<&[i8]>> = layers.iter().map(|l| Some(l.values())).collect();
+    let facts = check_facts(Ruleset::Awari, &values);
+    let status = |id: &str| facts.iter().find(|f| f.id == id).map(|f| (f.status, f.detail.clone())).unwrap();
+    assert_eq!(status("layer-size-formula").0, FactStatus::Passed);
+    assert_eq!(status("layer-entry-counts").0, FactStatus::Passed);
+    assert!(status("layer-entry-counts").1.contains("644,826"), "{}", status("layer-entry-counts").1);
+    assert_eq!(status("layer-1-values").0, FactStatus::Passed);
+    let (st, why) = status("published-position");
+    assert_eq!(st, FactStatus::NotCheckable);
+    assert!(why.contains("layers 13, 16") && why.contains("0..16"), "{why}");
+    assert!(facts.iter().any(|f| f.id == "published-position" && f.statement.contains("16 stones")));
+    let (st, why) = status("start-position");
+    assert_eq!(st, FactStatus::NotCheckable);
+    assert!(why.contains("layer 48"), "{why}");
+
+    // A wrong layer-1 value is a failed fact.
+    let mut l1 = values[1].unwrap().to_vec();
+    let mut lone: Board = [0; 12];
+    lone[5] = 1;
+    l1[crate::index::rank(&lone).unwrap() as usize] = 1;
+    let mut altered = values.clone();
+    altered[1] = Some(&l1);
+    let f = check_facts(Ruleset::Awari, &altered);
+    assert_eq!(f.iter().find(|f| f.id == "layer-1-values").unwrap().status, FactStatus::Failed);
 }

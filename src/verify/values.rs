@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome as Move, Ruleset, PITS};
-use crate::storage::Layer;
 
 /// The value of `board` (layer `n`) derived from its children's stored values.
 ///
@@ -91,17 +90,6 @@ impl LayerReport {
     pub fn positions_per_second(&self) -> f64 {
         self.checked as f64 / self.seconds.max(1e-9)
     }
-}
-
-/// Re-derives every position of `this` (layer `n`) from its children: see [`verify_values`].
-///
-/// # Errors
-/// [`Error::Usage`] when `this` is not layer `n`, and as [`verify_values`].
-pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
-    if this.stones() != n {
-        return Err(Error::Usage(format!("{} holds layer {}, not layer {n}", this.path().display(), this.stones())));
-    }
-    verify_values(rules, n, this.values(), lower, progress)
 }
 
 /// Re-derives every position of layer `n` from its children's stored values and compares.
