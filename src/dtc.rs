@@ -78,14 +78,14 @@ pub(crate) fn payload_len(n: u32, escaped: u64) -> u64 {
 /// Invariant: `bytes` holds one byte per position of the layer; `records` a multiple of
 /// [`RECORD_LEN`] bytes.
 #[derive(Clone, Copy, Debug)]
-pub struct DtcPayload<'a> {
+pub(crate) struct DtcPayload<'a> {
     bytes: &'a [u8],
     records: &'a [u8],
 }
 
 /// What is wrong with a dtc payload or one of its entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadDtc {
+pub(crate) enum BadDtc {
     /// The payload's length disagrees with its count of escaped depths.
     Length {
         /// Its length.
@@ -143,7 +143,7 @@ impl<'a> DtcPayload<'a> {
     ///
     /// # Errors
     /// [`BadDtc::Length`] when its length disagrees with its last 8 bytes.
-    pub fn new(n: u32, payload: &'a [u8]) -> Result<DtcPayload<'a>, BadDtc> {
+    pub(crate) fn new(n: u32, payload: &'a [u8]) -> Result<DtcPayload<'a>, BadDtc> {
         let size = layer_size(n);
         let len = payload.len() as u64;
         let escaped = match payload.len().checked_sub(8) {
@@ -157,17 +157,17 @@ impl<'a> DtcPayload<'a> {
     }
 
     /// One byte per position ([`byte_of`]).
-    pub fn bytes(&self) -> &'a [u8] {
+    pub(crate) fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// The number of escaped depths.
-    pub fn escaped(&self) -> u64 {
+    pub(crate) fn escaped(&self) -> u64 {
         self.records.len() as u64 / RECORD_LEN
     }
 
     /// Escaped record `k`: (index, depth).
-    pub fn escaped_record(&self, k: u64) -> (u64, u16) {
+    pub(crate) fn escaped_record(&self, k: u64) -> (u64, u16) {
         let at = (k * RECORD_LEN) as usize;
         split_record(u64::from_le_bytes(self.records[at..at + 8].try_into().expect("8 bytes")))
     }
@@ -182,7 +182,7 @@ impl<'a> DtcPayload<'a> {
     /// # Panics
     /// When `i` is not an index of the layer.
     #[inline]
-    pub fn get(&self, i: u64) -> Result<Option<u16>, BadDtc> {
+    pub(crate) fn get(&self, i: u64) -> Result<Option<u16>, BadDtc> {
         match self.bytes[i as usize] {
             NONE => Ok(None),
             ESCAPE => self.escaped_depth(i).map(Some).ok_or(BadDtc::NoRecord { index: i }),
@@ -209,9 +209,9 @@ impl<'a> DtcPayload<'a> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tally {
     /// Entry `d`: positions of depth `d`.
-    pub histogram: Vec<u64>,
+    pub(crate) histogram: Vec<u64>,
     /// Depths of 254 or more.
-    pub escaped: u64,
+    pub(crate) escaped: u64,
 }
 
 /// Counts the depths of a layer's dtc payload and checks every entry against the layer's

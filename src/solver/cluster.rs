@@ -26,15 +26,15 @@ use crate::solver::spill::Inboxes;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Received<T> {
     /// Elements from rank 0, then from rank 1, ...
-    pub data: Vec<T>,
+    pub(crate) data: Vec<T>,
     /// Elements from each rank (index: source rank).
-    pub counts: Vec<usize>,
+    pub(crate) counts: Vec<usize>,
 }
 
 impl<T> Received<T> {
     /// The elements received from rank `source`.
     #[cfg(test)]
-    pub fn from(&self, source: usize) -> &[T] {
+    pub(crate) fn from(&self, source: usize) -> &[T] {
         let start: usize = self.counts[..source].iter().sum();
         &self.data[start..start + self.counts[source]]
     }
@@ -79,11 +79,11 @@ pub(crate) trait Cluster {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ownership {
     /// Positions of the layer.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Positions per rank (the last rank may own fewer, or none).
-    pub per: u64,
+    pub(crate) per: u64,
     /// Number of ranks.
-    pub ranks: usize,
+    pub(crate) ranks: usize,
 }
 
 impl Ownership {
@@ -161,13 +161,13 @@ pub(super) fn ask_owners<T: Sync>(
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Traffic {
     /// Bytes this rank sent to other ranks (what it sent itself is not counted).
-    pub bytes_sent: u64,
+    pub(crate) bytes_sent: u64,
     /// Bytes it received from other ranks.
-    pub bytes_received: u64,
+    pub(crate) bytes_received: u64,
     /// Collective operations it took part in.
-    pub operations: u64,
+    pub(crate) operations: u64,
     /// Seconds spent inside them (waiting for slower ranks included).
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// A [`Cluster`] that counts the traffic of another one.
@@ -288,7 +288,7 @@ struct Shared {
 /// One rank of a cluster of threads in this process ([`ThreadCluster::new`]): the distributed
 /// algorithm with the transport replaced by shared memory, for tests. Each rank must run on its
 /// own thread (outside any rayon pool, since the operations block).
-pub struct ThreadCluster {
+pub(crate) struct ThreadCluster {
     rank: usize,
     size: usize,
     shared: Arc<Shared>,
@@ -297,7 +297,7 @@ pub struct ThreadCluster {
 #[cfg(test)]
 impl ThreadCluster {
     /// The `ranks` ranks of a new cluster, in rank order.
-    pub fn new(ranks: usize) -> Vec<ThreadCluster> {
+    pub(crate) fn new(ranks: usize) -> Vec<ThreadCluster> {
         let ranks = ranks.max(1);
         fn slots<T>(ranks: usize) -> Mutex<Vec<Vec<Vec<T>>>> {
             Mutex::new((0..ranks).map(|_| (0..ranks).map(|_| Vec::new()).collect()).collect())
@@ -308,7 +308,7 @@ impl ThreadCluster {
     }
 
     /// Marks the cluster broken: this rank will take part in no more operations.
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         self.shared.broken.store(true, Relaxed);
     }
 

@@ -349,9 +349,9 @@ fn append(path: &Path, blocks: &mut [&mut [u64]]) -> Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Progress {
     /// The exits pass is done for positions `0..exits_done`.
-    pub exits_done: u64,
+    pub(crate) exits_done: u64,
     /// Thresholds `n, n-1, ..., next_threshold + 1` are done (`n` when none is).
-    pub next_threshold: u32,
+    pub(crate) next_threshold: u32,
 }
 
 const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
@@ -389,9 +389,9 @@ pub(crate) enum Unusable {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Contents {
     /// Bytes of state (uncompressed).
-    pub payload: u64,
+    pub(crate) payload: u64,
     /// [`exits_hash`] of the best exits kept outside the checkpoint (0: none kept outside).
-    pub exits_hash: u64,
+    pub(crate) exits_hash: u64,
 }
 
 /// The hash of best exits kept outside a checkpoint (in the output file the layer is written

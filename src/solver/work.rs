@@ -103,14 +103,14 @@ impl WorkModel {
 
     /// All the units of the layer, [`WorkModel::check`] included.
     #[cfg(test)]
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.exits(self.size) + self.thresholds.iter().sum::<u64>() + self.draws(self.size) + self.check()
     }
 }
 
 /// Total work units of solving layer `n` with the generic model ([`WorkModel::new`]).
 #[cfg(test)]
-pub fn work_units(n: u32) -> u64 {
+pub(crate) fn work_units(n: u32) -> u64 {
     WorkModel::new(n, None).total()
 }
 

@@ -360,7 +360,7 @@ impl Layer<BoundsKind> {
 
 impl Layer<DtcKind> {
     /// The payload, split into its parts.
-    pub fn payload(&self) -> DtcPayload<'_> {
+    pub(crate) fn payload(&self) -> DtcPayload<'_> {
         DtcPayload::new(self.stones(), self.bytes()).expect("checked when opened")
     }
 }
