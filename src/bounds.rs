@@ -276,7 +276,7 @@ pub(crate) fn byte_range(n: u32, range: std::ops::Range<u64>) -> std::ops::Range
 
 /// What a layer's bounds say beside its values (`tally`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Positions whose final split is forced (`gM + gN = n`).
     pub forced: u64,
     /// Positions whose even-split value lies strictly inside the bounds

@@ -223,7 +223,7 @@ fn term(t: &Tables, k: usize, z: usize, rem: usize, x: usize) -> u64 {
 /// rank is a sum of per-pit terms, and the terms of the pits a board shares with the base, in
 /// the same state, are the base's.
 #[derive(Clone, Debug)]
-pub struct RankBase {
+pub(crate) struct RankBase {
     /// `above[k]`: the terms of pits `11..k + 1`, summed.
     above: [u64; PITS],
     /// `rem[k]`: the stones the base leaves for pits `k..0`.
@@ -237,7 +237,7 @@ impl RankBase {
     ///
     /// Cost: one rank ([`rank_unchecked`]).
     #[inline]
-    pub fn new(base: &Board) -> RankBase {
+    pub(crate) fn new(base: &Board) -> RankBase {
         let t = tables();
         let mut r = RankBase { above: [0; PITS], rem: [0; PITS], zero: [0; PITS] };
         let mut rem: usize = base.iter().map(|&c| c as usize).sum();
@@ -271,7 +271,7 @@ impl RankBase {
     /// Cost: one term per pit of `lo..=hi` (a full rank is eleven). Outside its contract it
     /// may panic or return a meaningless number (never undefined behaviour).
     #[inline]
-    pub fn rank_changed(&self, board: &Board, lo: usize, hi: usize) -> Option<u64> {
+    pub(crate) fn rank_changed(&self, board: &Board, lo: usize, hi: usize) -> Option<u64> {
         debug_assert!(lo <= ROW && lo <= hi && hi < PITS, "changed pits {lo}..={hi}");
         let t = tables();
         let mut idx = self.above[hi];

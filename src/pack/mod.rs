@@ -36,7 +36,9 @@ mod codec;
 mod read;
 mod write;
 
-pub use read::{DtcPack, PackLayer};
+pub(crate) use read::DtcPack;
+
+pub use read::PackLayer;
 pub use write::{pack, PackOptions, PackedLayer};
 
 /// Magic bytes at the start of every pack file.
