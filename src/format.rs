@@ -42,7 +42,7 @@ pub struct Header {
     /// Number of positions; always `layer_size(stones)`.
     pub entries: u64,
     /// What the payload holds: values (`VALUE_EXACT_I8`), bounds ([`BOUNDS_TRIANGULAR`]) or
-    /// depths to capture ([`DTC_U8_ESCAPED`]).
+    /// depths to capture (`DTC_U8_ESCAPED`).
     pub encoding: u32,
     /// XXH3-64 of the payload bytes.
     pub payload_checksum: u64,

@@ -231,7 +231,7 @@ pub struct LayerPlan {
     /// In memory: bytes the thresholds' seed lists may take.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_bytes: Option<u64>,
-    /// Bytes of memory building it needs ([`memory_needed`] in memory, less the lower layers
+    /// Bytes of memory building it needs (`memory_needed` in memory, less the lower layers
     /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
     /// out).
     pub memory_bytes: u64,

@@ -338,7 +338,7 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// Reads the statistics file of a layer, if present, a regular file, readable and at most
-/// [`MAX_STATS_BYTES`] long.
+/// `MAX_STATS_BYTES` (1 MiB) long.
 pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
     let path = crate::storage::stats_path(dir, rules, n);
     if !std::fs::metadata(&path).ok()?.is_file() {

@@ -151,7 +151,7 @@ pub struct MoveValue {
     /// The move's value for the mover: `captured - v(child)`, or the game's final value for an
     /// ending move. The position's value is the largest of its moves' values.
     pub value: i8,
-    /// The depth to capture after the move ([`crate::dtc`]): 0 when the move captures or ends
+    /// The depth to capture after the move (`docs/dtc.md`): 0 when the move captures or ends
     /// the game, else the child's depth; `None` when the child's value is 0 or its layer has no
     /// dtc file. A position's depth is 1 + the least (winner) or greatest (loser) of its
     /// value-keeping moves' depths.

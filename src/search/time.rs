@@ -1,5 +1,5 @@
 //! Time management, all of it: how long a move gets from a game's clock ([`TimeControl`]), and
-//! whether a timed search begins another iteration (`starts_iteration`, with [`NEXT_ITERATION_SHARE`]).
+//! whether a timed search begins another iteration (`starts_iteration`, with `NEXT_ITERATION_SHARE`).
 //!
 //! The rules are simple ones that hold up in play against other engines (`docs/engine.md`):
 //! a fixed time when one is given; else a share of the clock, a twentieth of what is left (or
@@ -62,7 +62,7 @@ impl TimeControl {
 }
 
 /// Whether a search given `move_time`, with `left` of it left, begins another iteration
-/// ([`NEXT_ITERATION_SHARE`]).
+/// (`NEXT_ITERATION_SHARE`).
 pub(super) fn starts_iteration(move_time: Duration, left: Duration) -> bool {
     left >= move_time.mul_f64(NEXT_ITERATION_SHARE)
 }

@@ -128,7 +128,15 @@ pub(crate) fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mu
 ///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer has the wrong length.
-pub(crate) fn solve_share(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: &Share) -> Result<()> {
+pub(crate) fn solve_share(
+    rules: Ruleset,
+    n: u32,
+    lower: &[&[i8]],
+    out: &mut [u8],
+    progress: &dyn Progress,
+    options: &SolveOptions,
+    share: &Share,
+) -> Result<()> {
     solve(rules, n, lower, out, progress, options, Some(share))
 }
 

@@ -44,7 +44,7 @@ pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'stati
     #[doc(hidden)]
     const PACKED: bool;
 
-    /// What one position's entry reads as: its value (`i8`), its [`Bounds`], or its depth to
+    /// What one position's entry reads as: its value (`i8`), its [`Bounds`](crate::bounds::Bounds), or its depth to
     /// capture (`None` for a position of value 0).
     type Entry;
     /// What the reads need to know of an opened file beyond its header: the codec of the
@@ -99,7 +99,7 @@ pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'stati
     fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<Self>>;
 }
 
-/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`] of
+/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`](crate::pack::PackLayer) of
 /// values, a [`PackedDtc`] of depths).
 pub trait PackedTable: Send + Sync + std::fmt::Debug {
     /// What one position's entry reads as.

@@ -129,7 +129,7 @@ pub fn render(entries: &[Entry]) -> String {
 ///
 /// # Errors
 /// [`Error::Corrupt`] (naming the line) for a line that is not `HEX  RULES/layer-NN.owpk`, or a
-/// manifest over [`MAX_MANIFEST_BYTES`]; [`Error::NotAFile`] when `SHA256SUMS` is not a regular
+/// manifest over `MAX_MANIFEST_BYTES` (1 MiB); [`Error::NotAFile`] when `SHA256SUMS` is not a regular
 /// file; [`Error::Io`] when it cannot be read.
 pub fn read(dir: &Path) -> Result<Option<Vec<Entry>>> {
     let path = dir.join(MANIFEST);

@@ -11,9 +11,9 @@ use common::SplitMix64;
 
 use std::path::Path;
 
-use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::Ruleset;
 use oware::storage::{native_path, DatabaseDir, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::Error;
 
 #[test]

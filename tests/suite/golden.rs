@@ -34,7 +34,8 @@ fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
 
     (0..=MAX_LAYER)
         .map(|n| {
-            let layer = DatabaseDir::native(dir, rules).unwrap().open_layer::<ValuesKind>(n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
+            let layer =
+                DatabaseDir::native(dir, rules).unwrap().open_layer::<ValuesKind>(n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
             layer.header().expect("a native layer has a header").payload_checksum
         })
         .collect()

@@ -8,10 +8,10 @@ use crate::common;
 
 use common::{brute_force_layer, built_on_two, decode, oware, s};
 use oware::bounds::{Bounds, Codec};
-use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::layer_size;
 use oware::rules::{GrandSlam, Ruleset};
 use oware::storage::{native_path, BoundsKind, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use std::path::Path;
 use std::process::Command;
 

@@ -6,10 +6,10 @@ use crate::common::{oware, s};
 
 use std::path::Path;
 
-use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::{for_each_predecessor, Board, GrandSlam, Ruleset};
 use oware::storage::{native_path, DtcKind, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 
 const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
 

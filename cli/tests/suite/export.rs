@@ -7,9 +7,9 @@ use common::{copy_fixture, oware, s};
 use std::path::Path;
 
 use oware::build::read_stats;
-use oware::storage::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
+use oware::storage::PAYLOAD_OFFSET;
 use oware::storage::{native_path, vu_path, ValuesKind};
 use oware::Ruleset;
 use serde_json::Value;

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{copy_fixture, oware, s};
-use oware::storage::{Header, HEADER_LEN};
 use oware::storage::{native_path, ValuesKind};
+use oware::storage::{Header, HEADER_LEN};
 use oware::Ruleset;
 
 const AWARI: Ruleset = Ruleset::Awari;

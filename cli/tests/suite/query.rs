@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use oware::build::{self, BuildConfig, Silent};
-use oware::storage::PAYLOAD_OFFSET;
 use oware::line::PvEnd;
 use oware::probe::Database;
 use oware::rules::GrandSlam;
+use oware::storage::PAYLOAD_OFFSET;
 use oware::storage::{native_path, vu_path, ValuesKind};
 use oware::{Error, Position, Ruleset};
 use serde_json::Value;

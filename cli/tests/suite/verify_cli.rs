@@ -8,11 +8,11 @@ use crate::common;
 use common::{copy_fixture, oware, s};
 use std::path::PathBuf;
 
-use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::GrandSlam;
 use oware::rules::{for_each_predecessor, Board};
 use oware::storage::{native_path, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::Ruleset;
 
 // Header field offsets of docs/FORMAT.md / src/format.rs (ruleset id and stone count, u32 LE).

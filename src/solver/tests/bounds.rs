@@ -11,8 +11,8 @@ use crate::test_support as common;
 
 use std::collections::HashMap;
 
-use common::{brute_force_layer, built, built_on_two, decode, simple_moves, SimpleOutcome};
 use crate::rules::{Board, Ruleset};
+use common::{brute_force_layer, built, built_on_two, decode, simple_moves, SimpleOutcome};
 
 type RefLayer = (HashMap<Board, usize>, Vec<(u8, u8)>);
 

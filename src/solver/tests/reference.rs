@@ -11,12 +11,12 @@ use crate::test_support as common;
 
 use std::collections::HashMap;
 
-use common::{brute_force_layer, build_in, files_equal, fixture, simple_moves, SimpleOutcome};
-use crate::storage::DatabaseDir;
-use crate::solver::solve_layer;
 use crate::index::layer_size;
 use crate::progress::NoProgress;
 use crate::rules::{Board, Ruleset};
+use crate::solver::solve_layer;
+use crate::storage::DatabaseDir;
+use common::{brute_force_layer, build_in, files_equal, fixture, simple_moves, SimpleOutcome};
 
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.
 fn reference_layer(rules: Ruleset, n: u32, lower: &[(HashMap<Board, usize>, Vec<i8>)]) -> (HashMap<Board, usize>, Vec<i8>) {
