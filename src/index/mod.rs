@@ -6,7 +6,7 @@
 //!
 //! Ranking walks the key from its most significant pit down, adding for each pit the number of
 //! boards of the layer that agree on the pits already placed and hold fewer stones in this one.
-//! Those counts come from prefix-summed tables built once ([`tables`]), so `rank` is two table
+//! Those counts come from prefix-summed tables built once (`tables`), so `rank` is two table
 //! lookups per pit without a branch, and `unrank` a branch-free count over a short window of one
 //! table row per pit. [`LayerWalker`] steps through a layer in index order without ranking at all.
 
@@ -83,7 +83,7 @@ const fn layer_size_formula(n: u32) -> u64 {
 ///
 /// `low` is nondecreasing and starts with `PAD` zeros, so `unrank` can compare a fixed window of
 /// entries below any position. Rows are 64 entries long so that `z` selects a row by a shift.
-pub struct Tables {
+pub(crate) struct Tables {
     top: [[[u64; ROWLEN]; 2]; PITS],
     low: [[[u64; ROWLEN]; 2]; PITS],
 }
@@ -110,7 +110,7 @@ fn ways(k: usize, u: usize) -> u64 {
 /// The tables, built on first use (a few microseconds) and shared by every thread.
 ///
 /// Cost: one atomic load after the first call; the tables take 24 KiB.
-pub fn tables() -> &'static Tables {
+pub(crate) fn tables() -> &'static Tables {
     static T: OnceLock<Box<Tables>> = OnceLock::new();
     T.get_or_init(|| {
         let mut t = Box::new(Tables { top: [[[0; ROWLEN]; 2]; PITS], low: [[[0; ROWLEN]; 2]; PITS] });
@@ -182,7 +182,7 @@ pub fn rank(board: &Board) -> Result<u64> {
 /// (about 10 ns). A board with at most 48 stones but a full opponent row gives a meaningless
 /// number (no panic, no undefined behaviour); a board with more than 48 stones may panic.
 #[inline]
-pub fn rank_unchecked(board: &Board) -> u64 {
+pub(crate) fn rank_unchecked(board: &Board) -> u64 {
     let t = tables();
     let mut rem: usize = board.iter().map(|&c| c as usize).sum();
     let mut idx = 0u64;
@@ -362,7 +362,7 @@ const LANES: usize = 8;
 /// leaves), so it waits on its own latency; eight independent chains overlap, and on this
 /// project's machine an index took about a third of the time (`cargo bench --bench index`).
 /// Outside its domain it may panic or return meaningless boards (never undefined behaviour).
-pub fn unrank_many(n: u32, indices: &[u64], out: &mut Vec<Board>) {
+pub(crate) fn unrank_many(n: u32, indices: &[u64], out: &mut Vec<Board>) {
     out.clear();
     out.reserve(indices.len());
     let mut groups = indices.chunks_exact(LANES);

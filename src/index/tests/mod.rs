@@ -101,3 +101,46 @@ fn layer_size_formula() {
     assert_eq!(layer_size(1), 12);
     assert_eq!(layer_size(48), 203_648_015_935);
 }
+
+/// The internal ranking's speed on layer 24 (the public `rank`, `unrank` and walk are timed by
+/// `cargo bench --bench index`): nanoseconds per `rank_unchecked`, per `unrank_unchecked` one by
+/// one and per index of `unrank_many` (eight in lockstep). Ignored: a measurement, not a check;
+/// `cargo test --release -p oware --lib -- --ignored internal_timings --nocapture`.
+#[test]
+#[ignore]
+fn internal_timings() {
+    use std::hint::black_box;
+    use std::time::Instant;
+    const LAYER: u32 = 24;
+    const BATCH: usize = 4096;
+    const ROUNDS: usize = 200;
+    let size = layer_size(LAYER);
+    let mut rng = crate::test_support::SplitMix64(0xBE7C_0001);
+    let indices: Vec<u64> = (0..BATCH).map(|_| rng.below(size)).collect();
+    let boards: Vec<Board> = indices.iter().map(|&i| unrank_unchecked(LAYER, i)).collect();
+    let per = |t: Instant| t.elapsed().as_nanos() as f64 / (ROUNDS * BATCH) as f64;
+    let t = Instant::now();
+    let mut acc = 0u64;
+    for _ in 0..ROUNDS {
+        for b in &boards {
+            acc = acc.wrapping_add(rank_unchecked(black_box(b)));
+        }
+    }
+    let ranked = per(t);
+    let t = Instant::now();
+    for _ in 0..ROUNDS {
+        for &i in &indices {
+            acc = acc.wrapping_add(u64::from(unrank_unchecked(LAYER, black_box(i))[11]));
+        }
+    }
+    let one_by_one = per(t);
+    let mut many = Vec::with_capacity(BATCH);
+    let t = Instant::now();
+    for _ in 0..ROUNDS {
+        unrank_many(LAYER, black_box(&indices), &mut many);
+        acc = acc.wrapping_add(many.iter().map(|b| u64::from(b[11])).sum::<u64>());
+    }
+    let lockstep = per(t);
+    black_box(acc);
+    println!("layer {LAYER}: rank_unchecked {ranked:.1} ns, unrank_unchecked {one_by_one:.1} ns, unrank_many {lockstep:.1} ns per index");
+}
