@@ -43,14 +43,14 @@ impl Bounds {
     /// The range of values, in stones for the player to move, that these bounds leave a
     /// position of `n` stones however repetitions fall: from `2 gM - n` (he captures only what
     /// he can force) to `n - 2 gN` (the opponent captures only what he can).
-    pub(crate) fn value_range(self, n: u32) -> (i32, i32) {
+    pub fn value_range(self, n: u32) -> (i32, i32) {
         let n = n as i32;
         (2 * i32::from(self.mover) - n, n - 2 * i32::from(self.opponent))
     }
 
     /// Whether these bounds and the even-split value `v` of a position of `n` stones agree:
     /// `gM + gN <= n` and `2 gM - n <= v <= n - 2 gN` ([`value_range`](Self::value_range)).
-    pub(crate) fn consistent_with(self, n: u32, v: i8) -> bool {
+    pub fn consistent_with(self, n: u32, v: i8) -> bool {
         let (low, high) = self.value_range(n);
         u32::from(self.mover) + u32::from(self.opponent) <= n && (low..=high).contains(&i32::from(v))
     }

@@ -262,7 +262,7 @@ impl Database {
     /// ```
     /// use oware::probe::Database;
     /// use oware::build::{self, BuildConfig, Silent};
-    /// use oware::storage::{vu_path, DatabaseDir, Format};
+    /// use oware::storage::{vu_path, DatabaseDir, Format, ValuesKind};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
@@ -273,7 +273,7 @@ impl Database {
     /// std::fs::create_dir(&vu).map_err(|e| Error::io(&vu, e))?;
     /// let native = DatabaseDir::native(dir.path(), Ruleset::Awari)?;
     /// for n in 0..=6 {
-    ///     let layer = native.open_layer(n, true)?;
+    ///     let layer = native.open_layer::<ValuesKind>(n, true)?;
     ///     std::fs::write(vu_path(&vu, n), layer.bytes()).map_err(|e| Error::io(&vu, e))?;
     /// }
     /// let db = Database::from_dir(DatabaseDir::new(Format::Vu, &vu, Ruleset::Awari)?);
@@ -308,9 +308,11 @@ impl Database {
     /// checksum) or on layers already open.
     ///
     /// ```
-    /// # use oware::{probe::Database, Ruleset};
-    /// let db = Database::open("databases", Ruleset::Awari)?.verify_checksums(false);
-    /// assert!(!db.verifies_checksums());
+    /// # use oware::{probe::Database, Error, Position, Ruleset};
+    /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?.verify_checksums(false);
+    /// let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
+    /// assert!(matches!(db.value(&pos), Err(Error::LayerMissing { layer: 1, .. })));
     /// # Ok::<(), oware::Error>(())
     /// ```
     pub fn verify_checksums(mut self, verify: bool) -> Database {
@@ -333,9 +335,11 @@ impl Database {
     /// entry by entry). Packs are still mapped.
     ///
     /// ```
-    /// # use oware::{probe::Database, storage::ReadMode, Ruleset};
-    /// let db = Database::open("databases", Ruleset::Awari)?.read_mode(ReadMode::Pread);
-    /// assert_eq!(db.reads_with(), ReadMode::Pread);
+    /// # use oware::{probe::Database, storage::ReadMode, Error, Position, Ruleset};
+    /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?.read_mode(ReadMode::Pread);
+    /// let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
+    /// assert!(matches!(db.value(&pos), Err(Error::LayerMissing { layer: 1, .. })));
     /// # Ok::<(), oware::Error>(())
     /// ```
     pub fn read_mode(mut self, mode: ReadMode) -> Database {
