@@ -136,7 +136,7 @@ pub fn width(n: u32) -> u32 {
 }
 
 /// Payload bytes of layer `n`'s bounds: `ceil(layer_size(n) * width(n) / 8)`.
-pub fn payload_len(n: u32) -> u64 {
+pub(crate) fn payload_len(n: u32) -> u64 {
     (layer_size(n) * u64::from(width(n))).div_ceil(8)
 }
 
@@ -276,7 +276,7 @@ pub(crate) fn byte_range(n: u32, range: std::ops::Range<u64>) -> std::ops::Range
 
 /// What a layer's bounds say beside its values (`tally`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Positions whose final split is forced (`gM + gN = n`).
     pub forced: u64,
     /// Positions whose even-split value lies strictly inside the bounds

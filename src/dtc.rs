@@ -39,16 +39,16 @@ use crate::index::layer_size;
 /// The byte of a position of value 0 (no dtc).
 pub const NONE: u8 = 255;
 /// The byte of a depth of 254 or more: the depth is in the table of escaped depths.
-pub const ESCAPE: u8 = 254;
+pub(crate) const ESCAPE: u8 = 254;
 /// The greatest depth stored in the byte itself.
-pub const DIRECT_MAX: u16 = 253;
+pub(crate) const DIRECT_MAX: u16 = 253;
 /// Bytes of one escaped depth's record.
-pub const RECORD_LEN: u64 = 8;
+pub(crate) const RECORD_LEN: u64 = 8;
 const INDEX_BITS: u32 = 48;
 
 /// The byte that stores `depth` (`None`: the position's value is 0).
 #[inline]
-pub fn byte_of(depth: Option<u16>) -> u8 {
+pub(crate) fn byte_of(depth: Option<u16>) -> u8 {
     match depth {
         None => NONE,
         Some(d) if d <= DIRECT_MAX => d as u8,
@@ -58,18 +58,18 @@ pub fn byte_of(depth: Option<u16>) -> u8 {
 
 /// The record of an escaped depth.
 #[inline]
-pub fn record(index: u64, depth: u16) -> u64 {
+pub(crate) fn record(index: u64, depth: u16) -> u64 {
     index | (u64::from(depth) << INDEX_BITS)
 }
 
 /// The index and depth a record holds (the inverse of [`record`]).
 #[inline]
-pub fn split_record(r: u64) -> (u64, u16) {
+pub(crate) fn split_record(r: u64) -> (u64, u16) {
     (r & ((1 << INDEX_BITS) - 1), (r >> INDEX_BITS) as u16)
 }
 
 /// Payload bytes of layer `n`'s dtc with `escaped` escaped depths.
-pub fn payload_len(n: u32, escaped: u64) -> u64 {
+pub(crate) fn payload_len(n: u32, escaped: u64) -> u64 {
     layer_size(n) + RECORD_LEN * escaped + 8
 }
 
@@ -78,14 +78,14 @@ pub fn payload_len(n: u32, escaped: u64) -> u64 {
 /// Invariant: `bytes` holds one byte per position of the layer; `records` a multiple of
 /// [`RECORD_LEN`] bytes.
 #[derive(Clone, Copy, Debug)]
-pub struct DtcPayload<'a> {
+pub(crate) struct DtcPayload<'a> {
     bytes: &'a [u8],
     records: &'a [u8],
 }
 
 /// What is wrong with a dtc payload or one of its entries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BadDtc {
+pub(crate) enum BadDtc {
     /// The payload's length disagrees with its count of escaped depths.
     Length {
         /// Its length.
@@ -143,7 +143,7 @@ impl<'a> DtcPayload<'a> {
     ///
     /// # Errors
     /// [`BadDtc::Length`] when its length disagrees with its last 8 bytes.
-    pub fn new(n: u32, payload: &'a [u8]) -> Result<DtcPayload<'a>, BadDtc> {
+    pub(crate) fn new(n: u32, payload: &'a [u8]) -> Result<DtcPayload<'a>, BadDtc> {
         let size = layer_size(n);
         let len = payload.len() as u64;
         let escaped = match payload.len().checked_sub(8) {
@@ -157,17 +157,17 @@ impl<'a> DtcPayload<'a> {
     }
 
     /// One byte per position ([`byte_of`]).
-    pub fn bytes(&self) -> &'a [u8] {
+    pub(crate) fn bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// The number of escaped depths.
-    pub fn escaped(&self) -> u64 {
+    pub(crate) fn escaped(&self) -> u64 {
         self.records.len() as u64 / RECORD_LEN
     }
 
     /// Escaped record `k`: (index, depth).
-    pub fn escaped_record(&self, k: u64) -> (u64, u16) {
+    pub(crate) fn escaped_record(&self, k: u64) -> (u64, u16) {
         let at = (k * RECORD_LEN) as usize;
         split_record(u64::from_le_bytes(self.records[at..at + 8].try_into().expect("8 bytes")))
     }
@@ -182,7 +182,7 @@ impl<'a> DtcPayload<'a> {
     /// # Panics
     /// When `i` is not an index of the layer.
     #[inline]
-    pub fn get(&self, i: u64) -> Result<Option<u16>, BadDtc> {
+    pub(crate) fn get(&self, i: u64) -> Result<Option<u16>, BadDtc> {
         match self.bytes[i as usize] {
             NONE => Ok(None),
             ESCAPE => self.escaped_depth(i).map(Some).ok_or(BadDtc::NoRecord { index: i }),
@@ -207,11 +207,11 @@ impl<'a> DtcPayload<'a> {
 
 /// The depths of a layer counted: positions per depth, and the escaped ones.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Entry `d`: positions of depth `d`.
-    pub histogram: Vec<u64>,
+    pub(crate) histogram: Vec<u64>,
     /// Depths of 254 or more.
-    pub escaped: u64,
+    pub(crate) escaped: u64,
 }
 
 /// Counts the depths of a layer's dtc payload and checks every entry against the layer's
@@ -223,7 +223,7 @@ pub struct Tally {
 /// # Errors
 /// The first fault found ([`BadDtc::ContradictsValue`], [`BadDtc::BadRecord`],
 /// [`BadDtc::NoRecord`]).
-pub fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc> {
+pub(crate) fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc> {
     const CHUNK: usize = 1 << 20;
     let bytes = payload.bytes();
     let parts: Vec<Result<(Vec<u64>, u64), BadDtc>> = bytes

@@ -28,9 +28,9 @@ pub(crate) const VALUE_EXACT_I8: u32 = 1;
 pub const BOUNDS_TRIANGULAR: u32 = 2;
 /// Value encoding 3: depth to capture (`crate::dtc`), one byte per position, then the depths of
 /// 254 and more as sorted records, then their number.
-pub const DTC_U8_ESCAPED: u32 = 3;
+pub(crate) const DTC_U8_ESCAPED: u32 = 3;
 /// The payload checksum algorithm, by name (XXH3, 64-bit, seed 0).
-pub const CHECKSUM_ALGORITHM: &str = "xxh3-64";
+pub(crate) const CHECKSUM_ALGORITHM: &str = "xxh3-64";
 
 /// The decoded header of a layer file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub struct Header {
     /// Number of positions; always `layer_size(stones)`.
     pub entries: u64,
     /// What the payload holds: values (`VALUE_EXACT_I8`), bounds ([`BOUNDS_TRIANGULAR`]) or
-    /// depths to capture ([`DTC_U8_ESCAPED`]).
+    /// depths to capture (`DTC_U8_ESCAPED`).
     pub encoding: u32,
     /// XXH3-64 of the payload bytes.
     pub payload_checksum: u64,
@@ -119,7 +119,7 @@ impl Header {
     /// Payload bytes: one per position for values, [`crate::bounds::payload_len`] for bounds;
     /// for depths to capture, the least length (no escaped depth: their number, in the payload's
     /// last 8 bytes, gives the rest).
-    pub fn payload_len(&self) -> u64 {
+    pub(crate) fn payload_len(&self) -> u64 {
         match self.encoding {
             BOUNDS_TRIANGULAR => crate::bounds::payload_len(self.stones),
             DTC_U8_ESCAPED => crate::dtc::payload_len(self.stones, 0),

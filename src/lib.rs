@@ -35,13 +35,11 @@
 //! | [`search`] | the engine above the layers: alpha-beta with exact layer probes (`docs/engine.md`) |
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
-//! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics; one layer in memory ([`build::solve_layer`]) |
-//! | [`verify`] | the independent verifier, a whole directory verified ([`verify_directory`]), the published facts checked, a pack directory's `SHA256SUMS` ([`verify::manifest`]) |
-//! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format |
-//! | [`format`](mod@format) | the layer file format: header, checksum (`docs/FORMAT.md`) |
+//! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics |
+//! | [`verify`] | the independent verifier: a whole directory verified ([`verify_directory`]) into a report, the published facts among it, a pack directory's `SHA256SUMS` ([`verify::manifest`]) |
+//! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format; the layer file's [`storage::Header`] and offsets (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
 //! | [`bounds`] | forced-capture bounds (abapa's repetition rule): definition and payload encoding |
-//! | [`dtc`] | depth to capture beside the values: definition and payload encoding |
 //! | [`error`] | typed errors, their kinds ([`ErrorKind`]) and the one table of exit statuses |
 //! | [`progress`] | progress reporting and cancellation of long work |
 //! | [`perft`] | move-sequence counts for regression tests of the move generator |
@@ -50,25 +48,33 @@
 //!
 //! Inside the crate only: `solver` (the parallel retrograde algorithm: one driver for a layer or
 //! one rank's share of it, in memory or out of core, over the cluster seam; one process is
-//! `Solo`; its scratch files and checkpoints in `solver::spill`) and `sys` (what talks
-//! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`).
+//! `Solo`; its scratch files and checkpoints in `solver::spill`), `format` (the layer file's
+//! header and checksum; the header and offsets are re-exported by [`storage`]), `dtc` (the
+//! depths' payload encoding; [`storage::DTC_NONE`] is its "no depth" byte) and `sys` (what talks
+//! to the operating system: `/proc`, `statvfs`, `madvise`, `posix_fallocate`, `flock`). Every
+//! `pub` item is reachable from outside (`unreachable_pub` warns otherwise); each public module
+//! and re-export is there for a user named in `docs/library.md` ("The public surface").
 //!
 //! Values are from the point of view of the player to move: stones he will still capture minus
 //! stones the opponent will still capture, over the stones on the board, with endless play
 //! counting 0.
 
 #![warn(missing_docs)]
+// Every `pub` item is reachable from outside; the rest says `pub(crate)`.
+#![cfg_attr(not(test), warn(unreachable_pub))]
 
 // The library by the name the integration tests give it, for the test-support files they share
-// with its own tests (`src/solver/tests/solved.rs`).
+// with its own tests (`tests/common/`, included by `test_support`).
 #[cfg(test)]
 extern crate self as oware;
+#[cfg(test)]
+mod test_support;
 
 pub mod bounds;
 pub mod build;
-pub mod dtc;
+pub(crate) mod dtc;
 pub mod error;
-pub mod format;
+pub(crate) mod format;
 pub mod game;
 pub mod index;
 pub mod line;

@@ -131,7 +131,7 @@ impl Database {
     /// playing waiting moves forever would be worth 0, not the value. So the move of each ply is
     /// chosen among the best moves as follows:
     /// 0. when the value is not 0 and the depths to capture of the moves' children are built
-    ///    ([`crate::dtc`]), the lowest-numbered move of least depth (for the winner) or greatest
+    ///    (`docs/dtc.md`), the lowest-numbered move of least depth (for the winner) or greatest
     ///    depth (for the loser): the line then reaches the value's first capture at exactly ply
     ///    [`dtc`](Self::dtc), and again after each capture while the depths reach;
     /// 1. a move that captures or ends the game (or leaves the opponent without a legal move),
@@ -265,7 +265,7 @@ pub(crate) struct LineSearch<'a, O: MoveOracle> {
 
 impl<'a, O: MoveOracle> LineSearch<'a, O> {
     /// A search over `oracle`'s values.
-    pub fn new(oracle: &'a O) -> Self {
+    pub(crate) fn new(oracle: &'a O) -> Self {
         LineSearch { oracle }
     }
 
@@ -274,7 +274,7 @@ impl<'a, O: MoveOracle> LineSearch<'a, O> {
     ///
     /// # Errors
     /// As the oracle's [`MoveOracle::move_values`].
-    pub fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
+    pub(crate) fn principal_variation(&self, position: &Position, max_plies: usize) -> Result<PrincipalVariation> {
         if max_plies == 0 {
             let over = self.oracle.rules().moves(position.board()).ending().is_some();
             let end = if over { PvEnd::GameOver } else { PvEnd::PlyLimit };

@@ -247,19 +247,12 @@ impl Position {
     /// - `to_move = Some(side)`: the drawing of [`drawing_sides`](Self::drawing_sides): the top
     ///   row is North's houses f..a, the bottom row South's houses A..F, and `side` moves.
     ///
-    /// ```
-    /// use oware::position::{Position, Side};
-    /// let p = Position::from_drawn("0 0 0 3 2 4 / 1 1 1 1 1 2", None)?;
-    /// assert_eq!(p.to_string(), "1 1 1 1 1 2 4 2 3 0 0 0");
-    /// let q = Position::from_drawn("0 0 0 3 2 4 / 1 1 1 1 1 2", Some(Side::North))?;
-    /// assert_eq!(q.to_string(), "4 2 3 0 0 0 1 1 1 1 1 2");
-    /// # Ok::<(), oware::Error>(())
-    /// ```
+    /// (Examples: the unit test `from_drawn_reads_both_drawings`.)
     ///
     /// # Errors
     /// [`Error::InvalidPosition`] when the text is not two rows of six counts around one `/`, or
     /// the board holds more than 48 stones.
-    pub fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
+    pub(crate) fn from_drawn(text: &str, to_move: Option<Side>) -> Result<Position> {
         let malformed = |reason| invalid(PositionError::Malformed { reason, excerpt: excerpt(text) });
         let (top, bottom) = text.split_once('/').ok_or_else(|| malformed("a drawn board needs its two rows separated by '/'"))?;
         if bottom.contains('/') {
@@ -529,6 +522,14 @@ fn parse_count(token: &str, part: Part, pit: usize) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_drawn_reads_both_drawings() {
+        let p = Position::from_drawn("0 0 0 3 2 4 / 1 1 1 1 1 2", None).unwrap();
+        assert_eq!(p.to_string(), "1 1 1 1 1 2 4 2 3 0 0 0");
+        let q = Position::from_drawn("0 0 0 3 2 4 / 1 1 1 1 1 2", Some(Side::North)).unwrap();
+        assert_eq!(q.to_string(), "4 2 3 0 0 0 1 1 1 1 1 2");
+    }
 
     fn err(s: &str) -> PositionError {
         match s.parse::<Position>() {

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use crate::error::{Damage, Error, Result};
 
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
-pub fn memory_available() -> Option<u64> {
+pub(crate) fn memory_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -20,7 +20,7 @@ pub fn memory_available() -> Option<u64> {
 }
 
 /// Peak resident memory of this process so far (`VmHWM` of `/proc/self/status`), if known.
-pub fn peak_memory() -> Option<u64> {
+pub(crate) fn peak_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -29,7 +29,7 @@ pub fn peak_memory() -> Option<u64> {
 
 /// Gives the memory the allocator holds free back to the system (glibc keeps freed memory of
 /// its heap, so a layer's peak would carry the earlier layers' leftovers).
-pub fn trim_heap() {
+pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only releases free memory of the allocator's own arenas.
     unsafe {
@@ -39,7 +39,7 @@ pub fn trim_heap() {
 
 /// Anonymous resident memory of this process now (`RssAnon` of `/proc/self/status`): its own
 /// allocations, without the pages of mapped files.
-pub fn anonymous_memory() -> Option<u64> {
+pub(crate) fn anonymous_memory() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = text.lines().find(|l| l.starts_with("RssAnon:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -49,7 +49,7 @@ pub fn anonymous_memory() -> Option<u64> {
 /// The peak of [`anonymous_memory`] while it lives, sampled every 20 ms by a thread of its own
 /// (Linux keeps no peak of it; `VmHWM` counts the pages of mapped files too). A peak shorter
 /// than the interval may be missed.
-pub struct AnonymousPeak {
+pub(crate) struct AnonymousPeak {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     peak: std::sync::Arc<std::sync::atomic::AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -57,7 +57,7 @@ pub struct AnonymousPeak {
 
 impl AnonymousPeak {
     /// Starts sampling (`None` where the figure is not available).
-    pub fn start() -> Option<AnonymousPeak> {
+    pub(crate) fn start() -> Option<AnonymousPeak> {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
         let first = anonymous_memory()?;
         let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -78,7 +78,7 @@ impl AnonymousPeak {
     }
 
     /// The largest figure sampled so far (a last sample taken now included).
-    pub fn peak(&self) -> u64 {
+    pub(crate) fn peak(&self) -> u64 {
         use std::sync::atomic::Ordering::Relaxed;
         if let Some(now) = anonymous_memory() {
             self.peak.fetch_max(now, Relaxed);
@@ -97,7 +97,7 @@ impl Drop for AnonymousPeak {
 }
 
 /// Whether two paths (or their nearest existing ancestors) are on one file system.
-pub fn same_file_system(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file_system(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -115,7 +115,7 @@ pub fn same_file_system(a: &Path, b: &Path) -> bool {
 ///
 /// For tests of the plan's disk checks, the environment variable `OWARE_SIMULATE_DISK_FREE`
 /// (bytes) caps the answer.
-pub fn disk_free(path: &Path) -> Option<u64> {
+pub(crate) fn disk_free(path: &Path) -> Option<u64> {
     let real = disk_free_real(path);
     match std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse::<u64>().ok()) {
         Some(cap) => Some(real.map_or(cap, |r| r.min(cap))),
@@ -160,7 +160,7 @@ fn disk_free_real(path: &Path) -> Option<u64> {
 ///
 /// # Safety
 /// As [`release_pages`], for the whole `len` bytes at `ptr`.
-pub unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
+pub(crate) unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
     let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
     let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(end);
     // SAFETY: `start..end` lies inside the caller's mapping.
@@ -174,7 +174,7 @@ pub unsafe fn release_within(ptr: *const u8, len: usize, range: Range<u64>) {
 /// # Safety
 /// `bytes` must lie inside a `MAP_SHARED` mapping of a file (or a read-only file mapping),
 /// where dropping pages loses nothing; on private or anonymous memory it would zero the data.
-pub unsafe fn release_pages(ptr: *const u8, len: usize) {
+pub(crate) unsafe fn release_pages(ptr: *const u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
         const PAGE: usize = 4096;
@@ -192,7 +192,7 @@ pub unsafe fn release_pages(ptr: *const u8, len: usize) {
 
 /// Reserves `len` bytes of disk for `file` so later writes through a map cannot hit a full disk
 /// (which would kill the process with SIGBUS instead of returning an error).
-pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
+pub(crate) fn reserve(file: &File, len: u64) -> std::io::Result<()> {
     if !allocate(file, len)? {
         // No fallocate on this file system: allocate by writing zeros.
         write_zeros(file, len)?;
@@ -202,7 +202,7 @@ pub fn reserve(file: &File, len: u64) -> std::io::Result<()> {
 
 /// Like [`reserve`], and the bytes are written with zeros as well ([`write_zeros`]; once only
 /// where the file system has no `fallocate`).
-pub fn reserve_written(file: &File, len: u64) -> std::io::Result<()> {
+pub(crate) fn reserve_written(file: &File, len: u64) -> std::io::Result<()> {
     // Reserved first where the file system can, so that a full disk fails at once.
     allocate(file, len)?;
     write_zeros(file, len)
@@ -258,7 +258,7 @@ fn write_zeros(file: &File, len: u64) -> std::io::Result<()> {
 /// # Errors
 /// [`std::io::ErrorKind::WouldBlock`] when another process holds it; other I/O errors as the
 /// system reports them.
-pub fn lock_exclusive(file: &File) -> std::io::Result<()> {
+pub(crate) fn lock_exclusive(file: &File) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::io::AsRawFd;
@@ -335,7 +335,7 @@ impl FileStamp {
 ///
 /// # Errors
 /// The I/O errors of `flock` other than the lock being held.
-pub fn lock_exclusive_waiting(file: &File, cancelled: &dyn Fn() -> bool) -> std::io::Result<bool> {
+pub(crate) fn lock_exclusive_waiting(file: &File, cancelled: &dyn Fn() -> bool) -> std::io::Result<bool> {
     loop {
         match lock_exclusive(file) {
             Ok(()) => return Ok(true),

@@ -24,7 +24,7 @@ pub struct BuildConfig {
     pub checkpoint_every: Option<std::time::Duration>,
     /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
     pub bounds: bool,
-    /// Also build every layer's depths to capture ([`crate::dtc`]), beside its values.
+    /// Also build every layer's depths to capture (`docs/dtc.md`), beside its values.
     pub dtc: bool,
     /// Compute the depths to capture by their own pass after each layer's values, also where
     /// the values' propagation would record them (layers built in memory by one process; see
@@ -94,7 +94,7 @@ pub(super) const SPOT_CHECKS: u64 = 20_000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
-    /// The whole state in memory ([`memory_needed`](super::memory_needed)).
+    /// The whole state in memory (`memory_needed`).
     InMemory,
     /// In parts, within the memory limit ([`OutOfCoreLimits`](super::OutOfCoreLimits)).
     OutOfCore,

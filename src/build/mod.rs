@@ -44,61 +44,11 @@ pub use lock::BuildLock;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;
 pub use pipeline::{build, BuildReport};
-pub use plan::{check_plan, memory_needed, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, OutOfCoreLimits, Throughput};
+pub use plan::{check_plan, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, OutOfCoreLimits, Throughput};
 pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::FileContent;
-use crate::error::Result;
 use crate::progress::Progress;
-use crate::rules::Ruleset;
-
-/// Computes the exact value of every position of layer `n` under `rules`, in memory, from the
-/// finished smaller layers: the algorithm of [`build`] without files.
-///
-/// - `lower[m]` must hold the values of layer `m` for every `m < n`, in index order
-///   ([`crate::index`]), except layer `n - 1`, which may be empty or not given: no move of layer
-///   `n` reaches it ([`MIN_CAPTURE`](crate::rules::MIN_CAPTURE)), so it is never read;
-/// - `out` receives one value per position of layer `n`, in index order (the byte of a value
-///   `v` is `v as u8`, as in a layer file's payload); its length must be
-///   [`layer_size`](crate::index::layer_size)`(n)`. Its previous contents are ignored.
-///
-/// Runs on the current rayon thread pool; the result does not depend on the number of threads.
-/// Cost: one forward pass (every move of every position), one predecessor pass over the positions
-/// that get a non-zero value and `n` sequential scans; memory: `out` plus about two bytes per
-/// position of working state (the whole is [`memory_needed`]).
-///
-/// # Errors
-/// [`Error::OutOfMemory`](crate::Error::OutOfMemory) when the working memory cannot be
-/// allocated; [`Error::Interrupted`](crate::Error::Interrupted) when `progress` reports
-/// cancellation (`out` is then incomplete).
-///
-/// # Panics
-/// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length.
-pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
-    crate::solver::solve_layer(rules, n, lower, out, progress)
-}
-
-/// Computes the forced-capture bounds ([`crate::bounds`]) of every position of layer `n` under
-/// `rules`, in memory, from the bounds of the smaller layers: what [`BuildConfig::bounds`] adds
-/// to a build, without files.
-///
-/// - `lower[m]` must hold the bounds payload of layer `m` for every `m < n`
-///   ([`payload_len`](crate::bounds::payload_len) bytes each), except layer `n - 1`, which may be
-///   empty or not given;
-/// - `out` receives layer `n`'s payload; its length must be
-///   [`payload_len`](crate::bounds::payload_len)`(n)`. Its previous contents are ignored.
-///
-/// Runs on the current rayon thread pool; the result does not depend on the number of threads.
-/// Cost: as [`solve_layer`], with four bytes of state per position.
-///
-/// # Errors
-/// As [`solve_layer`].
-///
-/// # Panics
-/// As [`solve_layer`].
-pub fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
-    crate::solver::solve_bounds(rules, n, lower, out, progress)
-}
 
 /// Receives what a build does, for display; its [`Progress::cancelled`] stops the build.
 pub trait BuildObserver: Progress {

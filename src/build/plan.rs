@@ -22,7 +22,7 @@ use crate::sys::{disk_free, memory_available, same_file_system};
 /// (`0..=n - 2`; never layer `n - 1`), or, during the thresholds, their seed lists
 /// ([`list_bytes`]), whichever is larger. The output and the lower layers' files are mapped:
 /// file pages, which the system can write back or drop. Saturates instead of overflowing.
-pub fn memory_needed(n: u32) -> u64 {
+pub(crate) fn memory_needed(n: u32) -> u64 {
     let n = n.min(MAX_STONES);
     working_memory(n).saturating_add(resident_lower(n).max(list_bytes(n)))
 }
@@ -231,7 +231,7 @@ pub struct LayerPlan {
     /// In memory: bytes the thresholds' seed lists may take.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_bytes: Option<u64>,
-    /// Bytes of memory building it needs ([`memory_needed`] in memory, less the lower layers
+    /// Bytes of memory building it needs (`memory_needed` in memory, less the lower layers
     /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
     /// out).
     pub memory_bytes: u64,

@@ -327,7 +327,7 @@ pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dy
 
 /// The largest statistics file read (they are a few KiB): a larger one is not a statistics file
 /// this crate wrote, and is read as unreadable, not into memory.
-pub const MAX_STATS_BYTES: u64 = 1 << 20;
+pub(super) const MAX_STATS_BYTES: u64 = 1 << 20;
 
 /// The bytes of `path` when it is at most [`MAX_STATS_BYTES`] long and readable.
 fn read_small(path: &Path) -> Option<Vec<u8>> {
@@ -338,7 +338,7 @@ fn read_small(path: &Path) -> Option<Vec<u8>> {
 }
 
 /// Reads the statistics file of a layer, if present, a regular file, readable and at most
-/// [`MAX_STATS_BYTES`] long.
+/// `MAX_STATS_BYTES` (1 MiB) long.
 pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
     let path = crate::storage::stats_path(dir, rules, n);
     if !std::fs::metadata(&path).ok()?.is_file() {

@@ -329,7 +329,7 @@ pub enum FileContent {
 
 impl FileContent {
     /// The kinds of file beside the values, in the order they are built, verified and reported.
-    pub const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
+    pub(crate) const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
 
     /// What the damaged file at `path` holds: told by `damage` when only one kind of file can
     /// have it (a bounds code, a depth), else by the file's name.
@@ -374,7 +374,7 @@ impl FileContent {
 
     /// What is not built when its file is missing, in words: `values`, `forced-capture bounds`,
     /// `depths to capture (dtc)`.
-    pub fn not_built(self) -> &'static str {
+    pub(crate) fn not_built(self) -> &'static str {
         match self {
             FileContent::Values => "values",
             FileContent::Bounds => "forced-capture bounds",
@@ -396,7 +396,7 @@ impl FileContent {
     }
 
     /// What an entry follows from: its `children` (values, bounds) or its `moves` (depths).
-    pub fn derived_from(self) -> &'static str {
+    pub(crate) fn derived_from(self) -> &'static str {
         match self {
             FileContent::Values | FileContent::Bounds => "children",
             FileContent::Dtc => "moves",
@@ -406,7 +406,7 @@ impl FileContent {
     /// What a verification found of every entry checked when none is wrong (`oware verify`'s
     /// summary): `follows from its children`, `satisfies its equations and agrees with its
     /// value`, `follows from its moves`.
-    pub fn checked_claim(self) -> &'static str {
+    pub(crate) fn checked_claim(self) -> &'static str {
         match self {
             FileContent::Values => "follows from its children",
             FileContent::Bounds => "satisfies its equations and agrees with its value",
@@ -416,7 +416,7 @@ impl FileContent {
 
     /// The kind of the error for its file not built: [`ErrorKind::LayerMissing`],
     /// [`ErrorKind::BoundsMissing`], [`ErrorKind::DtcMissing`].
-    pub fn missing_kind(self) -> ErrorKind {
+    pub(crate) fn missing_kind(self) -> ErrorKind {
         match self {
             FileContent::Values => ErrorKind::LayerMissing,
             FileContent::Bounds => ErrorKind::BoundsMissing,

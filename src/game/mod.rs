@@ -256,7 +256,7 @@ impl Verdict {
     /// Best play's end in a game after `m` (its value known) is played from `position` by
     /// `to_move`, with `captured` stones taken before it; as [`in_game`](Self::in_game) for
     /// the position it leads to. A move that ends the game shares the board out by itself.
-    pub fn after_move(values: &GameValues, captured: Captured, position: &Position, to_move: Side, m: &KnownMove) -> Option<Verdict> {
+    pub(crate) fn after_move(values: &GameValues, captured: Captured, position: &Position, to_move: Side, m: &KnownMove) -> Option<Verdict> {
         let mv = m.value?;
         match m.result {
             MoveResult::EndsGame => Some(Verdict::new(captured, position.stones(), mv, to_move)),

@@ -23,20 +23,22 @@
 //! about 40 ns each, most of it waiting for the row: see `Model`).
 //!
 //! A layer's depths to capture are packed the same way (`dtc-NN.owpk`, [`pack`],
-//! [`DtcPack`]), with their own alphabet and contexts that also read the positions' values
+//! `DtcPack`), with their own alphabet and contexts that also read the positions' values
 //! (`docs/FORMAT.md`, "Depths packs").
 //!
 //! | module | what it is |
 //! |---|---|
 //! | `codec` | the contexts (of values, of depths), the model and the rANS coding of one block |
 //! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
-//! | `read` | an open pack, probed in place ([`PackLayer`], [`DtcPack`]) |
+//! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
 
 mod codec;
 mod read;
 mod write;
 
-pub use read::{DtcPack, PackLayer};
+pub(crate) use read::DtcPack;
+
+pub use read::PackLayer;
 pub use write::{pack, PackOptions, PackedLayer};
 
 /// Magic bytes at the start of every pack file.

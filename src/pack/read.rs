@@ -375,7 +375,7 @@ impl PackLayer {
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] past the layer's end; as [`get`](Self::get).
-    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
+    pub(crate) fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
         let n = self.header.stones;
         let end = start.saturating_add(out.len() as u64);
         if end > self.header.entries {
@@ -440,7 +440,7 @@ impl PackLayer {
 /// A layer's depths to capture packed (`dtc-NN.owpk`, codec 3), probed in place. Its contexts
 /// read the layer's values, so every read is given them.
 #[derive(Debug)]
-pub struct DtcPack(PackLayer);
+pub(crate) struct DtcPack(PackLayer);
 
 impl DtcPack {
     /// Opens `path` as the packed depths of layer `n` of `rules`, checked as
@@ -449,28 +449,28 @@ impl DtcPack {
     /// # Errors
     /// As [`PackLayer::open`]; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a pack of
     /// values.
-    pub fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<DtcPack> {
+    pub(crate) fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<DtcPack> {
         PackLayer::open_codec(path, file, map, rules, n, verify_blocks, CODEC_RANS_DTC).map(DtcPack)
     }
 
     /// The native header the pack carries (a dtc file's; its payload checksum covers the
     /// decoded payload).
-    pub fn header(&self) -> &Header {
+    pub(crate) fn header(&self) -> &Header {
         &self.0.header
     }
 
     /// The layer number.
-    pub fn stones(&self) -> u32 {
+    pub(crate) fn stones(&self) -> u32 {
         self.0.header.stones
     }
 
     /// The pack file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0.path
     }
 
     /// Values (here depths) per block.
-    pub fn block_values(&self) -> u32 {
+    pub(crate) fn block_values(&self) -> u32 {
         self.0.block_values
     }
 
@@ -506,7 +506,7 @@ impl DtcPack {
     /// # Errors
     /// [`Error::IndexOutOfRange`] past the layer's end; [`Error::Corrupt`] naming the block when
     /// its checksum does not match or it does not decode; those of `values`.
-    pub fn depth(&self, index: u64, values: impl FnOnce(u64, &mut [u8]) -> Result<()>) -> Result<Option<u16>> {
+    pub(crate) fn depth(&self, index: u64, values: impl FnOnce(u64, &mut [u8]) -> Result<()>) -> Result<Option<u16>> {
         let p = &self.0;
         let n = p.header.stones;
         let (b, start, bytes, upto) = p.locate(index)?;
@@ -531,7 +531,7 @@ impl DtcPack {
     /// # Errors
     /// [`Error::Corrupt`] naming the first damaged block, a position coded deep without its
     /// record (or the reverse), or the payload checksum's mismatch.
-    pub fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
+    pub(crate) fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
         let p = &self.0;
         let n = p.header.stones;
         let entries = p.header.entries as usize;

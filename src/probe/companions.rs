@@ -44,7 +44,7 @@ impl Database {
         }
     }
 
-    /// The depth to capture of `position` ([`crate::dtc`]): how many plies best play takes to
+    /// The depth to capture of `position` (`docs/dtc.md`): how many plies best play takes to
     /// the value's first capture (by either side) or the end of the game, the winner hurrying
     /// and the loser delaying, both keeping the value. `None` when the value is 0 (no capture
     /// can be forced; endless play splits the stones).

@@ -151,7 +151,7 @@ pub struct MoveValue {
     /// The move's value for the mover: `captured - v(child)`, or the game's final value for an
     /// ending move. The position's value is the largest of its moves' values.
     pub value: i8,
-    /// The depth to capture after the move ([`crate::dtc`]): 0 when the move captures or ends
+    /// The depth to capture after the move (`docs/dtc.md`): 0 when the move captures or ends
     /// the game, else the child's depth; `None` when the child's value is 0 or its layer has no
     /// dtc file. A position's depth is 1 + the least (winner) or greatest (loser) of its
     /// value-keeping moves' depths.
@@ -251,20 +251,18 @@ impl Database {
         Ok(Database::from_dir(DatabaseDir::native(dir.as_ref(), rules)?))
     }
 
-    /// Opens a directory of published 2002 files (`dir/scores.N`: headerless, one signed byte
-    /// per position, ruleset `awari`). Such files carry no checksum: only their sizes are
-    /// checked when they are opened, and every value read is checked to lie in `-n..=n`.
+    /// A database on an already checked [`DatabaseDir`]: this tool's layers, packs, or a
+    /// directory of the published 2002 files (`DatabaseDir::new(Format::Vu, dir, Ruleset::Awari)`:
+    /// `scores.N`, one signed byte per position; no checksum, only their sizes are checked when
+    /// they are opened, and every value read is checked to lie in `-n..=n`).
     ///
-    /// Cost: one `stat` of `dir`.
-    ///
-    /// # Errors
-    /// [`Error::NotAFile`] when `dir` exists but is not a directory.
+    /// Cost: nothing is opened.
     ///
     /// # Examples
     /// ```
     /// use oware::probe::Database;
     /// use oware::build::{self, BuildConfig, Silent};
-    /// use oware::storage::{vu_path, Layer};
+    /// use oware::storage::{vu_path, DatabaseDir, Format, ValuesKind};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
@@ -273,48 +271,20 @@ impl Database {
     /// // Write the layers as published-format files, as `oware export` does.
     /// let vu = dir.path().join("vu");
     /// std::fs::create_dir(&vu).map_err(|e| Error::io(&vu, e))?;
+    /// let native = DatabaseDir::native(dir.path(), Ruleset::Awari)?;
     /// for n in 0..=6 {
-    ///     let layer = Layer::open_native(dir.path(), Ruleset::Awari, n, true)?;
+    ///     let layer = native.open_layer::<ValuesKind>(n, true)?;
     ///     std::fs::write(vu_path(&vu, n), layer.bytes()).map_err(|e| Error::io(&vu, e))?;
     /// }
-    /// let db = Database::open_vu(&vu)?;
+    /// let db = Database::from_dir(DatabaseDir::new(Format::Vu, &vu, Ruleset::Awari)?);
     /// let native = Database::open(dir.path(), Ruleset::Awari)?;
     /// let pos: Position = "0 2 1 0 0 1 0 1 0 0 1 0".parse()?;
     /// assert_eq!(db.value(&pos)?, native.value(&pos)?);
-    /// # Ok::<(), Error>(())
-    /// ```
-    pub fn open_vu(dir: impl AsRef<Path>) -> Result<Database> {
-        Ok(Database::from_dir(DatabaseDir::new(Format::Vu, dir.as_ref(), Ruleset::Awari)?))
-    }
-
-    /// Opens `dir` in the given format: [`open`](Self::open) for [`Format::Native`],
-    /// [`open_vu`](Self::open_vu) for [`Format::Vu`].
-    ///
-    /// Cost: one `stat` of `dir`.
-    ///
-    /// # Errors
-    /// As `open` / `open_vu`; [`Error::Usage`] for the published format with a ruleset other
-    /// than `awari` (those files hold only `awari` values).
-    ///
-    /// # Examples
-    /// ```
-    /// use oware::probe::Database;
-    /// use oware::storage::Format;
-    /// use oware::{Error, Ruleset};
-    ///
-    /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// assert!(Database::open_format(Format::Vu, dir.path(), Ruleset::Awari).is_ok());
+    /// // The published files hold only awari values.
     /// let abapa = Ruleset::Abapa(oware::rules::GrandSlam::NoCapture);
-    /// assert!(matches!(Database::open_format(Format::Vu, dir.path(), abapa), Err(Error::Usage(_))));
+    /// assert!(matches!(DatabaseDir::new(Format::Vu, &vu, abapa), Err(Error::Usage(_))));
     /// # Ok::<(), Error>(())
     /// ```
-    pub fn open_format(format: Format, dir: impl AsRef<Path>, rules: Ruleset) -> Result<Database> {
-        Ok(Database::from_dir(DatabaseDir::new(format, dir.as_ref(), rules)?))
-    }
-
-    /// A database on an already checked [`DatabaseDir`].
-    ///
-    /// Cost: nothing is opened.
     pub fn from_dir(dir: DatabaseDir) -> Database {
         Database {
             dir,
@@ -338,19 +308,16 @@ impl Database {
     /// checksum) or on layers already open.
     ///
     /// ```
-    /// # use oware::{probe::Database, Ruleset};
-    /// let db = Database::open("databases", Ruleset::Awari)?.verify_checksums(false);
-    /// assert!(!db.verifies_checksums());
+    /// # use oware::{probe::Database, Error, Position, Ruleset};
+    /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?.verify_checksums(false);
+    /// let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
+    /// assert!(matches!(db.value(&pos), Err(Error::LayerMissing { layer: 1, .. })));
     /// # Ok::<(), oware::Error>(())
     /// ```
     pub fn verify_checksums(mut self, verify: bool) -> Database {
         self.verify = verify;
         self
-    }
-
-    /// Whether payload checksums are verified when layers are opened.
-    pub fn verifies_checksums(&self) -> bool {
-        self.verify
     }
 
     /// Sets how the values of layers opened from now on are read (default [`ReadMode::Map`]).
@@ -368,19 +335,16 @@ impl Database {
     /// entry by entry). Packs are still mapped.
     ///
     /// ```
-    /// # use oware::{probe::Database, storage::ReadMode, Ruleset};
-    /// let db = Database::open("databases", Ruleset::Awari)?.read_mode(ReadMode::Pread);
-    /// assert_eq!(db.reads_with(), ReadMode::Pread);
+    /// # use oware::{probe::Database, storage::ReadMode, Error, Position, Ruleset};
+    /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
+    /// let db = Database::open(dir.path(), Ruleset::Awari)?.read_mode(ReadMode::Pread);
+    /// let pos: Position = "1 0 0 0 0 0 0 0 0 0 0 0".parse()?;
+    /// assert!(matches!(db.value(&pos), Err(Error::LayerMissing { layer: 1, .. })));
     /// # Ok::<(), oware::Error>(())
     /// ```
     pub fn read_mode(mut self, mode: ReadMode) -> Database {
         self.read = mode;
         self
-    }
-
-    /// How the layers' values are read ([`read_mode`](Self::read_mode)).
-    pub fn reads_with(&self) -> ReadMode {
-        self.read
     }
 
     /// The ruleset of the database's values (`awari` for published-format files).
@@ -399,7 +363,7 @@ impl Database {
     }
 
     /// The path of layer `n`'s file (which may not exist).
-    pub fn layer_path(&self, n: u32) -> PathBuf {
+    pub(crate) fn layer_path(&self, n: u32) -> PathBuf {
         self.dir.path::<ValuesKind>(n)
     }
 

@@ -50,7 +50,7 @@ impl Ruleset {
     /// What a repetition gives the side to move of `board` (mover-first) when it ends the game:
     /// awari splits the stones on the board evenly (0), abapa gives each side the stones in
     /// his row (his row minus the opponent's).
-    pub fn repetition_value(self, board: &Board) -> i8 {
+    pub(crate) fn repetition_value(self, board: &Board) -> i8 {
         match self {
             Ruleset::Awari => 0,
             Ruleset::Abapa(_) => {

@@ -20,7 +20,7 @@ impl Unsown {
     /// ([`turned`](crate::rules::turned)), holding as many stones in all as that board does
     /// there: the origin and the pits the sowing reaches, or all twelve when it goes round. A
     /// caller that has ranked the turned child ranks the parent from these pits alone
-    /// ([`crate::index::RankBase`]).
+    /// (the indexer's internal `RankBase`).
     #[inline]
     pub fn changed(self) -> (usize, usize) {
         if self.pit + self.stones < PITS {

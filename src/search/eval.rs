@@ -13,7 +13,7 @@ use crate::rules::{sowings, Ruleset};
 use crate::rules::{stones, Board, Sowings, PITS, ROW};
 
 /// Number of features.
-pub const K: usize = 48;
+pub(crate) const K: usize = 48;
 
 /// The features' names, in order (for the fitting tool's output and `docs/eval.md`); pits are
 /// numbered mover-first (0..5 the mover's, 6..11 the opponent's).
@@ -208,7 +208,10 @@ pub(crate) fn evaluate_moving(board: &Board, sown: &Sowings) -> i32 {
 #[cfg(any(test, feature = "eval-fit"))]
 #[cfg_attr(not(feature = "eval-fit"), allow(dead_code, unused_imports))]
 pub mod fit {
-    pub use super::{evaluate, features, FEATURE_NAMES, K};
+    pub use super::{evaluate, features, FEATURE_NAMES};
+
+    /// Number of features.
+    pub const K: usize = super::K;
     use crate::index::{layer_size, unrank_unchecked};
     use crate::probe::Database;
     use crate::Result;

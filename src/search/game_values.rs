@@ -88,7 +88,7 @@ pub struct GameValues {
     solved: RwLock<HashMap<(u32, u8, u8), Arc<Solved>>>,
     /// Held while solving, so that threads asking for the same layer solve it once.
     solving: Mutex<()>,
-    /// Layers being solved on another thread ([`value_now`](Self::value_now)).
+    /// Layers being solved on another thread (`value_now`).
     pending: Mutex<HashSet<(u32, u8, u8)>>,
 }
 
@@ -96,9 +96,9 @@ impl GameValues {
     /// The largest position whose value under the rule is solved.
     pub const MAX_STONES: u32 = 10;
 
-    /// The largest position [`value_now`](Self::value_now) waits for (31,824 positions a
+    /// The largest position `value_now` waits for (31,824 positions a
     /// layer: tens of milliseconds with everything below).
-    pub const WAIT_STONES: u32 = 7;
+    pub(crate) const WAIT_STONES: u32 = 7;
 
     /// Values under `rules`, none solved yet.
     pub fn new(rules: Ruleset) -> GameValues {
@@ -117,7 +117,7 @@ impl GameValues {
     /// layers with quotas it needs are solved first, once (one thread solves while the others
     /// wait; it cannot be stopped: about 0.1 s at 8 stones and up to 0.75 s at 10 under awari,
     /// up to 2 s under abapa, on a busy machine, with everything below;
-    /// [`value_now`](Self::value_now) does not wait).
+    /// `value_now` does not wait).
     ///
     /// # Errors
     /// None today (the `Result` is kept for memory limits to come).
@@ -133,7 +133,7 @@ impl GameValues {
     ///
     /// # Errors
     /// As [`value`](Self::value).
-    pub fn value_now(self: &Arc<Self>, board: &Board, mover: u32, opponent: u32) -> Result<GameValue> {
+    pub(crate) fn value_now(self: &Arc<Self>, board: &Board, mover: u32, opponent: u32) -> Result<GameValue> {
         self.value_with(board, mover, opponent, Some(self))
     }
 

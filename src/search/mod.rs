@@ -281,11 +281,6 @@ impl Engine {
         self.tt = Table::new_unless(megabytes, &|| control.stopped());
     }
 
-    /// The transposition table's size in bytes.
-    pub fn hash_bytes(&self) -> usize {
-        self.tt.bytes()
-    }
-
     /// Threads for timed searches (at least 1).
     pub fn set_threads(&mut self, threads: usize) {
         self.threads = threads.max(1);

@@ -1,5 +1,5 @@
 //! Time management, all of it: how long a move gets from a game's clock ([`TimeControl`]), and
-//! whether a timed search begins another iteration (`starts_iteration`, with [`NEXT_ITERATION_SHARE`]).
+//! whether a timed search begins another iteration (`starts_iteration`, with `NEXT_ITERATION_SHARE`).
 //!
 //! The rules are simple ones that hold up in play against other engines (`docs/engine.md`):
 //! a fixed time when one is given; else a share of the clock, a twentieth of what is left (or
@@ -14,11 +14,11 @@ pub const DEFAULT_MOVE_TIME: Duration = Duration::from_millis(2000);
 /// The shortest time a timed search is given, however little is left on the clock.
 pub const MIN_MOVE_TIME: Duration = Duration::from_millis(5);
 /// The moves the clock is shared between when `moves_to_go` is not given (or larger).
-pub const MOVES_TO_GO: u64 = 20;
+pub(crate) const MOVES_TO_GO: u64 = 20;
 /// A timed search begins another iteration only while at least this share of its time is
 /// left: an iteration takes about as long as all those before it, so one begun later would
 /// most likely be cut short and wasted.
-pub const NEXT_ITERATION_SHARE: f64 = 0.45;
+pub(crate) const NEXT_ITERATION_SHARE: f64 = 0.45;
 
 /// The side to move's clock, as a UCI `go` gives it: milliseconds left and added each move.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl TimeControl {
 }
 
 /// Whether a search given `move_time`, with `left` of it left, begins another iteration
-/// ([`NEXT_ITERATION_SHARE`]).
+/// (`NEXT_ITERATION_SHARE`).
 pub(super) fn starts_iteration(move_time: Duration, left: Duration) -> bool {
     left >= move_time.mul_f64(NEXT_ITERATION_SHARE)
 }

@@ -113,6 +113,7 @@ impl Table {
     }
 
     /// Size in bytes.
+    #[cfg(test)]
     pub(crate) fn bytes(&self) -> usize {
         (self.mask + 1) * SLOT_BYTES
     }

@@ -57,13 +57,13 @@ const ENTRY_UNITS: u64 = 16;
 const SCAN_POSITIONS_PER_UNIT: u64 = 8;
 
 /// Bytes of working memory [`solve_bounds`] allocates besides its output: four per position.
-pub fn bounds_working_memory(n: u32) -> u64 {
+pub(crate) fn bounds_working_memory(n: u32) -> u64 {
     4 * layer_size(n)
 }
 
 /// Work units of [`solve_bounds`] on layer `n`, for progress: an estimate (the entries into the
 /// two sets are counted as they happen and the total is topped up at the end).
-pub fn bounds_work_units(n: u32) -> u64 {
+pub(crate) fn bounds_work_units(n: u32) -> u64 {
     let size = layer_size(n.min(crate::index::MAX_STONES));
     size * EXIT_UNITS + u64::from(n) * (size / SCAN_POSITIONS_PER_UNIT) + size * ENTRY_UNITS
 }
@@ -274,7 +274,7 @@ fn exits_pass(rules: Ruleset, n: u32, lower: &[&[u8]], codecs: &[Codec], cells: 
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
 /// (programming errors: callers validate files before calling).
-pub fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+pub(crate) fn solve_bounds(rules: Ruleset, n: u32, lower: &[&[u8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     assert_eq!(out.len() as u64, bounds::payload_len(n), "bounds output of layer {n} has the wrong length");
     for m in 0..n {

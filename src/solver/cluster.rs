@@ -24,17 +24,17 @@ use crate::solver::spill::Inboxes;
 /// What each rank received in an exchange: the concatenation of what every source sent it, in
 /// rank order, and how many elements came from each source.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Received<T> {
+pub(crate) struct Received<T> {
     /// Elements from rank 0, then from rank 1, ...
-    pub data: Vec<T>,
+    pub(crate) data: Vec<T>,
     /// Elements from each rank (index: source rank).
-    pub counts: Vec<usize>,
+    pub(crate) counts: Vec<usize>,
 }
 
 impl<T> Received<T> {
     /// The elements received from rank `source`.
     #[cfg(test)]
-    pub fn from(&self, source: usize) -> &[T] {
+    pub(crate) fn from(&self, source: usize) -> &[T] {
         let start: usize = self.counts[..source].iter().sum();
         &self.data[start..start + self.counts[source]]
     }
@@ -46,7 +46,7 @@ impl<T> Received<T> {
 /// # Errors
 /// Every operation returns [`Error::Cluster`] when the transport fails (a rank gone, a message
 /// refused); the solve then stops, and the caller should end the whole job.
-pub trait Cluster {
+pub(crate) trait Cluster {
     /// This rank's number, `0..size()`.
     fn rank(&self) -> usize;
     /// Number of ranks.
@@ -77,18 +77,18 @@ pub trait Cluster {
 /// equal length (a multiple of the solver's chunk), the last one shorter. Rank `r` owns
 /// `r * per .. (r + 1) * per` of every layer, so the owner of a position is one division.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ownership {
+pub(crate) struct Ownership {
     /// Positions of the layer.
-    pub size: u64,
+    pub(crate) size: u64,
     /// Positions per rank (the last rank may own fewer, or none).
-    pub per: u64,
+    pub(crate) per: u64,
     /// Number of ranks.
-    pub ranks: usize,
+    pub(crate) ranks: usize,
 }
 
 impl Ownership {
     /// The division of a layer of `size` positions among `ranks` ranks.
-    pub fn new(size: u64, ranks: usize) -> Ownership {
+    pub(crate) fn new(size: u64, ranks: usize) -> Ownership {
         let ranks = ranks.max(1);
         let chunk = super::CHUNK;
         let per = (size.div_ceil(ranks as u64)).div_ceil(chunk).max(1) * chunk;
@@ -96,7 +96,7 @@ impl Ownership {
     }
 
     /// The positions rank `rank` owns (empty when the layer is too small to reach it).
-    pub fn range(&self, rank: usize) -> Range<u64> {
+    pub(crate) fn range(&self, rank: usize) -> Range<u64> {
         let a = (rank as u64 * self.per).min(self.size);
         let b = ((rank as u64 + 1) * self.per).min(self.size);
         a..b
@@ -104,7 +104,7 @@ impl Ownership {
 
     /// The rank owning position `index` (`index < size`).
     #[inline]
-    pub fn owner(&self, index: u64) -> usize {
+    pub(crate) fn owner(&self, index: u64) -> usize {
         (index / self.per) as usize
     }
 }
@@ -159,19 +159,19 @@ pub(super) fn ask_owners<T: Sync>(
 
 /// What a rank spent communicating.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Traffic {
+pub(crate) struct Traffic {
     /// Bytes this rank sent to other ranks (what it sent itself is not counted).
-    pub bytes_sent: u64,
+    pub(crate) bytes_sent: u64,
     /// Bytes it received from other ranks.
-    pub bytes_received: u64,
+    pub(crate) bytes_received: u64,
     /// Collective operations it took part in.
-    pub operations: u64,
+    pub(crate) operations: u64,
     /// Seconds spent inside them (waiting for slower ranks included).
-    pub seconds: f64,
+    pub(crate) seconds: f64,
 }
 
 /// A [`Cluster`] that counts the traffic of another one.
-pub struct Metered<'a> {
+pub(crate) struct Metered<'a> {
     inner: &'a dyn Cluster,
     sent: AtomicU64,
     received: AtomicU64,
@@ -181,12 +181,12 @@ pub struct Metered<'a> {
 
 impl<'a> Metered<'a> {
     /// Counts the traffic of `inner` from now on.
-    pub fn new(inner: &'a dyn Cluster) -> Metered<'a> {
+    pub(crate) fn new(inner: &'a dyn Cluster) -> Metered<'a> {
         Metered { inner, sent: AtomicU64::new(0), received: AtomicU64::new(0), operations: AtomicU64::new(0), nanos: AtomicU64::new(0) }
     }
 
     /// The traffic so far.
-    pub fn traffic(&self) -> Traffic {
+    pub(crate) fn traffic(&self) -> Traffic {
         Traffic {
             bytes_sent: self.sent.load(Relaxed),
             bytes_received: self.received.load(Relaxed),
@@ -246,7 +246,7 @@ impl Cluster for Metered<'_> {
 }
 
 /// The one-rank cluster: every operation returns its own argument.
-pub struct Solo;
+pub(crate) struct Solo;
 
 impl Cluster for Solo {
     fn rank(&self) -> usize {
@@ -288,7 +288,7 @@ struct Shared {
 /// One rank of a cluster of threads in this process ([`ThreadCluster::new`]): the distributed
 /// algorithm with the transport replaced by shared memory, for tests. Each rank must run on its
 /// own thread (outside any rayon pool, since the operations block).
-pub struct ThreadCluster {
+pub(crate) struct ThreadCluster {
     rank: usize,
     size: usize,
     shared: Arc<Shared>,
@@ -297,7 +297,7 @@ pub struct ThreadCluster {
 #[cfg(test)]
 impl ThreadCluster {
     /// The `ranks` ranks of a new cluster, in rank order.
-    pub fn new(ranks: usize) -> Vec<ThreadCluster> {
+    pub(crate) fn new(ranks: usize) -> Vec<ThreadCluster> {
         let ranks = ranks.max(1);
         fn slots<T>(ranks: usize) -> Mutex<Vec<Vec<Vec<T>>>> {
             Mutex::new((0..ranks).map(|_| (0..ranks).map(|_| Vec::new()).collect()).collect())
@@ -308,7 +308,7 @@ impl ThreadCluster {
     }
 
     /// Marks the cluster broken: this rank will take part in no more operations.
-    pub fn leave(&self) {
+    pub(crate) fn leave(&self) {
         self.shared.broken.store(true, Relaxed);
     }
 

@@ -48,12 +48,12 @@ use crate::rules::Ruleset;
 use crate::solver::spill::{exits_hash, Checkpoint, Contents, Inboxes, Progress as Reached, Unusable, STATE_FILE};
 
 /// Checkpoints are at least this many times as far apart as a save takes.
-pub const CHECKPOINT_COST_RATIO: u32 = 10;
+pub(super) const CHECKPOINT_COST_RATIO: u32 = 10;
 
 /// Bytes of buffers [`solve_share`] keeps besides the state for a share of `positions`
 /// positions in memory mode: the outbox buffer and the exits pass's lookups (about 48 bytes
 /// each in flight: key and parent, the keys received, their order and the answers).
-pub fn share_buffers(positions: u64) -> (u64, u64, u64) {
+pub(crate) fn share_buffers(positions: u64) -> (u64, u64, u64) {
     let outbox = (positions / 4).clamp(16 << 20, 256 << 20);
     let lookups = (positions / 64).clamp(1 << 16, 1 << 24);
     (outbox, lookups, outbox + 48 * lookups)
@@ -67,7 +67,8 @@ pub fn share_buffers(positions: u64) -> (u64, u64, u64) {
 ///
 /// # Panics
 /// As [`solve_layer_with`].
-pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
+#[cfg(test)]
+pub(crate) fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress) -> Result<()> {
     solve_layer_with(rules, n, lower, out, progress, &SolveOptions::default())
 }
 
@@ -101,7 +102,7 @@ pub fn solve_layer(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], prog
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer is missing or has the wrong length
 /// (programming errors: callers validate files before calling).
-pub fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions) -> Result<()> {
+pub(crate) fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions) -> Result<()> {
     solve(rules, n, lower, out, progress, options, None)
 }
 
@@ -127,7 +128,15 @@ pub fn solve_layer_with(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8],
 ///
 /// # Panics
 /// When `n > 48`, `out` has the wrong length or a lower layer has the wrong length.
-pub fn solve_share(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: &Share) -> Result<()> {
+pub(crate) fn solve_share(
+    rules: Ruleset,
+    n: u32,
+    lower: &[&[i8]],
+    out: &mut [u8],
+    progress: &dyn Progress,
+    options: &SolveOptions,
+    share: &Share,
+) -> Result<()> {
     solve(rules, n, lower, out, progress, options, Some(share))
 }
 

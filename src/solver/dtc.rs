@@ -55,7 +55,7 @@ const COUNT: u32 = 0x7 << COUNT_SHIFT;
 const ASSIGNED: u32 = 1 << 15;
 const DEPTH_SHIFT: u32 = 16;
 /// The greatest depth the solver's cells hold.
-pub const DEPTH_LIMIT: u16 = u16::MAX;
+pub(crate) const DEPTH_LIMIT: u16 = u16::MAX;
 
 #[inline]
 fn value_of(cell: u32) -> i8 {
@@ -77,14 +77,14 @@ const SCAN_POSITIONS_PER_UNIT: u64 = 64;
 /// rank's share) besides its input and output: four per position, and two level lists, the
 /// level propagated and the next one gathered (each at most 13 bytes, a board and its value,
 /// for one position in 16): 5.6 bytes per position.
-pub fn dtc_working_memory(positions: u64) -> u64 {
+pub(crate) fn dtc_working_memory(positions: u64) -> u64 {
     4 * positions + 2 * level_list_cap(positions) * std::mem::size_of::<(Board, i8)>() as u64
 }
 
 /// Work units of [`solve_dtc_share`] on `positions` positions (a layer, or a rank's share), for
 /// progress: an estimate (the levels' scans and propagations are counted as they happen and the
 /// total is topped up at the end).
-pub fn dtc_work_units(positions: u64) -> u64 {
+pub(crate) fn dtc_work_units(positions: u64) -> u64 {
     positions * FORWARD_UNITS + positions * PROPAGATE_UNITS + 8 * positions / SCAN_POSITIONS_PER_UNIT
 }
 
@@ -127,7 +127,7 @@ fn level_list_cap(size: u64) -> u64 {
 /// When `values` or a lower layer is shorter than its layer, `cells` shorter than `own`, or
 /// `share` is `None` and `own` is not the whole layer.
 #[allow(clippy::too_many_arguments)]
-pub fn solve_dtc_share(
+pub(crate) fn solve_dtc_share(
     rules: Ruleset,
     n: u32,
     values: &[i8],
@@ -619,7 +619,7 @@ impl DtcCells {
 
 /// The depths to capture of a layer's positions (or of a rank's share of them), as
 /// [`solve_dtc_layer`] computed them.
-pub struct DtcDepths {
+pub(crate) struct DtcDepths {
     cells: DtcCells,
     own: Range<u64>,
 }
@@ -630,7 +630,7 @@ impl DtcDepths {
     /// # Panics
     /// When `i` is not one of the positions computed.
     #[inline]
-    pub fn depth(&self, i: u64, value: i8) -> Option<u16> {
+    pub(crate) fn depth(&self, i: u64, value: i8) -> Option<u16> {
         assert!(self.own.contains(&i), "position {i} is not in the share {:?}", self.own);
         (value != 0).then(|| depth_of(self.cells.all()[(i - self.own.start) as usize].load(Relaxed)))
     }
@@ -642,7 +642,7 @@ impl DtcDepths {
 /// # Errors
 /// As [`solve_dtc_share`]; [`Error::OutOfMemory`] / [`Error::Io`] when the cells cannot be had.
 #[allow(clippy::too_many_arguments)]
-pub fn solve_dtc_layer(
+pub(crate) fn solve_dtc_layer(
     rules: Ruleset,
     n: u32,
     values: &[i8],
@@ -659,6 +659,6 @@ pub fn solve_dtc_layer(
 
 /// The depth held by a cell [`solve_dtc_share`] finished, for a position of non-zero value.
 #[inline]
-pub fn depth_of(cell: u32) -> u16 {
+pub(crate) fn depth_of(cell: u32) -> u16 {
     (cell >> DEPTH_SHIFT) as u16
 }

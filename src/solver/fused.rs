@@ -25,7 +25,7 @@ use crate::sys::huge_zeroed;
 ///
 /// Memory: one byte per position (0: none yet; `d + 1` for a depth `d` of 253 or less; 255:
 /// deeper, in a list).
-pub struct FusedDepths {
+pub(crate) struct FusedDepths {
     bytes: memmap2::MmapMut,
     deep: Mutex<Vec<(u64, u16)>>,
     complete: AtomicBool,
@@ -36,7 +36,7 @@ impl FusedDepths {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when the memory cannot be had.
-    pub fn new(n: u32) -> Result<FusedDepths> {
+    pub(crate) fn new(n: u32) -> Result<FusedDepths> {
         let len = layer_size(n).max(1) as usize;
         let bytes = huge_zeroed(len).map_err(|_| Error::OutOfMemory { layer: n, needed: len as u64, available: 0, limit: MemoryLimit::Refused })?;
         Ok(FusedDepths { bytes, deep: Mutex::new(Vec::new()), complete: AtomicBool::new(false) })
@@ -68,7 +68,7 @@ impl FusedDepths {
     }
 
     /// Whether every threshold was recorded: only then are the depths those of the layer.
-    pub fn complete(&self) -> bool {
+    pub(crate) fn complete(&self) -> bool {
         self.complete.load(Relaxed)
     }
 
@@ -77,7 +77,7 @@ impl FusedDepths {
     /// # Panics
     /// When `i` is not a position of the layer.
     #[inline]
-    pub fn depth(&self, i: u64) -> Option<u16> {
+    pub(crate) fn depth(&self, i: u64) -> Option<u16> {
         match self.cells()[i as usize].load(Relaxed) {
             0 => None,
             255 => {

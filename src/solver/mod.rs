@@ -20,8 +20,8 @@
 //! | `spill` | the scratch files of a solve out of core or over ranks (state on disk, message buckets in a compact codec) and the checkpoints |
 //! | `dtc` | the depths to capture of a layer, a breadth-first pass over its finished values |
 
-pub mod bounds;
-pub mod cluster;
+pub(crate) mod bounds;
+pub(crate) mod cluster;
 mod driver;
 pub(crate) mod dtc;
 mod exits;
@@ -37,11 +37,13 @@ mod work;
 #[cfg(test)]
 mod tests;
 
-pub use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
+pub(crate) use bounds::{bounds_work_units, bounds_working_memory, solve_bounds};
 pub(crate) use cluster::EXCHANGE_STEP;
-pub use driver::{share_buffers, solve_layer, solve_layer_with, solve_share};
-pub use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer};
-pub use fused::FusedDepths;
-pub use options::{OutOfCore, Share, SolveOptions};
-pub use state::CHUNK;
-pub use work::{working_memory, WorkModel};
+#[cfg(test)]
+pub(crate) use driver::solve_layer;
+pub(crate) use driver::{share_buffers, solve_layer_with, solve_share};
+pub(crate) use dtc::{dtc_work_units, dtc_working_memory, solve_dtc_layer};
+pub(crate) use fused::FusedDepths;
+pub(crate) use options::{OutOfCore, Share, SolveOptions};
+pub(crate) use state::CHUNK;
+pub(crate) use work::{working_memory, WorkModel};

@@ -40,10 +40,10 @@ fn create_file(path: &Path) -> Result<File> {
 }
 
 /// Name of the scratch state file in a work directory.
-pub const STATE_FILE: &str = "state.bin";
+pub(crate) const STATE_FILE: &str = "state.bin";
 
 /// The solver's state of a whole layer in a file: one byte per position, memory-mapped shared.
-pub struct ScratchState {
+pub(crate) struct ScratchState {
     map: memmap2::MmapMut,
 }
 
@@ -55,7 +55,7 @@ impl ScratchState {
     ///
     /// # Errors
     /// [`Error::Io`] when the file cannot be created or the disk cannot hold it.
-    pub fn create(path: &Path, positions: u64) -> Result<ScratchState> {
+    pub(crate) fn create(path: &Path, positions: u64) -> Result<ScratchState> {
         let file = create_file(path)?;
         // Written with zeros, not only reserved: the page faults of the solve cost less
         // (`sys::write_zeros`).
@@ -67,14 +67,14 @@ impl ScratchState {
     }
 
     /// The state cells, one per position.
-    pub fn cells(&self) -> &[AtomicU8] {
+    pub(crate) fn cells(&self) -> &[AtomicU8] {
         // SAFETY: any byte is a valid AtomicU8; all access during the solve goes through this
         // atomic view.
         unsafe { std::slice::from_raw_parts(self.map.as_ptr().cast::<AtomicU8>(), self.map.len()) }
     }
 
     /// Gives the pages of cells `range` back to the system (they stay in the file).
-    pub fn release(&self, range: Range<u64>) {
+    pub(crate) fn release(&self, range: Range<u64>) {
         let bytes = range;
         // SAFETY: a shared mapping of our own file: dropping pages loses nothing.
         unsafe { release_within(self.map.as_ptr(), self.map.len(), bytes) };
@@ -87,7 +87,7 @@ impl ScratchState {
 /// A message is a `u64`: a position's global index, and bit 63 for "a child was lost". The
 /// files hold them in sorted blocks of differences, one or two bytes a message where they are
 /// dense (`codec`); the order in which a bucket gives them back is not the order they were sent.
-pub struct Inboxes {
+pub(crate) struct Inboxes {
     dir: PathBuf,
     /// The files' names begin with it.
     prefix: &'static str,
@@ -116,7 +116,7 @@ fn is_scratch_name(name: &str) -> bool {
 /// # Errors
 /// [`Error::Io`] when `dir` cannot be listed or a stale file cannot be removed (a missing `dir`
 /// is not an error).
-pub fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn remove_stale(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -141,7 +141,7 @@ impl Inboxes {
     ///
     /// # Errors
     /// [`Error::Io`] when old bucket files cannot be removed.
-    pub fn new(dir: &Path, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
+    pub(crate) fn new(dir: &Path, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
         Inboxes::named(dir, "inbox", parts, buffer_bytes)
     }
 
@@ -150,7 +150,7 @@ impl Inboxes {
     ///
     /// # Errors
     /// [`Error::Io`] when old bucket files cannot be removed.
-    pub fn named(dir: &Path, prefix: &'static str, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
+    pub(crate) fn named(dir: &Path, prefix: &'static str, parts: usize, buffer_bytes: u64) -> Result<Inboxes> {
         debug_assert!(is_scratch_name(&format!("{prefix}-00000.bin")));
         let inboxes = Inboxes {
             dir: dir.into(),
@@ -181,7 +181,7 @@ impl Inboxes {
     ///
     /// # Errors
     /// [`Error::Io`] when the bucket file cannot be written (a full disk included).
-    pub fn send(&self, part: usize, messages: &[u64]) -> Result<()> {
+    pub(crate) fn send(&self, part: usize, messages: &[u64]) -> Result<()> {
         let mut guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
         if guard.0.len() + messages.len() > self.buffer {
             // The buffer never grows past its size: what would not fit goes to the file with
@@ -202,13 +202,13 @@ impl Inboxes {
     }
 
     /// Whether part `part` has messages waiting.
-    pub fn pending(&self, part: usize) -> bool {
+    pub(crate) fn pending(&self, part: usize) -> bool {
         let guard = self.parts[part].lock().unwrap_or_else(|e| e.into_inner());
         !guard.0.is_empty() || guard.1 > 0
     }
 
     /// Whether any part has messages waiting.
-    pub fn any_pending(&self) -> bool {
+    pub(crate) fn any_pending(&self) -> bool {
         (0..self.parts.len()).any(|p| self.pending(p))
     }
 
@@ -218,7 +218,7 @@ impl Inboxes {
     ///
     /// # Errors
     /// [`Error::Io`] when the bucket file cannot be read or removed; `f`'s errors.
-    pub fn drain(&self, part: usize, block: usize, mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<u64> {
+    pub(crate) fn drain(&self, part: usize, block: usize, mut f: impl FnMut(&[u64]) -> Result<()>) -> Result<u64> {
         let mut bucket = self.take(part)?;
         let count = bucket.len();
         let mut words = Vec::new();
@@ -235,7 +235,7 @@ impl Inboxes {
     ///
     /// # Errors
     /// [`Error::Io`] when the bucket file cannot be taken (renamed) or opened.
-    pub fn take(&self, part: usize) -> Result<Bucket> {
+    pub(crate) fn take(&self, part: usize) -> Result<Bucket> {
         let taken = self.reading(part);
         let (buffered, in_file) = {
             // The file is renamed under the lock, so its length and the count agree.
@@ -260,7 +260,7 @@ impl Inboxes {
 
 /// The messages taken from one bucket ([`Inboxes::take`]): those that were in its file, then
 /// those that were buffered. The file is removed when the bucket is closed or dropped.
-pub struct Bucket {
+pub(crate) struct Bucket {
     file: Option<codec::Reader<BufReader<File>>>,
     path: PathBuf,
     /// Messages left in the file.
@@ -272,12 +272,12 @@ pub struct Bucket {
 
 impl Bucket {
     /// Messages left.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.in_file + (self.buffered.len() - self.at) as u64
     }
 
     /// Whether every message has been read.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
@@ -285,7 +285,7 @@ impl Bucket {
     ///
     /// # Errors
     /// [`Error::Io`] when the file cannot be read.
-    pub fn next(&mut self, max: usize, out: &mut Vec<u64>) -> Result<()> {
+    pub(crate) fn next(&mut self, max: usize, out: &mut Vec<u64>) -> Result<()> {
         out.clear();
         let max = max.max(1);
         if self.in_file > 0 {
@@ -312,7 +312,7 @@ impl Bucket {
     ///
     /// # Errors
     /// [`Error::Io`] when the file cannot be removed.
-    pub fn close(&mut self) -> Result<()> {
+    pub(crate) fn close(&mut self) -> Result<()> {
         if self.file.take().is_some() {
             self.in_file = 0;
             fs::remove_file(&self.path).map_err(|e| Error::io(&self.path, e))?;
@@ -347,11 +347,11 @@ fn append(path: &Path, blocks: &mut [&mut [u64]]) -> Result<()> {
 
 /// How far the solve of a layer had got when a checkpoint was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// The exits pass is done for positions `0..exits_done`.
-    pub exits_done: u64,
+    pub(crate) exits_done: u64,
     /// Thresholds `n, n-1, ..., next_threshold + 1` are done (`n` when none is).
-    pub next_threshold: u32,
+    pub(crate) next_threshold: u32,
 }
 
 const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
@@ -362,13 +362,13 @@ const CKPT_MAGIC: [u8; 8] = *b"OWARECKP";
 const CKPT_VERSION: u32 = 3;
 const CKPT_HEADER: usize = 80;
 /// Offset of the payload (the compressed state) in a checkpoint file.
-pub const CKPT_PAYLOAD: u64 = 4096;
+pub(crate) const CKPT_PAYLOAD: u64 = 4096;
 const BLOCK: usize = 8 << 20;
 /// zstd's level for checkpoints: the fastest, as a save stops the solve.
 const CKPT_LEVEL: i32 = 1;
 
 /// A layer's checkpoint file.
-pub struct Checkpoint {
+pub(crate) struct Checkpoint {
     path: PathBuf,
     ruleset: u32,
     layer: u32,
@@ -377,7 +377,7 @@ pub struct Checkpoint {
 
 /// Why a checkpoint file was not used.
 #[derive(Debug)]
-pub enum Unusable {
+pub(crate) enum Unusable {
     /// There is none.
     Absent,
     /// It is there but damaged, truncated or of another layer (the reason).
@@ -387,28 +387,28 @@ pub enum Unusable {
 /// What a checkpoint holds besides its progress: how many bytes of state (`payload`), and the
 /// hash of the best exits when they are kept outside it (0 when they are in the payload).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Contents {
+pub(crate) struct Contents {
     /// Bytes of state (uncompressed).
-    pub payload: u64,
+    pub(crate) payload: u64,
     /// [`exits_hash`] of the best exits kept outside the checkpoint (0: none kept outside).
-    pub exits_hash: u64,
+    pub(crate) exits_hash: u64,
 }
 
 /// The hash of best exits kept outside a checkpoint (in the output file the layer is written
 /// to), recorded in the checkpoint so that a resumed solve never trusts exits that changed.
-pub fn exits_hash(exits: &[u8]) -> u64 {
+pub(crate) fn exits_hash(exits: &[u8]) -> u64 {
     // Never 0, which says "none kept outside".
     xxhash_rust::xxh3::xxh3_64(exits) | 1
 }
 
 impl Checkpoint {
     /// The checkpoint of layer `layer` (`positions` positions) of ruleset id `ruleset` at `path`.
-    pub fn new(path: PathBuf, ruleset: u32, layer: u32, positions: u64) -> Checkpoint {
+    pub(crate) fn new(path: PathBuf, ruleset: u32, layer: u32, positions: u64) -> Checkpoint {
         Checkpoint { path, ruleset, layer, positions }
     }
 
     /// The file.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -439,7 +439,7 @@ impl Checkpoint {
     /// # Errors
     /// [`Error::Io`] when the file cannot be written (the old checkpoint is then untouched,
     /// unless the disk was full).
-    pub fn save(&self, at: Progress, contents: Contents, read: &dyn Fn(u64, &mut [u8]), note: &dyn Fn(&str)) -> Result<()> {
+    pub(crate) fn save(&self, at: Progress, contents: Contents, read: &dyn Fn(u64, &mut [u8]), note: &dyn Fn(&str)) -> Result<()> {
         match self.save_once(at, contents, read) {
             Err(Error::Io { source, .. }) if source.raw_os_error() == Some(libc::ENOSPC) && self.path.exists() => {
                 note(&format!("the disk cannot hold two checkpoints of layer {}: the previous one is replaced in place", self.layer));
@@ -498,7 +498,7 @@ impl Checkpoint {
     /// [`Unusable::Absent`] when there is none; [`Unusable::Discarded`] (with the reason) when
     /// it is damaged, truncated, of another ruleset or layer, unreadable or not accepted.
     /// `write` is only called once the whole file has been checked.
-    pub fn load(
+    pub(crate) fn load(
         &self,
         accept: &dyn Fn(Progress, Contents) -> std::result::Result<(), String>,
         write: &mut dyn FnMut(u64, &[u8]),
@@ -574,7 +574,7 @@ impl Checkpoint {
     ///
     /// # Errors
     /// [`Error::Io`] when it exists and cannot be removed.
-    pub fn remove(&self) -> Result<()> {
+    pub(crate) fn remove(&self) -> Result<()> {
         match fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -50,7 +50,7 @@ pub(super) const ENDED: u8 = 0x10;
 /// Best-exit marker for "no move leaves the layer" (below every real value, -48).
 pub(super) const NO_EXIT: i8 = i8::MIN;
 /// Positions per parallel work item; parts are multiples of it.
-pub const CHUNK: u64 = 1 << 15;
+pub(crate) const CHUNK: u64 = 1 << 15;
 /// Bit of a message: "a child was lost" (else: "a child entered WIN").
 pub(super) const LOST: u64 = 1 << 63;
 /// Bit position of the layer number in a lookup key (the index takes the bits below).

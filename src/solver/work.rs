@@ -25,7 +25,7 @@ pub(super) fn scan_units(positions: u64) -> u64 {
 /// value `±t` in a layer of the same parity (layer `n − 2`) scaled to this layer's size, or a
 /// generic shape when that is unknown.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WorkModel {
+pub(crate) struct WorkModel {
     size: u64,
     /// Units of threshold `t` at index `t - 1`.
     thresholds: Vec<u64>,
@@ -37,7 +37,7 @@ impl WorkModel {
     /// missing entries count as none.
     ///
     /// Cost: O(n).
-    pub fn new(n: u32, expected: Option<&[u64]>) -> WorkModel {
+    pub(crate) fn new(n: u32, expected: Option<&[u64]>) -> WorkModel {
         let size = layer_size(n.min(crate::index::MAX_STONES));
         let scan = scan_units(size);
         // Without expectations, a generic shape: four fifths of the layer decided, falling off
@@ -59,7 +59,7 @@ impl WorkModel {
     /// its statistics), scaled to layer `n`'s size.
     ///
     /// Cost: O(n).
-    pub fn from_counts(n: u32, counts: &std::collections::BTreeMap<i32, u64>) -> WorkModel {
+    pub(crate) fn from_counts(n: u32, counts: &std::collections::BTreeMap<i32, u64>) -> WorkModel {
         if n < 2 {
             return WorkModel::new(n, None);
         }
@@ -91,26 +91,26 @@ impl WorkModel {
 
     /// Units of checking the solved layer before it is published (a spot check and a count of
     /// its values, done by the caller, which advances progress by them): four scans.
-    pub fn check(&self) -> u64 {
+    pub(crate) fn check(&self) -> u64 {
         4 * scan_units(self.size)
     }
 
     /// The units a solve of `positions` of the layer's positions reports (a rank's share of a
     /// distributed solve; all of them: [`WorkModel::total`] less [`WorkModel::check`]).
-    pub fn solve(&self, positions: u64) -> u64 {
+    pub(crate) fn solve(&self, positions: u64) -> u64 {
         self.exits(positions) + (1..=self.thresholds.len() as u32).map(|t| self.threshold(t, positions)).sum::<u64>() + self.draws(positions)
     }
 
     /// All the units of the layer, [`WorkModel::check`] included.
     #[cfg(test)]
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.exits(self.size) + self.thresholds.iter().sum::<u64>() + self.draws(self.size) + self.check()
     }
 }
 
 /// Total work units of solving layer `n` with the generic model ([`WorkModel::new`]).
 #[cfg(test)]
-pub fn work_units(n: u32) -> u64 {
+pub(crate) fn work_units(n: u32) -> u64 {
     WorkModel::new(n, None).total()
 }
 
@@ -119,7 +119,7 @@ pub fn work_units(n: u32) -> u64 {
 /// that seed the next thresholds take up to half a byte more per position, within
 /// [`SolveOptions::list_bytes`](super::SolveOptions); during the exits pass, the copy of the
 /// lower layers it makes when they fit.)
-pub fn working_memory(n: u32) -> u64 {
+pub(crate) fn working_memory(n: u32) -> u64 {
     layer_size(n)
 }
 

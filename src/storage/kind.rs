@@ -1,6 +1,6 @@
 //! The kinds of a layer's files, as types: its values ([`ValuesKind`]), its forced-capture
 //! bounds ([`BoundsKind`], [`crate::bounds`]) and its depths to capture ([`DtcKind`],
-//! [`crate::dtc`]). Every file of every kind is found, opened, checked and read the same way
+//! `docs/dtc.md`). Every file of every kind is found, opened, checked and read the same way
 //! ([`Layer`], [`Table`], [`DatabaseDir`]); what a kind is lives in its impl of the one tag
 //! trait, [`Kind`]: what its files hold ([`FileContent`]: their names and words), the encoding
 //! its headers name, how its size is checked, how one entry is read, and whether and how its
@@ -228,7 +228,7 @@ impl PackedTable for NoPack {
 // Depths to capture.
 
 /// A layer's depths to capture as a [`Kind`]: `dtc-NN.owdb` (`oware build --dtc`;
-/// [`crate::dtc`]), or its pack `dtc-NN.owpk`, whose contexts read the layer's values.
+/// `docs/dtc.md`), or its pack `dtc-NN.owpk`, whose contexts read the layer's values.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DtcKind;
 
@@ -360,7 +360,7 @@ impl Layer<BoundsKind> {
 
 impl Layer<DtcKind> {
     /// The payload, split into its parts.
-    pub fn payload(&self) -> DtcPayload<'_> {
+    pub(crate) fn payload(&self) -> DtcPayload<'_> {
         DtcPayload::new(self.stones(), self.bytes()).expect("checked when opened")
     }
 }

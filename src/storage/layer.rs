@@ -16,7 +16,7 @@ use crate::progress::Progress;
 use crate::rules::Ruleset;
 use crate::sys::FileStamp;
 
-use super::mapping::{checksum_from, header_at, header_of, map_file, read_exact_at, Bytes, SideFile};
+use super::mapping::{checksum_from, header_at, header_of, read_exact_at, Bytes, SideFile};
 use super::*;
 
 pub(super) mod private {
@@ -44,7 +44,7 @@ pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'stati
     #[doc(hidden)]
     const PACKED: bool;
 
-    /// What one position's entry reads as: its value (`i8`), its [`Bounds`], or its depth to
+    /// What one position's entry reads as: its value (`i8`), its [`Bounds`](crate::bounds::Bounds), or its depth to
     /// capture (`None` for a position of value 0).
     type Entry;
     /// What the reads need to know of an opened file beyond its header: the codec of the
@@ -99,7 +99,7 @@ pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'stati
     fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<Self>>;
 }
 
-/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`] of
+/// A layer's file packed and probed in place: what [`Table::Pack`] holds (a [`PackLayer`](crate::pack::PackLayer) of
 /// values, a [`PackedDtc`] of depths).
 pub trait PackedTable: Send + Sync + std::fmt::Debug {
     /// What one position's entry reads as.
@@ -155,17 +155,6 @@ impl<K: Kind> std::fmt::Debug for Layer<K> {
 }
 
 impl<K: Kind> Layer<K> {
-    /// Opens a native file of kind `K` at any path, expecting layer `n` of `rules`. See
-    /// [`DatabaseDir::open_layer`].
-    ///
-    /// # Errors
-    /// As [`DatabaseDir::open_layer`], with [`Error::Io`] for a missing file.
-    pub fn open_file(path: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer<K>> {
-        let missing = || Error::io(path, std::io::Error::from(std::io::ErrorKind::NotFound));
-        let (file, map) = map_file(path, missing)?;
-        Layer::from_map(path, file, map, Format::Native, rules, n, verify_payload)
-    }
-
     /// A file mapped (`file`, `map`) at `path`, checked as layer `n`'s of `rules` in `format`.
     pub(super) fn from_map(path: &Path, file: File, map: Mmap, format: Format, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer<K>> {
         let stamp = FileStamp::of(&file, path)?;
@@ -299,24 +288,6 @@ impl<K: Kind> Layer<K> {
 }
 
 impl Layer<ValuesKind> {
-    /// Opens layer `n` of `rules` in this tool's format under `base`: as
-    /// [`DatabaseDir::open_layer`] on `DatabaseDir::native(base, rules)`.
-    ///
-    /// # Errors
-    /// As [`DatabaseDir::new`] and [`DatabaseDir::open_layer`].
-    pub fn open_native(base: &Path, rules: Ruleset, n: u32, verify_payload: bool) -> Result<Layer> {
-        DatabaseDir::native(base, rules)?.open_layer(n, verify_payload)
-    }
-
-    /// Opens `scores.N` of a published-format (2002) directory: as [`DatabaseDir::open_layer`]
-    /// on `DatabaseDir::new(Format::Vu, dir, Ruleset::Awari)`.
-    ///
-    /// # Errors
-    /// As [`DatabaseDir::new`] and [`DatabaseDir::open_layer`].
-    pub fn open_vu(dir: &Path, n: u32) -> Result<Layer> {
-        DatabaseDir::new(Format::Vu, dir, Ruleset::Awari)?.open_layer(n, false)
-    }
-
     /// The values, one per position in index order.
     #[inline]
     pub fn values(&self) -> &[i8] {
@@ -543,7 +514,7 @@ impl Table<ValuesKind> {
     /// # Errors
     /// [`Error::IndexOutOfRange`] past the layer's end; [`Error::Corrupt`] for a damaged pack
     /// block or a file now shorter; [`Error::Io`] when a read fails.
-    pub fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
+    pub(crate) fn read_into(&self, start: u64, out: &mut [u8]) -> Result<()> {
         let end = start.saturating_add(out.len() as u64);
         if end > self.len() {
             return Err(Error::IndexOutOfRange { layer: self.stones(), index: end.saturating_sub(1), size: self.len() });

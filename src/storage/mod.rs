@@ -61,6 +61,10 @@ pub use layer::{Kind, PackedTable, ValuesKind};
 pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;
+// The layer file format's header and offsets (`docs/FORMAT.md`), and the byte of "no depth" in a
+// dtc file, for programs that read or check files themselves.
+pub use crate::dtc::NONE as DTC_NONE;
+pub use crate::format::{Header, BOUNDS_TRIANGULAR, HEADER_LEN, PAYLOAD_OFFSET};
 pub(crate) use writers::{checksum_released, partial_path, scan_released, write_atomic, DtcWriter, LayerWriter, ShareWriter};
 
 use std::path::{Path, PathBuf};

@@ -89,7 +89,7 @@ impl AtomicFile {
 
 /// A layer file being written: a preallocated, memory-mapped [`AtomicFile`] that becomes the
 /// layer only in [`finish`](Self::finish).
-pub struct LayerWriter {
+pub(crate) struct LayerWriter {
     rules: Ruleset,
     stones: u32,
     /// What the payload holds (its kind's encoding: values, bounds).
@@ -144,7 +144,7 @@ impl LayerWriter {
     /// # Errors
     /// [`Error::Usage`] for a published-format directory; [`Error::Io`] when the directory cannot
     /// be created or the space cannot be reserved (the temporary is then removed).
-    pub fn create<K: Kind>(dir: &DatabaseDir, n: u32, len: u64) -> Result<LayerWriter> {
+    pub(crate) fn create<K: Kind>(dir: &DatabaseDir, n: u32, len: u64) -> Result<LayerWriter> {
         if dir.format() != Format::Native {
             return Err(Error::Usage(format!("{} are written in the native format only", K::CONTENT.what())));
         }
@@ -202,12 +202,12 @@ impl LayerWriter {
 
     /// The temporary file's path (where the other ranks of a distributed build write their
     /// shares: `ShareWriter`).
-    pub fn tmp_path(&self) -> &Path {
+    pub(crate) fn tmp_path(&self) -> &Path {
         self.file.tmp_path()
     }
 
     /// The payload (one byte per position, in index order), initially zero.
-    pub fn payload_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.map[PAYLOAD_OFFSET as usize..]
     }
 
@@ -220,19 +220,19 @@ impl LayerWriter {
     }
 
     /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
-    pub fn release(&self, range: std::ops::Range<u64>) {
+    pub(crate) fn release(&self, range: std::ops::Range<u64>) {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
         // SAFETY: a shared mapping of our own file: dropping its pages loses nothing.
         unsafe { crate::sys::release_within(b.as_ptr(), b.len(), range) };
     }
 
     /// The payload bytes as written so far.
-    pub fn payload(&self) -> &[u8] {
+    pub(crate) fn payload(&self) -> &[u8] {
         &self.map[PAYLOAD_OFFSET as usize..]
     }
 
     /// The payload as values.
-    pub fn values(&self) -> &[i8] {
+    pub(crate) fn values(&self) -> &[i8] {
         let b = &self.map[PAYLOAD_OFFSET as usize..];
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
         unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
@@ -243,7 +243,7 @@ impl LayerWriter {
     ///
     /// # Errors
     /// [`Error::Io`] when flushing or renaming fails; the final path is then untouched.
-    pub fn finish(mut self) -> Result<PathBuf> {
+    pub(crate) fn finish(mut self) -> Result<PathBuf> {
         let sum = checksum_released(&self.map[PAYLOAD_OFFSET as usize..], &|r| self.release(r));
         let mut header = Header::new(self.rules, self.stones, sum);
         header.encoding = self.encoding;
@@ -317,7 +317,7 @@ impl ShareWriter {
     /// # Errors
     /// [`Error::NotAFile`] / [`Error::Io`] when `path` is not a regular file that can be opened
     /// for writing; [`Error::Corrupt`] when it does not have the file's length.
-    pub fn open(path: &Path, n: u32, payload_len: u64, range: std::ops::Range<u64>) -> Result<ShareWriter> {
+    pub(crate) fn open(path: &Path, n: u32, payload_len: u64, range: std::ops::Range<u64>) -> Result<ShareWriter> {
         let expected = PAYLOAD_OFFSET + payload_len;
         let file = open_regular(path, || Error::io(path, std::io::ErrorKind::NotFound.into()))?;
         drop(file);
@@ -349,7 +349,7 @@ impl ShareWriter {
     ///
     /// # Errors
     /// [`Error::Io`] when the write-back fails.
-    pub fn finish(self) -> Result<()> {
+    pub(crate) fn finish(self) -> Result<()> {
         if let Some(m) = &self.map {
             m.flush().map_err(|e| Error::io(&self.path, e))?;
         }
@@ -367,7 +367,7 @@ pub(crate) struct PayloadPages<'a> {
 
 impl PayloadPages<'_> {
     /// Gives the pages of payload bytes `range` back to the system (the bytes stay in the file).
-    pub fn release(&self, range: std::ops::Range<u64>) {
+    pub(crate) fn release(&self, range: std::ops::Range<u64>) {
         // SAFETY: the writer's shared file mapping, alive for 'a: dropping pages loses nothing.
         unsafe { crate::sys::release_within(self.ptr as *const u8, self.len, range) };
     }

@@ -26,7 +26,7 @@ use std::time::Instant;
 use super::facts::check_facts;
 use super::manifest;
 use super::options::{VerifyObserver, VerifyOptions};
-pub use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
+pub(super) use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
 use crate::error::{Error, Result};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
 use crate::verify::companion::verify_companions;
@@ -49,7 +49,7 @@ pub(crate) fn layers_to_verify(dir: &DatabaseDir, options: &VerifyOptions) -> Op
 /// inside `ThreadPool::install` to choose the threads).
 ///
 /// Parameters: `dir`, the directory (format and ruleset); `options`, the layers and whether
-/// bounds and depths to capture are required; `observer`, told of each stage as it happens (use [`NoObserver`] when
+/// bounds and depths to capture are required; `observer`, told of each stage as it happens (use [`NoObserver`](super::NoObserver) when
 /// nothing is to be shown).
 ///
 /// Cost: opening and checksumming every layer of the range and the layers below it that it

@@ -139,7 +139,7 @@ impl FactReport {
 /// Move values are computed here from [`Ruleset::moves`] and the layers, not via another module.
 ///
 /// Cost: a few table lookups, plus one pass over each present layer's length; no file access.
-pub fn check_facts(rules: Ruleset, layers: &[Option<&[i8]>]) -> Vec<FactReport> {
+pub(crate) fn check_facts(rules: Ruleset, layers: &[Option<&[i8]>]) -> Vec<FactReport> {
     vec![
         fact_layer_size_formula(),
         fact_layer_entry_counts(layers),

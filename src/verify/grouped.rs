@@ -27,14 +27,14 @@ use crate::rules::Ruleset;
 use crate::verify::{verify_values, LayerReport, Mismatch};
 
 /// Memory [`verify_within`] takes besides the layers' pages: two bits per position of layer `n`.
-pub fn marks_bytes(n: u32) -> u64 {
+pub(crate) fn marks_bytes(n: u32) -> u64 {
     layer_size(n).div_ceil(64) * 8 * 2
 }
 
 /// The groups of layers (`n` itself and `0..=n-2`) whose files re-deriving layer `n` reads
 /// together, each at most `budget` bytes (a layer larger than `budget` alone), largest layers
 /// first: first-fit decreasing. One group when everything fits.
-pub fn source_groups(n: u32, budget: u64) -> Vec<Vec<u32>> {
+pub(crate) fn source_groups(n: u32, budget: u64) -> Vec<Vec<u32>> {
     let mut layers: Vec<u32> = layers_needed(n).chain(std::iter::once(n)).collect();
     layers.sort_by_key(|&m| std::cmp::Reverse((layer_size(m), m)));
     let mut groups: Vec<(u64, Vec<u32>)> = Vec::new();
@@ -62,7 +62,7 @@ pub fn source_groups(n: u32, budget: u64) -> Vec<Vec<u32>> {
 ///
 /// # Errors
 /// As [`verify_values`]; [`Error::Interrupted`] when `progress` is cancelled.
-pub fn verify_within(
+pub(crate) fn verify_within(
     rules: Ruleset,
     n: u32,
     this: &[i8],

@@ -29,7 +29,7 @@ pub(crate) const MANIFEST: &str = "SHA256SUMS";
 pub(crate) const MANIFEST_LOCK: &str = ".SHA256SUMS.lock";
 
 /// The largest manifest read: far above the 4 rulesets × 49 layers × 90 bytes a real one holds.
-pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Bytes hashed between two checks for cancellation.
 const HASH_BLOCK: usize = 1 << 20;
@@ -129,7 +129,7 @@ pub fn render(entries: &[Entry]) -> String {
 ///
 /// # Errors
 /// [`Error::Corrupt`] (naming the line) for a line that is not `HEX  RULES/layer-NN.owpk`, or a
-/// manifest over [`MAX_MANIFEST_BYTES`]; [`Error::NotAFile`] when `SHA256SUMS` is not a regular
+/// manifest over `MAX_MANIFEST_BYTES` (1 MiB); [`Error::NotAFile`] when `SHA256SUMS` is not a regular
 /// file; [`Error::Io`] when it cannot be read.
 pub fn read(dir: &Path) -> Result<Option<Vec<Entry>>> {
     let path = dir.join(MANIFEST);
@@ -264,7 +264,7 @@ pub fn check(dir: &Path, rules: Ruleset, progress: &dyn Progress) -> Result<Opti
 }
 
 /// Whether `dir` holds a pack file of `rules` (`RULES/layer-NN.owpk`), so a manifest is expected.
-pub fn has_packs(dir: &Path, rules: Ruleset) -> bool {
+pub(crate) fn has_packs(dir: &Path, rules: Ruleset) -> bool {
     let prefix = format!("{}/", rules.name());
     std::fs::read_dir(dir.join(rules.name())).is_ok_and(|list| list.flatten().any(|e| is_pack_name(&format!("{prefix}{}", e.file_name().to_string_lossy()))))
 }

@@ -1,5 +1,5 @@
 //! The verifier: re-derives stored values from their children with the forward move generator.
-//! (The published facts are checked by [`check_facts`].)
+//! (The published facts are checked by `check_facts`.)
 //!
 //! This code shares nothing with the builder's propagation: for every position it generates the
 //! legal moves, reads each child's stored value (same layer or a smaller one) and checks that the
@@ -10,26 +10,26 @@
 //! whole (a cycle of positions all claiming a win that can never be forced). Only a wrong solver
 //! could produce those; the solver is cross-checked against a plain forward fixed-point iteration
 //! on every position of layers 0..10 under every ruleset in the test suite. The facts of
-//! [`check_facts`] (published values) are an independent check of exactly that kind of error.
+//! `check_facts` (published values) are an independent check of exactly that kind of error.
 //!
-//! Entry points:
-//! - [`derive_value`]: one position, used by the builder's spot check (trusted inputs);
-//! - [`verify_layer`] / [`verify_values`]: every position of a layer, in parallel, on values read
-//!   from files (untrusted inputs: nothing here panics on odd bytes);
+//! Entry points (inside the crate but [`verify_directory`], which runs them all):
+//! - `derive_value`: one position, used by the builder's spot check (trusted inputs);
+//! - `verify_values`: every position of a layer, in parallel, on values read from files
+//!   (untrusted inputs: nothing here panics on odd bytes);
 //! - `verify_companion`: every entry of a layer's file beside its values, of either kind
 //!   (forced-capture bounds, depths to capture), against its children (through
 //!   [`verify_directory`]);
-//! - [`check_facts`]: the published facts against whatever layers are present.
+//! - `check_facts`: the published facts against whatever layers are present.
 //!
 //! | module | what it is |
 //! |---|---|
-//! | `values` | re-deriving the values: [`verify_values`], [`LayerReport`] |
+//! | `values` | re-deriving the values: `verify_values`, [`LayerReport`] |
 //! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check` |
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
-//! | `facts` | the published facts (layer sizes, a position's value and its moves') checked against whatever layers are present: [`check_facts`] |
+//! | `facts` | the published facts (layer sizes, a position's value and its moves') checked against whatever layers are present: `check_facts` |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory: written by `oware pack`, checked here |
-//! | `grouped` | re-deriving a layer whose files do not fit in memory together, in passes over groups of them: [`verify_within`], [`source_groups`] |
+//! | `grouped` | re-deriving a layer whose files do not fit in memory together, in passes over groups of them: `verify_within`, `source_groups` |
 //! | `directory` | a whole directory: [`verify_directory`] |
 //! | `options` | what a caller chooses and sees of it: [`VerifyOptions`], [`VerifyObserver`] |
 //! | `report` | what a directory's verification found: [`DirectoryReport`], [`Finding`], and of each file beside the values, whatever its kind, [`CompanionEntry`], [`CompanionStatus`], [`CompanionReport`] |
@@ -53,11 +53,14 @@ pub(crate) use companion::verify_companion;
 pub use directory::verify_directory;
 pub(crate) use dtc::{derive_dtc, dtc_damage};
 pub use dtc::{DtcMismatch, DtcReport};
-pub use facts::{check_facts, FactReport, FactStatus};
-pub use grouped::{marks_bytes, source_groups, verify_within};
+#[cfg(test)]
+use facts::check_facts;
+pub use facts::{FactReport, FactStatus};
+pub(crate) use grouped::{marks_bytes, verify_within};
 pub use options::{NoObserver, VerifyObserver, VerifyOptions};
 pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
-pub use values::{derive_value, verify_layer, verify_values, LayerReport, Mismatch};
+pub(crate) use values::{derive_value, verify_values};
+pub use values::{LayerReport, Mismatch};
 
 use std::ops::Range;
 
@@ -65,7 +68,7 @@ use std::ops::Range;
 /// ones with the smallest indices.
 pub const MISMATCHES_KEPT: usize = 10;
 
-/// Positions per parallel work item of [`verify_values`] and `verify_companion`.
+/// Positions per parallel work item of `verify_values` and `verify_companion`.
 const CHUNK: u64 = 1 << 16;
 
 /// The layers whose values re-deriving layer `n` reads besides its own: `0..=n-2`.
@@ -77,3 +80,6 @@ const CHUNK: u64 = 1 << 16;
 pub(crate) fn layers_needed(n: u32) -> Range<u32> {
     0..n.saturating_sub(1)
 }
+
+#[cfg(test)]
+mod tests;

@@ -25,8 +25,8 @@ pub struct VerifyOptions {
     pub require_dtc: bool,
     /// Memory the re-derivation of a layer may keep in the page cache for the files it reads
     /// (`None`: what the system reports available), less the two bits per position
-    /// [`verify_within`](super::verify_within) marks in: a layer whose files do not fit together is re-derived in
-    /// several passes ([`crate::verify::source_groups`]).
+    /// `verify_within` marks in: a layer whose files do not fit together is re-derived in
+    /// several passes (`source_groups`).
     pub max_memory: Option<u64>,
 }
 

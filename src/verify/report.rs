@@ -95,8 +95,8 @@ pub enum Finding {
     /// The pack manifest does not match the files.
     ManifestMismatch,
     /// A layer asked for is absent ([`FileContent::Values`]), or else a file beside it that
-    /// [`VerifyOptions`](super::directory::VerifyOptions) require ([`VerifyOptions::require_bounds`](super::directory::VerifyOptions::require_bounds),
-    /// [`VerifyOptions::require_dtc`](super::directory::VerifyOptions::require_dtc)).
+    /// [`VerifyOptions`](crate::verify::VerifyOptions) require ([`VerifyOptions::require_bounds`](crate::verify::VerifyOptions::require_bounds),
+    /// [`VerifyOptions::require_dtc`](crate::verify::VerifyOptions::require_dtc)).
     Missing(FileContent),
 }
 
@@ -136,7 +136,7 @@ pub struct DirectoryReport {
     /// The published facts and what checking them gave.
     pub facts: Vec<FactReport>,
     /// The files beside the values checked: those of each kind in increasing layer order, the
-    /// kinds in the order of [`FileContent::COMPANIONS`].
+    /// kinds in the order of `FileContent::COMPANIONS` (bounds, then depths to capture).
     pub companions: Vec<CompanionEntry>,
     /// The pack manifest's check: `None` when the directory has neither a `SHA256SUMS` nor packs
     /// of the ruleset (or is in the published format); `present: false` for packs without one.
@@ -175,7 +175,7 @@ impl DirectoryReport {
     }
 
     /// The entries of the files of kind `kind` beside the values.
-    pub fn companions_of(&self, kind: FileContent) -> impl Iterator<Item = &CompanionEntry> {
+    pub(crate) fn companions_of(&self, kind: FileContent) -> impl Iterator<Item = &CompanionEntry> {
         self.companions.iter().filter(move |e| e.kind == kind)
     }
 
@@ -582,7 +582,7 @@ pub enum CompanionStatus {
     /// Damaged (a bad header, size or checksum; for depths to capture, a depth that contradicts
     /// its value or a malformed table of escaped depths), foreign or unreadable: the error.
     Damaged(Error),
-    /// Absent while [`VerifyOptions::require_bounds`] or [`VerifyOptions::require_dtc`] asked
+    /// Absent while [`VerifyOptions::require_bounds`](crate::verify::VerifyOptions::require_bounds) or [`VerifyOptions::require_dtc`](crate::verify::VerifyOptions::require_dtc) asked
     /// for it: the error ([`Error::CompanionMissing`]).
     Missing(Error),
 }

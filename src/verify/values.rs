@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::index::{chunks, layer_size, rank_unchecked, LayerWalker, MAX_STONES};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome as Move, Ruleset, PITS};
-use crate::storage::Layer;
 
 /// The value of `board` (layer `n`) derived from its children's stored values.
 ///
@@ -25,7 +24,7 @@ use crate::storage::Layer;
 /// # Panics
 /// When a needed layer is absent from `lower` or too short (a programming error).
 #[inline]
-pub fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lower: &[&[i8]]) -> i8 {
+pub(crate) fn derive_value(rules: Ruleset, n: u32, board: &Board, this_layer: &[i8], lower: &[&[i8]]) -> i8 {
     let moves = rules.moves(board);
     if let Some(ending) = moves.ending() {
         return ending;
@@ -93,17 +92,6 @@ impl LayerReport {
     }
 }
 
-/// Re-derives every position of `this` (layer `n`) from its children: see [`verify_values`].
-///
-/// # Errors
-/// [`Error::Usage`] when `this` is not layer `n`, and as [`verify_values`].
-pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
-    if this.stones() != n {
-        return Err(Error::Usage(format!("{} holds layer {}, not layer {n}", this.path().display(), this.stones())));
-    }
-    verify_values(rules, n, this.values(), lower, progress)
-}
-
 /// Re-derives every position of layer `n` from its children's stored values and compares.
 ///
 /// Parameters:
@@ -130,7 +118,7 @@ pub fn verify_layer(rules: Ruleset, n: u32, this: &Layer, lower: &[&[i8]], progr
 /// [`Error::Usage`] when `n > 48`, `this` or a needed lower layer has the wrong length, or a
 /// needed lower layer is not given. Nothing in the stored values (any byte is accepted) makes
 /// this function fail or panic: bad values are mismatches.
-pub fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
+pub(crate) fn verify_values(rules: Ruleset, n: u32, this: &[i8], lower: &[&[i8]], progress: &dyn Progress) -> Result<LayerReport> {
     check_given(n, this, lower)?;
     let size = layer_size(n);
     let start = Instant::now();

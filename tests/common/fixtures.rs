@@ -13,12 +13,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once, OnceLock};
 
-use oware::bounds::{payload_len, Bounds, Codec};
-use oware::build::{self, solve_bounds, BuildConfig, Silent};
+use oware::bounds::{width, Bounds, Codec};
+use oware::build::{self, BuildConfig, Silent};
 use oware::index::layer_size;
-use oware::progress::NoProgress;
 use oware::rules::Ruleset;
-use oware::storage::{native_path, ValuesKind};
+use oware::storage::{native_path, BoundsKind, ValuesKind, PAYLOAD_OFFSET};
 
 /// The checksum of a layer file's payload as docs/FORMAT.md specifies it (`xxh3-64`: XXH3,
 /// 64-bit, seed 0), computed here from the specification (the library's own is internal), for
@@ -138,17 +137,20 @@ pub fn files_equal(a: &Path, b: &Path, rules: Ruleset, max: u32) {
     }
 }
 
-/// Builds the bounds payloads of layers `0..=max` with the builder.
+/// Builds the bounds payloads of layers `0..=max` with the builder (values and bounds into a
+/// temporary directory on `threads` threads; each bounds file's payload).
 pub fn built(rules: Ruleset, max: u32, threads: usize) -> Vec<Vec<u8>> {
+    let dir = tempfile::tempdir().expect("temp dir");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let mut all: Vec<Vec<u8>> = Vec::new();
-    for n in 0..=max {
-        let mut out = vec![0u8; payload_len(n) as usize];
-        let lower: Vec<&[u8]> = all.iter().map(|v| v.as_slice()).collect();
-        pool.install(|| solve_bounds(rules, n, &lower, &mut out, &NoProgress)).unwrap();
-        all.push(out);
-    }
-    all
+    let cfg = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds: true, ..Default::default() };
+    pool.install(|| build::build(&cfg, &Silent)).unwrap();
+    (0..=max)
+        .map(|n| {
+            let file = std::fs::read(native_path::<BoundsKind>(dir.path(), rules, n)).unwrap();
+            assert_eq!(file.len() as u64, PAYLOAD_OFFSET + (layer_size(n) * u64::from(width(n))).div_ceil(8), "layer {n}");
+            file[PAYLOAD_OFFSET as usize..].to_vec()
+        })
+        .collect()
 }
 
 /// The builder's bounds payloads of layers `0..=14` of `rules` on two threads, built once per

@@ -6,7 +6,8 @@
 //! allocates freely; it exists only to be obviously correct, so that the fast generator
 //! (`Ruleset::moves`) can be compared with it on many positions.
 //!
-//! The library's integration tests (`tests/suite/`) use it as `mod common;`, with the helpers of
+//! The library's integration tests (`tests/suite/`) use it as `mod common;`, and its unit tests as
+//! `crate::test_support` (`src/test_support.rs` includes this file by its path), with the helpers of
 //! the files beside it: `fixtures.rs` (layers built once per test binary and shared, copies of
 //! them, the format's checksum), `boards.rs` (boards and layers by brute force), `probing.rs`
 //! (checks on a probed database) and `splitmix.rs` (the seeded generator). The program's test

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use oware::format::PAYLOAD_OFFSET;
 use oware::index::{layer_size, unrank_unchecked};
 use oware::line::{PrincipalVariation, PvEnd};
 use oware::probe::{Database, MoveResult, MoveValue};
 use oware::rules::Outcome;
+use oware::storage::PAYLOAD_OFFSET;
 use oware::{Board, Position, Ruleset};
 
 use super::SplitMix64;

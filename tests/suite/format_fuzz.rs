@@ -11,9 +11,9 @@ use common::SplitMix64;
 
 use std::path::Path;
 
-use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::rules::Ruleset;
-use oware::storage::{native_path, Layer, ValuesKind};
+use oware::storage::{native_path, DatabaseDir, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::Error;
 
 #[test]
@@ -80,12 +80,12 @@ fn layer_reader_rejects_damaged_files() {
             }
         }
         std::fs::write(&path, &d).unwrap();
-        match Layer::open_native(dir.path(), Ruleset::Awari, 6, true) {
+        match DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap().open_layer::<ValuesKind>(6, true) {
             Err(Error::Corrupt { .. }) | Err(Error::RulesetMismatch { .. }) => {}
             Err(e) => panic!("round {round}: unexpected error kind {e}"),
             Ok(_) => panic!("round {round}: damaged file accepted"),
         }
     }
     std::fs::write(&path, &original).unwrap();
-    Layer::open_native(dir.path(), Ruleset::Awari, 6, true).unwrap();
+    DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap().open_layer::<ValuesKind>(6, true).unwrap();
 }

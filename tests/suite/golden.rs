@@ -30,11 +30,12 @@ fn golden_path() -> PathBuf {
 ///
 /// The only place in this file that calls the builder and the storage layer.
 fn build_and_collect(rules: Ruleset, dir: &Path) -> Vec<u64> {
-    use oware::storage::Layer;
+    use oware::storage::{DatabaseDir, ValuesKind};
 
     (0..=MAX_LAYER)
         .map(|n| {
-            let layer = Layer::open_native(dir, rules, n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
+            let layer =
+                DatabaseDir::native(dir, rules).unwrap().open_layer::<ValuesKind>(n, true).unwrap_or_else(|e| panic!("{rules}: cannot open layer {n}: {e}"));
             layer.header().expect("a native layer has a header").payload_checksum
         })
         .collect()
@@ -75,7 +76,7 @@ fn read_golden() -> Vec<(String, Vec<u64>)> {
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let json: serde_json::Value = serde_json::from_str(&text).expect("golden file is JSON");
     assert_eq!(json["schema_version"], 1, "unknown schema_version");
-    assert_eq!(json["algorithm"], oware::format::CHECKSUM_ALGORITHM, "unexpected checksum algorithm");
+    assert_eq!(json["algorithm"], "xxh3-64", "unexpected checksum algorithm (docs/FORMAT.md)");
     assert_eq!(json["max_layer"], MAX_LAYER, "unexpected max_layer");
     let layers = json["layers"].as_object().expect("\"layers\" is an object");
     layers

@@ -12,14 +12,10 @@
 
 #[path = "../common/mod.rs"]
 mod common;
-#[path = "../../src/solver/tests/solved.rs"]
-mod solved;
 
-mod bounds;
 mod dtc;
 mod format_fuzz;
 mod golden;
-mod index;
 mod module_graph;
 mod parser_fuzz;
 mod perft;
@@ -28,6 +24,4 @@ mod rule25;
 mod rules_crosscheck;
 mod rules_examples;
 mod rules_vectors;
-mod solver;
 mod targets;
-mod verify;

@@ -12,7 +12,7 @@ use oware::rules::{layer_not_needed, layers_needed, stones, Outcome, MIN_CAPTURE
 use oware::storage::DatabaseDir;
 use oware::{Error, Ruleset};
 
-use crate::common::{all_boards, fixture, random_board, SplitMix64};
+use crate::common::{all_boards, random_board, SplitMix64};
 
 /// Checks every move of `board` under `rules`: it captures nothing or at least
 /// [`MIN_CAPTURE`] stones, and its child is in the parent's layer or 2 or more stones below.
@@ -95,23 +95,6 @@ fn a_layer_that_a_built_layer_needs_cannot_be_left_out() {
     let copied: u64 = (0..7).map(layer_size).sum();
     assert_eq!(full.layers[8].memory_bytes, plan.layers[8].memory_bytes);
     assert_eq!(plan.layers[8].memory_bytes, layer_size(8) + copied.max(layer_size(8) / 2));
-}
-
-#[test]
-fn the_solver_never_reads_the_layer_below() {
-    for rules in [Ruleset::Awari, "abapa-spare-last".parse().unwrap(), "abapa-capture".parse().unwrap()] {
-        let full = fixture(rules, 8);
-        let dir = DatabaseDir::native(full, rules).unwrap();
-        let layers: Vec<_> = (0..=8).map(|n| dir.open_layer::<oware::storage::ValuesKind>(n, true).unwrap()).collect();
-        let mut lower: Vec<&[i8]> = layers[..8].iter().map(|l| l.values()).collect();
-        lower[7] = &[];
-        let mut out = vec![0u8; layer_size(8) as usize];
-        build::solve_layer(rules, 8, &lower, &mut out, &oware::progress::NoProgress).unwrap();
-        assert_eq!(out, layers[8].bytes(), "{rules}: layer 8 without layer 7");
-        // Not given at all works the same.
-        build::solve_layer(rules, 8, &lower[..7], &mut out, &oware::progress::NoProgress).unwrap();
-        assert_eq!(out, layers[8].bytes(), "{rules}: layer 8 with layers 0..6 given");
-    }
 }
 
 #[test]

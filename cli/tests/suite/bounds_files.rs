@@ -8,10 +8,10 @@ use crate::common;
 
 use common::{brute_force_layer, built_on_two, decode, oware, s};
 use oware::bounds::{Bounds, Codec};
-use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::layer_size;
 use oware::rules::{GrandSlam, Ruleset};
 use oware::storage::{native_path, BoundsKind, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use std::path::Path;
 use std::process::Command;
 
@@ -41,8 +41,8 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     for n in 0..=max {
         let file = std::fs::read(native_path::<BoundsKind>(clean.path(), ABAPA, n)).unwrap();
         assert_eq!(&file[PAYLOAD_OFFSET as usize..], &payloads[n as usize][..], "layer {n}");
-        let b = oware::storage::Layer::<oware::storage::BoundsKind>::open_file(&native_path::<BoundsKind>(clean.path(), ABAPA, n), ABAPA, n, true).unwrap();
-        assert_eq!(b.header().map(|h| h.encoding), Some(oware::format::BOUNDS_TRIANGULAR));
+        let b = oware::storage::DatabaseDir::native(clean.path(), ABAPA).unwrap().open_layer::<BoundsKind>(n, true).unwrap();
+        assert_eq!(b.header().map(|h| h.encoding), Some(oware::storage::BOUNDS_TRIANGULAR));
     }
 
     // Kill a build while it works, then damage, truncate and remove finished bounds: the next
@@ -71,7 +71,7 @@ fn built_files_equal_the_solver_and_resume_after_damage_and_a_kill() {
     assert!(!native_path::<BoundsKind>(resumed.path(), ABAPA, max).exists(), "the build was killed too late to test anything");
     let unfinished: Vec<u32> = (13..=max).filter(|&n| !native_path::<BoundsKind>(resumed.path(), ABAPA, n).exists()).collect();
     for n in 0..=12 {
-        oware::storage::Layer::<oware::storage::BoundsKind>::open_file(&native_path::<BoundsKind>(resumed.path(), ABAPA, n), ABAPA, n, true).unwrap();
+        oware::storage::DatabaseDir::native(resumed.path(), ABAPA).unwrap().open_layer::<BoundsKind>(n, true).unwrap();
     }
     let flip = native_path::<BoundsKind>(resumed.path(), ABAPA, 9);
     let mut bytes = std::fs::read(&flip).unwrap();

@@ -40,7 +40,7 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     assert!(!native_path::<ValuesKind>(resumed.path(), rules, max).exists(), "the build finished before it was killed");
     // What was complete is intact; the layer in progress was never published.
     for n in 0..=13 {
-        oware::storage::Layer::open_native(resumed.path(), rules, n, true).unwrap();
+        oware::storage::DatabaseDir::native(resumed.path(), rules).unwrap().open_layer::<oware::storage::ValuesKind>(n, true).unwrap();
     }
     // Damage a finished layer's payload and remove another: both must be rebuilt.
     let victim = native_path::<ValuesKind>(resumed.path(), rules, 9);

@@ -6,10 +6,10 @@ use crate::common::{oware, s};
 
 use std::path::Path;
 
-use oware::format::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 use oware::index::{in_some_layer, layer_size, LayerWalker};
 use oware::rules::{for_each_predecessor, Board, GrandSlam, Ruleset};
 use oware::storage::{native_path, DtcKind, ValuesKind};
+use oware::storage::{Header, HEADER_LEN, PAYLOAD_OFFSET};
 
 const ABAPA: Ruleset = Ruleset::Abapa(GrandSlam::NoCapture);
 
@@ -111,7 +111,7 @@ fn verify_checks_every_dtc_file_and_lists_wrong_depths() {
 
     // A depth on a position of value 0 (checksum valid): the file is damaged, exit 5.
     let j = (0..size).find(|&j| value(j) == 0).expect("a drawn position");
-    assert_eq!(byte(j), oware::dtc::NONE);
+    assert_eq!(byte(j), oware::storage::DTC_NONE);
     let mut bytes = original.clone();
     bytes[PAYLOAD_OFFSET as usize + j as usize] = 3;
     std::fs::write(&path, &bytes).unwrap();

@@ -7,10 +7,10 @@ use common::{copy_fixture, oware, s};
 use std::path::Path;
 
 use oware::build::read_stats;
-use oware::format::PAYLOAD_OFFSET;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
-use oware::storage::{native_path, vu_path, Layer, ValuesKind};
+use oware::storage::PAYLOAD_OFFSET;
+use oware::storage::{native_path, vu_path, ValuesKind};
 use oware::Ruleset;
 use serde_json::Value;
 
@@ -45,8 +45,8 @@ fn exported_files_are_the_payloads_and_read_like_native_ones() {
         assert!(exported == native[PAYLOAD_OFFSET as usize..], "scores.{n} differs from the payload");
         assert!(out.contains(&format!("-> {}", vu_path(&vu, n).display())), "{out}");
         // And the library reads it back as the same values.
-        let a = Layer::open_vu(&vu, n).unwrap();
-        let b = Layer::open_native(&db, Ruleset::Awari, n, true).unwrap();
+        let a = oware::storage::DatabaseDir::new(oware::storage::Format::Vu, &vu, Ruleset::Awari).unwrap().open_layer(n, false).unwrap();
+        let b = oware::storage::DatabaseDir::native(&db, Ruleset::Awari).unwrap().open_layer(n, true).unwrap();
         assert_eq!(a.values(), b.values());
     }
 

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{copy_fixture, oware, s};
-use oware::format::{Header, HEADER_LEN};
 use oware::storage::{native_path, ValuesKind};
+use oware::storage::{Header, HEADER_LEN};
 use oware::Ruleset;
 
 const AWARI: Ruleset = Ruleset::Awari;
@@ -509,7 +509,7 @@ fn ctrl_c_stops_a_build_cleanly() {
     assert!(temporaries(&rdir).is_empty(), "{:?}", temporaries(&rdir));
     assert!(!native_path::<ValuesKind>(t.path(), AWARI, 20).exists());
     for n in 0..=17 {
-        oware::storage::Layer::open_native(t.path(), AWARI, n, true).unwrap();
+        oware::storage::DatabaseDir::native(t.path(), AWARI).unwrap().open_layer::<oware::storage::ValuesKind>(n, true).unwrap();
     }
 }
 

@@ -469,7 +469,7 @@ fn a_dangling_link_is_unreadable_everywhere() {
 #[test]
 fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
     use oware::index::{layer_size, unrank_unchecked};
-    use oware::storage::{native_path, pack_path, BoundsKind, Layer, ValuesKind};
+    use oware::storage::{native_path, pack_path, BoundsKind, ValuesKind};
     use oware::{Database, Position};
     const N: u32 = 9;
     let tmp = tempfile::tempdir().unwrap();
@@ -541,12 +541,12 @@ fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
             _ => d.extend((0..1 + rng.below(100)).map(|_| rng.below(256) as u8)),
         }
         std::fs::write(&path, &d).unwrap();
-        match Layer::<BoundsKind>::open_file(&path, abapa, 8, true) {
+        match oware::storage::DatabaseDir::native(&bounds_dir, abapa).unwrap().open_layer::<BoundsKind>(8, true) {
             Err(Error::Corrupt { .. } | Error::RulesetMismatch { .. } | Error::LayerMismatch { .. }) => {}
             Err(e) => panic!("round {round}: unexpected error kind {e}"),
             Ok(_) => panic!("round {round}: damaged bounds file accepted"),
         }
     }
     std::fs::write(&path, &original).unwrap();
-    Layer::<BoundsKind>::open_file(&path, abapa, 8, true).unwrap();
+    oware::storage::DatabaseDir::native(&bounds_dir, abapa).unwrap().open_layer::<BoundsKind>(8, true).unwrap();
 }

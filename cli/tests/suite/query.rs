@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use oware::build::{self, BuildConfig, Silent};
-use oware::format::PAYLOAD_OFFSET;
 use oware::line::PvEnd;
 use oware::probe::Database;
 use oware::rules::GrandSlam;
+use oware::storage::PAYLOAD_OFFSET;
 use oware::storage::{native_path, vu_path, ValuesKind};
 use oware::{Error, Position, Ruleset};
 use serde_json::Value;
@@ -349,7 +349,7 @@ fn published_format_directory() {
         std::fs::write(vu_path(&vu, n), &bytes[PAYLOAD_OFFSET as usize..]).unwrap();
     }
     let native = Database::open(dir.path(), Ruleset::Awari).unwrap();
-    let published = Database::open_vu(&vu).unwrap();
+    let published = Database::from_dir(oware::storage::DatabaseDir::new(oware::storage::Format::Vu, &vu, Ruleset::Awari).unwrap());
     assert_eq!(published.layers_present(), (0..=8).collect::<Vec<_>>());
     let mut rng = SplitMix64(99);
     for _ in 0..2000 {
@@ -365,7 +365,7 @@ fn published_format_directory() {
 
     // A published file of the wrong size is damaged.
     std::fs::write(vu_path(&vu, 8), [0u8; 10]).unwrap();
-    let fresh = Database::open_vu(&vu).unwrap();
+    let fresh = Database::from_dir(oware::storage::DatabaseDir::new(oware::storage::Format::Vu, &vu, Ruleset::Awari).unwrap());
     assert!(matches!(fresh.value(&pos("8 0 0 0 0 0 0 0 0 0 0 0")), Err(Error::Corrupt { .. })));
     let o = oware(&["query", "--format", "vu", "--dir", vu.to_str().unwrap(), "8", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"], None);
     assert_eq!(o.status.code(), Some(5));

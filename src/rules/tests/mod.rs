@@ -1,7 +1,10 @@
 //! The move generator's own tests, beside it because they drive its internals (packed boards, raw
 //! sowings and captures): the sowing, the exits pass's view and the search's shortcuts against
-//! [`Ruleset::moves`], and the rulesets' names and ids. The generator against a naive one, perft
-//! and the test vectors are in `tests/suite/` (`rules_*`, `perft`).
+//! [`Ruleset::moves`], the rulesets' names and ids, and the un-moves against the forward moves
+//! (`unmove.rs`). The generator against a naive one, perft and the test vectors are in
+//! `tests/suite/` (`rules_*`, `perft`).
+
+mod unmove;
 
 use super::packed::{pack, pit_of, raw_move, sow, turned_packed};
 use super::shortcuts::raw_capture;

@@ -1,9 +1,11 @@
 //! The solver's own tests, beside it because they drive its internals (options, checkpoints,
 //! shares of a cluster): every other way of solving a layer against the in-memory solver.
 
+mod bounds;
 mod distributed;
 mod dtc;
 mod out_of_core;
+mod reference;
 mod solved;
 
 use crate::progress::Progress;

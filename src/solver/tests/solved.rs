@@ -1,14 +1,12 @@
-//! Layers solved in memory, as the reference other ways of solving are compared with: one file
-//! for the solver's unit tests (`mod solved;` in `src/solver/tests/mod.rs`) and the integration
-//! tests (`tests/suite/main.rs` includes it by its path). It names the library `oware`, as the
-//! integration tests see it; `src/lib.rs` gives the crate that name in its own tests.
+//! Layers solved in memory, as the reference other ways of solving are compared with (the
+//! solver's unit tests, the bounds' and the verifier's).
 
 use std::sync::Mutex;
 
-use oware::build::solve_layer;
-use oware::index::layer_size;
-use oware::progress::NoProgress;
-use oware::rules::Ruleset;
+use crate::index::layer_size;
+use crate::progress::NoProgress;
+use crate::rules::Ruleset;
+use crate::solver::solve_layer;
 
 /// The layers solved so far, per ruleset.
 type Solved = Vec<(Ruleset, &'static [Vec<u8>])>;
@@ -16,7 +14,7 @@ type Solved = Vec<(Ruleset, &'static [Vec<u8>])>;
 /// Layers `0..=top` of `rules`, solved in memory: once per test binary and ruleset, shared by
 /// every test that asks (read-only; layer `n` depends on layers `0..n` only, so a shorter list
 /// is a prefix of a longer one).
-pub fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
+pub(crate) fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
     static SOLVED: Mutex<Solved> = Mutex::new(Vec::new());
     let mut all = SOLVED.lock().unwrap_or_else(|e| e.into_inner());
     let known: &[Vec<u8>] = all.iter().find(|(r, _)| *r == rules).map(|(_, l)| *l).unwrap_or(&[]);
@@ -37,7 +35,7 @@ pub fn memory_layers(rules: Ruleset, top: u32) -> &'static [Vec<u8>] {
 }
 
 /// A layer's bytes as values.
-pub fn as_i8(b: &[u8]) -> &[i8] {
+pub(crate) fn as_i8(b: &[u8]) -> &[i8] {
     // SAFETY: same size and alignment, every bit pattern valid.
     unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
 }

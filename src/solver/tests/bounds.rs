@@ -7,12 +7,12 @@
 //! `tests/common`, with brute-force ranking. It shares no code with the builder beyond the plain
 //! data types.
 
-use crate::common;
+use crate::test_support as common;
 
 use std::collections::HashMap;
 
+use crate::rules::{Board, Ruleset};
 use common::{brute_force_layer, built, built_on_two, decode, simple_moves, SimpleOutcome};
-use oware::rules::{Board, Ruleset};
 
 type RefLayer = (HashMap<Board, usize>, Vec<(u8, u8)>);
 
@@ -86,7 +86,7 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
 
 #[test]
 fn one_and_two_threads_give_identical_bounds() {
-    for rules in [Ruleset::Awari, Ruleset::Abapa(oware::rules::GrandSlam::NoCapture)] {
+    for rules in [Ruleset::Awari, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture)] {
         assert!(built(rules, 14, 1) == built_on_two(rules), "{rules}");
     }
 }
@@ -96,10 +96,10 @@ fn bounds_agree_with_values_on_layers_0_to_14_for_every_ruleset() {
     for rules in Ruleset::ALL {
         let payloads = built_on_two(rules);
         // The values, solved in memory (shared with the other files of this binary).
-        let values = crate::solved::memory_layers(rules, 14);
+        let values = super::memory_layers(rules, 14);
         let mut forced = 0u64;
         for n in 0..=14u32 {
-            let v = crate::solved::as_i8(&values[n as usize]);
+            let v = super::as_i8(&values[n as usize]);
             for (i, b) in decode(n, &payloads[n as usize]).into_iter().enumerate() {
                 assert!(b.consistent_with(n, v[i]), "{rules} layer {n} index {i}: value {} bounds {b:?}", v[i]);
                 if b.forced(n) {

@@ -1,16 +1,16 @@
-//! Tests of the combinatorial indexer (`oware::index`) against independent references:
+//! Tests of the combinatorial indexer (`crate::index`) against independent references:
 //! a brute-force enumeration of the small layers, the layer-size table of `docs/facts.md`, the key
 //! order of random boards, and walks in index order over random ranges of every layer.
 //!
 //! Everything here is deterministic (a small seeded PRNG, no `rand` crate) and runs in a few
-//! seconds with `cargo test --release --test suite -- index::`.
+//! seconds with `cargo test --release -p oware --lib -- index::tests`.
 
-use crate::common;
+use crate::test_support as common;
 
 use common::{all_boards, brute_force_layer, SplitMix64};
 
-use oware::index::{check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked, LayerWalker, MAX_STONES};
-use oware::{Board, Error};
+use crate::index::{check_in_layer, chunks, in_some_layer, layer_size, rank, rank_unchecked, unrank, unrank_unchecked, LayerWalker, MAX_STONES};
+use crate::{Board, Error};
 
 const PITS: usize = 12;
 

@@ -1,4 +1,4 @@
-//! The builder against a plain reference, and thread-count independence. (Safe resumption of a
+//! The builder against a plain reference, thread-count independence, and the layer below never read. (Safe resumption of a
 //! killed build, through the program, is the program's tests: `cli/tests/suite/builds.rs`.)
 //!
 //! The reference solver is forward fixed-point iteration from 0 (`docs/values.md`: after k sweeps a
@@ -7,15 +7,16 @@
 //! `tests/common`, with brute-force ranking (a sorted list of the layer's boards). It shares no
 //! code with the builder beyond the plain data types.
 
-use crate::common;
+use crate::test_support as common;
 
 use std::collections::HashMap;
 
-use common::{brute_force_layer, build_in, files_equal, simple_moves, SimpleOutcome};
-use oware::build::solve_layer;
-use oware::index::layer_size;
-use oware::progress::NoProgress;
-use oware::rules::{Board, Ruleset};
+use crate::index::layer_size;
+use crate::progress::NoProgress;
+use crate::rules::{Board, Ruleset};
+use crate::solver::solve_layer;
+use crate::storage::DatabaseDir;
+use common::{brute_force_layer, build_in, files_equal, fixture, simple_moves, SimpleOutcome};
 
 /// Exact values of layer `n` by forward iteration; `lower[m]` are the reference values of layer m.
 fn reference_layer(rules: Ruleset, n: u32, lower: &[(HashMap<Board, usize>, Vec<i8>)]) -> (HashMap<Board, usize>, Vec<i8>) {
@@ -94,11 +95,28 @@ fn builder_matches_reference_on_layers_0_to_10_for_every_ruleset() {
 
 #[test]
 fn one_and_two_threads_give_identical_files() {
-    for rules in [Ruleset::Awari, Ruleset::Abapa(oware::rules::GrandSlam::NoCapture)] {
+    for rules in [Ruleset::Awari, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture)] {
         let one = tempfile::tempdir().unwrap();
         let two = tempfile::tempdir().unwrap();
         build_in(one.path(), rules, 13, 1);
         build_in(two.path(), rules, 13, 2);
         files_equal(one.path(), two.path(), rules, 13);
+    }
+}
+
+#[test]
+fn the_solver_never_reads_the_layer_below() {
+    for rules in [Ruleset::Awari, "abapa-spare-last".parse().unwrap(), "abapa-capture".parse().unwrap()] {
+        let full = fixture(rules, 8);
+        let dir = DatabaseDir::native(full, rules).unwrap();
+        let layers: Vec<_> = (0..=8).map(|n| dir.open_layer::<crate::storage::ValuesKind>(n, true).unwrap()).collect();
+        let mut lower: Vec<&[i8]> = layers[..8].iter().map(|l| l.values()).collect();
+        lower[7] = &[];
+        let mut out = vec![0u8; layer_size(8) as usize];
+        solve_layer(rules, 8, &lower, &mut out, &NoProgress).unwrap();
+        assert_eq!(out, layers[8].bytes(), "{rules}: layer 8 without layer 7");
+        // Not given at all works the same.
+        solve_layer(rules, 8, &lower[..7], &mut out, &NoProgress).unwrap();
+        assert_eq!(out, layers[8].bytes(), "{rules}: layer 8 with layers 0..6 given");
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! Ranking walks the key from its most significant pit down, adding for each pit the number of
 //! boards of the layer that agree on the pits already placed and hold fewer stones in this one.
-//! Those counts come from prefix-summed tables built once ([`tables`]), so `rank` is two table
+//! Those counts come from prefix-summed tables built once (`tables`), so `rank` is two table
 //! lookups per pit without a branch, and `unrank` a branch-free count over a short window of one
 //! table row per pit. [`LayerWalker`] steps through a layer in index order without ranking at all.
 
@@ -83,7 +83,7 @@ const fn layer_size_formula(n: u32) -> u64 {
 ///
 /// `low` is nondecreasing and starts with `PAD` zeros, so `unrank` can compare a fixed window of
 /// entries below any position. Rows are 64 entries long so that `z` selects a row by a shift.
-pub struct Tables {
+pub(crate) struct Tables {
     top: [[[u64; ROWLEN]; 2]; PITS],
     low: [[[u64; ROWLEN]; 2]; PITS],
 }
@@ -110,7 +110,7 @@ fn ways(k: usize, u: usize) -> u64 {
 /// The tables, built on first use (a few microseconds) and shared by every thread.
 ///
 /// Cost: one atomic load after the first call; the tables take 24 KiB.
-pub fn tables() -> &'static Tables {
+pub(crate) fn tables() -> &'static Tables {
     static T: OnceLock<Box<Tables>> = OnceLock::new();
     T.get_or_init(|| {
         let mut t = Box::new(Tables { top: [[[0; ROWLEN]; 2]; PITS], low: [[[0; ROWLEN]; 2]; PITS] });
@@ -146,7 +146,7 @@ pub fn tables() -> &'static Tables {
 ///
 /// # Errors
 /// [`Error::NotInLayer`] naming what is wrong.
-pub fn check_in_layer(n: u32, board: &Board) -> Result<()> {
+pub(crate) fn check_in_layer(n: u32, board: &Board) -> Result<()> {
     let total: u32 = board.iter().map(|&c| u32::from(c)).sum();
     if total != n {
         return Err(Error::NotInLayer { layer: n, stones: total });
@@ -182,7 +182,7 @@ pub fn rank(board: &Board) -> Result<u64> {
 /// (about 10 ns). A board with at most 48 stones but a full opponent row gives a meaningless
 /// number (no panic, no undefined behaviour); a board with more than 48 stones may panic.
 #[inline]
-pub fn rank_unchecked(board: &Board) -> u64 {
+pub(crate) fn rank_unchecked(board: &Board) -> u64 {
     let t = tables();
     let mut rem: usize = board.iter().map(|&c| c as usize).sum();
     let mut idx = 0u64;
@@ -223,7 +223,7 @@ fn term(t: &Tables, k: usize, z: usize, rem: usize, x: usize) -> u64 {
 /// rank is a sum of per-pit terms, and the terms of the pits a board shares with the base, in
 /// the same state, are the base's.
 #[derive(Clone, Debug)]
-pub struct RankBase {
+pub(crate) struct RankBase {
     /// `above[k]`: the terms of pits `11..k + 1`, summed.
     above: [u64; PITS],
     /// `rem[k]`: the stones the base leaves for pits `k..0`.
@@ -237,7 +237,7 @@ impl RankBase {
     ///
     /// Cost: one rank ([`rank_unchecked`]).
     #[inline]
-    pub fn new(base: &Board) -> RankBase {
+    pub(crate) fn new(base: &Board) -> RankBase {
         let t = tables();
         let mut r = RankBase { above: [0; PITS], rem: [0; PITS], zero: [0; PITS] };
         let mut rem: usize = base.iter().map(|&c| c as usize).sum();
@@ -271,7 +271,7 @@ impl RankBase {
     /// Cost: one term per pit of `lo..=hi` (a full rank is eleven). Outside its contract it
     /// may panic or return a meaningless number (never undefined behaviour).
     #[inline]
-    pub fn rank_changed(&self, board: &Board, lo: usize, hi: usize) -> Option<u64> {
+    pub(crate) fn rank_changed(&self, board: &Board, lo: usize, hi: usize) -> Option<u64> {
         debug_assert!(lo <= ROW && lo <= hi && hi < PITS, "changed pits {lo}..={hi}");
         let t = tables();
         let mut idx = self.above[hi];
@@ -362,7 +362,7 @@ const LANES: usize = 8;
 /// leaves), so it waits on its own latency; eight independent chains overlap, and on this
 /// project's machine an index took about a third of the time (`cargo bench --bench index`).
 /// Outside its domain it may panic or return meaningless boards (never undefined behaviour).
-pub fn unrank_many(n: u32, indices: &[u64], out: &mut Vec<Board>) {
+pub(crate) fn unrank_many(n: u32, indices: &[u64], out: &mut Vec<Board>) {
     out.clear();
     out.reserve(indices.len());
     let mut groups = indices.chunks_exact(LANES);
@@ -507,104 +507,4 @@ pub fn ranges(range: Range<u64>, chunk: u64) -> impl Iterator<Item = Range<u64>>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_cover_exactly() {
-        let r: Vec<_> = ranges(5..17, 5).collect();
-        assert_eq!(r, [5..10, 10..15, 15..17]);
-        assert_eq!(ranges(3..3, 4).count(), 0);
-        assert_eq!(ranges(0..10, u64::MAX).collect::<Vec<_>>(), vec![0..10]);
-        assert_eq!(ranges(0..3, 0).count(), 3);
-        assert_eq!(chunks(3, 1000).collect::<Vec<_>>(), vec![0..layer_size(3)]);
-    }
-
-    #[test]
-    fn small_layers_round_trip() {
-        for n in 0..=6 {
-            let mut count = 0;
-            for (i, b) in LayerWalker::new(n, 0..u64::MAX).unwrap() {
-                assert_eq!(rank(&b).unwrap(), i);
-                assert_eq!(unrank(n, i).unwrap(), b);
-                count += 1;
-            }
-            assert_eq!(count, layer_size(n));
-        }
-    }
-
-    #[test]
-    fn unrank_many_agrees_with_unrank() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut out = Vec::new();
-        for n in [0, 1, 2, 7, 13, 24, 31, 40, 47, 48] {
-            for count in [0, 1, 7, 8, 9, 64, 203] {
-                let indices: Vec<u64> = (0..count)
-                    .map(|_| {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        state % layer_size(n)
-                    })
-                    .collect();
-                unrank_many(n, &indices, &mut out);
-                let one: Vec<Board> = indices.iter().map(|&i| unrank_unchecked(n, i)).collect();
-                assert_eq!(out, one, "layer {n}, {count} indices");
-            }
-        }
-        // The first and last boards of a layer, and every board of a small one.
-        let all: Vec<u64> = (0..layer_size(5)).collect();
-        unrank_many(5, &all, &mut out);
-        assert!(out.iter().enumerate().all(|(i, b)| rank(b).unwrap() == i as u64));
-        unrank_many(48, &[0, layer_size(48) - 1], &mut out);
-        assert_eq!(out, [unrank_unchecked(48, 0), unrank_unchecked(48, layer_size(48) - 1)]);
-    }
-
-    /// [`RankBase::rank_changed`] against [`rank_unchecked`]: random boards of every stone count
-    /// (in a layer or not) as bases, their stones moved about within random pits `lo..=hi`.
-    #[test]
-    fn split_ranks_are_the_ranks() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |m: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % m
-        };
-        let (mut inside, mut outside) = (0, 0);
-        for n in 0..=MAX_STONES {
-            for _ in 0..300 {
-                let mut base = [0u8; PITS];
-                for _ in 0..n {
-                    base[next(PITS as u64) as usize] += 1;
-                }
-                let ranks = RankBase::new(&base);
-                for _ in 0..8 {
-                    let lo = next(ROW as u64 + 1) as usize;
-                    let hi = lo + next((PITS - lo) as u64) as usize;
-                    let mut b = base;
-                    let stones: u8 = b[lo..=hi].iter().sum();
-                    b[lo..=hi].fill(0);
-                    for _ in 0..stones {
-                        b[lo + next((hi - lo + 1) as u64) as usize] += 1;
-                    }
-                    let want = in_some_layer(&b).then(|| rank_unchecked(&b));
-                    assert_eq!(ranks.rank_changed(&b, lo, hi), want, "{base:?} -> {b:?}, pits {lo}..={hi}");
-                    if want.is_some() {
-                        inside += 1;
-                    } else {
-                        outside += 1;
-                    }
-                }
-            }
-        }
-        assert!(inside > 50_000 && outside > 10_000, "{inside} boards in a layer, {outside} outside");
-    }
-
-    #[test]
-    fn layer_size_formula() {
-        assert_eq!(layer_size(0), 1);
-        assert_eq!(layer_size(1), 12);
-        assert_eq!(layer_size(48), 203_648_015_935);
-    }
-}
+mod tests;
