@@ -114,7 +114,7 @@ pub(crate) fn work_units(n: u32) -> u64 {
     WorkModel::new(n, None).total()
 }
 
-/// Bytes of working memory [`solve_layer`](super::solve_layer) allocates besides its output in
+/// Bytes of working memory [`solve_layer_with`](super::solve_layer_with) allocates besides its output in
 /// memory mode: one per position, the cells. (During the thresholds, the lists of positions
 /// that seed the next thresholds take up to half a byte more per position, within
 /// [`SolveOptions::list_bytes`](super::SolveOptions); during the exits pass, the copy of the

@@ -3,9 +3,9 @@
 //!
 //! [`verify_directory`] decides which layers to check (a range, or every layer on disk), opens
 //! each one (header and payload checksum for the native format, the size for the published 2002
-//! format), re-derives the values of the layers asked for with [`crate::verify::verify_layer`],
+//! format), re-derives the values of the layers asked for with `verify_values`,
 //! checks the forced-capture bounds and the depths to capture present (or all, when required)
-//! with `crate::verify::verify_companion`, the published facts with [`check_facts`](super::check_facts) and a
+//! with `crate::verify::verify_companion`, the published facts with `check_facts` and a
 //! pack directory's `SHA256SUMS` with [`manifest::check`](super::manifest::check). It returns a
 //! [`DirectoryReport`]: plain data, with a one-line summary and an [`Finding`] saying which class
 //! of problem dominates (its types are in [`super::report`], re-exported by [`crate::verify`]).

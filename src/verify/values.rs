@@ -1,5 +1,5 @@
 //! Re-deriving a layer's values: every position's stored value against the best of its moves,
-//! read from its children's stored values ([`verify_values`], [`verify_layer`]); one position's
+//! read from its children's stored values ([`verify_values`]); one position's
 //! derivation ([`derive_value`]) for the builder's spot check.
 
 use std::ops::Range;

@@ -3,11 +3,11 @@
 //! own, comparisons of their files, the builder's bounds payloads, and the format's checksum for
 //! the tests that rewrite a file and its header.
 //!
-//! One file that both harnesses include (`mod fixtures;` in `tests/common/mod.rs`, `#[path =
-//! "../../../tests/common/fixtures.rs"]` in `cli/tests/common/mod.rs`), so the library's tests and
-//! the program's share one implementation. It uses the library's public API only, and crates both
-//! test binaries have (`libc`, `rayon`, `tempfile`, `xxhash-rust`). Not every includer uses every
-//! item.
+//! One file that three harnesses include (`mod fixtures;` in `tests/common/mod.rs`, `#[path =
+//! "../../../tests/common/fixtures.rs"]` in `cli/tests/common/mod.rs`, and the library's unit
+//! tests through `src/test_support.rs`), so the library's tests and the program's share one
+//! implementation. It uses the library's public API only, and crates every test binary has
+//! (`libc`, `rayon`, `tempfile`, `xxhash-rust`). Not every includer uses every item.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@
 //! it out then).
 //!
 //! - `awari`, where endless play shares the board evenly: the values iterated from 0 (after k
-//!   sweeps, the game cut off after k moves with 0 at the cut), as `tests/suite/solver.rs` does
+//!   sweeps, the game cut off after k moves with 0 at the cut), as `src/solver/tests/reference.rs` does
 //!   for the layers. Every exact claim must equal them.
 //! - `abapa`, where a repetition gives each side his row (a value that depends on the path): the
 //!   bounds iterated from `-n` and `+n`, which each side can force in finitely many moves. An

@@ -2,7 +2,7 @@
 //! builder's payloads and resumes after damage and a kill, `query`, `verify` and `stats` report
 //! the bounds, and bounds that do not fit the memory limit are refused before any work. (The
 //! builder against a plain reference, and the bounds against the values, are the library's
-//! tests: `tests/suite/bounds.rs`.)
+//! unit tests: `src/solver/tests/bounds.rs`.)
 
 use crate::common;
 

@@ -1,8 +1,8 @@
 //! The builder through the program: a build killed while it works resumes to identical files
 //! (a damaged and a removed layer rebuilt), a memory limit too small stops it with a clear
 //! message, and the level-synchronous propagation (`OWARE_LEVELS=1`) writes the same files.
-//! (The builder against a plain reference and across thread counts is the library's tests:
-//! `tests/suite/solver.rs`.)
+//! (The builder against a plain reference and across thread counts is the library's unit
+//! tests: `src/solver/tests/reference.rs`.)
 
 use crate::common;
 
