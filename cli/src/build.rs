@@ -332,10 +332,11 @@ impl BuildObserver for Display {
                 format!("layer {:>2}: {:>13} positions, complete (skipped); values {}", stats.layer, group_digits(stats.positions), values.join(" "))
             }
             LayerOutcome::Built { seconds, .. } => format!(
-                "layer {:>2}: {:>13} positions, {:>8.2} s, {:>6.2} M positions/s, peak memory {}; values {}",
+                "layer {:>2}: {:>13} positions, {:>8.2} s{}, {:>6.2} M positions/s, peak memory {}; values {}",
                 stats.layer,
                 group_digits(stats.positions),
                 seconds,
+                stats.runs.map_or(String::new(), |r| format!(" over {r} runs")),
                 stats.positions as f64 / seconds.max(1e-9) / 1e6,
                 stats.peak_memory_bytes.map_or("?".into(), human_bytes),
                 values.join(" ")

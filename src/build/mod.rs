@@ -25,6 +25,7 @@
 //! | `companion` | the files beside each layer's values, checked or built after them the same way whatever their kind |
 //! | `bounds` | the forced-capture bounds of each layer: how they are computed and checked |
 //! | `dtc` | the depths to capture of each layer: how they are computed and checked |
+//! | `runs` | a layer's time over the runs that built it (stopped and resumed), kept beside its checkpoint |
 //! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`, `dtc-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
 
@@ -35,6 +36,7 @@ mod dtc;
 mod lock;
 mod pipeline;
 mod plan;
+mod runs;
 mod stats;
 
 pub use bounds::bounds_stats;

@@ -3,7 +3,6 @@
 //! with its bounds after it when asked.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use rayon::prelude::*;
 
@@ -13,13 +12,14 @@ use super::config::{BuildConfig, CHECKPOINT_EVERY};
 use super::dtc::DtcInputs;
 use super::lock::BuildLock;
 use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan};
+use super::runs::RunClock;
 use super::stats::{count_released, rank_figures, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
 use crate::error::{ClusterError, Error, Result};
 use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
-use crate::solver::spill::Checkpoint;
+use crate::solver::spill::{Checkpoint, CHECKPOINT_FILE};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer, LayerWriter, ValuesKind};
 use crate::sys::peak_memory;
@@ -266,11 +266,13 @@ fn build_layer(
         None => WorkModel::new(n, None),
     };
     observer.layer_started(n, model.solve(len) + if me == 0 { model.check() } else { 0 });
-    let start = Instant::now();
     crate::sys::trim_heap();
     let anonymous = crate::sys::AnonymousPeak::start();
-    let checkpointed = lp.seconds_estimate > every.as_secs_f64();
     let mine = if ranks > 1 { work.join(format!("rank-{me:04}-of-{ranks:04}")) } else { work.to_path_buf() };
+    // A layer an earlier run left a checkpoint of is resumed from it whatever the estimate says
+    // (it follows the layers below, whose recorded speed may be off); every rank decides alike.
+    let left = mine.join(CHECKPOINT_FILE).is_file();
+    let checkpointed = lp.seconds_estimate > every.as_secs_f64() || cluster.any(left)?;
     let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;
     if scratch {
         create_work_dir(&mine)?;
@@ -279,6 +281,8 @@ fn build_layer(
         }
         let _ = std::fs::remove_dir_all(mine.join("outbox"));
     }
+    // The layer's time over every run that works on it, kept beside its checkpoint.
+    let clock = RunClock::start(scratch.then_some(mine.as_path()));
     // Rank 0 creates the temporary; with several ranks every rank maps its share of it.
     // One process whose layer is checkpointed writes into the layer's partial file, which
     // outlives it: its checkpoints then hold the cells, not the best exits parked in the output.
@@ -296,7 +300,7 @@ fn build_layer(
     } else {
         None
     };
-    let checkpoint = Checkpoint::new(mine.join("checkpoint.bin"), rules.id(), n, len);
+    let checkpoint = Checkpoint::new(mine.join(CHECKPOINT_FILE), rules.id(), n, len);
     let lower_values = values_of(lower);
     let note = |s: &str| observer.message(s);
     let release_lower = |m: u32, r: std::ops::Range<u64>| {
@@ -324,14 +328,19 @@ fn build_layer(
             exits_kept,
             depths,
         };
-        if ranks > 1 {
+        let solved = if ranks > 1 {
             let (outbox_bytes, lookups, _) = share_buffers(len);
             let lookups = lp.out_of_core.map_or(lookups, |l| l.lookup_bytes / 48);
             let share = Share { cluster: &metered, work_dir: &mine, outbox_bytes, lookups };
-            solve_share(rules, n, &lower_values, payload, observer, &options, &share)?;
+            solve_share(rules, n, &lower_values, payload, observer, &options, &share)
         } else {
-            solve_layer_with(rules, n, &lower_values, payload, observer, &options)?;
+            solve_layer_with(rules, n, &lower_values, payload, observer, &options)
+        };
+        if solved.is_err() {
+            // Interrupted (its checkpoint kept) or failed: the run that resumes counts this one.
+            clock.stopped();
         }
+        solved?;
     }
     if let Some(share) = share_file {
         share.finish()?;
@@ -340,10 +349,11 @@ fn build_layer(
     let figures = if ranks > 1 { Some(rank_figures(cluster, len, metered.traffic())?) } else { None };
     let mut result = None;
     if let Some(writer) = writer {
-        result = Some(publish(dir, lp, writer, lower, &model, start, anonymous.as_ref(), figures, replaced, observer)?);
+        result = Some(publish(dir, lp, writer, lower, &model, &clock, anonymous.as_ref(), figures, replaced, observer)?);
     }
     // The layer is in place before any rank reads it.
     cluster.barrier()?;
+    clock.finished();
     if scratch {
         if ranks > 1 {
             let _ = std::fs::remove_dir(mine.join("outbox"));
@@ -382,8 +392,8 @@ fn check_layer(dir: &DatabaseDir, n: u32) -> Result<std::result::Result<(Layer, 
 /// Publishes a solved layer: spot-checks it against its children (window by window out of
 /// core), counts its values, writes its header and renames it into place
 /// ([`LayerWriter::finish`]), then writes its statistics (with the ranks' figures of a
-/// distributed build) and tells the observer. `start`: when the layer's build began;
-/// `anonymous`: the peak of its anonymous memory since.
+/// distributed build) and tells the observer. `clock`: the layer's time over the runs that
+/// built it; `anonymous`: the peak of its anonymous memory in this run.
 ///
 /// Cost: the spot check's random reads, two sequential passes over the layer.
 ///
@@ -397,7 +407,7 @@ fn publish(
     writer: LayerWriter,
     lower: &[Option<Layer>],
     model: &WorkModel,
-    start: Instant,
+    clock: &RunClock,
     anonymous: Option<&crate::sys::AnonymousPeak>,
     ranks: Option<Vec<RankFigures>>,
     replaced: Option<String>,
@@ -421,12 +431,13 @@ fn publish(
         }
     }
     observer.advance(model.check() / 2);
-    let seconds = start.elapsed().as_secs_f64();
+    let seconds = clock.seconds();
     let mut stats = count_released(rules, n, writer.values(), &|r| writer.release(r));
     observer.advance(model.check() - model.check() / 2);
     writer.finish()?;
     stats.seconds = Some(seconds);
     stats.positions_per_second = Some(layer_size(n) as f64 / seconds.max(1e-9));
+    stats.runs = (clock.runs() > 1).then(|| clock.runs());
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
     stats.peak_anonymous_bytes = anonymous.map(|a| a.peak());

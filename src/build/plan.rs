@@ -12,6 +12,7 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::Ownership;
+use crate::solver::spill::CHECKPOINT_FILE;
 use crate::solver::{bounds_working_memory, share_buffers, working_memory, OutOfCore};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, LayerState, ValuesKind};
 use crate::sys::{disk_free, memory_available, same_file_system};
@@ -417,6 +418,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
     };
     let speed = Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads));
     let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
+    let work_dir = work_dir(config, &dir);
     let mut layers = Vec::new();
     for n in 0..=config.max_stones {
         if !config.wants(n) {
@@ -495,8 +497,9 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         // A checkpoint when the layer takes long enough to be worth one: one process keeps the
         // best exits in the layer's partial file, and its checkpoints hold the cells, compressed
         // (two copies while one replaces the other, each about half a byte per position; one
-        // uncompressed when the disk is short); a rank's hold its cells and exits.
-        if seconds > every {
+        // uncompressed when the disk is short); a rank's hold its cells and exits. A layer an
+        // earlier run left a checkpoint of is resumed from it, whatever its estimate.
+        if seconds > every || checkpoint_left(&work_dir.join(format!("layer-{n:02}"))) {
             scratch += if ranks > 1 { 2 * share } else { share };
         }
         // Depths of a layer built in memory by one process come from its values' propagation:
@@ -525,7 +528,6 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
             dtc,
         });
     }
-    let work_dir = work_dir(config, &dir);
     let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>()
         + layers.iter().filter_map(|l| l.dtc.as_ref()).filter(|d| matches!(d.action, LayerAction::Build { .. })).map(|d| d.disk_bytes).sum::<u64>();
@@ -729,6 +731,17 @@ fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {
         Some(w) => w.join(config.rules.name()),
         None => dir.layers_dir().join(".work"),
     }
+}
+
+/// Whether layer work directory `work` holds a checkpoint of one process's build, or of some
+/// rank's (`rank-RRRR-of-KKKK/`).
+///
+/// Cost: one directory listing.
+pub(super) fn checkpoint_left(work: &Path) -> bool {
+    work.join(CHECKPOINT_FILE).is_file()
+        || std::fs::read_dir(work).is_ok_and(|entries| {
+            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|s| s.starts_with("rank-")) && e.path().join(CHECKPOINT_FILE).is_file())
+        })
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ pub enum LayerOutcome {
     Skipped,
     /// Built now (`replaced` says why an existing file was not trusted, if there was one).
     Built {
-        /// Wall-clock seconds the layer took.
+        /// Wall-clock seconds it took (a layer's values: over every run that built them,
+        /// [`LayerStats::runs`]).
         seconds: f64,
         /// Why an existing file was not trusted, if there was one.
         replaced: Option<String>,
@@ -40,10 +41,17 @@ pub struct LayerStats {
     pub layer: u32,
     /// Positions in the layer.
     pub positions: u64,
-    /// Wall-clock seconds the build took (absent for layers not built by this run).
+    /// Wall-clock seconds the build took, over every run that worked on the layer when it was
+    /// stopped and resumed from its checkpoint (a run killed outright is counted in `runs`, its
+    /// time not); absent for layers not built by this run.
     pub seconds: Option<f64>,
-    /// Positions per second of the build.
+    /// Positions per second of the build (over `seconds`).
     pub positions_per_second: Option<f64>,
+    /// How many runs of the program built the layer, when more than one (stopped and resumed);
+    /// absent when one did, and in files of earlier versions, which counted only the last run's
+    /// time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<u32>,
     /// Threads used.
     pub threads: Option<usize>,
     /// Peak resident memory of the building process so far, in bytes (Linux `VmHWM`), which
@@ -226,6 +234,7 @@ impl LayerStats {
             positions: layer_size(n),
             seconds: None,
             positions_per_second: None,
+            runs: None,
             threads: None,
             peak_memory_bytes: None,
             peak_anonymous_bytes: None,

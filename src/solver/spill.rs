@@ -42,6 +42,9 @@ fn create_file(path: &Path) -> Result<File> {
 /// Name of the scratch state file in a work directory.
 pub(crate) const STATE_FILE: &str = "state.bin";
 
+/// The name the build gives a layer's checkpoint in its work directory.
+pub(crate) const CHECKPOINT_FILE: &str = "checkpoint.bin";
+
 /// The solver's state of a whole layer in a file: one byte per position, memory-mapped shared.
 pub(crate) struct ScratchState {
     map: memmap2::MmapMut,

@@ -65,7 +65,7 @@ fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
     copy_fixture(Ruleset::Awari, 14, dir.path());
-    let args = ["build", "--max-stones", "15", "--dir", d, "--max-memory", "5M", "--checkpoint-every", "0", "-q"];
+    let args = ["build", "--max-stones", "15", "--dir", d, "--max-memory", "5M", "-q", "--checkpoint-every", "0"];
     let mut resumed = 0;
     for delay_ms in [300u64, 900, 1500, 2500] {
         let mut child = Command::new(crate::common::OWARE).args(args).spawn().unwrap();
@@ -79,10 +79,22 @@ fn a_killed_out_of_core_build_resumes_with_identical_bytes() {
             break;
         }
     }
-    let out = oware(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(layer_bytes(reference, "awari", 15) == layer_bytes(dir.path(), "awari", 15));
     assert!(resumed > 0, "no kill left a checkpoint to resume from");
+    // A checkpoint left is resumed even when the estimate calls the layer too short to need
+    // one (here, shorter than a checkpoint every 11 days).
+    let left = dir.path().join("awari/.work/layer-15/checkpoint.bin").exists();
+    let mut last = args.to_vec();
+    let every = last.len() - 1;
+    last[every] = "1000000";
+    let out = oware(&last);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!left || err.contains("layer 15: resuming from a checkpoint"), "{err}");
+    assert!(layer_bytes(reference, "awari", 15) == layer_bytes(dir.path(), "awari", 15));
+    assert!(!dir.path().join("awari/.work").exists(), "the work directory outlived the layer");
+    // The layer's statistics count every run that built it: the killed ones too.
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("awari/layer-15.json")).unwrap()).unwrap();
+    assert!(stats["runs"].as_u64().is_some_and(|r| r >= 2), "{stats}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The plan's own tests: statistics files read within a bound, a build short of disk naming
-//! its files, and estimates from the largest measured layer.
+//! its files, estimates from the largest measured layer, and a checkpoint left counted.
 
 use super::*;
 use crate::build::LayerStats;
@@ -79,4 +79,31 @@ fn estimates_come_from_the_largest_measured_layer() {
     // The reference: layer 24 at 5.5 M positions/s on two threads.
     let r = Throughput::reference(2).seconds(layer_size(24), Mode::InMemory, 2);
     assert!((r - layer_size(24) as f64 / 5.5e6).abs() < 1e-6, "{r}");
+}
+
+/// A layer that left a checkpoint is planned as checkpointed (its scratch counted) whatever its
+/// estimate, as the pipeline resumes it: one process's, or any rank's.
+#[test]
+fn a_checkpoint_left_counts_as_checkpointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BuildConfig {
+        rules: Ruleset::Awari,
+        max_stones: 8,
+        dir: dir.path().into(),
+        max_memory: None,
+        checkpoint_every: Some(std::time::Duration::from_secs(1_000_000)),
+        ..Default::default()
+    };
+    let scratch = |c: &BuildConfig| propose(c, 1).unwrap().layers[8].scratch_bytes;
+    let plain = scratch(&config);
+    let work = dir.path().join("awari/.work/layer-08");
+    std::fs::create_dir_all(work.join("rank-0001-of-0002")).unwrap();
+    assert!(!checkpoint_left(&work));
+    std::fs::write(work.join("rank-0001-of-0002").join(CHECKPOINT_FILE), b"x").unwrap();
+    assert!(checkpoint_left(&work));
+    assert_eq!(scratch(&config), plain + layer_size(8));
+    std::fs::remove_dir_all(work.join("rank-0001-of-0002")).unwrap();
+    std::fs::write(work.join(CHECKPOINT_FILE), b"x").unwrap();
+    assert_eq!(scratch(&config), plain + layer_size(8));
+    assert!(!checkpoint_left(&dir.path().join("awari/.work/layer-07")));
 }

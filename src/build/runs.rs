@@ -1,0 +1,139 @@
+//! The time a layer's build takes over every run that works on it.
+//!
+//! A layer stopped and resumed from its checkpoint is built by several runs of the program. Its
+//! statistics (`layer-NN.json`) must count all of them: the plan takes the speed of the largest
+//! finished layer for its time estimates, and a layer that seemed to take only its last run's
+//! few minutes would make the next one look short enough to need no checkpoints. So each run
+//! keeps the count of runs and the seconds they took in the layer's work directory, beside its
+//! checkpoint, in a one-line text file: `runs seconds`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The file's name in a layer's work directory.
+pub(super) const RUNS_FILE: &str = "runs.txt";
+
+/// A layer's clock over its runs: the runs before this one and the seconds they took, and when
+/// this one began.
+#[derive(Debug)]
+pub(super) struct RunClock {
+    /// The work directory's file, when the layer has one (a layer built without scratch files
+    /// or checkpoints is built by one run).
+    path: Option<PathBuf>,
+    earlier_runs: u32,
+    earlier_seconds: f64,
+    start: Instant,
+}
+
+impl RunClock {
+    /// Starts this run's clock for the layer whose work directory is `work` (if it has one),
+    /// counting the runs recorded there before, and records at once that this run began (a run
+    /// killed outright, which records nothing more, is then counted, though not its time). A
+    /// missing or unreadable record counts no earlier run; one that cannot be written is not an
+    /// error (the figures are informational; the layer's bytes do not depend on them).
+    ///
+    /// Cost: one small file read and written.
+    pub(super) fn start(work: Option<&Path>) -> RunClock {
+        let path = work.map(|w| w.join(RUNS_FILE));
+        let (earlier_runs, earlier_seconds) = path.as_deref().and_then(read).unwrap_or((0, 0.0));
+        let clock = RunClock { path, earlier_runs, earlier_seconds, start: Instant::now() };
+        clock.record(0.0);
+        clock
+    }
+
+    /// The runs that worked on the layer, this one included.
+    pub(super) fn runs(&self) -> u32 {
+        self.earlier_runs.saturating_add(1)
+    }
+
+    /// Seconds the layer has taken so far: the earlier runs' and this run's.
+    pub(super) fn seconds(&self) -> f64 {
+        self.earlier_seconds + self.start.elapsed().as_secs_f64()
+    }
+
+    /// Records this run's time so far, for the run that resumes the layer (called when this
+    /// one stops before the layer is done).
+    pub(super) fn stopped(&self) {
+        self.record(self.start.elapsed().as_secs_f64());
+    }
+
+    /// Removes the record once the layer is done.
+    pub(super) fn finished(&self) {
+        if let Some(p) = &self.path {
+            let _ = std::fs::remove_file(p);
+            let _ = std::fs::remove_file(p.with_extension("tmp"));
+        }
+    }
+
+    /// Writes `runs seconds` with `this` seconds of this run, through a temporary renamed into
+    /// place (a run stopped while writing leaves the old record whole).
+    fn record(&self, this: f64) {
+        let Some(path) = &self.path else { return };
+        let tmp = path.with_extension("tmp");
+        let line = format!("{} {:.3}\n", self.runs(), self.earlier_seconds + this);
+        if std::fs::write(&tmp, line).and_then(|()| std::fs::rename(&tmp, path)).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// The runs and seconds recorded in `path`, if it holds a well-formed record.
+fn read(path: &Path) -> Option<(u32, f64)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut words = text.split_whitespace();
+    let runs: u32 = words.next()?.parse().ok()?;
+    let seconds: f64 = words.next()?.parse().ok()?;
+    (words.next().is_none() && seconds.is_finite() && seconds >= 0.0).then_some((runs, seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_and_their_seconds_add_up_over_stops_and_the_record_goes_when_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = RunClock::start(Some(dir.path()));
+        assert_eq!(first.runs(), 1);
+        assert_eq!(read(&dir.path().join(RUNS_FILE)), Some((1, 0.0)), "a run is counted when it starts");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        first.stopped();
+        let (runs, seconds) = read(&dir.path().join(RUNS_FILE)).unwrap();
+        assert_eq!(runs, 1);
+        assert!(seconds >= 0.03, "{seconds}");
+        // A second run killed outright: counted, its time not.
+        let killed = RunClock::start(Some(dir.path()));
+        assert_eq!(killed.runs(), 2);
+        drop(killed);
+        let third = RunClock::start(Some(dir.path()));
+        assert_eq!(third.runs(), 3);
+        assert!(third.seconds() >= seconds);
+        assert!(third.seconds() < seconds + 5.0);
+        third.finished();
+        assert!(!dir.path().join(RUNS_FILE).exists());
+        assert!(!dir.path().join("runs.tmp").exists());
+    }
+
+    #[test]
+    fn a_layer_without_a_work_directory_is_one_run_and_writes_nothing() {
+        let clock = RunClock::start(None);
+        assert_eq!(clock.runs(), 1);
+        clock.stopped();
+        clock.finished();
+        assert!(clock.seconds() >= 0.0);
+    }
+
+    #[test]
+    fn malformed_records_count_no_earlier_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(RUNS_FILE);
+        for bad in ["", "2", "x 3.0", "2 -1", "2 NaN", "2 3.0 4", "4294967296 1.0", "2 inf"] {
+            std::fs::write(&p, bad).unwrap();
+            assert_eq!(read(&p), None, "{bad:?}");
+            let clock = RunClock::start(Some(dir.path()));
+            assert_eq!(clock.runs(), 1, "{bad:?}");
+        }
+        std::fs::write(&p, "2 12.5\n").unwrap();
+        assert_eq!(read(&p), Some((2, 12.5)));
+    }
+}
