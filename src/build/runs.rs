@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::stats::read_small;
+use crate::storage::write_atomic;
+
 /// The file's name in a layer's work directory.
 pub(super) const RUNS_FILE: &str = "runs.txt";
 
@@ -61,25 +64,22 @@ impl RunClock {
     pub(super) fn finished(&self) {
         if let Some(p) = &self.path {
             let _ = std::fs::remove_file(p);
-            let _ = std::fs::remove_file(p.with_extension("tmp"));
         }
     }
 
-    /// Writes `runs seconds` with `this` seconds of this run, through a temporary renamed into
-    /// place (a run stopped while writing leaves the old record whole).
+    /// Writes `runs seconds` with `this` seconds of this run, atomically ([`write_atomic`]: a
+    /// run stopped while writing leaves the old record whole, no planted link is followed).
     fn record(&self, this: f64) {
         let Some(path) = &self.path else { return };
-        let tmp = path.with_extension("tmp");
         let line = format!("{} {:.3}\n", self.runs(), self.earlier_seconds + this);
-        if std::fs::write(&tmp, line).and_then(|()| std::fs::rename(&tmp, path)).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        let _ = write_atomic(path, line.as_bytes());
     }
 }
 
 /// The runs and seconds recorded in `path`, if it holds a well-formed record.
 fn read(path: &Path) -> Option<(u32, f64)> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let bytes = read_small(path)?;
+    let text = std::str::from_utf8(&bytes).ok()?;
     let mut words = text.split_whitespace();
     let runs: u32 = words.next()?.parse().ok()?;
     let seconds: f64 = words.next()?.parse().ok()?;

@@ -339,7 +339,7 @@ pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dy
 pub(super) const MAX_STATS_BYTES: u64 = 1 << 20;
 
 /// The bytes of `path` when it is at most [`MAX_STATS_BYTES`] long and readable.
-fn read_small(path: &Path) -> Option<Vec<u8>> {
+pub(super) fn read_small(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path).ok()?.take(MAX_STATS_BYTES + 1).read_to_end(&mut bytes).ok()?;
