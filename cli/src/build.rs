@@ -144,7 +144,10 @@ struct SummaryDoc {
     kind: &'static str,
     layers: usize,
     positions_built: u64,
+    /// This run's wall-clock seconds.
     seconds: f64,
+    /// `positions_built` over the longer of `seconds` and the built layers' own seconds (which
+    /// count a resumed layer's earlier runs).
     positions_per_second: f64,
     peak_memory_bytes: Option<u64>,
 }
@@ -605,7 +608,7 @@ pub(crate) fn run(a: BuildArgs) -> Result<()> {
 /// `peak_what` word the line (a distributed build's ranks and traffic).
 #[allow(clippy::too_many_arguments)]
 fn summary(json: bool, quiet: bool, display: &Display, stats: &[LayerStats], secs: f64, peak: Option<u64>, on: &str, peak_what: &str) {
-    let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
+    let (built, speed) = built_and_speed(stats, secs);
     if json {
         display.json_line(&SummaryDoc {
             schema_version: SCHEMA_VERSION,
@@ -613,7 +616,7 @@ fn summary(json: bool, quiet: bool, display: &Display, stats: &[LayerStats], sec
             layers: stats.len(),
             positions_built: built,
             seconds: secs,
-            positions_per_second: built as f64 / secs.max(1e-9),
+            positions_per_second: speed,
             peak_memory_bytes: peak,
         });
     } else if !quiet && built == 0 {
@@ -622,10 +625,20 @@ fn summary(json: bool, quiet: bool, display: &Display, stats: &[LayerStats], sec
         note(&format!(
             "done in {secs:.1} s{on} ({} positions built, {:.2} M positions/s), {peak_what} {}",
             group_digits(built),
-            built as f64 / secs.max(1e-9) / 1e6,
+            speed / 1e6,
             peak.map_or("?".into(), human_bytes)
         ));
     }
+}
+
+/// The positions this run built (the layers with `seconds`) and their speed in positions per
+/// second. A layer resumed from its checkpoint was partly built by earlier runs, which its
+/// `seconds` count: the speed is over the longer of this run's `secs` and the layers' summed
+/// seconds, so that a layer finished in minutes after hours of earlier runs does not inflate it.
+fn built_and_speed(stats: &[LayerStats], secs: f64) -> (u64, f64) {
+    let built: u64 = stats.iter().filter(|s| s.seconds.is_some()).map(|s| s.positions).sum();
+    let layer_secs: f64 = stats.iter().filter_map(|s| s.seconds).sum();
+    (built, built as f64 / secs.max(layer_secs).max(1e-9))
 }
 
 /// The observer of a rank other than 0 of a distributed build: no bars, its messages
@@ -718,5 +731,39 @@ fn take_output_error(display: &Display) -> Result<()> {
     match display.output_error.lock().ok().and_then(|mut e| e.take()) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(positions: u64, seconds: Option<f64>, runs: Option<u32>) -> LayerStats {
+        let doc = serde_json::json!({
+            "rules": "awari", "layer": 30, "positions": positions, "seconds": seconds,
+            "positions_per_second": null, "runs": runs, "threads": 2, "values": {},
+        });
+        serde_json::from_value(doc).unwrap()
+    }
+
+    /// Old: a layer resumed for its last 311 s after an hour of earlier runs made the summary
+    /// say 27 M positions/s. New: the speed is over its whole time.
+    #[test]
+    fn a_resumed_layer_does_not_inflate_the_speed() {
+        let stats = [layer(1_000, None, None), layer(8_000_000_000, Some(3_700.0), Some(2))];
+        let (built, speed) = built_and_speed(&stats, 311.0);
+        assert_eq!(built, 8_000_000_000);
+        assert!((speed - 8e9 / 3_700.0).abs() < 1.0, "{speed}");
+    }
+
+    /// Without a resumed layer, the speed is over this run's time (which includes the checks of
+    /// the layers skipped).
+    #[test]
+    fn a_fresh_build_is_timed_by_the_run() {
+        let stats = [layer(500, None, None), layer(1_000, Some(4.0), None), layer(3_000, Some(5.0), None)];
+        let (built, speed) = built_and_speed(&stats, 10.0);
+        assert_eq!(built, 4_000);
+        assert!((speed - 400.0).abs() < 1e-9, "{speed}");
+        assert_eq!(built_and_speed(&[], 0.0), (0, 0.0));
     }
 }

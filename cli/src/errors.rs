@@ -9,13 +9,14 @@ use oware::{Error, Ruleset};
 use crate::output;
 
 /// Prints an error (and its hint) on stderr and returns its exit code. A closed stdout ends the
-/// program quietly with 141, as if `SIGPIPE` had ended it.
+/// program quietly with 141, as if `SIGPIPE` had ended it. [`Error::Interrupted`] is worded
+/// for `build`, the one command that resumes; [`report_stopped`] words it for the others.
 pub(crate) fn report(e: &Error) -> i32 {
     if output::is_closed_pipe(e) {
         return 141;
     }
     if matches!(e, Error::Interrupted) {
-        output::note("interrupted: rerun the same command to resume (a build keeps its finished layers)");
+        output::note("interrupted: rerun the same command to resume (the finished layers and the last checkpoint are kept)");
         return exit_code(e.kind());
     }
     output::note(&format!("error: {e}"));
@@ -24,6 +25,20 @@ pub(crate) fn report(e: &Error) -> i32 {
     }
     exit_code(e.kind())
 }
+
+/// [`report`] for a command that does not resume (verify, export, pack, unpack, import): after
+/// Ctrl-C it says that the command stopped and left nothing half-written, not that a rerun
+/// resumes it; any other error is reported as [`report`] does.
+pub(crate) fn report_stopped(e: &Error) -> i32 {
+    if matches!(e, Error::Interrupted) {
+        output::note(STOPPED);
+        return exit_code(e.kind());
+    }
+    report(e)
+}
+
+/// What a command that does not resume says after Ctrl-C.
+pub(crate) const STOPPED: &str = "interrupted: stopped (nothing half-written is left; a rerun starts again)";
 
 /// The process exit code of an error of kind `kind` ([`ErrorKind::exit_status`], the one table
 /// of exit codes, documented in docs/cli.md, "Exit codes"). Besides these, 0 is success and 141

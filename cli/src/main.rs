@@ -104,6 +104,8 @@ fn run() -> i32 {
             };
         }
     };
+    // Only a build resumes where it stopped; the others say so differently after Ctrl-C.
+    let resumes = matches!(cli.command, Command::Build(_));
     let result = match cli.command {
         Command::Moves(a) => moves::run(a),
         Command::Perft(a) => perft::run(a),
@@ -130,7 +132,8 @@ fn run() -> i32 {
     };
     match result {
         Ok(()) => 0,
-        Err(e) => errors::report(&e),
+        Err(e) if resumes => errors::report(&e),
+        Err(e) => errors::report_stopped(&e),
     }
 }
 

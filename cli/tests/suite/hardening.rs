@@ -513,6 +513,25 @@ fn ctrl_c_stops_a_build_cleanly() {
     }
 }
 
+// 17b. Old: Ctrl-C during `verify` said "interrupted: rerun the same command to resume (a build
+// keeps its finished layers)", wording meant for a build; a verification does not resume. New:
+// commands other than build say that they stopped and left nothing half-written (exit 130 alike).
+#[test]
+fn ctrl_c_stops_a_verification_without_promising_a_resume() {
+    let dir = common::fixture(AWARI, 16);
+    // Layers 0..16 to re-derive: seconds of work, interrupted after 300 ms.
+    let mut child = bin().args(["verify", "--dir", s(dir), "--max-stones", "16", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the verification ended before it could be interrupted");
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: stopped (nothing half-written is left"), "{err}");
+    assert!(!err.contains("resume"), "{err}");
+}
+
 // 16. A board typed as drawn, or as the JSON `--json` prints, is the same position.
 #[test]
 fn boards_type_back_as_drawn_and_as_json() {
