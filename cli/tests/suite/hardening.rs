@@ -7,7 +7,7 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{copy_fixture, oware, s};
@@ -482,6 +482,17 @@ fn contradictory_values_are_reported_as_damage() {
     assert!(err.contains("contradict") && err.contains("oware verify"), "{err}");
 }
 
+/// Lets a running child work for `after`, checks that it is still running (`what` names it in
+/// the failure), sends it SIGINT and returns its exit code and standard error.
+fn interrupt_after(mut child: Child, after: Duration, what: &str) -> (Option<i32>, String) {
+    std::thread::sleep(after);
+    assert!(child.try_wait().unwrap().is_none(), "the {what} ended before it could be interrupted");
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 // 17. Ctrl-C: a message, no temporary left, exit 130, and the rerun resumes.
 #[test]
 fn ctrl_c_stops_a_build_cleanly() {
@@ -497,13 +508,8 @@ fn ctrl_c_stops_a_build_cleanly() {
         assert!(start.elapsed() < Duration::from_secs(600), "layer 17 never appeared");
         std::thread::sleep(Duration::from_millis(10));
     }
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(child.try_wait().unwrap().is_none(), "the build ended before it could be interrupted");
-    // SAFETY: sending SIGINT to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    let (code, err) = interrupt_after(child, Duration::from_millis(200), "build");
+    assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted: rerun the same command to resume"), "{err}");
     let rdir = t.path().join("awari");
     assert!(temporaries(&rdir).is_empty(), "{:?}", temporaries(&rdir));
@@ -520,14 +526,9 @@ fn ctrl_c_stops_a_build_cleanly() {
 fn ctrl_c_stops_a_verification_without_promising_a_resume() {
     let dir = common::fixture(AWARI, 16);
     // Layers 0..16 to re-derive: seconds of work, interrupted after 300 ms.
-    let mut child = bin().args(["verify", "--dir", s(dir), "--max-stones", "16", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(child.try_wait().unwrap().is_none(), "the verification ended before it could be interrupted");
-    // SAFETY: sending SIGINT to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    let child = bin().args(["verify", "--dir", s(dir), "--max-stones", "16", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (code, err) = interrupt_after(child, Duration::from_millis(300), "verification");
+    assert_eq!(code, Some(130), "{err}");
     assert!(err.contains("interrupted: stopped (nothing half-written is left"), "{err}");
     assert!(!err.contains("resume"), "{err}");
 }
