@@ -1,5 +1,6 @@
 //! Packs: size against raw and probe speed, side by side with the native files, for several
-//! block sizes (the trade-off behind `oware::pack::BLOCK_VALUES`).
+//! block sizes (the trade-off behind `oware::pack::BLOCK_VALUES`), each in codec 2 (every value as
+//! it is) and codec 4 (values over their floors, what `oware pack` writes).
 //!
 //! ```text
 //! cargo bench --bench pack [-- MAX [RULES...]]      (defaults: 24 awari abapa)
@@ -31,7 +32,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use oware::index::{layer_size, unrank_unchecked};
-use oware::pack::{pack, PackOptions};
+use oware::pack::{floors, pack, pack_floored, PackOptions};
 use oware::probe::Database;
 use oware::storage::{pack_path, DatabaseDir, DtcKind, Format, ValuesKind};
 use oware::{Position, Ruleset};
@@ -184,25 +185,35 @@ fn main() {
             println!("{name:<22} {z:>12} {:>6.1}% {:>9.1} {:>13} {:>13}", 100.0 * z as f64 / raw as f64, t.elapsed().as_secs_f64(), "-", "-");
         }
         for &block in &blocks {
-            let tmp = tempfile::tempdir().expect("tmp");
-            let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
-            dst.create().expect("create");
-            let t = Instant::now();
-            let mut bytes = 0;
-            let mut files = Vec::new();
-            for l in &layers {
-                let path = pack_path::<ValuesKind>(tmp.path(), rules, l.stones());
-                let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
-                let header = l.header().expect("native header");
-                bytes += pack(header, l.bytes(), l.bytes(), PackOptions { block_values: block }, &mut f, &path, l.path()).expect("pack").bytes;
-                drop(f);
-                files.push(path);
+            // Codec 2 (every value as it is) and codec 4 (values over their floors) side by side.
+            for over_floors in [false, true] {
+                let tmp = tempfile::tempdir().expect("tmp");
+                let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
+                dst.create().expect("create");
+                let t = Instant::now();
+                let mut bytes = 0;
+                let mut files = Vec::new();
+                for l in &layers {
+                    let path = pack_path::<ValuesKind>(tmp.path(), rules, l.stones());
+                    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+                    let header = l.header().expect("native header");
+                    let options = PackOptions { block_values: block };
+                    bytes += if over_floors {
+                        let child = |c: &oware::rules::Board| layers[oware::rules::stones(c) as usize].get(oware::index::rank(c)?);
+                        let fl = floors(rules, l.stones(), &child).expect("floors");
+                        pack_floored(header, l.bytes(), &fl, options, &mut f, &path, l.path()).expect("pack").0.bytes
+                    } else {
+                        pack(header, l.bytes(), l.bytes(), options, &mut f, &path, l.path()).expect("pack").bytes
+                    };
+                    drop(f);
+                    files.push(path);
+                }
+                let secs = t.elapsed().as_secs_f64();
+                let (cold, warm, sum) = probe(tmp.path(), rules, &files, &pos);
+                assert_eq!(sum, want, "pack values differ from native");
+                let name = format!("{} {block}", if over_floors { "over floors," } else { "rANS pack," });
+                println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {cold:>13.0} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
             }
-            let secs = t.elapsed().as_secs_f64();
-            let (cold, warm, sum) = probe(tmp.path(), rules, &files, &pos);
-            assert_eq!(sum, want, "pack values differ from native");
-            let name = format!("rANS pack, {block} values");
-            println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {cold:>13.0} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
         }
         depths(&base, rules, &src, &layers, max);
     }

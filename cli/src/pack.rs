@@ -23,7 +23,8 @@ use indicatif::ProgressBar;
 use oware::build::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::pack::{pack, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::pack::{floors, pack_dtc_over, pack_floored, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::rules::{layers_needed, stones, Board};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
 use oware::verify::manifest::{self, Entry};
@@ -253,6 +254,9 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     let bar = bar(a.report.quiet.quiet, total);
     let mut report = Report::new("packed", rules, a.report.json.json);
     let mut entries = Vec::new();
+    // The layers below the one packed, opened once: the floors read them (layer n-1 is never
+    // reached by a capture, and may be absent).
+    let mut lower: Vec<Option<Layer>> = Vec::new();
     for &n in &layers {
         if signals::interrupted() {
             bar.finish_and_clear();
@@ -264,15 +268,32 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         let header = layer.header().cloned().ok_or_else(|| Error::Internal("native layer without header".into()))?;
         let target = pack_path::<ValuesKind>(&a.copy.out, rules, n);
         // Keep a pack already there with the same values (an interrupted run resumes).
-        let kept =
-            matches!(dst.open_table::<ValuesKind>(n, true, ReadMode::Map), Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values);
-        if !kept {
+        lower.resize_with(lower.len().max(n as usize), || None);
+        for m in layers_needed(n).into_iter().filter(|&m| m < n) {
+            if lower[m as usize].is_none() {
+                lower[m as usize] = Some(src.open_layer::<ValuesKind>(m, false).inspect_err(|_| bar.finish_and_clear())?);
+            }
+        }
+        let existing = match dst.open_table::<ValuesKind>(n, true, ReadMode::Map) {
+            Ok(Table::Pack(p)) if p.header() == &header && p.block_values() == a.block_values && p.over_floors() => Some(p),
+            _ => None,
+        };
+        let kept = existing.is_some();
+        // What the values' pack stores: what its depths' pack reads as contexts.
+        let stored = if let Some(p) = existing {
+            let mut stored = vec![0u8; layer_size(n) as usize];
+            p.decode_stored(&mut stored)?;
+            stored
+        } else {
+            let floors = floors(rules, n, &|child: &Board| child_value(&lower, &src, child))?;
             let file = AtomicFile::create(&target)?;
             let mut w = BufWriter::with_capacity(1 << 20, file.file());
-            pack(&header, layer.bytes(), layer.bytes(), PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())?;
+            let (_, stored) =
+                pack_floored(&header, layer.bytes(), &floors, PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())?;
             w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
             file.commit()?;
-        }
+            stored
+        };
         let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
         entries.push(Entry {
             sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
@@ -280,7 +301,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         });
         let mut dtc = None;
         if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
-            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
+            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, &stored, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
             entries.push(entry);
             dtc = Some(doc);
         }
@@ -307,22 +328,30 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
 /// # Errors
 /// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file, or a
 /// depth that contradicts its value; [`Error::Io`] when the pack cannot be written.
-fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, block_values: u32) -> Result<(Entry, DtcDoc)> {
+fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, stored: &[u8], block_values: u32) -> Result<(Entry, DtcDoc)> {
     let n = layer.stones();
     let dtc = src.open_layer::<DtcKind>(n, true)?;
     let header = dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
     let target = pack_path::<DtcKind>(dst.base(), dst.rules(), n);
+    // Opened beside the values' pack over floors: a depths pack of another codec is refused.
     let kept = matches!(dst.open_table::<DtcKind>(n, true, ReadMode::Map), Ok(Table::Pack(p)) if p.header() == header && p.block_values() == block_values);
     if !kept {
         let file = AtomicFile::create(&target)?;
         let mut w = BufWriter::with_capacity(1 << 20, file.file());
-        pack(header, dtc.bytes(), layer.bytes(), PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
+        pack_dtc_over(header, dtc.bytes(), layer.bytes(), stored, PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
         w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
         file.commit()?;
     }
     let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
     let doc = DtcDoc { path: target.display().to_string(), bytes, raw_bytes: dtc.bytes().len() as u64, written: !kept };
     Ok((Entry { sha256: manifest::sha256_file(&target, &Cancel)?, path: format!("{}/dtc-{n:02}.owpk", src.rules().name()) }, doc))
+}
+
+/// The value of `child` (a capture's) in `lower`, the layers below its parent's opened from
+/// `dir`.
+fn child_value(lower: &[Option<Layer>], dir: &DatabaseDir, child: &Board) -> Result<i8> {
+    let m = stones(child);
+    lower.get(m as usize).and_then(Option::as_ref).ok_or_else(|| dir.missing::<ValuesKind>(m))?.get(oware::index::rank(child)?)
 }
 
 /// `oware unpack`.
@@ -343,7 +372,15 @@ pub(crate) fn run_unpack(a: UnpackArgs) -> Result<()> {
             Table::Pack(p) => p,
             other => return Err(Error::Usage(format!("{} is not a pack: nothing to unpack", other.path().display()))),
         };
-        let path = dst.write_layer::<ValuesKind>(n, layer_size(n), |payload| pack.decode_into(payload))?;
+        // A pack over floors reads the smaller layers' values, unpacked before it.
+        let mut lower: Vec<Option<Layer>> = (0..n).map(|_| None).collect();
+        if pack.over_floors() {
+            for m in layers_needed(n).into_iter().filter(|&m| m < n) {
+                lower[m as usize] = Some(dst.open_layer::<ValuesKind>(m, false)?);
+            }
+        }
+        let child = |c: &Board| child_value(&lower, &dst, c);
+        let path = dst.write_layer::<ValuesKind>(n, layer_size(n), |payload| pack.decode_resolved(payload, &child))?;
         // The depths (packed, or a native file beside the pack) are decoded and checked whole.
         if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
             let dtc = src.open_layer::<DtcKind>(n, true)?;

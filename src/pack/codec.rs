@@ -265,13 +265,27 @@ impl Contexts for DtcContexts<'_> {
 /// Entries held in a context's row (the rest, rarely used, are in [`Model::rest`]).
 pub(super) const ROW_ENTRIES: usize = 7;
 
-/// A context's row: word 0 holds the index in [`Model::rest`] of its entries past the first
-/// [`ROW_ENTRIES`] (bits 0..24) and its number of entries (bits 24..32); words 1.. its first
-/// entries, most frequent first (packed, see [`pack_entry`]). 32 bytes, aligned: within one cache
-/// line. (Up to layer 48 a model has under 2^21 entries and a context under 2^7.)
-#[derive(Clone, Copy, Default)]
+/// A context's row, laid out for a branch-free search: `starts[j]` is the first slot of its
+/// `j`-th entry (entries most frequent first, so their ranges follow each other from 0), and
+/// `starts[count]` the end of the last entry held (`M`, or the first slot of the entries in
+/// [`Model::rest`]); the starts after it are `u16::MAX`. `syms[j]` is entry `j`'s symbol;
+/// `rest` the index in [`Model::rest`] of the entries past the first [`ROW_ENTRIES`], `count`
+/// the row's number of entries. 32 bytes, aligned: within one cache line. (Up to layer 48 a
+/// model has under 2^21 entries and a context under 2^7.)
+#[derive(Clone, Copy)]
 #[repr(C, align(32))]
-pub(super) struct Row([u32; ROW_ENTRIES + 1]);
+pub(super) struct Row {
+    starts: [u16; ROW_ENTRIES + 1],
+    syms: [u8; ROW_ENTRIES + 1],
+    rest: u32,
+    count: u32,
+}
+
+impl Default for Row {
+    fn default() -> Row {
+        Row { starts: [u16::MAX; ROW_ENTRIES + 1], syms: [0; ROW_ENTRIES + 1], rest: 0, count: 0 }
+    }
+}
 
 /// A layer's model for decoding, laid out for few cache misses: one 32-byte row per context
 /// holding its most frequent entries, so most decoding steps touch one cache line of the model.
@@ -315,22 +329,29 @@ impl Model {
             if total != M {
                 return None;
             }
-            // Starts are assigned in order of decreasing frequency, so a decoder's scan of the
-            // row usually stops at one of its first entries.
+            // Starts are assigned in order of decreasing frequency, so a decoder's search of the
+            // row usually ends in its first entries.
             order.clear();
             order.extend((0..k).filter(|&s| row[s] > 0));
             order.sort_by_key(|&s| (std::cmp::Reverse(row[s]), s));
-            r.0[0] = rest.len() as u32 | (order.len() as u32) << 24;
+            r.rest = rest.len() as u32;
+            r.count = order.len() as u32;
             let mut start = 0u32;
             for (j, &s) in order.iter().enumerate() {
                 let f = u32::from(row[s]);
-                let e = pack_entry(start, f, s as u32);
                 if j < ROW_ENTRIES {
-                    r.0[j + 1] = e;
+                    r.starts[j] = start as u16;
+                    r.syms[j] = s as u8;
                 } else {
-                    rest.push(e);
+                    if j == ROW_ENTRIES {
+                        r.starts[j] = start as u16;
+                    }
+                    rest.push(pack_entry(start, f, s as u32));
                 }
                 start += f;
+            }
+            if order.len() <= ROW_ENTRIES {
+                r.starts[order.len()] = M as u16;
             }
             rows.push(r);
         }
@@ -339,25 +360,39 @@ impl Model {
 
     /// The entries of context `ctx`, most frequent first.
     pub(super) fn entries(&self, ctx: usize) -> impl Iterator<Item = (u32, u32, u8)> + '_ {
-        let r = &self.rows[ctx].0;
-        let count = (r[0] >> 24) as usize;
-        let at = (r[0] & 0xff_ffff) as usize;
-        let more = count.saturating_sub(ROW_ENTRIES);
-        r[1..1 + count.min(ROW_ENTRIES)].iter().chain(&self.rest[at..at + more]).map(|&e| unpack_entry(e))
+        let r = &self.rows[ctx];
+        let count = r.count as usize;
+        let held = count.min(ROW_ENTRIES);
+        let more = count - held;
+        let first = (0..held).map(move |j| {
+            let st = u32::from(r.starts[j]);
+            (st, u32::from(r.starts[j + 1]) - st, r.syms[j])
+        });
+        first.chain(self.rest[r.rest as usize..r.rest as usize + more].iter().map(|&e| unpack_entry(e)))
     }
 
-    /// The entry of context `ctx` whose range holds `slot`, or `None` (only a damaged or foreign
-    /// block reaches a context without one).
+    /// The entry of context `ctx` whose range holds `slot` (below `M`), or `None` (only a
+    /// damaged or foreign block reaches a context without one).
+    ///
+    /// Cost: one row (one cache line) and seven comparisons without a branch; a slot past the
+    /// row's entries (rare: the least frequent symbols) scans [`Model::rest`].
     #[inline]
     pub(super) fn find(&self, ctx: usize, slot: u32) -> Option<(u32, u32, u8)> {
-        let r = &self.rows.get(ctx)?.0;
-        let count = (r[0] >> 24) as usize;
-        let hit = |&(st, f, _): &(u32, u32, u8)| slot < st + f;
-        if let Some(e) = r[1..1 + count.min(ROW_ENTRIES)].iter().map(|&e| unpack_entry(e)).find(hit) {
-            return Some(e);
+        let r = self.rows.get(ctx)?;
+        let slot = slot as u16;
+        // The entries whose start is at most `slot`: `starts[0]` is 0 in a used row, and the
+        // starts increase up to the end of the entries held, then are u16::MAX (above any slot).
+        let j = r.starts[1..].iter().map(|&s| usize::from(s <= slot)).sum::<usize>();
+        if j < ROW_ENTRIES {
+            if r.count == 0 {
+                return None;
+            }
+            let st = u32::from(r.starts[j]);
+            return Some((st, u32::from(r.starts[j + 1]) - st, r.syms[j]));
         }
-        let at = (r[0] & 0xff_ffff) as usize;
-        self.rest.get(at..at + count.checked_sub(ROW_ENTRIES)?)?.iter().map(|&e| unpack_entry(e)).find(hit)
+        let more = (r.count as usize).checked_sub(ROW_ENTRIES)?;
+        let hit = |&(st, f, _): &(u32, u32, u8)| u32::from(slot) < st + f;
+        self.rest.get(r.rest as usize..r.rest as usize + more)?.iter().map(|&e| unpack_entry(e)).find(hit)
     }
 
     /// The encoder's table: (start, freq) of each (context, symbol), `(0, 0)` for unused ones.

@@ -33,13 +33,16 @@
 //! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
 
 mod codec;
+mod floor;
 mod read;
 mod write;
 
 pub(crate) use read::DtcPack;
 
+pub(crate) use floor::Exit;
+pub use floor::{floor, floors, NO_FLOOR};
 pub use read::PackLayer;
-pub use write::{pack, PackOptions, PackedLayer};
+pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer};
 
 /// Magic bytes at the start of every pack file.
 pub(crate) const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";
@@ -56,6 +59,19 @@ pub(crate) const CODEC_RANS_NEIGHBOURS: u32 = 2;
 /// of the position's value, the previous depth, one neighbour and one bit of the board (see
 /// `DtcContexts`), and a table of the depths too deep for a symbol.
 pub(crate) const CODEC_RANS_DTC: u32 = 3;
+/// Codec 4: codec 2's coder and contexts over *stored* values: at a position whose value its
+/// floor reaches (a capture or an ending, [`floor`]) the symbol stored is whatever codes
+/// cheapest not above the floor, and a reader takes the larger of the two (docs/FORMAT.md,
+/// "Values over their floors").
+pub(crate) const CODEC_RANS_FLOOR: u32 = 4;
+/// Codec 5: codec 3's coder and contexts for depths to capture, the contexts reading the
+/// values a pack of codec 4 stores rather than the layer's values.
+pub(crate) const CODEC_RANS_DTC_STORED: u32 = 5;
+
+/// Whether `codec` is one of depths to capture (with a table of deep depths).
+pub(crate) fn is_dtc_codec(codec: u32) -> bool {
+    codec == CODEC_RANS_DTC || codec == CODEC_RANS_DTC_STORED
+}
 /// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
 pub const BLOCK_VALUES: u32 = 256;
 /// Depths per block of a depths pack: larger than [`BLOCK_VALUES`] since depths are probed far

@@ -41,6 +41,8 @@ pub struct PackLayer {
     /// Depths packs: the depths too deep for a symbol, by index (checked increasing at open);
     /// empty for values.
     deep: Vec<(u64, u16)>,
+    /// The codec (2 or 4 for values, 3 or 5 for depths).
+    codec: u32,
 }
 
 impl std::fmt::Debug for PackLayer {
@@ -51,6 +53,7 @@ impl std::fmt::Debug for PackLayer {
 
 /// The pack header's fields, checked.
 struct PackFields {
+    codec: u32,
     block_values: u32,
     model: (u64, u64),
     table: (u64, u64),
@@ -62,9 +65,10 @@ struct PackFields {
     deep_sum: u64,
 }
 
-/// Reads and checks a pack's header: a pack of `codec` (values or depths), whose embedded native
-/// header must name the matching encoding.
-fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> Result<(PackFields, Header)> {
+/// Reads and checks a pack's header: a pack of values (`dtc` false: codec 2 or 4) or of depths
+/// to capture (codec 3 or 5), whose embedded native header must name the matching encoding.
+fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, dtc: bool) -> Result<(PackFields, Header)> {
+    let codec = if dtc { CODEC_RANS_DTC } else { CODEC_RANS_NEIGHBOURS };
     let bad = |damage: Damage| Error::corrupt(path, damage);
     let field = |field: &'static str, expected: u64, found: u64| bad(Damage::HeaderField { field, expected, found });
     if bytes.len() < PACK_HEADER_LEN {
@@ -84,7 +88,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> R
         return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
     }
     let found_codec = get_u32(bytes, OFF_CODEC);
-    if found_codec != CODEC_RANS_NEIGHBOURS && found_codec != CODEC_RANS_DTC {
+    if !matches!(found_codec, CODEC_RANS_NEIGHBOURS | CODEC_RANS_DTC | CODEC_RANS_FLOOR | CODEC_RANS_DTC_STORED) {
         return Err(field("pack codec", codec.into(), found_codec.into()));
     }
     let block_values = get_u32(bytes, OFF_BLOCK);
@@ -95,7 +99,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> R
     if group != group_blocks(block_values) {
         return Err(field("pack group blocks", group_blocks(block_values).into(), group.into()));
     }
-    let reserved = if found_codec == CODEC_RANS_DTC { 96..96 } else { 96..OFF_HEADER_SUM };
+    let reserved = if is_dtc_codec(found_codec) { 96..96 } else { 96..OFF_HEADER_SUM };
     if let Some(i) = reserved.chain(28..32).find(|&i| bytes[i] != 0) {
         return Err(bad(Damage::NonZero { at: i as u64, byte: bytes[i] }));
     }
@@ -105,13 +109,14 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> R
         return Err(bad(Damage::HeaderChecksum { stored, computed }));
     }
     let header = Header::decode(&bytes[128..128 + HEADER_LEN], path)?;
-    let encoding = |c: u32| if c == CODEC_RANS_DTC { DTC_U8_ESCAPED } else { VALUE_EXACT_I8 };
+    let encoding = |c: u32| if is_dtc_codec(c) { DTC_U8_ESCAPED } else { VALUE_EXACT_I8 };
     // A pack of the other kind reads as what it holds ("the file holds values, not ...").
     header.expect(encoding(codec), path)?;
-    if found_codec != codec {
+    if is_dtc_codec(found_codec) != dtc || header.encoding != encoding(found_codec) {
         return Err(field("pack codec", codec.into(), found_codec.into()));
     }
     let f = PackFields {
+        codec: found_codec,
         block_values,
         model: (get_u64(bytes, OFF_MODEL), get_u64(bytes, OFF_MODEL_LEN)),
         table: (get_u64(bytes, OFF_TABLE), get_u64(bytes, OFF_TABLE_LEN)),
@@ -127,11 +132,11 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, codec: u32) -> R
     let ok = f.model.0 == PACK_HEADER_LEN as u64
         && f.model.0.checked_add(f.model.1) == Some(f.data.0)
         && f.data.0.checked_add(f.data.1) == Some(f.table.0)
-        && (codec != CODEC_RANS_DTC || (table_end == Some(f.deep.0) && f.deep.1 % 8 == 0));
+        && (!dtc || (table_end == Some(f.deep.0) && f.deep.1 % 8 == 0));
     if !ok {
         return Err(field("pack section offsets", PACK_HEADER_LEN as u64, f.model.0));
     }
-    let end = if codec == CODEC_RANS_DTC { f.deep.0.saturating_add(f.deep.1) } else { f.table.0.saturating_add(f.table.1) };
+    let end = if dtc { f.deep.0.saturating_add(f.deep.1) } else { f.table.0.saturating_add(f.table.1) };
     if end != file_len {
         return Err(bad(Damage::Size { expected: end, found: file_len }));
     }
@@ -156,13 +161,14 @@ impl PackLayer {
     /// [`Error::Corrupt`] naming the first damaged part; [`Error::RulesetMismatch`] /
     /// [`Error::LayerMismatch`] when the pack holds another ruleset or layer; [`Error::Io`].
     pub fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<PackLayer> {
-        PackLayer::open_codec(path, file, map, rules, n, verify_blocks, CODEC_RANS_NEIGHBOURS)
+        PackLayer::open_kind(path, file, map, rules, n, verify_blocks, false)
     }
 
-    /// [`open`](Self::open) for a pack of `codec`.
-    fn open_codec(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool, codec: u32) -> Result<PackLayer> {
+    /// [`open`](Self::open) for a pack of values (`dtc` false) or of depths to capture.
+    fn open_kind(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool, dtc: bool) -> Result<PackLayer> {
         let len = map.len() as u64;
-        let (f, header) = decode_pack_header(&map, path, len, codec)?;
+        let (f, header) = decode_pack_header(&map, path, len, dtc)?;
+        let codec = f.codec;
         if header.rules != rules {
             return Err(Error::RulesetMismatch { path: path.into(), found: header.rules, expected: rules });
         }
@@ -174,7 +180,7 @@ impl PackLayer {
         if checksum(model_bytes) != f.model_sum {
             return Err(damaged(path, "model checksum mismatch".into()));
         }
-        let (x, k) = if codec == CODEC_RANS_DTC {
+        let (x, k) = if dtc {
             let cx = DtcContexts { n, base: 0, values: &[] };
             (cx.contexts(), cx.symbols())
         } else {
@@ -184,7 +190,7 @@ impl PackLayer {
         let freq: Vec<u16> = raw.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
         let model = Model::new(x, k, &freq).ok_or_else(|| damaged(path, "model rows do not sum to 2^12".into()))?;
         let mut deep = Vec::new();
-        if codec == CODEC_RANS_DTC {
+        if dtc {
             let bytes = section(f.deep);
             if checksum(bytes) != f.deep_sum {
                 return Err(damaged(path, "table of deep depths: checksum mismatch".into()));
@@ -251,6 +257,7 @@ impl PackLayer {
             group_blocks: gb,
             verified,
             deep,
+            codec,
         };
         if verify_blocks {
             (0..layer.groups.len()).into_par_iter().try_for_each(|g| layer.check_group(g))?;
@@ -276,6 +283,13 @@ impl PackLayer {
     /// Gives back the open file (the map is dropped).
     pub(crate) fn into_file(self) -> File {
         self.file
+    }
+
+    /// Whether the pack stores values over their floors (codec 4): a position's value is the
+    /// larger of the value stored and its floor ([`floor`](super::floor)), so only a reader
+    /// with the smaller layers at hand (a [`Database`](crate::probe::Database)) knows it.
+    pub fn over_floors(&self) -> bool {
+        self.codec == CODEC_RANS_FLOOR
     }
 
     /// Values per block.
@@ -351,7 +365,9 @@ impl PackLayer {
         Ok(&group[start..end])
     }
 
-    /// The value of position `index`.
+    /// The value stored at position `index`: its value, except in a pack over floors
+    /// ([`over_floors`](Self::over_floors)), whose value is the larger of this and the
+    /// position's floor ([`floor`](super::floor)).
     ///
     /// Cost: on average `block_values / 2` decoding steps (about 1-2 µs), plus the group's
     /// checksum the first time one of its values is read (unless checked at open).
@@ -404,17 +420,74 @@ impl PackLayer {
     }
 
     /// Decodes every value into `out` (one byte per position, the native payload), in parallel,
-    /// and checks it against the payload checksum of the native header.
+    /// and checks it against the payload checksum of the native header. A pack over floors
+    /// ([`over_floors`](Self::over_floors)) needs the values of the smaller layers: see
+    /// [`decode_resolved`](Self::decode_resolved).
     ///
     /// Cost: one parallel pass, about `entries` decoding steps in all.
     ///
     /// # Errors
-    /// [`Error::Corrupt`] naming the first damaged block, or the payload checksum's mismatch.
+    /// [`Error::Corrupt`] naming the first damaged block, or the payload checksum's mismatch;
+    /// [`Error::Usage`] for a pack over floors.
     pub fn decode_into(&self, out: &mut [u8]) -> Result<()> {
+        if self.over_floors() {
+            return Err(Error::Usage(format!("{}: its values rest on the smaller layers' (a pack over floors): decode it with them", self.path.display())));
+        }
+        self.decode_stored(out)?;
+        self.check_payload(out)
+    }
+
+    /// Decodes every value into `out` (one byte per position, the native payload), in parallel,
+    /// in a pack over floors taking at each position the larger of the stored value and its
+    /// floor (the values of its capturing children read with `child_value`), and checks the
+    /// result against the payload checksum of the native header.
+    ///
+    /// Cost: as [`decode_into`](Self::decode_into), and over floors one move generation per
+    /// position and one `child_value` per capture.
+    ///
+    /// # Errors
+    /// As [`decode_into`](Self::decode_into); those of `child_value`.
+    pub fn decode_resolved(&self, out: &mut [u8], child_value: &(dyn Fn(&crate::rules::Board) -> Result<i8> + Sync)) -> Result<()> {
+        self.decode_stored(out)?;
+        if self.over_floors() {
+            let (n, rules) = (self.header.stones, self.header.rules);
+            out.par_chunks_mut(1 << 16).enumerate().try_for_each(|(c, chunk)| -> Result<()> {
+                let start = (c as u64) << 16;
+                let mut b = crate::index::unrank_unchecked(n, start);
+                for (i, v) in chunk.iter_mut().enumerate() {
+                    if i > 0 {
+                        crate::index::LayerWalker::advance(&mut b);
+                    }
+                    let f = super::floor(rules, &b, child_value)?;
+                    *v = (*v as i8).max(f) as u8;
+                }
+                Ok(())
+            })?;
+        }
+        self.check_payload(out)
+    }
+
+    /// Checks decoded values against the payload checksum of the native header.
+    fn check_payload(&self, out: &[u8]) -> Result<()> {
+        let computed = checksum(out);
+        if computed != self.header.payload_checksum {
+            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
+        }
+        Ok(())
+    }
+
+    /// Decodes every stored value into `out` (one byte per position), in parallel, unchecked
+    /// (the payload checksum covers the values, not what a pack over floors stores).
+    ///
+    /// Cost: one parallel pass, about `entries` decoding steps in all.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the first damaged block.
+    pub fn decode_stored(&self, out: &mut [u8]) -> Result<()> {
         let n = self.header.stones;
         let bu = self.block_values as usize;
         if out.len() as u64 != self.header.entries {
-            return Err(Error::Internal(format!("decode_into: {} bytes for {} values", out.len(), self.header.entries)));
+            return Err(Error::Internal(format!("decode_stored: {} bytes for {} values", out.len(), self.header.entries)));
         }
         let gb = self.group_blocks;
         out.par_chunks_mut(bu * gb).enumerate().try_for_each(|(g, chunk)| {
@@ -428,17 +501,13 @@ impl PackLayer {
                 }
             }
             Ok(())
-        })?;
-        let computed = checksum(out);
-        if computed != self.header.payload_checksum {
-            return Err(Error::corrupt(&self.path, Damage::PayloadChecksum { stored: self.header.payload_checksum, computed }));
-        }
-        Ok(())
+        })
     }
 }
 
-/// A layer's depths to capture packed (`dtc-NN.owpk`, codec 3), probed in place. Its contexts
-/// read the layer's values, so every read is given them.
+/// A layer's depths to capture packed (`dtc-NN.owpk`, codec 3 or 5), probed in place. Its
+/// contexts read the layer's values (codec 3) or the values its pack over floors stores (codec
+/// 5, [`reads_stored`](Self::reads_stored)), so every read is given them.
 #[derive(Debug)]
 pub(crate) struct DtcPack(PackLayer);
 
@@ -450,7 +519,7 @@ impl DtcPack {
     /// As [`PackLayer::open`]; [`Error::Corrupt`] ([`Damage::WrongContent`]) for a pack of
     /// values.
     pub(crate) fn open(path: &Path, file: File, map: Mmap, rules: Ruleset, n: u32, verify_blocks: bool) -> Result<DtcPack> {
-        PackLayer::open_codec(path, file, map, rules, n, verify_blocks, CODEC_RANS_DTC).map(DtcPack)
+        PackLayer::open_kind(path, file, map, rules, n, verify_blocks, true).map(DtcPack)
     }
 
     /// The native header the pack carries (a dtc file's; its payload checksum covers the
@@ -462,6 +531,12 @@ impl DtcPack {
     /// The layer number.
     pub(crate) fn stones(&self) -> u32 {
         self.0.header.stones
+    }
+
+    /// Whether its contexts read the values the layer's pack over floors stores (codec 5), not
+    /// the layer's values (codec 3).
+    pub(crate) fn reads_stored(&self) -> bool {
+        self.0.codec == CODEC_RANS_DTC_STORED
     }
 
     /// The pack file.

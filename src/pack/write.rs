@@ -82,20 +82,159 @@ pub fn pack<W: Write + Seek>(
         }
         DTC_U8_ESCAPED => {
             let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
-            let bytes = dtc.bytes();
-            let to_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
-                syms.clear();
-                syms.extend(bytes[start..end].iter().map(|&b| match b {
-                    NONE => DTC_NONE,
-                    b if u16::from(b) <= DTC_DIRECT_MAX => b,
-                    _ => DTC_DEEP,
-                }));
-                Ok(())
-            };
             let cx = DtcContexts { n, base: 0, values };
-            write_pack(header, CODEC_RANS_DTC, &cx, to_syms, &deep, payload.len() as u64, options, out, out_path)
+            write_pack(header, CODEC_RANS_DTC, &cx, depth_syms(dtc.bytes()), &deep, payload.len() as u64, options, out, out_path)
         }
         e => Err(Error::Usage(format!("{}: {} are never packed", src_path.display(), Header::kind(e)))),
+    }
+}
+
+/// Writes a layer's values (`values`, one byte per position, of the layer of `header`) as a pack
+/// of codec 4 to `out` (empty, at its start): at every position whose value equals its floor
+/// (`floors`, one per position, [`floor`](super::floor); [`NO_FLOOR`](super::NO_FLOOR) where
+/// there is none) it stores the symbol its context makes cheapest among those not above the
+/// floor, and every reader takes the larger of the stored value and the floor (docs/FORMAT.md,
+/// "Values over their floors"). Returns what was written and the stored values (one byte per
+/// position, as in a layer file: what a pack of the layer's depths reads as contexts,
+/// [`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors.
+///
+/// The symbols stored are chosen with a first model (the values' own counts), then the model
+/// written is that of the stored symbols: every symbol coded has a frequency.
+///
+/// Cost: one pass checking every value against its floor, three parallel passes over the
+/// values (counts of the values, counts of the stored symbols, coding); memory: the stored
+/// values (one byte per position), the models' counts per thread and the coded bytes of one
+/// batch of groups.
+///
+/// # Errors
+/// [`Error::Corrupt`] naming `src_path` when a value lies outside `-n..=n` or below its floor
+/// (the layer, or a smaller one, is wrong); [`Error::Io`] when writing fails; [`Error::Usage`]
+/// for a block size outside `64..=16384` or a header that is not a values file's.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_floored<W: Write + Seek>(
+    header: &Header,
+    values: &[u8],
+    floors: &[i8],
+    options: PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    src_path: &Path,
+) -> Result<(PackedLayer, Vec<u8>)> {
+    let n = header.stones;
+    let size = layer_size(n);
+    if values.len() as u64 != size || header.entries != size || floors.len() as u64 != size {
+        return Err(Error::Internal(format!("layer {n}: {} values and {} floors, expected {size}", values.len(), floors.len())));
+    }
+    if header.encoding != VALUE_EXACT_I8 {
+        return Err(Error::Usage(format!("{}: {} are never packed over floors", src_path.display(), Header::kind(header.encoding))));
+    }
+    let b = options.block_values;
+    if !(64..=16384).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
+    }
+    // Every value within its range and not below its floor, before anything is written.
+    let bad = values.par_iter().zip(floors).position_first(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
+    if let Some(i) = bad {
+        let v = values[i] as i8;
+        let damage = if u32::from(v.unsigned_abs()) > n {
+            Damage::ValueOutOfRange { index: i as u64, value: v, stones: n }
+        } else {
+            Damage::Inconsistent { board: crate::index::unrank_unchecked(n, i as u64), stored: v, best_move: floors[i] }
+        };
+        return Err(Error::corrupt(src_path, damage));
+    }
+    let cx = ValueContexts(n);
+    let (k, x) = (cx.symbols(), cx.contexts());
+    let (bu, gb) = (b as usize, group_blocks(b) as usize);
+    let len = size as usize;
+    let truth = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        syms.clear();
+        syms.extend(values[start..end].iter().map(|&v| (i32::from(v as i8) + n as i32) as u8));
+        Ok(())
+    };
+    // The first model: the values' counts. `choice[ctx * k + t]` is the most frequent symbol
+    // of context `ctx` not above `t` (the greater on a tie; `t` itself when none was seen).
+    let counts = count_model(&cx, &truth, len, bu, gb)?;
+    let mut choice = vec![0u8; x * k];
+    for (row, out) in counts.chunks(k).zip(choice.chunks_mut(k)) {
+        let mut best = 0usize;
+        for t in 0..k {
+            if row[t] >= row[best] {
+                best = t;
+            }
+            out[t] = if row[best] > 0 { best as u8 } else { t as u8 };
+        }
+    }
+    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        truth(start, end, syms)?;
+        let mut filled = syms.clone();
+        walk_contexts::<()>(n, start as u64, end - start, &mut filled, usize::MAX, |i, ctx| {
+            let j = start + i;
+            let f = floors[j];
+            Ok(if f == values[j] as i8 { choice[ctx * k + (i32::from(f) + n as i32) as usize] } else { syms[i] })
+        })
+        .expect("never fails");
+        *syms = filled;
+        Ok(())
+    };
+    let written = write_pack(header, CODEC_RANS_FLOOR, &cx, stored_syms, &[], size, options, out, out_path)?;
+    let mut stored = vec![0u8; len];
+    stored.par_chunks_mut(bu).enumerate().try_for_each_init(Vec::new, |syms, (blk, chunk)| -> Result<()> {
+        let start = blk * bu;
+        stored_syms(start, start + chunk.len(), syms)?;
+        for (o, &s) in chunk.iter_mut().zip(syms.iter()) {
+            *o = ((i32::from(s) - n as i32) as i8) as u8;
+        }
+        Ok(())
+    })?;
+    Ok((written, stored))
+}
+
+/// Writes a layer's depths to capture (`payload`, a dtc file's, of `header`) as a pack of codec
+/// 5 to `out`: as [`pack`] packs them (codec 3), except that the contexts read `stored`, the
+/// values the layer's pack of codec 4 stores ([`pack_floored`]), which a reader decodes
+/// cheaply, where codec 3 reads the layer's values. Every depth is first checked against
+/// `values`, the layer's values.
+///
+/// Cost: as [`pack`] for depths.
+///
+/// # Errors
+/// As [`pack`] for depths.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_dtc_over<W: Write + Seek>(
+    header: &Header,
+    payload: &[u8],
+    values: &[u8],
+    stored: &[u8],
+    options: PackOptions,
+    out: &mut W,
+    out_path: &Path,
+    src_path: &Path,
+) -> Result<PackedLayer> {
+    let n = header.stones;
+    let size = layer_size(n);
+    if values.len() as u64 != size || stored.len() as u64 != size || header.entries != size {
+        return Err(Error::Internal(format!("layer {n}: {} values and {} stored, expected {size}", values.len(), stored.len())));
+    }
+    if header.encoding != DTC_U8_ESCAPED {
+        return Err(Error::Usage(format!("{}: {} are not depths to capture", src_path.display(), Header::kind(header.encoding))));
+    }
+    let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
+    let bytes = dtc.bytes();
+    let cx = DtcContexts { n, base: 0, values: stored };
+    write_pack(header, CODEC_RANS_DTC_STORED, &cx, depth_syms(bytes), &deep, payload.len() as u64, options, out, out_path)
+}
+
+/// The symbols of a dtc payload's bytes (`bytes`, one per position) block by block.
+fn depth_syms(bytes: &[u8]) -> impl Fn(usize, usize, &mut Vec<u8>) -> Result<()> + Sync + '_ {
+    move |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        syms.clear();
+        syms.extend(bytes[start..end].iter().map(|&b| match b {
+            NONE => DTC_NONE,
+            b if u16::from(b) <= DTC_DIRECT_MAX => b,
+            _ => DTC_DEEP,
+        }));
+        Ok(())
     }
 }
 
@@ -147,34 +286,8 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     let bu = b as usize;
     let gb = group_blocks(b) as usize;
     let group_values = bu * gb;
-    let groups_of_layer = len.div_ceil(group_values);
     // Pass 1: the model (counts of each symbol in each context, per thread, then summed).
-    let counts = (0..groups_of_layer)
-        .into_par_iter()
-        .try_fold(
-            || (vec![0u64; x * k], Vec::new(), Vec::new()),
-            |(mut counts, mut syms, mut scratch), g| -> Result<_> {
-                let to = ((g + 1) * group_values).min(len);
-                for start in (g * group_values..to).step_by(bu) {
-                    to_syms(start, (start + bu).min(to), &mut syms)?;
-                    scratch.clone_from(&syms);
-                    cx.walk::<()>(start as u64, syms.len(), &mut scratch, usize::MAX, |i, ctx| {
-                        counts[ctx * k + syms[i] as usize] += 1;
-                        Ok(syms[i])
-                    })
-                    .expect("never fails");
-                }
-                Ok((counts, syms, scratch))
-            },
-        )
-        .map(|r| r.map(|(counts, _, _)| counts))
-        .try_reduce(
-            || vec![0u64; x * k],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                Ok(a)
-            },
-        )?;
+    let counts = count_model(cx, &to_syms, len, bu, gb)?;
     let freq = Model::normalise(k, &counts);
     let model = Model::new(x, k, &freq).ok_or_else(|| Error::Internal("pack model does not normalise".into()))?;
     let enc = model.encoder();
@@ -255,7 +368,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     put64(&mut h, OFF_TABLE_LEN, table.len() as u64);
     put64(&mut h, OFF_MODEL_SUM, checksum(&model_bytes));
     put64(&mut h, OFF_TABLE_SUM, checksum(&table));
-    if codec == CODEC_RANS_DTC {
+    if is_dtc_codec(codec) {
         put64(&mut h, OFF_DEEP, extra_off);
         put64(&mut h, OFF_DEEP_LEN, extra.len() as u64);
         put64(&mut h, OFF_DEEP_SUM, checksum(extra));
@@ -267,4 +380,48 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     out.write_all(&h).map_err(io)?;
     out.seek(SeekFrom::End(0)).map_err(io)?;
     Ok(PackedLayer { bytes: extra_off + extra.len() as u64, raw })
+}
+
+/// The counts of each symbol in each context of `cx` over the layer's `len` positions, as
+/// `to_syms` gives them block by block (blocks of `bu`, groups of `gb` blocks counted in
+/// parallel).
+///
+/// # Errors
+/// Those of `to_syms`.
+fn count_model<C: Contexts + Sync>(
+    cx: &C,
+    to_syms: &(impl Fn(usize, usize, &mut Vec<u8>) -> Result<()> + Sync),
+    len: usize,
+    bu: usize,
+    gb: usize,
+) -> Result<Vec<u64>> {
+    let (k, x) = (cx.symbols(), cx.contexts());
+    let group_values = bu * gb;
+    let groups_of_layer = len.div_ceil(group_values);
+    (0..groups_of_layer)
+        .into_par_iter()
+        .try_fold(
+            || (vec![0u64; x * k], Vec::new(), Vec::new()),
+            |(mut counts, mut syms, mut scratch), g| -> Result<_> {
+                let to = ((g + 1) * group_values).min(len);
+                for start in (g * group_values..to).step_by(bu) {
+                    to_syms(start, (start + bu).min(to), &mut syms)?;
+                    scratch.clone_from(&syms);
+                    cx.walk::<()>(start as u64, syms.len(), &mut scratch, usize::MAX, |i, ctx| {
+                        counts[ctx * k + syms[i] as usize] += 1;
+                        Ok(syms[i])
+                    })
+                    .expect("never fails");
+                }
+                Ok((counts, syms, scratch))
+            },
+        )
+        .map(|r| r.map(|(counts, _, _)| counts))
+        .try_reduce(
+            || vec![0u64; x * k],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                Ok(a)
+            },
+        )
 }

@@ -41,8 +41,11 @@
 //! # }
 //! ```
 
+mod cache;
 mod companions;
 mod values;
+
+use cache::ValueCache;
 
 pub(crate) use companions::best_dtc;
 
@@ -93,6 +96,8 @@ pub struct Database {
     /// layers.
     dtc: [OnceLock<Option<Table<DtcKind>>>; LAYERS],
     opening_dtc: [Mutex<()>; LAYERS],
+    /// The values resolved in packs over floors (made when the first such probe comes).
+    resolved: OnceLock<ValueCache>,
 }
 
 impl fmt::Debug for Database {
@@ -296,6 +301,7 @@ impl Database {
             opening_bounds: std::array::from_fn(|_| Mutex::new(())),
             dtc: std::array::from_fn(|_| OnceLock::new()),
             opening_dtc: std::array::from_fn(|_| Mutex::new(())),
+            resolved: OnceLock::new(),
         }
     }
 
@@ -482,11 +488,66 @@ impl Database {
         Ok(())
     }
 
-    /// The stored value of a board in a layer (its opponent row has an empty pit).
+    /// The value of a board in a layer (its opponent row has an empty pit): what its layer's
+    /// file stores, or in a pack over floors the larger of that and the board's floor.
+    ///
+    /// Cost: one read of the layer; in a pack over floors one move generation more, and for
+    /// each capture that could beat what is known the child's stored value, resolved in turn
+    /// only when it could still beat it (see [`over_floor`](Self::over_floor)).
+    ///
+    /// # Errors
+    /// As [`value`](Self::value).
     #[inline]
-    fn lookup(&self, board: &Board) -> Result<i8> {
+    pub(crate) fn lookup(&self, board: &Board) -> Result<i8> {
         let n = stones(board);
-        self.layer(n)?.get(rank_unchecked(board))
+        let table = self.layer(n)?;
+        if table.over_floors() {
+            let index = rank_unchecked(board);
+            let cache = self.resolved.get_or_init(ValueCache::new);
+            if let Some(v) = cache.get(n, index) {
+                return Ok(v);
+            }
+            let v = self.over_floor(table, board, None)?;
+            cache.put(n, index, v);
+            Ok(v)
+        } else {
+            table.get(rank_unchecked(board))
+        }
+    }
+
+    /// The value of `board` in `table`, a pack over floors: the larger of what the pack stores
+    /// (`stored` when already read) and the board's floor (docs/FORMAT.md, "Values over their
+    /// floors"). The floor is searched lazily: a capture of `c` stones whose child holds `m`
+    /// is skipped when even `c + m` (the child's value is at least `-m`), or `c` minus what the
+    /// child's layer stores (the child's value is at least that), cannot beat the best known;
+    /// only then is the child's own floor searched.
+    ///
+    /// Cost: one move generation; a position whose game is over reads nothing.
+    fn over_floor(&self, table: &Table, board: &Board, stored: Option<i8>) -> Result<i8> {
+        let x = crate::pack::Exit::of(self.rules(), board);
+        if let Some(v) = x.ended {
+            return Ok(v);
+        }
+        let here = match stored {
+            Some(s) => s,
+            None => table.stored(rank_unchecked(board))?,
+        };
+        let mut best = here.max(x.best_end);
+        for &(c, ref child) in x.captures() {
+            let c = c as i8;
+            let m = stones(child);
+            if c + m as i8 <= best {
+                continue;
+            }
+            let lower = self.layer(m)?;
+            let s = lower.stored(rank_unchecked(child))?;
+            if c - s <= best {
+                continue;
+            }
+            let v = if lower.over_floors() { self.over_floor(lower, child, Some(s))? } else { s };
+            best = best.max(c - v);
+        }
+        Ok(best)
     }
 }
 

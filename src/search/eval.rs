@@ -253,14 +253,14 @@ pub mod fit {
     /// # Errors
     /// Those of [`Database::layer`] and [`Table::get`](crate::storage::Table::get).
     pub fn sample_layer(db: &Database, n: u32, count: u64, seed: u64) -> Result<Vec<Sample>> {
-        let table = db.layer(n)?;
+        db.layer(n)?;
         let size = layer_size(n);
         let rules = db.rules();
         let mut rng = SplitMix(seed ^ u64::from(n).wrapping_mul(0xA076_1D64_78BD_642F));
         let pick = |i: u64| -> Result<Sample> {
             let board = unrank_unchecked(n, i);
             let own: i32 = board[..6].iter().map(|&c| i32::from(c)).sum();
-            Ok(Sample { stones: n, x: features(rules, &board), material: (2 * own - n as i32) as f32, value: table.get(i)? })
+            Ok(Sample { stones: n, x: features(rules, &board), material: (2 * own - n as i32) as f32, value: db.lookup(&board)? })
         };
         if size <= count {
             (0..size).map(pick).collect()

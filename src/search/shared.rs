@@ -120,7 +120,7 @@ impl Shared<'_> {
             return None;
         }
         let db = e.db.as_ref()?;
-        let v = match db.layer(n).and_then(|t| t.get(rank_unchecked(&nd.board))) {
+        let v = match db.lookup(&nd.board) {
             Ok(v) => i32::from(v) * 100,
             Err(err) => return self.failed(err),
         };

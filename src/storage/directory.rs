@@ -115,7 +115,7 @@ impl DatabaseDir {
 
     /// Whether this directory can hold layer `n`'s file of kind `K`: a layer of at most 48
     /// stones, and only values in the published format.
-    fn holds<K: Kind>(&self, n: u32) -> bool {
+    pub(super) fn holds<K: Kind>(&self, n: u32) -> bool {
         n <= MAX_STONES && (self.format == Format::Native || K::CONTENT == FileContent::Values)
     }
 

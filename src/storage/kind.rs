@@ -95,13 +95,48 @@ impl Kind for ValuesKind {
         PackLayer::open(path, file, map, dir.rules(), n, verify_payload)
     }
 
-    /// Decoded into memory, always checked against the payload checksum.
+    /// Decoded into memory, always checked against the payload checksum; a pack over floors
+    /// with the smaller layers' values, each opened the same way (bottom up, each once).
     fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<ValuesKind>> {
         let pack = PackLayer::open(path, file, map, dir.rules(), n, verify_payload)?;
         let mut bytes = native_bytes(pack.header(), pack.header().entries);
-        pack.decode_into(&mut bytes[PAYLOAD_OFFSET as usize..])?;
+        if pack.over_floors() {
+            // Layers 0..=n-2 (layer n-1 is never reached by a capture: MIN_CAPTURE).
+            let mut lower: Vec<Option<Layer<ValuesKind>>> = Vec::with_capacity(n as usize);
+            for m in 0..n {
+                let needed = crate::rules::layers_needed(n).contains(&m);
+                lower.push(if needed { Some(open_with_lower(dir, m, verify_payload, &lower)?) } else { None });
+            }
+            pack.decode_resolved(&mut bytes[PAYLOAD_OFFSET as usize..], &|child| value_in(&lower, child))?;
+        } else {
+            pack.decode_into(&mut bytes[PAYLOAD_OFFSET as usize..])?;
+        }
         Layer::decoded(path, pack.into_file(), bytes, dir, n)
     }
+}
+
+/// Layer `m`'s values opened as [`DatabaseDir::open_layer`] opens them, a pack over floors
+/// resolved with `lower`, the layers `0..m` already open.
+fn open_with_lower(dir: &DatabaseDir, m: u32, verify_payload: bool, lower: &[Option<Layer<ValuesKind>>]) -> Result<Layer<ValuesKind>> {
+    if dir.format() == crate::storage::Format::Native && dir.holds::<ValuesKind>(m) {
+        let path = dir.found_path::<ValuesKind>(m);
+        let (file, map) = super::mapping::map_file(&path, || dir.missing::<ValuesKind>(m))?;
+        if crate::pack::is_pack(&map) {
+            let pack = PackLayer::open(&path, file, map, dir.rules(), m, verify_payload)?;
+            let mut bytes = native_bytes(pack.header(), pack.header().entries);
+            pack.decode_resolved(&mut bytes[PAYLOAD_OFFSET as usize..], &|child| value_in(lower, child))?;
+            return Layer::decoded(&path, pack.into_file(), bytes, dir, m);
+        }
+    }
+    dir.open_layer::<ValuesKind>(m, verify_payload)
+}
+
+/// The value of `board` (a capture's child) in `lower`, the layers below it.
+fn value_in(lower: &[Option<Layer<ValuesKind>>], board: &crate::rules::Board) -> Result<i8> {
+    let m = crate::rules::stones(board);
+    let layer =
+        lower.get(m as usize).and_then(Option::as_ref).ok_or_else(|| Error::Internal(format!("a capture's child in layer {m}, not below its parent's")))?;
+    ValuesKind::entry(layer, crate::index::rank_unchecked(board))
 }
 
 /// The bytes of a native file of `header` and `payload_len` payload bytes (zero) rebuilt in
@@ -115,7 +150,13 @@ fn native_bytes(header: &Header, payload_len: u64) -> Vec<u8> {
 impl PackedTable for PackLayer {
     type Entry = i8;
     /// Cost: part of a block's decoding.
+    ///
+    /// A pack over floors refuses ([`Error::Usage`]): what it stores is not always the value
+    /// (a [`Database`](crate::probe::Database) reads it with the smaller layers).
     fn get(&self, i: u64) -> Result<i8> {
+        if self.over_floors() {
+            return Err(over_floors(self.path()));
+        }
         in_range(PackLayer::path(self), PackLayer::stones(self), i, PackLayer::get(self, i)?)
     }
     fn stones(&self) -> u32 {
@@ -298,22 +339,59 @@ impl Kind for DtcKind {
         }
     }
 
-    /// The pack, and the layer's values opened for probing as `mode` says.
+    /// The pack, and the layer's values opened for probing as `mode` says: a pack whose
+    /// contexts read stored values (codec 5) is read with the values' pack over floors, one of
+    /// codec 3 with anything else.
     fn open_packed(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool, mode: ReadMode) -> Result<PackedDtc> {
         let pack = DtcPack::open(path, file, map, dir.rules(), n, verify_payload)?;
-        let values = dir.open_table::<ValuesKind>(n, verify_payload, mode)?;
+        let values = dir.open_table::<ValuesKind>(n, verify_payload, if pack.reads_stored() { ReadMode::Map } else { mode })?;
+        let stored = matches!(&values, Table::Pack(p) if p.over_floors());
+        if stored != pack.reads_stored() {
+            return Err(dtc_values_disagree(path, values.path(), pack.reads_stored()));
+        }
         Ok(PackedDtc { pack, values })
     }
 
-    /// Decoded into memory with the layer's values, always checked against the payload
-    /// checksum.
+    /// Decoded into memory with the layer's values (for codec 5, what their pack over floors
+    /// stores), always checked against the payload checksum.
     fn unpack(dir: &DatabaseDir, n: u32, path: &Path, file: File, map: Mmap, verify_payload: bool) -> Result<Layer<DtcKind>> {
         let pack = DtcPack::open(path, file, map, dir.rules(), n, verify_payload)?;
-        let values = dir.open_layer::<ValuesKind>(n, verify_payload)?;
+        let payload = if pack.reads_stored() {
+            let values = dir.open_table::<ValuesKind>(n, verify_payload, ReadMode::Map)?;
+            let Table::Pack(p) = &values else { return Err(dtc_values_disagree(path, values.path(), true)) };
+            if !p.over_floors() {
+                return Err(dtc_values_disagree(path, values.path(), true));
+            }
+            let mut stored = vec![0u8; layer_size(n) as usize];
+            p.decode_stored(&mut stored)?;
+            pack.decode_payload(&stored)?
+        } else {
+            let values = dir.open_layer::<ValuesKind>(n, verify_payload)?;
+            pack.decode_payload(values.bytes())?
+        };
         let mut bytes = native_bytes(pack.header(), 0);
-        bytes.extend_from_slice(&pack.decode_payload(values.bytes())?);
+        bytes.extend_from_slice(&payload);
         Layer::decoded(path, pack.into_file(), bytes, dir, n)
     }
+}
+
+/// The error of a pack over floors read as if it stored values.
+fn over_floors(path: &Path) -> Error {
+    Error::Usage(format!(
+        "{}: a pack over floors stores values that only the smaller layers complete: read it through a database (oware::probe::Database)",
+        path.display()
+    ))
+}
+
+/// The error of a depths pack beside values it was not packed with: one whose contexts read
+/// stored values (`stored`) beside values that are no pack over floors, or the reverse.
+fn dtc_values_disagree(dtc: &Path, values: &Path, stored: bool) -> Error {
+    let what = if stored {
+        format!("it was packed beside a values pack over floors, and {} is not one: pack the layer again (oware pack)", values.display())
+    } else {
+        format!("it was packed beside the layer's values, and {} is a pack over floors: pack the layer again (oware pack)", values.display())
+    };
+    Error::corrupt(dtc, Damage::Pack { what })
 }
 
 /// A layer's depths to capture packed (`dtc-NN.owpk`), with the layer's values its contexts read.

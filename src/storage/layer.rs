@@ -504,6 +504,34 @@ impl<K: Kind> Table<K> {
 }
 
 impl Table<ValuesKind> {
+    /// Whether the table is a pack over floors: what it stores ([`stored`](Self::stored)) is
+    /// a position's value only with its floor ([`crate::pack::floor`]).
+    #[inline]
+    pub(crate) fn over_floors(&self) -> bool {
+        matches!(self, Table::Pack(p) if p.over_floors())
+    }
+
+    /// What the table stores at position `i`: its value, or in a pack over floors the value
+    /// stored, which is the position's value once the larger of it and the floor is taken.
+    ///
+    /// Cost: as [`get`](Self::get).
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    #[inline]
+    pub(crate) fn stored(&self, i: u64) -> Result<i8> {
+        match self {
+            Table::Pack(p) if p.over_floors() => {
+                let v = p.get(i)?;
+                if u32::from(v.unsigned_abs()) > p.stones() {
+                    return Err(Error::corrupt(p.path(), Damage::ValueOutOfRange { index: i, value: v, stones: p.stones() }));
+                }
+                Ok(v)
+            }
+            _ => self.get(i),
+        }
+    }
+
     /// The values of positions `start..start + out.len()` into `out`, one byte each as in a
     /// layer file (not range-checked: the readers of depths packs, their only users, take them
     /// as contexts).
