@@ -279,13 +279,13 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
             _ => None,
         };
         let kept = existing.is_some();
+        let floors = floors(rules, n, &|child: &Board| child_value(&lower, &src, child)).inspect_err(|_| bar.finish_and_clear())?;
         // What the values' pack stores: what its depths' pack reads as contexts.
         let stored = if let Some(p) = existing {
             let mut stored = vec![0u8; layer_size(n) as usize];
             p.decode_stored(&mut stored)?;
             stored
         } else {
-            let floors = floors(rules, n, &|child: &Board| child_value(&lower, &src, child))?;
             let file = AtomicFile::create(&target)?;
             let mut w = BufWriter::with_capacity(1 << 20, file.file());
             let (_, stored) =
@@ -301,7 +301,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         });
         let mut dtc = None;
         if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
-            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, &stored, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
+            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, (&stored, &floors), a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
             entries.push(entry);
             dtc = Some(doc);
         }
@@ -328,7 +328,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
 /// # Errors
 /// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file, or a
 /// depth that contradicts its value; [`Error::Io`] when the pack cannot be written.
-fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, stored: &[u8], block_values: u32) -> Result<(Entry, DtcDoc)> {
+fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, (stored, floors): (&[u8], &[i8]), block_values: u32) -> Result<(Entry, DtcDoc)> {
     let n = layer.stones();
     let dtc = src.open_layer::<DtcKind>(n, true)?;
     let header = dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
@@ -338,7 +338,7 @@ fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, stored: &
     if !kept {
         let file = AtomicFile::create(&target)?;
         let mut w = BufWriter::with_capacity(1 << 20, file.file());
-        pack_dtc_over(header, dtc.bytes(), layer.bytes(), stored, PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
+        pack_dtc_over(header, dtc.bytes(), layer.bytes(), stored, floors, PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
         w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
         file.commit()?;
     }

@@ -1,7 +1,8 @@
 //! Packs: layers compressed for shipping and probed in place (`docs/FORMAT.md`, "Pack files").
 //!
-//! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 40 % of the
-//! bytes and keeps random access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
+//! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 30 % of the
+//! bytes (codec 4, values over their floors: see [`floor`]; 40 % in codec 2) and keeps random
+//! access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
 //! layer. The coder is a static range-ANS (rANS) coder whose probabilities depend on neighbours
 //! already decoded, so it exploits what a general-purpose compressor cannot see: the value of the
 //! previous position in index order, how the values of two positions one stone away differ from
@@ -31,6 +32,7 @@
 //! | `codec` | the contexts (of values, of depths), the model and the rANS coding of one block |
 //! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
 //! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
+//! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codec 4 and 5) leaves to its readers |
 
 mod codec;
 mod floor;
@@ -39,7 +41,7 @@ mod write;
 
 pub(crate) use read::DtcPack;
 
-pub(crate) use floor::Exit;
+pub(crate) use floor::{decided_depth, Exit};
 pub use floor::{floor, floors, NO_FLOOR};
 pub use read::PackLayer;
 pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer};

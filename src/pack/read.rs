@@ -607,6 +607,16 @@ impl DtcPack {
     /// [`Error::Corrupt`] naming the first damaged block, a position coded deep without its
     /// record (or the reverse), or the payload checksum's mismatch.
     pub(crate) fn decode_payload(&self, values: &[u8]) -> Result<Vec<u8>> {
+        self.decode_payload_with(values, &|_, b| Ok(b))
+    }
+
+    /// [`decode_payload`](Self::decode_payload), each position's byte (index, byte as decoded)
+    /// passed through `fix` before the payload is checked: a pack of codec 5 stores arbitrary
+    /// symbols where the value and the floor decide the depth, and `fix` puts the depth back.
+    ///
+    /// # Errors
+    /// As [`decode_payload`](Self::decode_payload); those of `fix`.
+    pub(crate) fn decode_payload_with(&self, values: &[u8], fix: &(dyn Fn(usize, u8) -> Result<u8> + Sync)) -> Result<Vec<u8>> {
         let p = &self.0;
         let n = p.header.stones;
         let entries = p.header.entries as usize;
@@ -625,7 +635,7 @@ impl DtcPack {
                     let start = b * bu;
                     decode_block(&p.model, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX).map_err(|_| p.bad_block(b))?;
                     for (j, s) in part.iter_mut().enumerate() {
-                        *s = match *s {
+                        let b = match *s {
                             DTC_NONE => crate::dtc::NONE,
                             DTC_DEEP => {
                                 deep += 1;
@@ -633,6 +643,7 @@ impl DtcPack {
                             }
                             d => d,
                         };
+                        *s = fix(start + j, b)?;
                     }
                 }
                 Ok(deep)

@@ -191,21 +191,26 @@ pub fn pack_floored<W: Write + Seek>(
 }
 
 /// Writes a layer's depths to capture (`payload`, a dtc file's, of `header`) as a pack of codec
-/// 5 to `out`: as [`pack`] packs them (codec 3), except that the contexts read `stored`, the
-/// values the layer's pack of codec 4 stores ([`pack_floored`]), which a reader decodes
-/// cheaply, where codec 3 reads the layer's values. Every depth is first checked against
-/// `values`, the layer's values.
+/// 5 to `out`, beside the layer's pack over floors: as [`pack`] packs them (codec 3), except
+/// that the contexts read `stored`, the values that pack stores ([`pack_floored`]), which a
+/// reader decodes cheaply, and that where the value and the floor (`floors`) decide the depth
+/// (value 0: none; a game over: 0; a value above 0 that a capture or an ending reaches: 1) the
+/// symbol stored is whatever its context codes cheapest (docs/FORMAT.md, "Depths over floors").
+/// Every depth is first checked against `values`, the layer's values, and those the value and
+/// floor decide against what they decide.
 ///
-/// Cost: as [`pack`] for depths.
+/// Cost: as [`pack`] for depths, and one more pass counting a first model.
 ///
 /// # Errors
-/// As [`pack`] for depths.
+/// As [`pack`] for depths; [`Error::Corrupt`] ([`Damage::DtcInconsistent`]) naming `src_path`
+/// for a depth that disagrees with the one its value and floor decide.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_dtc_over<W: Write + Seek>(
     header: &Header,
     payload: &[u8],
     values: &[u8],
     stored: &[u8],
+    floors: &[i8],
     options: PackOptions,
     out: &mut W,
     out_path: &Path,
@@ -213,16 +218,66 @@ pub fn pack_dtc_over<W: Write + Seek>(
 ) -> Result<PackedLayer> {
     let n = header.stones;
     let size = layer_size(n);
-    if values.len() as u64 != size || stored.len() as u64 != size || header.entries != size {
-        return Err(Error::Internal(format!("layer {n}: {} values and {} stored, expected {size}", values.len(), stored.len())));
+    if values.len() as u64 != size || stored.len() as u64 != size || floors.len() as u64 != size || header.entries != size {
+        return Err(Error::Internal(format!("layer {n}: {} values, {} stored and {} floors, expected {size}", values.len(), stored.len(), floors.len())));
     }
     if header.encoding != DTC_U8_ESCAPED {
         return Err(Error::Usage(format!("{}: {} are not depths to capture", src_path.display(), Header::kind(header.encoding))));
     }
+    let b = options.block_values;
+    if !(64..=16384).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
+    }
     let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
     let bytes = dtc.bytes();
+    // The depth the value and floor decide, where they do (as a reader decides it:
+    // `decided_depth`), as a dtc byte; `OPEN` where the pack holds the depth.
+    const OPEN: u8 = 254;
+    let rules = header.rules;
+    let mut decided = vec![OPEN; size as usize];
+    decided.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
+        let mut board = crate::index::unrank_unchecked(n, (c as u64) << 16);
+        for (i, d) in chunk.iter_mut().enumerate() {
+            if i > 0 {
+                crate::index::LayerWalker::advance(&mut board);
+            }
+            let j = (c << 16) + i;
+            let v = values[j] as i8;
+            let x = super::Exit::of(rules, &board);
+            *d = if v == 0 {
+                NONE
+            } else if x.ended.is_some() {
+                0
+            } else if v > 0 && floors[j] == v {
+                1
+            } else {
+                OPEN
+            };
+        }
+    });
+    if let Some(j) = (0..size as usize).into_par_iter().find_first(|&j| decided[j] != OPEN && decided[j] != bytes[j]) {
+        let board = crate::index::unrank_unchecked(n, j as u64);
+        let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
+        return Err(Error::corrupt(src_path, Damage::DtcInconsistent { board, stored: dtc.get(j as u64).ok().flatten(), derived }));
+    }
     let cx = DtcContexts { n, base: 0, values: stored };
-    write_pack(header, CODEC_RANS_DTC_STORED, &cx, depth_syms(bytes), &deep, payload.len() as u64, options, out, out_path)
+    let (k, x) = (cx.symbols(), cx.contexts());
+    let (bu, gb) = (b as usize, group_blocks(b) as usize);
+    let truth = depth_syms(bytes);
+    // The first model: the depths' own counts; `choice[ctx]` is the most frequent symbol of the
+    // context other than the deep one (whose positions need records).
+    let counts = count_model(&cx, &truth, size as usize, bu, gb)?;
+    let choice: Vec<u8> = counts.chunks(k).map(|row| (0..k).filter(|&s| s != usize::from(DTC_DEEP)).max_by_key(|&s| (row[s], s)).unwrap_or(0) as u8).collect();
+    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        truth(start, end, syms)?;
+        let mut filled = syms.clone();
+        cx.walk::<()>(start as u64, end - start, &mut filled, usize::MAX, |i, ctx| Ok(if decided[start + i] != OPEN { choice[ctx] } else { syms[i] }))
+            .expect("never fails");
+        *syms = filled;
+        Ok(())
+    };
+    debug_assert_eq!(x * k, counts.len());
+    write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
 }
 
 /// The symbols of a dtc payload's bytes (`bytes`, one per position) block by block.

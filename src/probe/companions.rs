@@ -39,9 +39,26 @@ impl Database {
     /// dtc file.
     pub(super) fn stored_dtc(&self, board: &Board) -> Result<Option<u16>> {
         match self.dtc_layer(stones(board))? {
-            Some(d) => d.get(rank_unchecked(board)),
+            Some(d) => self.layer_dtc(d, board),
             None => Ok(None),
         }
+    }
+
+    /// The depth of a board in a layer from its dtc table `d`: what it stores, or in a depths
+    /// pack over floors the depth its value and floor decide, else what it stores.
+    ///
+    /// Cost: one read of the table; over floors, the value, one move generation and for a value
+    /// above 0 the values of the captures that could reach it, then (when they do not decide)
+    /// the read.
+    fn layer_dtc(&self, d: &Table<DtcKind>, board: &Board) -> Result<Option<u16>> {
+        if d.over_floors() {
+            let v = self.lookup(board)?;
+            if let Some(depth) = crate::pack::decided_depth(self.rules(), board, v, |c| self.child_value(c))? {
+                return Ok(depth);
+            }
+            return d.stored(rank_unchecked(board));
+        }
+        d.get(rank_unchecked(board))
     }
 
     /// The depth to capture of `position` (`docs/dtc.md`): how many plies best play takes to
@@ -88,7 +105,7 @@ impl Database {
             // Without the layer's values its depths mean nothing: that is what is missing.
             self.layer(n)?;
             return match self.dtc_layer(n)? {
-                Some(d) => d.get(rank_unchecked(board)),
+                Some(d) => self.layer_dtc(d, board),
                 None => Err(self.dir.missing::<DtcKind>(n)),
             };
         }

@@ -101,18 +101,28 @@ impl Kind for ValuesKind {
         let pack = PackLayer::open(path, file, map, dir.rules(), n, verify_payload)?;
         let mut bytes = native_bytes(pack.header(), pack.header().entries);
         if pack.over_floors() {
-            // Layers 0..=n-2 (layer n-1 is never reached by a capture: MIN_CAPTURE).
-            let mut lower: Vec<Option<Layer<ValuesKind>>> = Vec::with_capacity(n as usize);
-            for m in 0..n {
-                let needed = crate::rules::layers_needed(n).contains(&m);
-                lower.push(if needed { Some(open_with_lower(dir, m, verify_payload, &lower)?) } else { None });
-            }
+            let lower = layers_below(dir, n, verify_payload)?;
             pack.decode_resolved(&mut bytes[PAYLOAD_OFFSET as usize..], &|child| value_in(&lower, child))?;
         } else {
             pack.decode_into(&mut bytes[PAYLOAD_OFFSET as usize..])?;
         }
         Layer::decoded(path, pack.into_file(), bytes, dir, n)
     }
+}
+
+/// The layers a capture from layer `n` reaches, `0..=n-2` (layer `n - 1` is never reached:
+/// [`MIN_CAPTURE`](crate::rules::MIN_CAPTURE); `None` in its place), opened as
+/// [`DatabaseDir::open_layer`] opens them, bottom up, each pack over floors resolved with the
+/// ones below it.
+///
+/// Cost: each layer decoded or mapped once; memory: the packed ones decoded.
+fn layers_below(dir: &DatabaseDir, n: u32, verify_payload: bool) -> Result<Vec<Option<Layer<ValuesKind>>>> {
+    let mut lower: Vec<Option<Layer<ValuesKind>>> = Vec::with_capacity(n as usize);
+    let needed = crate::rules::layers_needed(n);
+    for m in 0..n {
+        lower.push(if needed.contains(&m) { Some(open_with_lower(dir, m, verify_payload, &lower)?) } else { None });
+    }
+    Ok(lower)
 }
 
 /// Layer `m`'s values opened as [`DatabaseDir::open_layer`] opens them, a pack over floors
@@ -364,7 +374,17 @@ impl Kind for DtcKind {
             }
             let mut stored = vec![0u8; layer_size(n) as usize];
             p.decode_stored(&mut stored)?;
-            pack.decode_payload(&stored)?
+            // The values, and the depths they decide with their floors.
+            let lower = layers_below(dir, n, verify_payload)?;
+            let mut resolved = native_bytes(p.header(), p.header().entries);
+            p.decode_resolved(&mut resolved[PAYLOAD_OFFSET as usize..], &|child| value_in(&lower, child))?;
+            let values = &resolved[PAYLOAD_OFFSET as usize..];
+            let rules = dir.rules();
+            pack.decode_payload_with(&stored, &|j, b| {
+                let board = crate::index::unrank_unchecked(n, j as u64);
+                let v = values[j] as i8;
+                Ok(crate::pack::decided_depth(rules, &board, v, |c| value_in(&lower, c))?.map_or(b, crate::dtc::byte_of))
+            })?
         } else {
             let values = dir.open_layer::<ValuesKind>(n, verify_payload)?;
             pack.decode_payload(values.bytes())?
@@ -401,12 +421,34 @@ pub struct PackedDtc {
     values: Table<ValuesKind>,
 }
 
+impl PackedDtc {
+    /// Whether the depths are packed over floors (codec 5, beside a values pack over floors).
+    pub(crate) fn over_floors(&self) -> bool {
+        self.pack.reads_stored()
+    }
+
+    /// What the pack stores at position `i`: its depth, except in a pack over floors where the
+    /// value and the floor decide it ([`crate::pack::decided_depth`]).
+    ///
+    /// # Errors
+    /// As [`PackedTable::get`].
+    pub(crate) fn stored(&self, i: u64) -> Result<Option<u16>> {
+        self.pack.depth(i, |start, out| self.values.read_into(start, out))
+    }
+}
+
 impl PackedTable for PackedDtc {
     type Entry = Option<u16>;
     /// Cost: the values of up to a block and on average half a block's decoding (about 20 µs
     /// with blocks of 512 depths, docs/performance.md).
+    ///
+    /// A pack of codec 5 refuses ([`Error::Usage`]): where the value and the floor decide the
+    /// depth it stores anything (a [`Database`](crate::probe::Database) reads it).
     fn get(&self, i: u64) -> Result<Option<u16>> {
-        self.pack.depth(i, |start, out| self.values.read_into(start, out))
+        if self.pack.reads_stored() {
+            return Err(over_floors(self.pack.path()));
+        }
+        self.stored(i)
     }
     fn stones(&self) -> u32 {
         self.pack.stones()

@@ -503,6 +503,28 @@ impl<K: Kind> Table<K> {
     }
 }
 
+impl Table<DtcKind> {
+    /// Whether the table is a depths pack over floors (codec 5): where the value and the floor
+    /// decide a depth ([`crate::pack::decided_depth`]), what it stores is not the depth.
+    #[inline]
+    pub(crate) fn over_floors(&self) -> bool {
+        matches!(self, Table::Pack(p) if p.over_floors())
+    }
+
+    /// What the table stores at position `i`: its depth, or in a depths pack over floors the
+    /// symbol stored, which is the depth where the value and the floor do not decide it.
+    ///
+    /// # Errors
+    /// As [`get`](Self::get).
+    #[inline]
+    pub(crate) fn stored(&self, i: u64) -> Result<Option<u16>> {
+        match self {
+            Table::Pack(p) => p.stored(i),
+            _ => self.get(i),
+        }
+    }
+}
+
 impl Table<ValuesKind> {
     /// Whether the table is a pack over floors: what it stores ([`stored`](Self::stored)) is
     /// a position's value only with its floor ([`crate::pack::floor`]).
