@@ -396,4 +396,4 @@ function lineEnd(line, c, known) {
   return null;
 }
 
-export { query, evaluate, digest, ending, show, background, judgeChildren };
+export { query, evaluate, digest, ending, show, background, judgeChildren, sinceCapture };

@@ -20,7 +20,7 @@ const START = [4,4,4,4,4,4,4,4,4,4,4,4];
 // asked)}. S.game: the line shown, from the first position through the one shown (S.cur) and on
 // through each position's `next`.
 const S = {
-  rules: "awari", mode: "play", computer: "none", view: "south", movetime: 1000, flip: false, practice: false,
+  rules: "awari", mode: "play", computer: "none", view: "south", movetime: 1000, flip: false, practice: false, level: 5,
   revealed: null, removing: false,
   game: [], cur: 0, built: {}, shown: 0, asked: 0, pending: null, timer: null, setup: null, ids: 0,
 };

@@ -5,7 +5,7 @@
 
 import { $, S, START, hooks, absolute, base, buildBoard, cur, drawArrow, houseName, node, other, plural, render,
   setStatus, shownBoard, stones, title } from "./board.js";
-import { background, digest, ending, evaluate, judgeChildren, query, show } from "./analysis.js";
+import { background, digest, ending, evaluate, judgeChildren, query, show, sinceCapture } from "./analysis.js";
 
 // ---------------------------------------------------------------- playing
 
@@ -122,6 +122,24 @@ function maybeComputer() {
   const m = p.data.moves.find((x) => x.best);
   if (!m) { setStatus("The computer has no move to play here: play " + title(p.side) + "'s move for it, or let nobody play.", true); return; }
   clearTimeout(S.timer);
+  // Below full strength: the level's move (GET /api/v1/analyse?level=N: a shallow search, a
+  // move drawn within the level's margin of the best).
+  if (S.level < 5) {
+    const k = S.cur;
+    S.timer = setTimeout(async () => {
+      const q = query(p);
+      q.set("level", String(S.level));
+      q.set("movetime", String(S.movetime));
+      const since = sinceCapture(k);
+      if (since.length) q.set("history", since.map((h) => h.board.join(",")).join(";"));
+      let body;
+      try { const r = await fetch("/api/v1/analyse?" + q); if (!r.ok) return; body = await r.json(); } catch (e) { return; }
+      const lm = body.level_move, moves = p.legal ? p.legal.moves : p.data.moves;
+      const chosen = lm && moves.find((x) => x.pit === lm.pit);
+      if (chosen && cur() === p && S.cur === S.game.length - 1 && S.computer === p.side && S.mode === "play") playMove(chosen);
+    }, 300);
+    return;
+  }
   S.timer = setTimeout(() => {
     if (cur() === p && S.cur === S.game.length - 1 && S.computer === p.side && S.mode === "play") playMove(m);
   }, p.data.source === "tables" ? 500 : 300);
@@ -379,6 +397,7 @@ function updateUrl(push) {
   if (S.movetime !== 1000) q.set("movetime", String(S.movetime));
   if (S.flip !== (S.computer === "south")) q.set("flip", S.flip ? "1" : "0");
   if (S.practice) q.set("practice", "1");
+  if (S.level !== 5) q.set("level", String(S.level));
   const url = location.pathname + "?" + q.toString().replace(/%2C/g, ",").replace(/%3A/g, ":");
   if (url === location.pathname + location.search) return;
   if (push && S.ready) history.pushState(null, "", url);
@@ -394,6 +413,7 @@ function fromUrl() {
   S.movetime = ["300", "1000", "3000"].includes(q.get("movetime")) ? +q.get("movetime") : 1000;
   S.flip = q.get("flip") === "1" ? true : q.get("flip") === "0" ? false : S.computer === "south";
   S.practice = q.get("practice") === "1";
+  S.level = /^[1-5]$/.test(q.get("level") || "") ? +q.get("level") : 5;
   const side = q.get("to_move") === "north" || q.get("to_move") === "N" ? "north" : "south";
   let board = START.slice(), s = "south";
   const counts = (t) => (t || "").split(/[ ,]+/).filter((x) => x !== "").map(Number);
@@ -419,6 +439,7 @@ function showSettings() {
   $("movetime").value = String(S.movetime);
   $("rules").value = S.rules;
   $("practice").checked = S.practice;
+  $("level").value = String(S.level);
   $("reveal").hidden = !S.practice;
   if ($("board").dataset.flipped !== (S.flip ? "1" : "")) buildBoard();
 }
@@ -535,6 +556,7 @@ async function init() {
   });
   $("view").addEventListener("change", () => { S.view = $("view").value; $("view").blur(); forgetViews(); goto(S.cur); });
   $("movetime").addEventListener("change", () => { S.movetime = +$("movetime").value; $("movetime").blur(); updateUrl(true); });
+  $("level").addEventListener("change", () => { S.level = +$("level").value; $("level").blur(); updateUrl(true); hooks.maybeComputer(); });
   $("mode-play").addEventListener("click", () => { if (S.mode === "setup") analyseSetup(); });
   $("mode-setup").addEventListener("click", () => setMode("setup"));
   $("done").addEventListener("click", analyseSetup);

@@ -37,6 +37,7 @@ mod api;
 pub(crate) mod eval;
 mod game_values;
 mod keys;
+mod level;
 mod shared;
 pub mod time;
 mod tt;
@@ -54,6 +55,7 @@ pub use api::{Control, Limits, MoverCaptured, Report, Root, RootMove, ScoreBound
 pub use game_values::{GameValue, GameValues};
 use keys::board_key;
 pub(crate) use keys::splitmix;
+pub use level::Level;
 use shared::{Node, Preference, Shared};
 use tt::Table;
 use worker::Worker;

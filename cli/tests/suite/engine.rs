@@ -739,3 +739,27 @@ fn with_captured_counts_the_pv_goes_on() {
     assert!(pv.len() >= first + 4, "the pv {pv:?} stops {} plies after its first capture", pv.len() - first - 1);
     e.send("quit");
 }
+
+/// Issue 66, item 6: the engine's `Level` option (1..=5): listed, set, refused out of range; at
+/// level 1 `bestmove` is a legal move of a depth-1 search.
+#[test]
+fn the_level_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let mut e = Session::start(&["--dir", s(tmp.path())]);
+    e.send("uci");
+    let id = e.until(Duration::from_secs(10), |l| l == "uciok");
+    assert!(id.iter().any(|l| l == "option name Level type spin default 5 min 1 max 5"), "{id:?}");
+    e.send("setoption name Level value 9");
+    let said = e.sync();
+    assert!(said.iter().any(|l| l.contains("Level is a number 1..=5")), "{said:?}");
+    e.send("setoption name Level value 1");
+    e.send("position startpos");
+    e.send("go movetime 2000");
+    let said = e.bestmove(Duration::from_secs(30));
+    let last = said.iter().filter(|l| l.starts_with("info depth")).last().unwrap();
+    assert_eq!(field(last, "depth"), Some("1"), "{said:?}");
+    let best = said.last().unwrap();
+    assert!(["A", "B", "C", "D", "E", "F"].contains(&field(best, "bestmove").unwrap()), "{best}");
+    e.send("quit");
+}

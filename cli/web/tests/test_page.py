@@ -959,3 +959,22 @@ def test_66_12_small_layout(server, browser):
     browser.find_element("id", "cap-s").send_keys("20")
     assert browser.find_element("id", "store-south").text.startswith("20")
     assert browser.find_element("id", "store-north").text.startswith("22")
+
+
+def test_66_6_strength_levels(server, browser):
+    # The computer plays North at level 1 (a beginner's): it asks the server for the level's
+    # move and plays it.
+    load(browser, server, EXAMPLE + "&computer=north&level=1")
+    assert browser.find_element("id", "level").get_attribute("value") == "1"
+    seq = shown_count(browser)
+    browser.find_element("id", "house-F").click()
+    wait(browser, lambda d: len(game_moves(d)) >= 2, 30)
+    assert game_moves(browser)[1] in "abcdef"
+    assert query_of(browser.current_url)["level"] == ["1"]
+    # The server's level move: within 3 stones of the best at level 1.
+    q = "pits=5,0,3,0,0,0,1,1,1,1,1,0&to_move=north&movetime=200&level=1"
+    body = api(server, "/api/v1/analyse", q)
+    assert body["level_move"]["level"] == 1
+    best = max(m["score"] for m in body["moves"])
+    assert next(m for m in body["moves"] if m["pit"] == body["level_move"]["pit"])["score"] >= best - 3
+    assert errors(browser) == []
