@@ -255,6 +255,17 @@ impl Engine {
         }
     }
 
+    /// What the 25-stone rule makes of `board`'s value for the engine's line after a search:
+    /// with a `clock`, only what is solved already (the line never waits; elsewhere it follows
+    /// the layers' best moves), else as [`rule_value`](Self::rule_value).
+    fn line_value(&self, board: &Board, m: u32, o: u32, clock: bool) -> Result<GameValue> {
+        if clock {
+            Ok(self.game_values.value_if_solved(board, m, o))
+        } else {
+            self.game_values.value(board, m, o)
+        }
+    }
+
     /// The ruleset.
     pub fn rules(&self) -> Ruleset {
         self.rules
@@ -440,9 +451,9 @@ impl Engine {
     /// tables until the game ends: where the 25-stone rule cannot change the layers' values it
     /// follows their best moves; where it can and the value under the rule is solved
     /// ([`GameValue::Exact`]), a move that keeps that value ([`rule_move`](Self::rule_move));
-    /// where it is not solved (more than [`GameValues::MAX_STONES`] stones, or a layer still
-    /// being solved for a search with a clock), the layers' best moves, whose values the search
-    /// took as its estimate there. It stops where the rule ends the game (a side past 24): the
+    /// where it is not solved (more than [`GameValues::MAX_STONES`] stones, or, after a search
+    /// with a clock, not solved yet: the line never waits), the layers' best moves, whose values
+    /// the search took as its estimate there. It stops where the rule ends the game (a side past 24): the
     /// line's last move is the one that ends it.
     fn extend_pv(&self, root: &Root, pv: &mut Vec<u8>, clock: bool) {
         let (Some(db), Some(top)) = (&self.db, self.tables) else { return };
@@ -480,7 +491,7 @@ impl Engine {
         while pv.len() < 60 && stones(&board) <= top {
             let Ok(position) = Position::new(board) else { return };
             let layers = || -> Option<u8> { db.best_moves(&position).ok()?.first().map(|m| m.pit) };
-            let pit = match game.map(|(m, o)| (m, o, self.rule_value(&board, m, o, clock))) {
+            let pit = match game.map(|(m, o)| (m, o, self.line_value(&board, m, o, clock))) {
                 None | Some((_, _, Ok(GameValue::Layer | GameValue::Unknown))) => layers(),
                 Some((m, o, Ok(GameValue::Exact(g)))) => self.rule_move(&board, m, o, g, clock),
                 // The game is over (the rule's end), or under abapa the rule's value depends on
@@ -513,7 +524,7 @@ impl Engine {
                         .then(|| db.layer(n).and_then(|t| t.get(crate::index::rank_unchecked(&child))).ok())
                         .flatten()
                         .map(i32::from);
-                    let child_value = match self.rule_value(&child, o, m + u32::from(captured), clock).ok()? {
+                    let child_value = match self.line_value(&child, o, m + u32::from(captured), clock).ok()? {
                         GameValue::Decided => Some(i32::from(self.rules.moves(&child).ending().unwrap_or(0))),
                         GameValue::Layer => layer,
                         GameValue::Exact(x) => Some(i32::from(x)),

@@ -733,7 +733,7 @@ fn with_captured_counts_the_pv_goes_on() {
     e.send("position fen 2-1-0-3-1-1-1-2-0-1-0-0-16-20-S");
     e.send("go depth 8");
     let said = e.bestmove(Duration::from_secs(30));
-    let last = said.iter().filter(|l| l.starts_with("info depth")).last().unwrap_or_else(|| panic!("{said:?}"));
+    let last = said.iter().rfind(|l| l.starts_with("info depth")).unwrap_or_else(|| panic!("{said:?}"));
     let pv: Vec<String> = field(last, "pv").unwrap().chars().map(String::from).collect();
     let first = crate::evaluate::first_capture(oware::Ruleset::Awari, [2, 1, 0, 3, 1, 1, 1, 2, 0, 1, 0, 0], &pv).unwrap();
     assert!(pv.len() >= first + 4, "the pv {pv:?} stops {} plies after its first capture", pv.len() - first - 1);
@@ -757,7 +757,7 @@ fn the_level_option() {
     e.send("position startpos");
     e.send("go movetime 2000");
     let said = e.bestmove(Duration::from_secs(30));
-    let last = said.iter().filter(|l| l.starts_with("info depth")).last().unwrap();
+    let last = said.iter().rfind(|l| l.starts_with("info depth")).unwrap();
     assert_eq!(field(last, "depth"), Some("1"), "{said:?}");
     let best = said.last().unwrap();
     assert!(["A", "B", "C", "D", "E", "F"].contains(&field(best, "bestmove").unwrap()), "{best}");

@@ -925,10 +925,13 @@ def test_66_11_words(server, browser):
     load(browser, server, "south=0,0,0,0,0,1&north=1,0,0,0,0,0&to_move=south&captured=23:23")
     end = browser.find_element("css selector", "#line tbody tr.end-row")
     assert "Final score South 25 : North 23" in end.text, end.text
-    # The engine's time is honoured: 1 s asked, at most 1.5 s answered.
-    t = time.time()
-    api(server, "/api/v1/evaluate", "pits=4,4,4,4,4,4,4,4,4,4,4,4&captured=0:0&movetime=1000")
-    assert time.time() - t < 1.5, time.time() - t
+    # The engine's time is honoured: 1 s asked, at most 1.5 s answered. Old: with the captured
+    # stones known, the search waited for the 25-stone rule's values solved on another thread
+    # (3.4 s for a position like CAPTURED_ABOVE).
+    for q in ["pits=4,4,4,4,4,4,4,4,4,4,4,4&captured=0:0", CAPTURED_ABOVE, "south=3,3,3,3,2,1&north=1,1,0,0,0,1&to_move=south&captured=17:13"]:
+        t = time.time()
+        body = api(server, "/api/v1/evaluate", q + "&movetime=1000")
+        assert time.time() - t < 1.5 and body["engine"]["seconds"] <= 1.2, (q, time.time() - t, body["engine"]["seconds"])
 
 
 def test_66_12_small_layout(server, browser):
