@@ -981,3 +981,28 @@ def test_66_6_strength_levels(server, browser):
     best = max(m["score"] for m in body["moves"])
     assert next(m for m in body["moves"] if m["pit"] == body["level_move"]["pit"])["score"] >= best - 3
     assert errors(browser) == []
+
+
+def test_66_3_other_rules_ask_before_dropping_a_move(server, browser):
+    # Under abapa South's F (its one stone takes North's last two: a grand slam, which captures
+    # nothing there) is legal; under awari it is not (another move does not take everything).
+    from selenium.webdriver.support.ui import Select
+
+    load(browser, server, "south=1,0,0,0,0,1&north=1,0,0,0,0,0&to_move=south&rules=abapa&movetime=300")
+    seq = shown_count(browser)
+    browser.find_element("id", "house-F").click()
+    wait_shown(browser, seq)
+    assert game_moves(browser) == ["F"]
+    # Asked, and declined: the rules and the game stay. Old: a new game, nothing asked.
+    browser.execute_script("window.asked = []; window.confirm = (m) => { window.asked.push(m); return false; }")
+    Select(browser.find_element("id", "rules")).select_by_value("awari")
+    wait(browser, lambda d: d.execute_script("return window.asked.length") == 1)
+    assert "(F) is not a legal move there" in browser.execute_script("return window.asked[0]")
+    wait(browser, lambda d: d.find_element("id", "rules").get_attribute("value") == "abapa")
+    assert game_moves(browser) == ["F"] and query_of(browser.current_url)["rules"] == ["abapa"]
+    # Accepted: the moves before it are kept (none here).
+    browser.execute_script("window.confirm = (m) => { window.asked.push(m); return true; }")
+    Select(browser.find_element("id", "rules")).select_by_value("awari")
+    wait(browser, lambda d: query_of(d.current_url).get("rules") == ["awari"])
+    assert game_moves(browser) == [] and browser.execute_script("return window.asked.length") == 2
+    assert errors(browser) == []
