@@ -34,6 +34,10 @@ pub(crate) struct PlayArgs {
     /// (its strength: --movetime, --depth or --nodes per move).
     #[arg(long, value_enum, default_value_t = Computer::North)]
     computer: Computer,
+    /// The computer's strength: 1 (a beginner's: one ply, any move within 3 stones of the best
+    /// it sees) to 5 (full strength, the default); docs/engine.md, "Strength levels".
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=5))]
+    level: u32,
     #[command(flatten)]
     start: StartArgs,
     #[command(flatten)]
@@ -82,6 +86,7 @@ pub(crate) fn run(a: PlayArgs) -> Result<()> {
     let db = a.db.database()?;
     let engine = open_engine(&a.db, db.rules(), &a.search, false)?;
     let limits = a.search.limits(false);
+    let level = oware::search::Level::new(a.level)?;
     let (start, side, captured) = a.start.resolve()?;
     let first = Game::from_position(db.rules(), start, side, captured);
     let computer = match a.computer {
@@ -92,7 +97,10 @@ pub(crate) fn run(a: PlayArgs) -> Result<()> {
     let mut out = Stdout::new();
     out.write(&format!("oware play, rules {}: ", db.rules()))?;
     out.write(&match computer {
-        Some(c) => format!("the computer plays {c}, you play {}\n(perfect play inside the built layers, the search engine above them)\n", c.other()),
+        Some(c) if level.is_full() => {
+            format!("the computer plays {c}, you play {}\n(perfect play inside the built layers, the search engine above them)\n", c.other())
+        }
+        Some(c) => format!("the computer plays {c} at level {level} of {}, you play {}\n", oware::search::Level::MAX, c.other()),
         None => "two players, with the oracle's advice\n".to_string(),
     })?;
     out.write(HELP)?;
@@ -116,7 +124,7 @@ pub(crate) fn run(a: PlayArgs) -> Result<()> {
             out.write(&game_end(&now, end))?;
             return Ok(());
         } else if computer == Some(now.side()) {
-            let (pit, how) = computer_move(&engine, &limits, &now)?;
+            let (pit, how) = computer_move(&engine, &limits, level, &now)?;
             out.write(&format!("{} plays {} ({how})\n", now.side(), house(now.side(), pit)))?;
             history.push(now.clone());
             now.play(pit)?;
@@ -188,7 +196,7 @@ pub(crate) fn run(a: PlayArgs) -> Result<()> {
                 now = first.clone();
             }
             Some(Cmd::Best) => {
-                let (pit, how) = computer_move(&engine, &limits, &now)?;
+                let (pit, how) = computer_move(&engine, &limits, oware::search::Level::FULL, &now)?;
                 out.write(&format!("{} plays {} ({how})\n", now.side(), house(now.side(), pit)))?;
                 history.push(now.clone());
                 now.play(pit)?;
@@ -240,16 +248,21 @@ fn commands_help() -> String {
 /// last capture included, so that it never walks into a repetition that costs it, and converts
 /// a won position by the depths to capture where they are built). Inside the layers, with no
 /// earlier position that play can repeat, its answer is the layers' perfect play, exact at
-/// once. Returns the pit and how it was chosen, for the message.
+/// once. Below full strength (`level`), the level's search and a move drawn within its
+/// margin. Returns the pit and how it was chosen, for the message.
 ///
 /// # Errors
 /// The engine's errors (a layer that cannot be read).
-fn computer_move(engine: &Engine, limits: &oware::search::Limits, now: &Game) -> Result<(u8, String)> {
-    let r: Report = engine.search(&now.root(), limits, &Control::new(), &mut |_| {})?;
-    let pit = match r.best_pit {
+fn computer_move(engine: &Engine, limits: &oware::search::Limits, level: oware::search::Level, now: &Game) -> Result<(u8, String)> {
+    let r: Report = engine.search(&now.root(), &level.limits(limits), &Control::new(), &mut |_| {})?;
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let pit = match level.choose(&r, seed) {
         Some(p) => p,
         None => now.rules().moves(now.position().board()).as_slice().first().map_or(0, |m| m.pit),
     };
+    if !level.is_full() {
+        return Ok((pit, format!("level {level}: depth {}", r.depth)));
+    }
     if r.exact && engine.tables().is_some_and(|t| now.position().stones() <= t) {
         return Ok((pit, "perfect play: exact".to_string()));
     }

@@ -1,7 +1,7 @@
 // Asking the server about a position (GET /api/v1/evaluate) and showing its answer: the
 // numbers in the page's terms, the status line, the best line and the details.
 
-import { $, S, hooks, cur, fmt, other, plural, render, round1, setStatus, stones, t0, tableNumber, title, toView } from "./board.js";
+import { $, S, hooks, cur, fmt, hidden, other, plural, render, renderGraph, round1, setStatus, stones, t0, tableNumber, title, toView } from "./board.js";
 
 // ---------------------------------------------------------------- asking the server
 
@@ -21,19 +21,18 @@ function sinceCapture(k) {
 }
 
 // Asks for position k once: the server answers from the tables where they hold it, else with
-// the engine's search (GET /api/v1/evaluate).
+// the engine's search (GET /api/v1/evaluate). A newer position asked drops the older request
+// (which stops its search on the server): the page never waits on an analysis no longer
+// wanted, and a stale answer is never shown.
 async function evaluate(k) {
   const p = S.game[k];
   if (p.data || p.over) { show(); return; }
   if (S.pending && S.pending.p === p) return;
   if (S.pending) S.pending.abort.abort();
+  if (S.bg) { S.bg.abort.abort(); S.bg = null; }
   const abort = new AbortController(), started = performance.now();
   S.pending = { p, abort };
-  const q = query(p);
-  q.set("max_plies", "60");
-  q.set("movetime", String(S.movetime));
-  const since = sinceCapture(k);
-  if (since.length) q.set("history", since.map((h) => h.board.join(",")).join(";"));
+  const q = request(k);
   render();
   const thinking = S.computer === p.side && k === S.game.length - 1;
   const layers = S.built[S.rules] || [], above = !layers.length || stones(p.board) > layers[layers.length - 1];
@@ -50,16 +49,84 @@ async function evaluate(k) {
     return;
   }
   if (S.pending && S.pending.p === p) S.pending = null;
-  $("board").dataset.thinking = "";
+  if (cur() === p || !S.pending) $("board").dataset.thinking = "";
   if (!r.ok) {
     if (cur() === p) setStatus((body.error && body.error.message) || "error " + r.status, true);
     return;
   }
+  keep(p, body, performance.now() - started);
+  if (cur() === p) show();
+  else renderGraph();
+  background();
+}
+
+// The request of /evaluate for position k of the line shown.
+function request(k) {
+  const p = S.game[k];
+  const q = query(p);
+  q.set("max_plies", "60");
+  q.set("movetime", String(S.movetime));
+  const since = sinceCapture(k);
+  if (since.length) q.set("history", since.map((h) => h.board.join(",")).join(";"));
+  return q;
+}
+
+// Keeps an answer for position p, and judges the moves played from it.
+function keep(p, body, ms) {
   p.body = body;
   p.data = digest(p, body);
-  p.data.ms = p.ms = performance.now() - started;
+  p.data.ms = p.ms = ms;
   if (p.data.over) p.over = p.data.over;
-  if (cur() === p) show();
+  judgeChildren(p);
+}
+
+// Evaluates, one at a time while nothing else is asked, the positions of the line shown that
+// the tables hold (each answers in milliseconds): the graph and the marks of the moves fill in.
+async function background() {
+  if (S.pending || S.bg || S.mode !== "play") return;
+  const layers = S.built[S.rules] || [];
+  if (!layers.length) return;
+  const top = layers[layers.length - 1];
+  const k = S.game.findIndex((p) => !p.data && !p.over && stones(p.board) <= top);
+  if (k < 0) return;
+  const p = S.game[k], abort = new AbortController();
+  S.bg = { p, abort };
+  try {
+    const r = await fetch("/api/v1/evaluate?" + request(k), { signal: abort.signal });
+    const body = await r.json();
+    if (S.bg && S.bg.p === p) S.bg = null;
+    if (!r.ok) return;
+    keep(p, body, 0);
+  } catch (e) {
+    if (S.bg && S.bg.p === p) S.bg = null;
+    return;
+  }
+  if (cur() === p) show(); else { render(); }
+  background();
+}
+
+// The marks of the moves played from p (its children in the game's tree), as `oware game`
+// judges a move: by the value it throws away (its error: the best move's number less its own,
+// for its mover). ?! for 1 stone, ? for 2 or 3, ?? for 4 or more or a move that turns a won
+// or drawn game (the captured stones known) into a worse result. Estimates are judged the
+// same way where the engine scored the move exactly (not a bound).
+function judgeChildren(p) {
+  if (!p.data || !p.data.moves.length) return;
+  const s = toView(p.side);
+  const known = p.data.moves.filter((m) => m.number !== null);
+  if (!known.length) return;
+  const best = Math.max(...known.map((m) => s * m.number));
+  for (const c of p.children) {
+    const m = p.data.moves.find((x) => x.house === c.move);
+    if (!m || m.number === null || m.mark) { c.judged = null; continue; }
+    const mine = s * m.number, error = round1(best - mine);
+    const result = (x) => Math.sign(round1(x));
+    const worse = !!p.captured && m.exact && result(mine) < result(best);
+    const mark = error >= 4 || worse ? "??" : error >= 2 ? "?" : error >= 1 ? "?!" : "";
+    const words = mark ? title(p.side) + " " + c.move + " throws away " + plural(error, "stone") + (worse ? ", and the result" : "") +
+      " (best " + p.data.moves.filter((x) => x.number !== null && round1(s * x.number) === round1(best)).map((x) => x.house).join(" ") + ")" : "";
+    c.judged = { mark, error, words, exact: m.exact };
+  }
 }
 
 // The answer of /evaluate for position p, in the page's terms: every number from the chosen
@@ -82,7 +149,8 @@ function digest(p, body) {
       if (m.captured) words.push("takes " + m.captured);
       if (m.ends_game) words.push("ends the game");
       if (m.dtc !== null && m.dtc !== undefined && m.value !== 0) words.push("next capture " + (m.dtc === 0 ? "at once" : "in " + plural(m.dtc + 1, "ply") + " from here"));
-      d.moves.push({ pit: m.pit, house: m.house, number: x, exact: true, mark: "", best: m.pit === d.best,
+      const depth = m.dtc !== null && m.dtc !== undefined && m.value !== 0 ? m.dtc + 1 : null;
+      d.moves.push({ pit: m.pit, house: m.house, number: x, exact: true, mark: "", best: m.pit === d.best, depth,
         captured: m.captured, ends_game: m.ends_game, child: m.child, end: m.ends_game ? m.value : null, words: words.join(", ") });
     }
     d.line = r.principal_variation.map((ply) => ({ side: ply.side, house: ply.house, pit: ply.pit, captured: ply.captured,
@@ -168,8 +236,17 @@ function show() {
   const bestMove = d.moves.find((m) => m.best);
   const bestText = bestMove ? "Best " + bestMove.house : "";
   let text, note = "";
-  const lead = (x) => x > 0 ? v + " is ahead by " + plural(Math.abs(round1(x)), "stone")
-    : x < 0 ? title(other(S.view)) + " is ahead by " + plural(Math.abs(round1(x)), "stone") : "even";
+  // An estimate is a prediction: of the final lead (the captured stones known), or of the
+  // lead in the stones the board still holds; never a lead today's stores show.
+  const ahead = (x) => x > 0 ? [v, title(other(S.view))] : [title(other(S.view)), v];
+  const lead = (x) => x === 0 ? (p.captured ? "the game should end even" : "the stones on the board should be shared evenly")
+    : p.captured ? ahead(x)[0] + " should end the game " + plural(Math.abs(round1(x)), "stone") + " ahead (the predicted lead at the game's end)"
+    : ahead(x)[0] + " should take " + plural(Math.abs(round1(x)), "stone") + " more than " + ahead(x)[1] + " of those on the board (the predicted lead in them)";
+  if (hidden()) {
+    setStatus(who + " to move.", false, "Practice: the best move and the values are hidden. Show them with “Show the analysis” (or the S key).");
+    showLine(p); showDetails(p); markShown(p); hooks.maybeComputer();
+    return;
+  }
   if (d.source === "tables") {
     const r = d.report, x = d.number;
     if (p.captured) {
@@ -215,7 +292,9 @@ function showDetails(p) {
   const layers = S.built[S.rules] || [];
   parts.push("Tables for " + S.rules + ": " + (layers.length ? "positions of up to " + plural(layers[layers.length - 1], "stone") + " on the board (layers 0.." + layers[layers.length - 1] + ")" : "none built") + ".");
   if (d.source === "tables") {
-    parts.push("Answered from the tables: exact values (the value " + (d.report.value > 0 ? "+" : "") + d.report.value + " for " + title(p.side) + ", the side to move).");
+    parts.push("Answered from the tables: exact values. The tables' value is " + (d.report.value > 0 ? "+" : "") + d.report.value + " for " + title(p.side) +
+      ", the side to move, in stones of the " + plural(d.report.stones, "stone") + " on the board (those " + title(p.side) + " still captures minus " + title(other(p.side)) + "'s)" +
+      (p.captured ? "; the numbers on the houses add the stones captured so far (the lead at the game's end)" : "") + ".");
     if (d.dtc === null || d.dtc === undefined) parts.push("No depths to capture for this position" + (d.report.value === 0 ? " (its value is 0)" : " (oware build --dtc adds them)") + ".");
   } else {
     const e = d.engine;
@@ -231,8 +310,9 @@ function showLine(p) {
   const t = $("line");
   t.innerHTML = "";
   const d = p.data;
-  const line = (!p.over && d) ? d.line : [];
+  const line = (!p.over && d && !hidden()) ? d.line : [];
   $("play-line").disabled = !line.length;
+  if (hidden() && !p.over) { $("line-caption").textContent = "Practice: the best line is hidden."; $("line-end").textContent = ""; return; }
   if (!line.length) {
     $("line-caption").textContent = p.over ? "The game is over." : !d ? "" : d.source === "tables" && d.report.value === 0
       ? "No line: neither side can force a capture, and the stones left would be shared evenly." : "No line to show.";
@@ -256,9 +336,22 @@ function showLine(p) {
     tr.title = "Before it: North f..a " + a.slice(6).reverse().join(" ") + " / South A..F " + a.slice(0, 6).join(" ") + ". Click: play the line up to here.";
     const cells = [i + 1, title(ply.side) + " " + ply.house, ply.ends_game ? "ends" : (ply.captured || ""), round1(c.south) + " : " + round1(c.north)];
     cells.forEach((x, j) => { const td = document.createElement("td"); td.textContent = x; if (j === 1) td.className = "mv"; tr.appendChild(td); });
+    tr.tabIndex = 0;
+    tr.setAttribute("aria-label", "Ply " + (i + 1) + ": " + title(ply.side) + " " + ply.house + (ply.ends_game ? ", ends the game" : ply.captured ? ", takes " + ply.captured : "") +
+      ", then South " + round1(c.south) + " : North " + round1(c.north) + ". Enter plays the line up to here.");
     tr.addEventListener("click", () => hooks.playLine(i + 1));
+    tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); hooks.playLine(i + 1); } });
     body.appendChild(tr);
   });
+  // The stones that end the game, where the line ends it: a move that ends it (the stones left
+  // shared out), or a capture that takes a side past 24 (the stones left split evenly).
+  const end = lineEnd(line, c, known);
+  if (end && rows === line.length) {
+    const tr = document.createElement("tr"), td = document.createElement("td");
+    tr.className = "end-row"; td.colSpan = 4;
+    td.textContent = end;
+    tr.appendChild(td); body.appendChild(tr);
+  }
   if (rows < line.length) {
     const tr = document.createElement("tr"), td = document.createElement("td");
     td.colSpan = 4; td.className = "more";
@@ -283,4 +376,24 @@ function showLine(p) {
   $("line-end").textContent = d.lineEnd ? ends[d.lineEnd] || "" : "";
 }
 
-export { query, evaluate, digest, ending, show };
+// How the line ends the game, in words with the final score, or null when it does not end it.
+// `c`: the captured stones after the line (South, North).
+function lineEnd(line, c, known) {
+  const lastPly = line[line.length - 1];
+  if (!lastPly) return null;
+  if (lastPly.ends_game) {
+    const n = stones(lastPly.absolute), share = (n + (lastPly.end || 0)) / 2;
+    const f = { ...c };
+    f[lastPly.side] += share; f[other(lastPly.side)] += n - share;
+    return "Game over: " + title(lastPly.side) + " " + lastPly.house + " ends it; of the " + plural(n, "stone") + " left " + title(lastPly.side) + " takes " + round1(share) +
+      ". " + (known ? "Final score South " + round1(f.south) + " : North " + round1(f.north) : "Taken in the line: South " + round1(f.south) + " : North " + round1(f.north)) + ".";
+  }
+  if (known && lastPly.child && (c.south > 24 || c.north > 24 || (c.south === 24 && c.north === 24))) {
+    const n = stones(lastPly.child);
+    return "Game over: " + (c.south > 24 ? "South" : c.north > 24 ? "North" : "each side") + " has " + (c.south === 24 && c.north === 24 ? "24" : "more than 24") +
+      "; the " + plural(n, "stone") + " left are shared evenly. Final score South " + round1(c.south + n / 2) + " : North " + round1(c.north + n / 2) + ".";
+  }
+  return null;
+}
+
+export { query, evaluate, digest, ending, show, background, judgeChildren, sinceCapture };

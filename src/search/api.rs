@@ -169,8 +169,9 @@ pub struct Report {
     pub nodes: u64,
     /// Seconds since the search began.
     pub seconds: f64,
-    /// The best line, pits 0..5 each from its mover's first house; extended by the layers'
-    /// best moves when it ends inside them.
+    /// The best line, pits 0..5 each from its mover's first house; followed on through the
+    /// layers when it ends inside them, with captured counts to the game's end
+    /// (docs/engine.md, "The line").
     pub pv: Vec<u8>,
     /// Every legal move of the root, best first (only the best with a full-window score unless
     /// [`Limits::all_moves`]; the others bounded).

@@ -126,8 +126,9 @@ impl GameValues {
     }
 
     /// As [`value`](Self::value), without waiting above [`WAIT_STONES`](Self::WAIT_STONES)
-    /// stones: where the layer with these quotas is not solved yet, it is solved on another
-    /// thread (once) and this answers [`GameValue::Unknown`] until it is. For searches with a clock: a first probe would
+    /// stones, nor at all while another thread solves: where the layer with these quotas is not
+    /// solved yet, it is solved on another thread (once) and this answers
+    /// [`GameValue::Unknown`] until it is. For searches with a clock: a first probe would
     /// otherwise stop the search for as long as the layer takes (about 0.1 s at 8 stones, up
     /// to 2 s at 10 under abapa).
     ///
@@ -149,19 +150,25 @@ impl GameValues {
         let cached = self.solved.read().unwrap_or_else(|p| p.into_inner()).get(&(n, a, b)).cloned();
         let layer = match (cached, background) {
             (Some(l), _) => l,
-            // Small layers are solved at once (at most a few tens of ms with everything below).
+            // Small layers are solved at once (at most a few tens of ms with everything below),
+            // unless another thread is solving (a larger layer can take most of a second, and
+            // a search with a clock must not wait for it: issue 66, a 1 s search answered in 7).
             (None, Some(me)) if n > Self::WAIT_STONES => {
-                if self.pending.lock().unwrap_or_else(|p| p.into_inner()).insert((n, a, b)) {
-                    let me = Arc::clone(me);
-                    std::thread::spawn(move || {
-                        let _one = me.solving.lock().unwrap_or_else(|p| p.into_inner());
-                        me.layer(n, a, b);
-                        me.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&(n, a, b));
-                    });
-                }
+                Self::in_background(me, n, a, b);
                 return Ok(GameValue::Unknown);
             }
-            (None, _) => {
+            (None, Some(me)) => match self.solving.try_lock() {
+                Ok(_one) => self.layer(n, a, b),
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    let _one = p.into_inner();
+                    self.layer(n, a, b)
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    Self::in_background(me, n, a, b);
+                    return Ok(GameValue::Unknown);
+                }
+            },
+            (None, None) => {
                 let _one = self.solving.lock().unwrap_or_else(|p| p.into_inner());
                 self.layer(n, a, b)
             }
@@ -171,6 +178,38 @@ impl GameValues {
             (low, high) if low == high => GameValue::Exact(low),
             (low, high) => GameValue::Between(low, high),
         })
+    }
+
+    /// As [`value`](Self::value) where the layer with these quotas is solved already, else
+    /// [`GameValue::Unknown`]: never solves, never waits (the engine's line after a search with
+    /// a clock).
+    pub(crate) fn value_if_solved(&self, board: &Board, mover: u32, opponent: u32) -> GameValue {
+        let n = stones(board);
+        let Some((a, b)) = quotas(n, mover, opponent) else { return GameValue::Decided };
+        if u32::from(a) > n && u32::from(b) > n {
+            return GameValue::Layer;
+        }
+        if n > Self::MAX_STONES || !in_some_layer(board) {
+            return GameValue::Unknown;
+        }
+        let Some(layer) = self.solved.read().unwrap_or_else(|p| p.into_inner()).get(&(n, a, b)).cloned() else { return GameValue::Unknown };
+        let i = rank_unchecked(board) as usize;
+        match (layer.low[i], layer.high[i]) {
+            (low, high) if low == high => GameValue::Exact(low),
+            (low, high) => GameValue::Between(low, high),
+        }
+    }
+
+    /// Solves layer `n` with quotas `(a, b)` on another thread, once, one solve at a time.
+    fn in_background(me: &Arc<Self>, n: u32, a: u8, b: u8) {
+        if me.pending.lock().unwrap_or_else(|p| p.into_inner()).insert((n, a, b)) {
+            let me = Arc::clone(me);
+            std::thread::spawn(move || {
+                let _one = me.solving.lock().unwrap_or_else(|p| p.into_inner());
+                me.layer(n, a, b);
+                me.pending.lock().unwrap_or_else(|p| p.into_inner()).remove(&(n, a, b));
+            });
+        }
     }
 
     /// Layer `n` with quotas `(a, b)` (mover, opponent; each in `1..=n + 1`), solved if need be.

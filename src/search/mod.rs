@@ -37,6 +37,7 @@ mod api;
 pub(crate) mod eval;
 mod game_values;
 mod keys;
+mod level;
 mod shared;
 pub mod time;
 mod tt;
@@ -54,6 +55,7 @@ pub use api::{Control, Limits, MoverCaptured, Report, Root, RootMove, ScoreBound
 pub use game_values::{GameValue, GameValues};
 use keys::board_key;
 pub(crate) use keys::splitmix;
+pub use level::Level;
 use shared::{Node, Preference, Shared};
 use tt::Table;
 use worker::Worker;
@@ -253,6 +255,17 @@ impl Engine {
         }
     }
 
+    /// What the 25-stone rule makes of `board`'s value for the engine's line after a search:
+    /// with a `clock`, only what is solved already (the line never waits; elsewhere it follows
+    /// the layers' best moves), else as [`rule_value`](Self::rule_value).
+    fn line_value(&self, board: &Board, m: u32, o: u32, clock: bool) -> Result<GameValue> {
+        if clock {
+            Ok(self.game_values.value_if_solved(board, m, o))
+        } else {
+            self.game_values.value(board, m, o)
+        }
+    }
+
     /// The ruleset.
     pub fn rules(&self) -> Ruleset {
         self.rules
@@ -434,7 +447,14 @@ impl Engine {
 
     /// Follows the layers' best moves past the end of a line that ends inside them, as long as
     /// the line repeats no position (of the game since its last capture, or of the line): a
-    /// repetition ends the game.
+    /// repetition ends the game. In a game (captured counts), the line goes on through the
+    /// tables until the game ends: where the 25-stone rule cannot change the layers' values it
+    /// follows their best moves; where it can and the value under the rule is solved
+    /// ([`GameValue::Exact`]), a move that keeps that value ([`rule_move`](Self::rule_move));
+    /// where it is not solved (more than [`GameValues::MAX_STONES`] stones, or, after a search
+    /// with a clock, not solved yet: the line never waits), the layers' best moves, whose values
+    /// the search took as its estimate there. It stops where the rule ends the game (a side past 24): the
+    /// line's last move is the one that ends it.
     fn extend_pv(&self, root: &Root, pv: &mut Vec<u8>, clock: bool) {
         let (Some(db), Some(top)) = (&self.db, self.tables) else { return };
         let mut board = *root.position.board();
@@ -460,8 +480,7 @@ impl Engine {
                 _ => false,
             }
         };
-        // In a game, the captured counts along the line (mover first): the line follows the
-        // layers' best moves only where the 25-stone rule cannot change them.
+        // In a game, the captured counts along the line (mover first).
         let mut game = root.captured.map(|c| (c.mover.min(48), c.opponent.min(48)));
         for &pit in pv.iter() {
             game = self.after(game, &board, pit);
@@ -471,22 +490,55 @@ impl Engine {
         }
         while pv.len() < 60 && stones(&board) <= top {
             let Ok(position) = Position::new(board) else { return };
-            let pit = match game.map(|(m, o)| self.rule_value(&board, m, o, clock)) {
-                None | Some(Ok(GameValue::Layer)) => {
-                    let Ok(best) = db.best_moves(&position) else { return };
-                    let Some(m) = best.first() else { return };
-                    m.pit
-                }
-                // Under the rule the values have no depth to capture to make a line progress
-                // (a line that keeps the value could wander until it repeats): the line ends.
-                Some(Ok(GameValue::Exact(_) | GameValue::Decided | GameValue::Between(..) | GameValue::Unknown) | Err(_)) => return,
+            let layers = || -> Option<u8> { db.best_moves(&position).ok()?.first().map(|m| m.pit) };
+            let pit = match game.map(|(m, o)| (m, o, self.line_value(&board, m, o, clock))) {
+                None | Some((_, _, Ok(GameValue::Layer | GameValue::Unknown))) => layers(),
+                Some((m, o, Ok(GameValue::Exact(g)))) => self.rule_move(&board, m, o, g, clock),
+                // The game is over (the rule's end), or under abapa the rule's value depends on
+                // the game's path (no move is known to keep it).
+                Some((_, _, Ok(GameValue::Decided | GameValue::Between(..)) | Err(_))) => None,
             };
+            let Some(pit) = pit else { return };
             game = self.after(game, &board, pit);
             pv.push(pit);
             if !step(&mut board, pit, &mut seen, &mut ply) {
                 return;
             }
         }
+    }
+
+    /// A move of `board` (mover first; the mover has captured `m` stones, the opponent `o`)
+    /// that keeps its value under the 25-stone rule, `g`: captures first (the largest), which
+    /// bring the game's end nearer, then the layers' order of value. `None` when no move's
+    /// value is known to be `g` (a child whose value under the rule is not solved).
+    fn rule_move(&self, board: &Board, m: u32, o: u32, g: i8, clock: bool) -> Option<u8> {
+        let db = self.db.as_ref()?;
+        let top = self.tables?;
+        let mut keeping: Vec<(u8, u8, i32)> = Vec::new();
+        for mv in self.rules.moves(board).as_slice() {
+            let (value, captured, layer) = match mv.outcome {
+                Outcome::End { value } => (Some(i32::from(value)), 0, i32::from(value)),
+                Outcome::Child { captured, child } => {
+                    let n = stones(&child);
+                    let layer = (n <= top && crate::index::in_some_layer(&child))
+                        .then(|| db.layer(n).and_then(|t| t.get(crate::index::rank_unchecked(&child))).ok())
+                        .flatten()
+                        .map(i32::from);
+                    let child_value = match self.line_value(&child, o, m + u32::from(captured), clock).ok()? {
+                        GameValue::Decided => Some(i32::from(self.rules.moves(&child).ending().unwrap_or(0))),
+                        GameValue::Layer => layer,
+                        GameValue::Exact(x) => Some(i32::from(x)),
+                        GameValue::Between(..) | GameValue::Unknown => None,
+                    };
+                    (child_value.map(|v| i32::from(captured) - v), captured, i32::from(captured) - layer.unwrap_or(0))
+                }
+            };
+            if value == Some(i32::from(g)) {
+                keeping.push((mv.pit, captured, layer));
+            }
+        }
+        keeping.sort_by_key(|&(pit, captured, layer)| (std::cmp::Reverse(captured), std::cmp::Reverse(layer), pit));
+        keeping.first().map(|&(pit, _, _)| pit)
     }
 
     /// The captured counts (mover first) after `pit` is played from `board`.

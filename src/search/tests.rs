@@ -373,3 +373,110 @@ fn a_made_up_history_is_refused() {
     let older = Root::in_game(Position::new(after).unwrap(), None, vec![[4; 12], [0; 12]]);
     assert!(engine.search(&older, &limits, &Control::new(), &mut |_| {}).is_ok());
 }
+
+/// How a line from `root` ends, with the root's captured counts: the game's final score (the
+/// root mover's view, in stones) when the line reaches the game's end (the 25-stone rule, a
+/// position without moves, a move that ends the game, or a repetition, which shares the
+/// board evenly under awari), `None` when the line stops before.
+fn line_outcome(rules: Ruleset, root: &Root, pv: &[u8]) -> Option<i32> {
+    let c = root.captured.unwrap();
+    let (mut m, mut o, mut sign) = (c.mover as i32, c.opponent as i32, 1);
+    let mut board = *root.position.board();
+    let mut seen = vec![(board, 0usize)];
+    for (i, &pit) in pv.iter().enumerate() {
+        match rules.play(&board, pit as usize).map(|mv| mv.outcome) {
+            Some(Outcome::End { value }) => return Some(sign * (m - o + i32::from(value))),
+            Some(Outcome::Child { captured, child }) => {
+                if captured > 0 {
+                    seen.clear();
+                }
+                (m, o, sign, board) = (o, m + i32::from(captured), -sign, child);
+                let ending = rules.moves(&board).ending().map_or(0, i32::from);
+                if m > 24 || o > 24 || (m == 24 && o == 24) || rules.moves(&board).is_empty() {
+                    return Some(sign * (m - o + ending));
+                }
+                if seen.iter().any(|&(b, p)| b == board && p % 2 == (i + 1) % 2) {
+                    return Some(sign * (m - o));
+                }
+                seen.push((board, i + 1));
+            }
+            None => panic!("line {pv:?}: pit {pit} is not a move"),
+        }
+    }
+    None
+}
+
+/// Issue 66: with the captured stones known, the line stopped at its first capture into the
+/// tables wherever the 25-stone rule could change the layers' values there (the position of
+/// the issue, 16:16 captured over layers 0..14, had a line of one ply). It now goes on to the
+/// game's end, and an exact score is the end the line reaches.
+#[test]
+fn with_captured_counts_the_line_goes_on_to_the_games_end() {
+    // Layers 0..12 built (for the sample), 0..10 probed: the roots are above the tables.
+    let (_d, db) = built(Ruleset::Awari, 12, false);
+    let engine = Engine::new(Ruleset::Awari, Some(db.clone()), Some(10)).unwrap();
+    let (mut exact, mut long, mut ended) = (0, 0, 0);
+    for p in sample(&db, 12, 25, 66) {
+        for (m, o) in [(18, 18), (20, 16), (15, 21)] {
+            let root = Root::in_game(p, Some(MoverCaptured { mover: m, opponent: o }), Vec::new());
+            let r = run(&engine, &root, Limits { depth: Some(8), ..Default::default() });
+            let end = line_outcome(Ruleset::Awari, &root, &r.pv);
+            // A line that reaches the tables goes on to the game's end (the rule's values are
+            // solved to 10 stones); one whose search ends above them (at the horizon) cannot.
+            let mut board = *p.board();
+            let reaches = r.pv.iter().any(|&pit| match engine.rules.play(&board, pit as usize).map(|mv| mv.outcome) {
+                Some(Outcome::Child { child, .. }) => {
+                    board = child;
+                    stones(&child) <= 10
+                }
+                _ => true,
+            });
+            // (Or it is as long as a line goes: 60 plies of play that keeps the value.)
+            assert!(end.is_some() || !reaches || r.pv.len() >= 60, "{p} {m}:{o}: line {:?} stops before the game's end", r.pv);
+            ended += usize::from(end.is_some());
+            if let (true, Some(end)) = (r.exact, end) {
+                exact += 1;
+                assert_eq!(end * 100, r.score, "{p} {m}:{o}: line {:?}", r.pv);
+            }
+            let first = r.pv.iter().scan(*p.board(), |b, &pit| {
+                let taken = match engine.rules.play(b, pit as usize).map(|mv| mv.outcome) {
+                    Some(Outcome::Child { captured, child }) => {
+                        *b = child;
+                        captured > 0
+                    }
+                    _ => true,
+                };
+                Some(taken)
+            });
+            if first.take_while(|&t| !t).count() + 1 < r.pv.len() {
+                long += 1;
+            }
+        }
+    }
+    eprintln!("{exact} exact answers ended by their line, {ended} lines to the game's end, {long} lines past their first capture, of 75");
+    assert!(exact >= 3, "{exact} exact answers of 75 ended by their line");
+    assert!(ended >= 25, "{ended} lines of 75 go on to the game's end");
+    assert!(long >= 35, "{long} lines of 75 go past their first capture");
+}
+
+/// Above the solved values under the rule (more than 10 stones), the line follows the layers'
+/// best moves, as the search's estimate does, until the game ends.
+#[test]
+fn with_captured_counts_the_line_goes_on_above_the_rules_values() {
+    let (_d, db) = built(Ruleset::Awari, 12, false);
+    let engine = Engine::new(Ruleset::Awari, Some(db.clone()), None).unwrap();
+    let mut past = 0;
+    for p in sample(&db, 12, 12, 7).into_iter().chain(sample(&db, 11, 12, 8)) {
+        // Inside the layers, the rule in play (quotas 7 and 8) and not solved (11, 12 stones).
+        let n = p.stones();
+        let (m, o) = (18, 48 - n - 18);
+        let root = Root::in_game(p, Some(MoverCaptured { mover: m, opponent: o }), Vec::new());
+        let r = run(&engine, &root, Limits { depth: Some(6), ..Default::default() });
+        let end = line_outcome(Ruleset::Awari, &root, &r.pv);
+        assert!(end.is_some() || r.pv.len() == 60, "{p} {m}:{o}: line {:?}", r.pv);
+        if r.pv.len() > 4 {
+            past += 1;
+        }
+    }
+    assert!(past >= 16, "{past} lines of 24 longer than 4 plies");
+}

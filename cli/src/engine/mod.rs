@@ -66,7 +66,15 @@ pub(crate) struct EngineArgs {
 /// [`Error::Output`]).
 pub(crate) fn run(a: EngineArgs) -> Result<()> {
     hash_fits(a.hash).map_err(|msg| Error::Usage(format!("--hash: {msg}")))?;
-    let options = Options { hash_mb: a.hash, threads: a.threads, dir: a.dir.dir, rules: a.rules.ruleset(), max_table: a.max_table, engine_turn: Side::South };
+    let options = Options {
+        hash_mb: a.hash,
+        threads: a.threads,
+        dir: a.dir.dir,
+        rules: a.rules.ruleset(),
+        max_table: a.max_table,
+        engine_turn: Side::South,
+        level: oware::search::Level::FULL,
+    };
     let mut session = Session::new(options, Arc::new(Out::default()));
     let stdin = std::io::stdin();
     let mut input = stdin.lock();

@@ -73,7 +73,10 @@ impl Job {
                 signals::answer_on_bus_error(Some(house(side, pit) as u8));
             }
         };
-        let result = engine.search(&root, &self.limits, &self.control, &mut on_info);
+        // Below full strength: the level's search, and a move drawn within its margin.
+        let level = self.options.level;
+        let limits = level.limits(&self.limits);
+        let result = engine.search(&root, &limits, &self.control, &mut on_info);
         match result {
             Ok(r) => {
                 if r.best_pit.is_some() && r.pv != last_pv {
@@ -83,7 +86,7 @@ impl Job {
                 if r.best_pit.is_none() && r.depth == 0 {
                     self.out.info(&format!("the game is over: score cp {} for the side to move{}", r.score, if r.exact { " (exact)" } else { "" }));
                 }
-                match r.best_pit {
+                match level.choose(&r, seed()) {
                     None => "bestmove 0000".into(),
                     Some(pit) => {
                         let mut s = format!("bestmove {}", house(side, pit));
@@ -105,6 +108,11 @@ impl Job {
             }
         }
     }
+}
+
+/// A seed for a level's draw: the clock's nanoseconds.
+fn seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// An `info` line: the iteration's depths, score (centi-stones, the side to move's view),

@@ -113,6 +113,7 @@ impl Session {
         out.send(&format!("option name Rules type combo default {}{vars}", o.rules));
         out.send(&format!("option name EngineTurn type combo default {} var South var North", o.engine_turn.title()));
         out.send(&format!("option name MaxTable type spin default {} min 0 max 48", o.max_table));
+        out.send(&format!("option name Level type spin default {} min 1 max {}", o.level, oware::search::Level::MAX));
         out.send("uciok");
     }
 
@@ -133,6 +134,9 @@ impl Session {
             "hash" => number(MAX_HASH_MB, 1).and_then(|mb| hash_fits(mb).map_err(|m| format!("Hash {m}"))).map(|v| self.options.hash_mb = v),
             "threads" => number(MAX_ENGINE_THREADS, 1).map(|v| self.options.threads = v),
             "maxtable" => number(48, 0).map(|v| self.options.max_table = v as u32),
+            "level" => number(u64::from(oware::search::Level::MAX), 1)
+                .and_then(|v| oware::search::Level::new(v as u32).map_err(|e| e.to_string()))
+                .map(|level| self.options.level = level),
             "dir" if value.trim().is_empty() => Err("Dir needs a directory".to_string()),
             "dir" => {
                 self.options.dir = PathBuf::from(value.trim());

@@ -25,6 +25,8 @@ pub(crate) struct Options {
     pub(crate) rules: Ruleset,
     pub(crate) max_table: u32,
     pub(crate) engine_turn: Side,
+    /// The playing strength (`setoption name Level`): the move `bestmove` plays.
+    pub(crate) level: oware::search::Level,
 }
 
 /// The engine as it was built, for the options it was built with.

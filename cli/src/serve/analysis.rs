@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use oware::position::Side;
-use oware::search::{Control, Limits, Root};
+use oware::search::{Control, Level, Limits, Root};
 use serde::Serialize;
 
 use super::errors::{ApiError, ApiResult};
@@ -47,6 +47,17 @@ pub(crate) struct AnalyseDoc {
     moves: Vec<AnalyseMove>,
     /// Layers 0..=tables are probed (null: none).
     tables: Option<u32>,
+    /// With `level` asked (1..=5): the move the computer plays at that strength (below the
+    /// top, drawn among the moves within the level's margin of the best), else null.
+    level_move: Option<LevelMove>,
+}
+
+/// The move the computer plays at a strength level.
+#[derive(Serialize)]
+struct LevelMove {
+    level: u8,
+    pit: u8,
+    house: String,
 }
 
 #[derive(Serialize)]
@@ -100,9 +111,18 @@ pub(crate) fn check_game_counts(ask: &Ask) -> ApiResult<()> {
 
 /// The search engine's answer for `ask` (its counts checked, [`check_game_counts`]), within
 /// `movetime`, after the game's positions `history` (mover-first, [`parse_history`]).
-pub(crate) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, history: Vec<oware::Board>, control: &Control) -> ApiResult<AnalyseDoc> {
+/// With a `level` (not `None`), the search is that level's and the answer has its move.
+pub(crate) fn search_answer(
+    shared: &Shared,
+    ask: &Ask,
+    movetime: Duration,
+    history: Vec<oware::Board>,
+    control: &Control,
+    level: Option<Level>,
+) -> ApiResult<AnalyseDoc> {
     let root = Root::in_game(ask.position, ask.captured.map(|c| c.mover_first(ask.side)), history);
-    let limits = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
+    let full = Limits { movetime: Some(movetime), all_moves: true, ..Default::default() };
+    let limits = level.map_or_else(|| full.clone(), |l| l.limits(&full));
     // Checked for files changed under it as the other requests are (the engine is made anew
     // over a reopened database).
     let (engine, r) = shared.with_database(ask.rules, |db| {
@@ -112,6 +132,11 @@ pub(crate) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, hist
     })?;
     let side = ask.side;
     let pv = line_houses(&r.pv, side);
+    let level_move = level.and_then(|l| {
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let pit = l.choose(&r, seed)?;
+        Some(LevelMove { level: l.get(), pit, house: oware::position::house(side, pit).to_string() })
+    });
     Ok(AnalyseDoc {
         schema_version: SCHEMA_VERSION,
         rules: ask.rules.name(),
@@ -139,13 +164,24 @@ pub(crate) fn search_answer(shared: &Shared, ask: &Ask, movetime: Duration, hist
             })
             .collect(),
         tables: engine.tables(),
+        level_move,
     })
 }
 
 fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Control) -> ApiResult<AnalyseDoc> {
     // `max_plies` has no meaning here: the engine's line is as long as its search.
-    check_known(&q, &["movetime", "history"])?;
+    check_known(&q, &["movetime", "history", "level"])?;
     let history = q.remove("history");
+    let level = match q.remove("level") {
+        None => None,
+        Some(t) => Some(
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .and_then(|n| Level::new(n).ok())
+                .ok_or_else(|| ApiError::bad(format!("level must be 1 (a beginner's) to {} (full strength), not '{}'", Level::MAX, t.escape_debug())))?,
+        ),
+    };
     let movetime = parse_movetime(shared, q.remove("movetime"))?;
     let ask = ask_of(shared, &q)?;
     check_game_counts(&ask)?;
@@ -153,7 +189,7 @@ fn analyse_answer(shared: &Shared, mut q: HashMap<String, String>, control: &Con
         Some(text) => parse_history(&text, ask.rules, &ask.position, ask.side)?,
         None => Vec::new(),
     };
-    search_answer(shared, &ask, movetime, history, control)
+    search_answer(shared, &ask, movetime, history, control, level)
 }
 
 /// Runs `work` (a search, given its [`Control`]) on a blocking thread once a search permit is

@@ -120,7 +120,7 @@ pub(crate) async fn evaluate(State(shared): State<Arc<Shared>>, peer: Option<Ext
         return Ok(Json(EvaluateDoc { schema_version: SCHEMA_VERSION, source: "tables", report: Some(report), moves: None, engine: None, line: None }));
     }
     let doc = with_search(shared, peer, move |shared, control| {
-        let engine = search_answer(shared, &ask, movetime, history, control)?;
+        let engine = search_answer(shared, &ask, movetime, history, control, None)?;
         let line = line_of(&ask, &engine.pv_pits);
         Ok(EvaluateDoc { schema_version: SCHEMA_VERSION, source: "engine", report: None, moves: Some(moves_doc(&ask)), engine: Some(engine), line: Some(line) })
     })

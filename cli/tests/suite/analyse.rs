@@ -165,3 +165,54 @@ fn analyse_names_a_foreign_dtc_file() {
     assert!(err.contains("probing layers 0..=8, depths to capture of 0..=5"), "{err}");
     assert!(out.contains("best "), "{out}");
 }
+
+/// Issue 66, item 6: strength levels 1 (a beginner's) to 5 (full), the same in `oware play
+/// --level`, `/api/v1/analyse?level=` and the engine's `setoption name Level` (engine.rs). A
+/// level below the top plays a move within its margin of the best its search sees; the top
+/// plays the best.
+#[test]
+fn strength_levels_in_play_and_the_server() {
+    let dir = common::fixture(Ruleset::Awari, 12);
+    // `oware play --level 1`: the computer says its level and plays legal moves.
+    let mut child = Command::new(common::OWARE)
+        .args(["play", "--dir", s(dir), "--computer", "north", "--level", "1", "--movetime", "50"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"F\nA\nq\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("at level 1 of 5") && text.contains("(level 1: depth 1)"), "{text}");
+    let (code, _, err) = oware(&["play", "--dir", s(dir), "--level", "6"]);
+    assert_eq!(code, 2, "{err}");
+    // The server: level_move, a legal move within the level's margin of the best (3 stones at
+    // level 1, half a stone at 4); null without a level; a bad level refused.
+    let server = Server::start(dir, &[]);
+    let start = "pits=4,4,4,4,4,4,4,4,4,4,4,4&captured=0:0&movetime=200";
+    for (level, margin) in [(1, 3.0), (1, 3.0), (1, 3.0), (1, 3.0), (4, 0.5), (5, 0.0)] {
+        let (st, v) = server.get(&format!("/api/v1/analyse?{start}&level={level}"));
+        assert_eq!(st, 200, "{v}");
+        let m = &v["level_move"];
+        assert_eq!(m["level"], level, "{v}");
+        let best = v["moves"].as_array().unwrap().iter().map(|m| m["score"].as_f64().unwrap()).fold(f64::MIN, f64::max);
+        let chosen = v["moves"].as_array().unwrap().iter().find(|x| x["pit"] == m["pit"]).unwrap();
+        assert!(chosen["score"].as_f64().unwrap() >= best - margin - 1e-9, "level {level}: {v}");
+        assert_eq!(chosen["house"], m["house"]);
+        if level == 5 {
+            assert_eq!(m["house"], v["best_house"], "{v}");
+        } else {
+            assert!(v["depth"].as_u64().unwrap() <= 6, "{v}");
+        }
+    }
+    let (st, v) = server.get(&format!("/api/v1/analyse?{start}"));
+    assert_eq!(st, 200);
+    assert!(v["level_move"].is_null(), "{v}");
+    for bad in ["0", "6", "x"] {
+        let (st, v) = server.get(&format!("/api/v1/analyse?{start}&level={bad}"));
+        assert_eq!(st, 400, "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("level must be 1"), "{v}");
+    }
+}

@@ -721,3 +721,45 @@ fn layers_truncated_under_the_engine_still_get_a_bestmove() {
     assert!(lines.iter().any(|l| l.starts_with("info string ") && l.contains("changed while it was open")), "{lines:?}");
     assert!(field(lines.last().unwrap(), "bestmove").is_some_and(|m| m.len() == 1 && "ABCDEF".contains(m)), "{lines:?}");
 }
+
+/// Issue 66, item 2: with the stores of the FEN (the captured stones), the `pv` of the last
+/// `info` line stopped at its first capture into the tables ("D" over layers 0..10); it goes
+/// on (as `/evaluate`'s line, cli/tests/suite/evaluate.rs).
+#[test]
+fn with_captured_counts_the_pv_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let mut e = Session::start(&["--dir", s(tmp.path())]);
+    e.send("position fen 2-1-0-3-1-1-1-2-0-1-0-0-16-20-S");
+    e.send("go depth 8");
+    let said = e.bestmove(Duration::from_secs(30));
+    let last = said.iter().rfind(|l| l.starts_with("info depth")).unwrap_or_else(|| panic!("{said:?}"));
+    let pv: Vec<String> = field(last, "pv").unwrap().chars().map(String::from).collect();
+    let first = crate::evaluate::first_capture(oware::Ruleset::Awari, [2, 1, 0, 3, 1, 1, 1, 2, 0, 1, 0, 0], &pv).unwrap();
+    assert!(pv.len() >= first + 4, "the pv {pv:?} stops {} plies after its first capture", pv.len() - first - 1);
+    e.send("quit");
+}
+
+/// Issue 66, item 6: the engine's `Level` option (1..=5): listed, set, refused out of range; at
+/// level 1 `bestmove` is a legal move of a depth-1 search.
+#[test]
+fn the_level_option() {
+    let tmp = tempfile::tempdir().unwrap();
+    build(tmp.path());
+    let mut e = Session::start(&["--dir", s(tmp.path())]);
+    e.send("uci");
+    let id = e.until(Duration::from_secs(10), |l| l == "uciok");
+    assert!(id.iter().any(|l| l == "option name Level type spin default 5 min 1 max 5"), "{id:?}");
+    e.send("setoption name Level value 9");
+    let said = e.sync();
+    assert!(said.iter().any(|l| l.contains("Level is a number 1..=5")), "{said:?}");
+    e.send("setoption name Level value 1");
+    e.send("position startpos");
+    e.send("go movetime 2000");
+    let said = e.bestmove(Duration::from_secs(30));
+    let last = said.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+    assert_eq!(field(last, "depth"), Some("1"), "{said:?}");
+    let best = said.last().unwrap();
+    assert!(["A", "B", "C", "D", "E", "F"].contains(&field(best, "bestmove").unwrap()), "{best}");
+    e.send("quit");
+}

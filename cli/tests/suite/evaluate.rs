@@ -100,3 +100,57 @@ fn evaluate_answers_from_the_tables_or_the_engine_and_asks_once() {
         .collect();
     assert!(page.contains("/api/v1/evaluate?") && !page.contains("/api/v1/position?"), "the page's requests");
 }
+
+/// The index of a line's first capture (houses, from the position `pits`, mover-first, whose
+/// mover is South); `None` without one.
+pub(crate) fn first_capture(rules: oware::Ruleset, pits: [u8; 12], houses: &[String]) -> Option<usize> {
+    let mut board = pits;
+    for (i, h) in houses.iter().enumerate() {
+        let c = h.chars().next()?;
+        let pit = "ABCDEFabcdef".find(c)? % 6;
+        match rules.play(&board, pit).map(|m| m.outcome) {
+            Some(oware::rules::Outcome::Child { captured, child }) => {
+                if captured > 0 {
+                    return Some(i);
+                }
+                board = child;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Issue 66, item 2: with the captured stones known, the engine's line stopped at its first
+/// capture into the tables wherever the 25-stone rule could change their values there (a line
+/// of one ply, "D", for this position over layers 0..10; 42 plies now). It goes on, in every
+/// surface: `/evaluate`'s line, `/analyse`'s pv, `oware analyse` (and the UCI `pv`: engine.rs).
+#[test]
+fn with_captured_counts_the_line_goes_on_past_its_first_capture_everywhere() {
+    let dir = built();
+    let server = Server::start(dir.path(), &[]);
+    let pits = [2, 1, 0, 3, 1, 1, 1, 2, 0, 1, 0, 0];
+    let query = "south=2,1,0,3,1,1&north=1,2,0,1,0,0&to_move=south&captured=16:20";
+    let rules = oware::Ruleset::Awari;
+    let houses = |v: &Value| -> Vec<String> { v.as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect() };
+    let goes_on = |line: &[String], what: &str| {
+        let first = first_capture(rules, pits, line).unwrap_or_else(|| panic!("{what}: no capture in {line:?}"));
+        assert!(line.len() >= first + 4, "{what}: the line {line:?} stops {} plies after its first capture", line.len() - first - 1);
+    };
+    let (st, v) = server.get(&format!("/api/v1/evaluate?{query}&movetime=300"));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["source"], "engine");
+    let line: Vec<String> = v["line"].as_array().unwrap().iter().map(|p| p["house"].as_str().unwrap().to_string()).collect();
+    assert_eq!(line, houses(&v["engine"]["pv"]));
+    goes_on(&line, "/evaluate");
+    let (st, a) = server.get(&format!("/api/v1/analyse?{query}&movetime=300"));
+    assert_eq!(st, 200, "{a}");
+    goes_on(&houses(&a["pv"]), "/analyse");
+    // `oware analyse` (mover first: South has 16) and the engine's protocol, at a fixed depth.
+    let (code, out, err) =
+        crate::common::oware(&["analyse", "--dir", crate::common::s(dir.path()), "--depth", "8", "--captured", "16:20", "--json", "2 1 0 3 1 1 1 2 0 1 0 0"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    goes_on(&houses(&v["pv"]), "oware analyse");
+    // The engine's protocol: cli/tests/suite/engine.rs, with_captured_counts_the_pv_goes_on.
+}
