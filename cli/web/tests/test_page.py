@@ -345,8 +345,9 @@ def test_5_the_engines_line_is_long_and_scored(server, browser):
 
 
 def test_6_a_click_on_the_computers_side_does_nothing(server, browser):
-    # The computer plays North at the start, 1 s a move.
-    load(browser, server, "computer=north&movetime=1000")
+    # The computer plays North at the start, 3 s a move (at 1 s the search can end in 0.6 s,
+    # when its next iteration could not finish, and the check below raced it).
+    load(browser, server, "computer=north&movetime=3000")
     seq = shown_count(browser)
     browser.find_element("id", "house-F").click()
     wait(browser, lambda d: d.find_element("id", "board").get_attribute("data-thinking") == "1")
