@@ -117,20 +117,33 @@ pub(crate) fn decided_depth(rules: Ruleset, board: &Board, value: i8, mut child_
 /// # Errors
 /// Those of `child_value` (the first met).
 pub fn floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync)) -> Result<Vec<i8>> {
-    use rayon::prelude::*;
-    const CHUNK: usize = 1 << 16;
     let mut out = vec![NO_FLOOR; crate::index::layer_size(n) as usize];
-    out.par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, chunk)| -> Result<()> {
-        let mut b = crate::index::unrank_unchecked(n, (c * CHUNK) as u64);
-        for (i, f) in chunk.iter_mut().enumerate() {
-            if i > 0 {
-                crate::index::LayerWalker::advance(&mut b);
-            }
-            *f = floor(rules, &b, child_value)?;
-        }
+    for_each_board(n, &mut out, |_, board, f| {
+        *f = floor(rules, board, child_value)?;
         Ok(())
     })?;
     Ok(out)
+}
+
+/// Calls `f(index, board, entry)` for every position of layer `n` with its entry of `out` (one
+/// per position, in index order), in parallel over chunks of the layer, each walked in index
+/// order from one `unrank`.
+///
+/// # Errors
+/// The first error of `f` met.
+pub(crate) fn for_each_board<T: Send>(n: u32, out: &mut [T], f: impl Fn(usize, &Board, &mut T) -> Result<()> + Sync) -> Result<()> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    out.par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, chunk)| -> Result<()> {
+        let mut b = crate::index::unrank_unchecked(n, (c * CHUNK) as u64);
+        for (i, e) in chunk.iter_mut().enumerate() {
+            if i > 0 {
+                crate::index::LayerWalker::advance(&mut b);
+            }
+            f(c * CHUNK + i, &b, e)?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

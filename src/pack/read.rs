@@ -450,17 +450,9 @@ impl PackLayer {
     pub fn decode_resolved(&self, out: &mut [u8], child_value: &(dyn Fn(&crate::rules::Board) -> Result<i8> + Sync)) -> Result<()> {
         self.decode_stored(out)?;
         if self.over_floors() {
-            let (n, rules) = (self.header.stones, self.header.rules);
-            out.par_chunks_mut(1 << 16).enumerate().try_for_each(|(c, chunk)| -> Result<()> {
-                let start = (c as u64) << 16;
-                let mut b = crate::index::unrank_unchecked(n, start);
-                for (i, v) in chunk.iter_mut().enumerate() {
-                    if i > 0 {
-                        crate::index::LayerWalker::advance(&mut b);
-                    }
-                    let f = super::floor(rules, &b, child_value)?;
-                    *v = (*v as i8).max(f) as u8;
-                }
+            let rules = self.header.rules;
+            super::floor::for_each_board(self.header.stones, out, |_, board, v| {
+                *v = (*v as i8).max(super::floor(rules, board, child_value)?) as u8;
                 Ok(())
             })?;
         }

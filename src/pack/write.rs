@@ -129,9 +129,7 @@ pub fn pack_floored<W: Write + Seek>(
         return Err(Error::Usage(format!("{}: {} are never packed over floors", src_path.display(), Header::kind(header.encoding))));
     }
     let b = options.block_values;
-    if !(64..=16384).contains(&b) {
-        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
-    }
+    check_block(b)?;
     // Every value within its range and not below its floor, before anything is written.
     let bad = values.par_iter().zip(floors).position_first(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
     if let Some(i) = bad {
@@ -225,9 +223,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
         return Err(Error::Usage(format!("{}: {} are not depths to capture", src_path.display(), Header::kind(header.encoding))));
     }
     let b = options.block_values;
-    if !(64..=16384).contains(&b) {
-        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
-    }
+    check_block(b)?;
     let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
     let bytes = dtc.bytes();
     // The depth the value and floor decide, where they do (as a reader decides it:
@@ -235,33 +231,26 @@ pub fn pack_dtc_over<W: Write + Seek>(
     const OPEN: u8 = 254;
     let rules = header.rules;
     let mut decided = vec![OPEN; size as usize];
-    decided.par_chunks_mut(1 << 16).enumerate().for_each(|(c, chunk)| {
-        let mut board = crate::index::unrank_unchecked(n, (c as u64) << 16);
-        for (i, d) in chunk.iter_mut().enumerate() {
-            if i > 0 {
-                crate::index::LayerWalker::advance(&mut board);
-            }
-            let j = (c << 16) + i;
-            let v = values[j] as i8;
-            let x = super::Exit::of(rules, &board);
-            *d = if v == 0 {
-                NONE
-            } else if x.ended.is_some() {
-                0
-            } else if v > 0 && floors[j] == v {
-                1
-            } else {
-                OPEN
-            };
-        }
-    });
+    super::floor::for_each_board(n, &mut decided, |j, board, d| {
+        let v = values[j] as i8;
+        *d = if v == 0 {
+            NONE
+        } else if super::Exit::of(rules, board).ended.is_some() {
+            0
+        } else if v > 0 && floors[j] == v {
+            1
+        } else {
+            OPEN
+        };
+        Ok(())
+    })?;
     if let Some(j) = (0..size as usize).into_par_iter().find_first(|&j| decided[j] != OPEN && decided[j] != bytes[j]) {
         let board = crate::index::unrank_unchecked(n, j as u64);
         let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
         return Err(Error::corrupt(src_path, Damage::DtcInconsistent { board, stored: dtc.get(j as u64).ok().flatten(), derived }));
     }
     let cx = DtcContexts { n, base: 0, values: stored };
-    let (k, x) = (cx.symbols(), cx.contexts());
+    let k = cx.symbols();
     let (bu, gb) = (b as usize, group_blocks(b) as usize);
     let truth = depth_syms(bytes);
     // The first model: the depths' own counts; `choice[ctx]` is the most frequent symbol of the
@@ -276,8 +265,15 @@ pub fn pack_dtc_over<W: Write + Seek>(
         *syms = filled;
         Ok(())
     };
-    debug_assert_eq!(x * k, counts.len());
     write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
+}
+
+/// [`Error::Usage`] for a block size outside `64..=16384`.
+fn check_block(b: u32) -> Result<()> {
+    if !(64..=16384).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
+    }
+    Ok(())
 }
 
 /// The symbols of a dtc payload's bytes (`bytes`, one per position) block by block.
@@ -333,9 +329,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
 ) -> Result<PackedLayer> {
     let n = header.stones;
     let b = options.block_values;
-    if !(64..=16384).contains(&b) {
-        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
-    }
+    check_block(b)?;
     let len = header.entries as usize;
     let (k, x) = (cx.symbols(), cx.contexts());
     let bu = b as usize;
