@@ -468,22 +468,37 @@ pub(crate) struct ReportArgs {
     pub(crate) json: JsonArg,
 }
 
-/// Parses `123`, `64K`, `512M`, `3G`, `1.5GB` (powers of 1024), at most 1 EiB.
+/// Parses a size: a number of bytes (`100`, `1.5`) with an optional unit, case-insensitive:
+/// `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024, `KB`, `MB`, `GB`, `TB`
+/// (SI) powers of 1000; at most 1 EiB. Exponents (`1e3`), signs and other words are refused.
 pub(crate) fn parse_size(s: &str) -> std::result::Result<u64, String> {
-    let t = s.trim().to_ascii_uppercase();
-    let t = t.strip_suffix('B').unwrap_or(&t);
-    let (num, mult) = match t.chars().last() {
-        Some('K') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M') => (&t[..t.len() - 1], 1 << 20),
-        Some('G') => (&t[..t.len() - 1], 1 << 30),
-        Some('T') => (&t[..t.len() - 1], 1 << 40),
-        _ => (t, 1),
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = (&t[..split], t[split..].trim_start());
+    let bad = |why: &str| format!("'{s}' is not a size {why}(write e.g. 512M, 3G, 22GiB or 24GB)");
+    if t.starts_with('-') {
+        return Err(bad("(a size cannot be negative) "));
+    }
+    let mult: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KIB" => 1 << 10,
+        "M" | "MIB" => 1 << 20,
+        "G" | "GIB" => 1 << 30,
+        "T" | "TIB" => 1 << 40,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => return Err(bad("")),
     };
-    let bad = || format!("'{s}' is not a size like 512M or 3G");
-    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let digits = num.bytes().filter(u8::is_ascii_digit).count();
+    if digits == 0 || num.bytes().filter(|&b| b == b'.').count() > 1 {
+        return Err(bad(""));
+    }
+    let v: f64 = num.parse().map_err(|_| bad(""))?;
     let bytes = v * mult as f64;
-    if !(v.is_finite() && v >= 0.0 && bytes <= (1u64 << 60) as f64) {
-        return Err(bad());
+    if !(v.is_finite() && bytes <= (1u64 << 60) as f64) {
+        return Err(bad("(at most 1 EiB) "));
     }
     Ok(bytes as u64)
 }
@@ -517,7 +532,17 @@ mod tests {
     fn sizes_parse() {
         assert_eq!(parse_size("512M").unwrap(), 512 << 20);
         assert_eq!(parse_size("3G").unwrap(), 3 << 30);
-        assert_eq!(parse_size("1.5GB").unwrap(), 3 << 29);
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_size("22GiB").unwrap(), 22 << 30);
+        assert_eq!(parse_size("22gib").unwrap(), 22 << 30);
+        assert_eq!(parse_size("22gb").unwrap(), 22_000_000_000);
+        assert_eq!(parse_size("512 MiB").unwrap(), 512 << 20);
+        assert_eq!(parse_size("2TB").unwrap(), 2_000_000_000_000);
+        assert_eq!(parse_size("64k").unwrap(), 64 << 10);
+        for bad in ["1e3", "1E3G", "-1", "+1G", "1.2.3", ".", "G", "", "3 gigs", "0x10", "inf", "NaN", "2PB"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+        assert!(parse_size("-1").unwrap_err().contains("negative"));
         assert_eq!(parse_size("100").unwrap(), 100);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("-1G").is_err());

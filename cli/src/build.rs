@@ -44,8 +44,9 @@ pub(crate) struct BuildArgs {
     dir: DirArg,
     #[command(flatten)]
     threads: ThreadsArg,
-    /// Memory the build may use, e.g. `3G`, `512M` (default: what the system reports available).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    /// Memory the build may use, e.g. `3G`, `512M`, `22GiB` (K, M, G, T, KiB..TiB: powers of
+    /// 1024; KB, MB, GB, TB: of 1000; default: what the system reports available).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     max_memory: Option<u64>,
     /// Directory for scratch files and checkpoints (default: `.work` in the ruleset's
     /// directory); each layer's files are removed when it is done.

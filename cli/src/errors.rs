@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use oware::error::{ClusterError, ErrorKind, FileContent};
+use oware::error::{ClusterError, ErrorKind, FileContent, FileKind};
 use oware::{Error, Ruleset};
 
 use crate::output;
@@ -86,6 +86,15 @@ pub(crate) fn hint(e: &Error) -> Option<String> {
         }
         Error::OutOfMemory { .. } => Some("free memory, or build fewer layers with a smaller --max-stones".into()),
         Error::DiskSpace { .. } => Some("free disk space, or use another --dir".into()),
+        Error::NotAFile { path, expected: FileKind::File, .. } => {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let quoted = shell_quote(&path.display().to_string());
+            Some(if name.ends_with(".partial") || name.ends_with(".tmp") {
+                format!("remove it (`rm {quoted}`) and rerun: it is the program's own unfinished file, written anew")
+            } else {
+                format!("move it away or replace it with a regular file (`rm {quoted}`): the program neither follows links there nor reads pipes or devices")
+            })
+        }
         // Only the build's lock is refused this way (`flock` with `LOCK_NB`).
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::WouldBlock => Some("wait for it or use another --dir".into()),
         Error::Cluster(ClusterError::ForeignBinary { .. }) => Some("install one build on every node".into()),

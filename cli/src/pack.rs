@@ -365,8 +365,9 @@ pub(crate) fn run_unpack(a: UnpackArgs) -> Result<()> {
     let rules = a.rules.ruleset();
     let src = DatabaseDir::new(Format::Native, &a.dir, rules)?;
     let dst = DatabaseDir::new(Format::Native, &a.out, rules)?;
-    let layers = a.max_stones.layers(&src, "unpacking", a.report.quiet.quiet)?;
+    // The manifest before the plan: a manifest that refuses the unpack prints no plan first.
     check_listed(&a.dir, rules, a.max_stones.max_stones)?;
+    let layers = a.max_stones.layers(&src, "unpacking", a.report.quiet.quiet)?;
     write_native_layers(&dst, &layers, Report::new("unpacked", rules, a.report.json.json), a.report.quiet.quiet, |n| {
         let pack = match src.open_table::<ValuesKind>(n, true, ReadMode::Map)? {
             Table::Pack(p) => p,

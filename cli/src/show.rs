@@ -71,7 +71,11 @@ impl Ending {
     /// How `game` ended, `end` being its [`Game::end`].
     pub(crate) fn of(game: &Game, end: End) -> Ending {
         let board = game.position().board();
+        // An empty board with a side past 24 (or both at 24): the capture that got there ended
+        // the game by the 25-stone rule; that the side to move has no move then shares nothing.
+        let quota_met = game.captured().is_some_and(|c| c.south > 24 || c.north > 24 || (c.south == 24 && c.north == 24));
         match end {
+            End::NoMove { .. } if quota_met && board.iter().all(|&s| s == 0) => Ending::Captures,
             End::ByMove { pit, .. } => Ending::GrandSlam { pit },
             End::NoMove { .. } if board[..6].iter().all(|&s| s == 0) => Ending::NoStone,
             End::NoMove { .. } if board[6..].iter().all(|&s| s == 0) => Ending::CannotFeed,
@@ -127,6 +131,18 @@ mod tests {
         let end = game.end().expect("the game is over");
         let ending = Ending::of(&game, end);
         (game, ending)
+    }
+
+    /// Issue 67, item 6: `fen 0-0-0-0-0-0-0-0-0-0-0-0-24-24-S` was "no legal move"; the capture
+    /// that made 24:24 ended the game by the 25-stone rule.
+    #[test]
+    fn an_empty_board_after_the_quota_is_the_25_stone_rule() {
+        for (south, north) in [(24, 24), (25, 23), (23, 25), (48, 0)] {
+            let (_, e) = ending(Ruleset::Awari, "0 0 0 0 0 0 0 0 0 0 0 0", Captured { south, north });
+            assert_eq!(e, Ending::Captures, "{south}:{north}");
+        }
+        let (_, e) = ending(Ruleset::Awari, "0 0 0 0 0 0 0 0 0 0 0 0", Captured { south: 0, north: 0 });
+        assert_eq!(e, Ending::NoStone);
     }
 
     /// The ends are told apart once, and worded for people and for a GUI from that one reading.

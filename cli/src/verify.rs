@@ -74,7 +74,7 @@ pub(crate) struct VerifyArgs {
     /// Memory the re-derivation may keep in the page cache, e.g. `16G` (default: what the
     /// system reports available). A layer whose files do not fit together is re-derived in
     /// several passes, each reading a group of them (docs/cli.md#verify).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     max_memory: Option<u64>,
 }
 

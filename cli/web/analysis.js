@@ -1,4 +1,4 @@
-// Asking the server about a position (GET /api/v1/evaluate) and showing its answer: the
+// Asking the server about a position (POST /api/v1/evaluate) and showing its answer: the
 // numbers in the page's terms, the status line, the best line and the details.
 
 import { $, S, hooks, cur, fmt, hidden, other, plural, render, renderGraph, round1, setStatus, stones, t0, tableNumber, title, toView } from "./board.js";
@@ -21,7 +21,7 @@ function sinceCapture(k) {
 }
 
 // Asks for position k once: the server answers from the tables where they hold it, else with
-// the engine's search (GET /api/v1/evaluate). A newer position asked drops the older request
+// the engine's search (POST /api/v1/evaluate). A newer position asked drops the older request
 // (which stops its search on the server): the page never waits on an analysis no longer
 // wanted, and a stale answer is never shown.
 async function evaluate(k) {
@@ -40,7 +40,7 @@ async function evaluate(k) {
   $("board").dataset.thinking = thinking ? "1" : "";
   let r, body;
   try {
-    r = await fetch("/api/v1/evaluate?" + q, { signal: abort.signal });
+    r = await ask(q, abort.signal);
     body = await r.json();
   } catch (e) {
     if (abort.signal.aborted) return;
@@ -58,6 +58,17 @@ async function evaluate(k) {
   if (cur() === p) show();
   else renderGraph();
   background();
+}
+
+// Sends the parameters q of /evaluate in a POST's JSON body: a long game's history (up to
+// 10,000 positions since the last capture) does not fit a request line.
+function ask(q, signal) {
+  return fetch("/api/v1/evaluate", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(Object.fromEntries(q)),
+    signal,
+  });
 }
 
 // The request of /evaluate for position k of the line shown.
@@ -92,7 +103,7 @@ async function background() {
   const p = S.game[k], abort = new AbortController();
   S.bg = { p, abort };
   try {
-    const r = await fetch("/api/v1/evaluate?" + request(k), { signal: abort.signal });
+    const r = await ask(request(k), abort.signal);
     const body = await r.json();
     if (S.bg && S.bg.p === p) S.bg = null;
     if (!r.ok) return;

@@ -122,8 +122,8 @@ function maybeComputer() {
   const m = p.data.moves.find((x) => x.best);
   if (!m) { setStatus("The computer has no move to play here: play " + title(p.side) + "'s move for it, or let nobody play.", true); return; }
   clearTimeout(S.timer);
-  // Below full strength: the level's move (GET /api/v1/analyse?level=N: a shallow search, a
-  // move drawn within the level's margin of the best).
+  // Below full strength: the level's move (POST /api/v1/analyse with level N: a shallow
+  // search, a move drawn within the level's margin of the best; POST: a long history).
   if (S.level < 5) {
     const k = S.cur;
     S.timer = setTimeout(async () => {
@@ -133,7 +133,11 @@ function maybeComputer() {
       const since = sinceCapture(k);
       if (since.length) q.set("history", since.map((h) => h.board.join(",")).join(";"));
       let body;
-      try { const r = await fetch("/api/v1/analyse?" + q); if (!r.ok) return; body = await r.json(); } catch (e) { return; }
+      try {
+        const r = await fetch("/api/v1/analyse", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(Object.fromEntries(q)) });
+        if (!r.ok) return;
+        body = await r.json();
+      } catch (e) { return; }
       const lm = body.level_move, moves = p.legal ? p.legal.moves : p.data.moves;
       const chosen = lm && moves.find((x) => x.pit === lm.pit);
       if (chosen && cur() === p && S.cur === S.game.length - 1 && S.computer === p.side && S.mode === "play") playMove(chosen);

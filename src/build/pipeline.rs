@@ -320,6 +320,7 @@ fn build_layer(
             out_of_core: lp.out_of_core.map(|l| l.solve_within(&mine, &release_lower, &release_out)),
             checkpoint: checkpointed.then_some(&checkpoint),
             checkpoint_every: every,
+            saved: Some(&|| clock.record_now()),
             note: Some(&note),
             work: Some(&model),
             release_lower: Some(&release_lower),
@@ -338,7 +339,7 @@ fn build_layer(
         };
         if solved.is_err() {
             // Interrupted (its checkpoint kept) or failed: the run that resumes counts this one.
-            clock.stopped();
+            clock.record_now();
         }
         solved?;
     }

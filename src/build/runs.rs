@@ -5,7 +5,10 @@
 //! finished layer for its time estimates, and a layer that seemed to take only its last run's
 //! few minutes would make the next one look short enough to need no checkpoints. So each run
 //! keeps the count of runs and the seconds they took in the layer's work directory, beside its
-//! checkpoint, in a one-line text file: `runs seconds`.
+//! checkpoint, in a one-line text file: `runs seconds`, written when a run begins, at each of
+//! its checkpoints and when it stops. A run killed outright (SIGKILL, a crash, a power cut)
+//! thus counts the time up to its last checkpoint, which is the work the next run keeps; what
+//! it did after that checkpoint is done again, and counted, by the run that resumes.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -31,7 +34,7 @@ pub(super) struct RunClock {
 impl RunClock {
     /// Starts this run's clock for the layer whose work directory is `work` (if it has one),
     /// counting the runs recorded there before, and records at once that this run began (a run
-    /// killed outright, which records nothing more, is then counted, though not its time). A
+    /// killed outright is then counted, with the time its last checkpoint recorded). A
     /// missing or unreadable record counts no earlier run; one that cannot be written is not an
     /// error (the figures are informational; the layer's bytes do not depend on them).
     ///
@@ -54,9 +57,11 @@ impl RunClock {
         self.earlier_seconds + self.start.elapsed().as_secs_f64()
     }
 
-    /// Records this run's time so far, for the run that resumes the layer (called when this
-    /// one stops before the layer is done).
-    pub(super) fn stopped(&self) {
+    /// Records this run's time so far, for the run that resumes the layer: called after each
+    /// checkpoint is saved and when the run stops before the layer is done.
+    ///
+    /// Cost: one small file written.
+    pub(super) fn record_now(&self) {
         self.record(self.start.elapsed().as_secs_f64());
     }
 
@@ -97,7 +102,7 @@ mod tests {
         assert_eq!(first.runs(), 1);
         assert_eq!(read(&dir.path().join(RUNS_FILE)), Some((1, 0.0)), "a run is counted when it starts");
         std::thread::sleep(std::time::Duration::from_millis(30));
-        first.stopped();
+        first.record_now();
         let (runs, seconds) = read(&dir.path().join(RUNS_FILE)).unwrap();
         assert_eq!(runs, 1);
         assert!(seconds >= 0.03, "{seconds}");
@@ -118,7 +123,7 @@ mod tests {
     fn a_layer_without_a_work_directory_is_one_run_and_writes_nothing() {
         let clock = RunClock::start(None);
         assert_eq!(clock.runs(), 1);
-        clock.stopped();
+        clock.record_now();
         clock.finished();
         assert!(clock.seconds() >= 0.0);
     }

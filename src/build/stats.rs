@@ -42,8 +42,8 @@ pub struct LayerStats {
     /// Positions in the layer.
     pub positions: u64,
     /// Wall-clock seconds the build took, over every run that worked on the layer when it was
-    /// stopped and resumed from its checkpoint (a run killed outright is counted in `runs`, its
-    /// time not); absent for layers not built by this run.
+    /// stopped and resumed from its checkpoint (a run killed outright is counted in `runs`, with
+    /// its time up to its last checkpoint); absent for layers not built by this run.
     pub seconds: Option<f64>,
     /// Positions per second of the build (over `seconds`).
     pub positions_per_second: Option<f64>,

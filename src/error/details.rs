@@ -267,6 +267,8 @@ pub enum FileKind {
     Device,
     /// A Unix socket.
     Socket,
+    /// A symbolic link (where links are not followed).
+    Symlink,
     /// Anything else.
     Other,
 }
@@ -279,13 +281,14 @@ impl fmt::Display for FileKind {
             FileKind::Fifo => "a FIFO (named pipe)",
             FileKind::Device => "a device",
             FileKind::Socket => "a socket",
+            FileKind::Symlink => "a symbolic link",
             FileKind::Other => "an unknown kind of file",
         })
     }
 }
 
 impl FileKind {
-    /// The kind of a file type (as `metadata` gives it, links followed).
+    /// The kind of a file type (as `metadata` gives it, links followed, or `symlink_metadata`).
     pub fn of(t: std::fs::FileType) -> FileKind {
         #[cfg(unix)]
         use std::os::unix::fs::FileTypeExt;
@@ -294,6 +297,9 @@ impl FileKind {
         }
         if t.is_dir() {
             return FileKind::Directory;
+        }
+        if t.is_symlink() {
+            return FileKind::Symlink;
         }
         #[cfg(unix)]
         {

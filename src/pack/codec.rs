@@ -142,7 +142,7 @@ pub(super) fn walk_contexts<E>(
         let d2 = b[0] as usize + b[1] as usize + 2;
         let up = if b[2] > 0 && near(d2) {
             let u = syms[(i - d2) & mask] as i32;
-            ((u - prev as i32) / 2).clamp(-2, 2) as usize + 3
+            (((u - prev as i32) / 2).clamp(-2, 2) + 3) as usize
         } else {
             0
         };
@@ -150,7 +150,7 @@ pub(super) fn walk_contexts<E>(
         let d3 = (s + 1) * (s + 2) / 2;
         let third = if b[3] > 0 && near(d3) {
             let w = syms[(i - d3) & mask] as i32;
-            ((w - prev as i32) / 2).clamp(-2, 2) as usize + 3
+            (((w - prev as i32) / 2).clamp(-2, 2) + 3) as usize
         } else {
             0
         };
@@ -246,7 +246,7 @@ impl Contexts for DtcContexts<'_> {
                     match (syms[(i - d2) & mask], p) {
                         (DTC_NONE, _) => 1,
                         (_, DTC_NONE) => 2,
-                        (u, p) => (i32::from(u) - i32::from(p)).clamp(-3, 3) as usize + 6,
+                        (u, p) => ((i32::from(u) - i32::from(p)).clamp(-3, 3) + 6) as usize,
                     }
                 } else {
                     0

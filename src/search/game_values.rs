@@ -200,6 +200,12 @@ impl GameValues {
         }
     }
 
+    /// Whether some layer is being solved (or waits to be) on another thread
+    /// ([`value_now`](Self::value_now) started it).
+    pub(crate) fn solving_in_background(&self) -> bool {
+        !self.pending.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+    }
+
     /// Solves layer `n` with quotas `(a, b)` on another thread, once, one solve at a time.
     fn in_background(me: &Arc<Self>, n: u32, a: u8, b: u8) {
         if me.pending.lock().unwrap_or_else(|p| p.into_inner()).insert((n, a, b)) {

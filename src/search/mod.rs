@@ -45,7 +45,7 @@ mod worker;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::position::Position;
@@ -106,6 +106,8 @@ pub struct Engine {
     dtc: Option<u32>,
     /// The first file that could not be used.
     unusable: Option<Error>,
+    /// The largest layer it may probe (`max_table` of [`Engine::new`], at most 48).
+    max_table: u32,
     /// Values under the 25-stone rule, for searches with captured counts.
     game_values: Arc<GameValues>,
     tt: Table,
@@ -175,7 +177,19 @@ impl Engine {
                 }
             }
         }
-        Ok(Engine { rules, db, tables, bounds, dtc, unusable, game_values: Arc::new(GameValues::new(rules)), tt: Table::new(DEFAULT_HASH_MB), threads: 1 })
+        let max_table = max_table.unwrap_or(48).min(48);
+        Ok(Engine {
+            rules,
+            db,
+            tables,
+            bounds,
+            dtc,
+            unusable,
+            max_table,
+            game_values: Arc::new(GameValues::new(rules)),
+            tt: Table::new(DEFAULT_HASH_MB),
+            threads: 1,
+        })
     }
 
     /// The first file of the database that could not be used, when one could not: the layers
@@ -187,6 +201,33 @@ impl Engine {
     /// The largest layer whose depths to capture are used (`0..=n` are), `None` without them.
     pub fn dtc_tables(&self) -> Option<u32> {
         self.dtc
+    }
+
+    /// Whether the database now holds a file this engine would probe were it made now: the
+    /// layer above its tables (within `max_table`), or the forced-capture bounds (abapa) or
+    /// depths to capture of the layer above those it found, up to its tables. An engine's
+    /// tables are fixed when it is made ([`Engine::new`]); a program that keeps one while
+    /// layers are built (a server) asks this and makes a new one. Only regular files count (a
+    /// layer still being written has another name until it is done).
+    ///
+    /// Cost: at most three `stat`s.
+    pub fn outdated(&self) -> bool {
+        use crate::storage::{BoundsKind, DtcKind, LayerState, ValuesKind};
+        let Some(db) = &self.db else { return false };
+        let dir = db.dir();
+        let next = |top: Option<u32>| top.map_or(0, |t| t + 1);
+        let present = |state: LayerState| matches!(state, LayerState::Present);
+        let values = next(self.tables);
+        if values <= self.max_table && present(dir.file_state::<ValuesKind>(values)) {
+            return true;
+        }
+        let Some(top) = self.tables else { return false };
+        let bounds = next(self.bounds);
+        if matches!(self.rules, Ruleset::Abapa(_)) && bounds <= top && present(dir.file_state::<BoundsKind>(bounds)) {
+            return true;
+        }
+        let dtc = next(self.dtc);
+        dtc <= top && present(dir.file_state::<DtcKind>(dtc))
     }
 
     /// What breaks ties between root moves of equal score ([`Preference`]): under `abapa`, each
@@ -324,6 +365,29 @@ impl Engine {
         if let Some(t) = limits.movetime {
             control.set_deadline(t);
         }
+        let mut report = self.search_once(root, limits, control, on_info, start)?;
+        // A clocked search with the captured stones known can end before its deadline with an
+        // estimate where the 25-stone rule's values it met were being solved on another thread
+        // (it does not wait for them): the rest of its time waits for them, and a search with
+        // them gives the answer (issue 67, item 7: `play`'s first move inside the tables was
+        // an estimate). The table forgets the scores made without them.
+        while limits.movetime.is_some() && root.captured.is_some() && !report.exact && self.game_values.solving_in_background() {
+            while self.game_values.solving_in_background() && !control.past_deadline() && !control.stopped() {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if control.past_deadline() || control.stopped() {
+                break;
+            }
+            self.tt.clear();
+            let nodes = report.nodes;
+            report = self.search_once(root, limits, control, on_info, start)?;
+            report.nodes += nodes;
+        }
+        Ok(report)
+    }
+
+    /// One search of [`search`](Self::search), its deadline set; `start`: when the search began.
+    fn search_once(&self, root: &Root, limits: &Limits, control: &Control, on_info: &mut dyn FnMut(&Report), start: Instant) -> Result<Report> {
         self.tt.new_search();
         let game = root.captured.map(|c| (c.mover.min(48) as u8, c.opponent.min(48) as u8));
         // The game's positions that play can repeat: those since its last capture (as many

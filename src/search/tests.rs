@@ -480,3 +480,26 @@ fn with_captured_counts_the_line_goes_on_above_the_rules_values() {
     }
     assert!(past >= 16, "{past} lines of 24 longer than 4 plies");
 }
+
+/// Issue 67, item 7: `oware play --from "S: 0 1 0 2 1 0  N: 5 0 0 1 0 0  N" --captured 20:18
+/// --computer south`, North playing a: the computer's first move inside the tables was an
+/// estimate, its clocked search ending early while the 25-stone rule's values it met were
+/// solved on another thread. It now waits for them within its time: the answer is exact (and
+/// the rule's value), or the whole time went by.
+#[test]
+fn a_clocked_search_uses_its_time_for_the_rules_values() {
+    let (_d, db) = built(Ruleset::Awari, 12, false);
+    let board: Board = [0, 1, 0, 2, 1, 0, 0, 1, 1, 2, 1, 1];
+    let rule = GameValues::new(Ruleset::Awari).value(&board, 20, 18).unwrap();
+    let GameValue::Exact(v) = rule else { panic!("{rule:?}") };
+    let movetime = Duration::from_secs(3);
+    let engine = Engine::new(Ruleset::Awari, Some(db), None).unwrap();
+    let root = Root::in_game(Position::new(board).unwrap(), Some(MoverCaptured { mover: 20, opponent: 18 }), Vec::new());
+    let t = std::time::Instant::now();
+    let r = run(&engine, &root, Limits { movetime: Some(movetime), ..Default::default() });
+    let took = t.elapsed();
+    assert!(r.exact || took + Duration::from_millis(50) >= movetime, "an estimate ({}) after {took:?} of {movetime:?}", r.score);
+    if r.exact {
+        assert_eq!(r.score, (i32::from(v) + 2) * 100, "{r:?}");
+    }
+}

@@ -242,6 +242,9 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         let due = if last { options.exits_kept && clock.saved() } else { clock.due() };
         if cluster.any(me == 0 && due)? {
             clock.save(c, at, &storage, exits, options.exits_kept, &note)?;
+            if let Some(saved) = options.saved {
+                saved();
+            }
         }
         Ok(())
     };

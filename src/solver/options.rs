@@ -45,6 +45,9 @@ pub(crate) struct SolveOptions<'a> {
     /// took, so that saving a large state costs at most about a tenth of the solve. Zero: at
     /// every phase boundary (for tests).
     pub(crate) checkpoint_every: Duration,
+    /// Called after every checkpoint is saved (the build records its run's time there, so that
+    /// a run killed outright still counts the time its checkpoint kept).
+    pub(crate) saved: Option<&'a (dyn Fn() + Sync)>,
     /// Receives messages for the user (a checkpoint resumed or discarded).
     pub(crate) note: Option<&'a (dyn Fn(&str) + Sync)>,
     /// How progress is counted (`None`: [`WorkModel::new`] without expectations).

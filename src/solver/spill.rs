@@ -523,11 +523,16 @@ impl Checkpoint {
         }
         let u32_at = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().unwrap());
         let u64_at = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().unwrap());
-        if u32_at(8) != CKPT_VERSION {
-            return Err(Unusable::Discarded(format!("checkpoint format version {}", u32_at(8))));
-        }
+        // The checksum first: a flipped byte in the version field is damage, not a version.
         if u64_at(72) != checksum(&h[..72]) {
-            return Err(bad("header checksum mismatch"));
+            return Err(bad(if u32_at(8) == CKPT_VERSION {
+                "header checksum mismatch"
+            } else {
+                "header checksum mismatch (damaged, or of another format version)"
+            }));
+        }
+        if u32_at(8) != CKPT_VERSION {
+            return Err(Unusable::Discarded(format!("checkpoint format version {} (this program writes {CKPT_VERSION})", u32_at(8))));
         }
         if u32_at(12) != self.ruleset || u32_at(16) != self.layer || u64_at(24) != self.positions {
             return Err(bad("it belongs to another ruleset or layer"));
@@ -701,6 +706,26 @@ mod tests {
                 }
                 Ok(_) => assert_eq!(back, data, "byte {at}"),
                 Err(Unusable::Absent) => panic!("byte {at}: absent"),
+            }
+        }
+        // Issue 67, item 6: a flipped byte in the version field is damage (the checksum is read
+        // first), not "format version 16711683"; another version with a good checksum says
+        // which.
+        for (byte, flip) in [(10usize, 0xffu8), (8, 1)] {
+            let mut bytes = good.clone();
+            bytes[byte] ^= flip;
+            fs::write(c.path(), &bytes).unwrap();
+            match c.load(&any, &mut |_, _| {}) {
+                Err(Unusable::Discarded(why)) => assert!(why.starts_with("header checksum mismatch") && !why.contains("version 1"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+            let sum = checksum(&bytes[..72]).to_le_bytes();
+            bytes[72..80].copy_from_slice(&sum);
+            fs::write(c.path(), &bytes).unwrap();
+            let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+            match c.load(&any, &mut |_, _| {}) {
+                Err(Unusable::Discarded(why)) => assert_eq!(why, format!("checkpoint format version {version} (this program writes {CKPT_VERSION})")),
+                other => panic!("{other:?}"),
             }
         }
         // Truncated.

@@ -107,7 +107,10 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<Vec<Entry>, String> {
             continue;
         }
         let bad = |why: &str| format!("line {}: {why}", i + 1);
-        let (hex, rel) = line.split_once("  ").ok_or_else(|| bad("expected 'SHA256  PATH'"))?;
+        // `HEX  PATH` (text mode) or `HEX *PATH` (binary mode, `sha256sum -b`): one space,
+        // then a space or a star before the path.
+        let (hex, rest) = line.split_once(' ').ok_or_else(|| bad("expected 'SHA256  PATH' or 'SHA256 *PATH'"))?;
+        let rel = rest.strip_prefix(' ').or_else(|| rest.strip_prefix('*')).ok_or_else(|| bad("expected 'SHA256  PATH' or 'SHA256 *PATH'"))?;
         let rel = rel.strip_prefix('*').unwrap_or(rel);
         if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad("the digest is not 64 hex digits"));
@@ -285,6 +288,15 @@ mod tests {
         std::fs::write(dir.path().join(MANIFEST), "abc  awari/layer-00.owpk\n").unwrap();
         assert!(matches!(read(dir.path()), Err(Error::Corrupt { .. })));
         assert_eq!(check(tempfile::tempdir().unwrap().path(), Ruleset::Awari, &NoProgress).unwrap(), None);
+        // Issue 67, item 6: `sha256sum -b` writes `HEX *PATH`; both modes read alike.
+        let hex = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+        let entry = Entry { sha256: hex.into(), path: "awari/layer-00.owpk".into() };
+        for line in [format!("{hex}  awari/layer-00.owpk\n"), format!("{hex} *awari/layer-00.owpk\n"), format!("{hex}  *awari/layer-00.owpk\n")] {
+            assert_eq!(parse(line.as_bytes()), Ok(vec![entry.clone()]), "{line}");
+        }
+        for bad in [format!("{hex} awari/layer-00.owpk"), format!("{hex}awari/layer-00.owpk"), format!("{hex}\tawari/layer-00.owpk")] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]

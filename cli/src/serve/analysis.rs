@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use oware::position::Side;
@@ -15,7 +17,7 @@ use serde::Serialize;
 use super::errors::{ApiError, ApiResult};
 use super::guards::Peer;
 use super::handlers::blocking;
-use super::params::{ask_of, check_known, params, parse_history, Ask, QueryPairs};
+use super::params::{ask_of, body_params, check_known, params, parse_history, read_body, Ask, QueryPairs};
 use super::shared::Shared;
 use crate::output::SCHEMA_VERSION;
 use crate::show::{bound_name, line_houses};
@@ -86,7 +88,8 @@ pub(crate) fn parse_movetime(shared: &Shared, text: Option<String>) -> ApiResult
     let ms = match text {
         None => 500,
         Some(t) => match t.trim().parse::<u64>() {
-            Ok(ms) if ms >= 1 => ms,
+            Ok(0) => return Err(ApiError::bad("movetime must be at least 1 millisecond, not 0".to_string())),
+            Ok(ms) => ms,
             _ => return Err(ApiError::bad(format!("movetime must be a whole number of milliseconds, not '{}'", t.escape_debug()))),
         },
     };
@@ -234,5 +237,17 @@ pub(crate) async fn with_search<T: Send + 'static>(
 /// request is answered in full after a half-close.
 pub(crate) async fn analyse(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<AnalyseDoc>> {
     let q = params(q)?;
+    with_search(shared, peer, move |shared, control| analyse_answer(shared, q, control)).await.map(Json)
+}
+
+/// `POST /api/v1/analyse`: as the GET, its parameters a JSON object in the body
+/// ([`body_params`]: a long `history` does not fit a request line).
+pub(crate) async fn analyse_post(
+    State(shared): State<Arc<Shared>>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<AnalyseDoc>> {
+    let q = body_params(&read_body(&shared, &headers, body).await?)?;
     with_search(shared, peer, move |shared, control| analyse_answer(shared, q, control)).await.map(Json)
 }

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::{Extension, Json};
 use oware::error::ErrorKind;
 use oware::position::house;
@@ -16,7 +18,7 @@ use super::analysis::{check_game_counts, parse_movetime, search_answer, with_sea
 use super::errors::ApiResult;
 use super::guards::Peer;
 use super::handlers::{answer_with, blocking, moves_doc, MovesDoc};
-use super::params::{ask_of, check_known, params, parse_history, Ask, QueryPairs};
+use super::params::{ask_of, body_params, check_known, params, parse_history, read_body, Ask, QueryPairs};
 use super::shared::Shared;
 use crate::output::SCHEMA_VERSION;
 use crate::report::ReportDoc;
@@ -95,7 +97,22 @@ fn line_of(ask: &Ask, pits: &[u8]) -> Vec<LinePly> {
 /// board, as for `/analyse`), `max_plies` for the tables' line, `movetime` and `history` for
 /// the engine's search.
 pub(crate) async fn evaluate(State(shared): State<Arc<Shared>>, peer: Option<Extension<Peer>>, q: QueryPairs) -> ApiResult<Json<EvaluateDoc>> {
-    let mut q = params(q)?;
+    evaluate_with(shared, peer, params(q)?).await
+}
+
+/// `POST /api/v1/evaluate`: as the GET, its parameters a JSON object in the body
+/// ([`body_params`]: a long `history` does not fit a request line).
+pub(crate) async fn evaluate_post(
+    State(shared): State<Arc<Shared>>,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<EvaluateDoc>> {
+    let q = body_params(&read_body(&shared, &headers, body).await?)?;
+    evaluate_with(shared, peer, q).await
+}
+
+async fn evaluate_with(shared: Arc<Shared>, peer: Option<Extension<Peer>>, mut q: std::collections::HashMap<String, String>) -> ApiResult<Json<EvaluateDoc>> {
     check_known(&q, &["max_plies", "movetime", "history"])?;
     let history = q.remove("history");
     let movetime = parse_movetime(&shared, q.remove("movetime"))?;

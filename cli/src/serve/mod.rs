@@ -12,10 +12,10 @@
 //! - `GET /api/v1/moves?..` (the same position parameters): the legal moves and where they lead,
 //!   from the rules alone;
 //! - `GET /api/v1/analyse?..&movetime=`: the search engine's answer (stopped when its client
-//!   hangs up);
+//!   hangs up); `POST` with the same parameters in a JSON object (a long `history`);
 //! - `GET /api/v1/evaluate?..&movetime=&history=&max_plies=`: the page's one request per
 //!   position: the report of `/position` where the tables hold the position, else the moves of
-//!   `/moves`, the answer of `/analyse` and its line played out;
+//!   `/moves`, the answer of `/analyse` and its line played out; `POST` as for `/analyse`;
 //! - `GET /api/v1/info`: version, rulesets and their built layers.
 //!
 //! Bad requests get 400, positions whose layers (or depths) are not built 404, damaged files
@@ -62,9 +62,9 @@ use clap::Args;
 use oware::{Error, Result};
 use tokio::sync::Semaphore;
 
-use self::analysis::analyse;
+use self::analysis::{analyse, analyse_post};
 use self::batch::positions;
-use self::evaluate::evaluate;
+use self::evaluate::{evaluate, evaluate_post};
 use self::guards::{allowed_hosts, default_max_connections, guard, serve};
 use self::handlers::{info, method_not_allowed, moves, not_found, position};
 use self::shared::Shared;
@@ -132,8 +132,8 @@ fn app(shared: Arc<Shared>) -> Router {
         .route("/api/v1/positions", post(positions))
         .route("/api/v1/moves", get(moves))
         .route("/api/v1/info", get(info))
-        .route("/api/v1/analyse", get(analyse))
-        .route("/api/v1/evaluate", get(evaluate))
+        .route("/api/v1/analyse", get(analyse).post(analyse_post))
+        .route("/api/v1/evaluate", get(evaluate).post(evaluate_post))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(shared.clone(), guard))

@@ -78,6 +78,47 @@ pub(crate) fn params(query: QueryPairs) -> ApiResult<HashMap<String, String>> {
     Ok(q)
 }
 
+/// The parameters of a POST to `/analyse` or `/evaluate`: a JSON object with the query
+/// string's names, each a string or a number (as the query string would give it); `history`
+/// may also be an array of positions, each a string (`"4,4,4,4,4,4,4,4,4,4,4,4"`) or an array
+/// of 12 counts. A POST carries what a request line cannot: a history of up to
+/// [`MAX_HISTORY`] positions (a GET's 8 KiB request line holds about 330).
+pub(crate) fn body_params(body: &[u8]) -> ApiResult<HashMap<String, String>> {
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| ApiError::bad(format!("the request body is not JSON: {e}")))?;
+    let serde_json::Value::Object(object) = value else {
+        return Err(ApiError::bad("the request body must be a JSON object of parameters, as {\"pits\": \"4,4,4,4,4,4,4,4,4,4,4,4\"}"));
+    };
+    let mut q = HashMap::with_capacity(object.len());
+    for (key, v) in object {
+        let bad = |what: &str| ApiError::bad(format!("parameter '{}': {what}", key.escape_debug()));
+        let text = match v {
+            serde_json::Value::String(t) => t,
+            serde_json::Value::Number(n) => n.to_string(),
+            serde_json::Value::Array(entries) if key == "history" => {
+                if entries.len() > MAX_HISTORY {
+                    return Err(ApiError::bad(format!("history names more than {MAX_HISTORY} positions")));
+                }
+                let mut out = Vec::with_capacity(entries.len());
+                for (i, e) in entries.into_iter().enumerate() {
+                    let entry = |what: &str| ApiError::bad(format!("history position {}: {what}", i + 1));
+                    out.push(match e {
+                        serde_json::Value::String(t) if !t.contains(';') => t,
+                        serde_json::Value::Array(counts) => {
+                            let counts: Option<Vec<String>> = counts.iter().map(|c| c.as_u64().map(|c| c.to_string())).collect();
+                            counts.ok_or_else(|| entry("counts must be whole numbers"))?.join(",")
+                        }
+                        _ => return Err(entry("expected a string of 12 counts or an array of 12 counts")),
+                    });
+                }
+                out.join(";")
+            }
+            _ => return Err(bad("expected a string or a number")),
+        };
+        q.insert(key, text);
+    }
+    Ok(q)
+}
+
 /// Refuses a parameter other than [`POSITION_PARAMS`] and `extra`.
 pub(crate) fn check_known(q: &HashMap<String, String>, extra: &[&str]) -> ApiResult<()> {
     for key in q.keys() {

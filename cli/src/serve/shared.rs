@@ -101,17 +101,19 @@ impl Shared {
 
     /// The engine of `rules` over `db`, the ruleset's open database: made on first use, and
     /// anew when the database was reopened (a file changed or was replaced), so that the engine
-    /// reads what the other requests read. Without tables when it has no layer 0.
+    /// reads what the other requests read; and anew when a layer (or its bounds or depths)
+    /// was built beside the database since the engine was made ([`Engine::outdated`]), so that
+    /// the engine probes what `/position` answers from. Without tables when it has no layer 0.
     pub(crate) fn engine(&self, rules: Ruleset, db: &Arc<Database>) -> ApiResult<Arc<Engine>> {
         if let Some((on, e)) = self.engines.lock().unwrap_or_else(|p| p.into_inner()).get(&rules) {
-            if Arc::ptr_eq(on, db) {
+            if Arc::ptr_eq(on, db) && !e.outdated() {
                 return Ok(e.clone());
             }
         }
         let engine = Arc::new(Engine::new(rules, Some(db.clone()), None).map_err(ApiError::from)?);
         let mut engines = self.engines.lock().unwrap_or_else(|p| p.into_inner());
         match engines.get(&rules) {
-            Some((on, e)) if Arc::ptr_eq(on, db) => Ok(e.clone()),
+            Some((on, e)) if Arc::ptr_eq(on, db) && e.tables() >= engine.tables() && !e.outdated() => Ok(e.clone()),
             _ => {
                 engines.insert(rules, (db.clone(), engine.clone()));
                 Ok(engine)

@@ -59,6 +59,36 @@ fn interrupted_and_damaged_builds_resume_to_identical_files() {
     files_equal(clean, resumed.path(), rules, max);
 }
 
+/// Issue 67, item 5: a run killed outright must count its time up to its last checkpoint (it
+/// used to count none, and the layer's recorded speed came out impossibly high).
+#[test]
+fn a_killed_run_counts_its_time_up_to_its_last_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, _, err) = crate::common::oware(&["build", "--quiet", "--max-stones", "14", "--dir", d]);
+    assert_eq!(code, 0, "{err}");
+    let mut child = crate::common::spawn_oware(&["build", "--quiet", "--max-stones", "15", "--dir", d, "--checkpoint-every", "0", "--threads", "1"]);
+    let runs = dir.path().join("awari/.work/layer-15/runs.txt");
+    let read = || std::fs::read_to_string(&runs).ok().and_then(|t| t.split_whitespace().nth(1)?.parse::<f64>().ok());
+    // Wait until a checkpoint has recorded some of this run's time (the record is removed when
+    // the layer is done: a build that never records it fails here).
+    let counted = loop {
+        if let Some(seconds) = read().filter(|&s| s > 0.0) {
+            break seconds;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "layer 15 was built without its checkpoints recording the run's time");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (code, _, err) = crate::common::oware(&["build", "--quiet", "--max-stones", "15", "--dir", d, "--checkpoint-every", "0", "--threads", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let stats: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("awari/layer-15.json")).unwrap()).unwrap();
+    assert_eq!(stats["runs"], 2, "{stats}");
+    let seconds = stats["seconds"].as_f64().unwrap();
+    assert!(seconds >= counted, "the layer's {seconds} s leave out the killed run's {counted} s: {stats}");
+}
+
 #[test]
 fn memory_limit_stops_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();

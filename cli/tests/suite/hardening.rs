@@ -84,6 +84,28 @@ fn planted_links_at_temporary_names_are_never_followed() {
     assert!(std::fs::symlink_metadata(out.join("scores.3")).unwrap().file_type().is_file());
 }
 
+/// Issue 67, item 6: a link at a layer's partial file was "an unknown kind of file", with no
+/// word on what to do; it is a symbolic link, left alone, and the hint says to remove it.
+#[test]
+fn a_link_at_a_partial_file_is_named_and_the_hint_says_what_to_do() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("s");
+    let rdir = db.join("awari");
+    std::fs::create_dir_all(&rdir).unwrap();
+    let victim = t.path().join("p.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    let partial = rdir.join(".layer-00.owdb.partial");
+    std::os::unix::fs::symlink(&victim, &partial).unwrap();
+    let (code, _, err) = oware(&["build", "--dir", s(&db), "--max-stones", "2", "--checkpoint-every", "0", "--quiet"]);
+    assert_eq!(code, 7, "{err}");
+    assert!(err.contains(".layer-00.owdb.partial is a symbolic link, not a regular file"), "{err}");
+    assert!(err.contains("remove it (`rm ") && err.contains("and rerun"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    std::fs::remove_file(&partial).unwrap();
+    let (code, _, err) = oware(&["build", "--dir", s(&db), "--max-stones", "2", "--checkpoint-every", "0", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+}
+
 // 2. A layer of another ruleset or another layer in the way is never replaced.
 #[test]
 fn build_refuses_to_replace_a_foreign_layer() {

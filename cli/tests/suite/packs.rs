@@ -417,6 +417,14 @@ fn unpack_names_every_listed_file_that_is_missing() {
     let out = oware(&["unpack", "--dir", s(&packs), "--out", s(&back), "--max-stones", "7", "-q"]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));
     assert!(text(&out).contains("awari/layer-06.owpk listed but missing"), "{}", text(&out));
+    // Issue 67, item 6: a manifest that refuses the unpack (here a directory in its place) is
+    // the one message; no plan of the layers to unpack is printed before it.
+    std::fs::remove_file(packs.join("SHA256SUMS")).unwrap();
+    std::fs::create_dir(packs.join("SHA256SUMS")).unwrap();
+    let out = oware(&["unpack", "--dir", s(&packs), "--out", s(&tmp.path().join("other"))]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(text(&out).contains("SHA256SUMS is a directory"), "{}", text(&out));
+    assert!(!text(&out).contains("unpacking"), "{}", text(&out));
 }
 
 /// Issue 52, item 8. Old: a dangling symbolic link at a dtc pack's path read as absent (`query

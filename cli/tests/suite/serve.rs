@@ -524,6 +524,12 @@ fn serve_analyse_refuses_captured_counts_and_parameters_that_do_not_fit() {
     // And the other way round: movetime means nothing to /position.
     let (st, e) = server.get(&format!("/api/v1/position?{fourteen}&movetime=50"));
     assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    // Issue 67, item 6: 0 is a whole number; say what is wrong with it.
+    let (st, e) = server.get(&format!("/api/v1/analyse?{fourteen}&movetime=0"));
+    assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+    assert!(e["error"]["message"].as_str().unwrap().contains("at least 1 millisecond, not 0"), "{e}");
+    let (st, e) = server.get(&format!("/api/v1/analyse?{fourteen}&movetime=1.5"));
+    assert!(st == 400 && e["error"]["message"].as_str().unwrap().contains("whole number"), "{e}");
 }
 
 /// `history` gives `/analyse` the game's positions since the last capture: a move that repeats
@@ -716,5 +722,100 @@ fn serve_answers_the_pages_files_with_their_types() {
     for path in ["/page.js", "/web/page.css", "/tests/test_page.py", "/api/v1/game.js"] {
         let (st, e) = json_of(get(path, "localhost"));
         assert_eq!((st, kind(&e)), (404, "not_found"), "{path}: {e}");
+    }
+}
+
+/// Issue 67, item 3: a server started before a layer was built showed it in `/position`, but
+/// its engine (`/analyse`, `/evaluate`) kept searching with the tables it was made with until
+/// the server restarted. The engine now sees what the server sees.
+#[test]
+fn serve_engine_probes_a_layer_built_after_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_fixture(Ruleset::Awari, 9, dir.path());
+    let server = Server::start(dir.path(), &[]);
+    let ask = "/api/v1/analyse?pits=4,4,4,4,4,4,4,4,4,4,4,4&movetime=50";
+    let (st, v) = server.get(ask);
+    assert_eq!((st, &v["tables"]), (200, &serde_json::json!(9)), "{v}");
+    // Layer 10 arrives as a build publishes it: written aside, renamed into place.
+    let full = common::fixture(Ruleset::Awari, 10).join("awari");
+    for name in ["layer-10.json", "layer-10.owdb"] {
+        let tmp = dir.path().join("awari").join(format!("{name}.tmp"));
+        std::fs::copy(full.join(name), &tmp).unwrap();
+        std::fs::rename(&tmp, dir.path().join("awari").join(name)).unwrap();
+    }
+    let (st, v) = server.get("/api/v1/position?pits=1,1,1,1,1,1,1,1,1,1,0,0");
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = server.get(ask);
+    assert_eq!((st, &v["tables"]), (200, &serde_json::json!(10)), "{v}");
+    let (st, v) = server.get("/api/v1/evaluate?pits=1,1,1,1,1,1,1,1,1,1,1,1&movetime=50");
+    assert_eq!(st, 200, "{v}");
+}
+
+/// Issue 67, item 4: a history over GET could not reach its documented 10,000 positions (the
+/// 8 KiB request target is a 414 at about 330), and the page's own requests failed so in a
+/// long game without capture. `/analyse` and `/evaluate` take their parameters in a POST's
+/// JSON body too: the whole 10,000.
+#[test]
+fn serve_takes_a_history_of_ten_thousand_positions_by_post() {
+    let server = Server::start(common::fixture(Ruleset::Awari, 12), &[]);
+    // The eleven plies of `serve_analyse_takes_the_games_history` lead back to the root: a
+    // cycle, repeated (a repetition in the history itself ends nothing the server checks).
+    let cycle = [
+        "0,0,0,0,0,1,0,1,0,0,0,1",
+        "1,0,0,0,0,1,0,1,0,0,0,0",
+        "0,1,0,0,0,1,0,1,0,0,0,0",
+        "0,1,0,0,0,1,0,0,1,0,0,0",
+        "0,0,1,0,0,1,0,0,1,0,0,0",
+        "0,0,1,0,0,1,0,0,0,1,0,0",
+        "0,0,0,1,0,1,0,0,0,1,0,0",
+        "0,0,0,1,0,1,0,0,0,0,1,0",
+        "0,0,0,0,1,1,0,0,0,0,1,0",
+        "0,0,0,0,1,1,0,0,0,0,0,1",
+        "0,0,0,0,1,0,1,0,0,0,0,1",
+    ];
+    let root = "0,0,0,0,1,0,0,1,0,0,0,1";
+    // The last `len` positions of the endless game ending with the cycle's last one.
+    let history = |len: usize| -> Vec<&str> {
+        let lap: Vec<&str> = std::iter::once(root).chain(cycle).collect();
+        let mut out: Vec<&str> = lap.iter().copied().cycle().skip(lap.len() - len % lap.len()).take(len).collect();
+        assert_eq!(out.last(), Some(&cycle[10]));
+        out.shrink_to_fit();
+        out
+    };
+    let (south, north) = ("0,0,0,0,1,0", "0,1,0,0,0,1");
+    // Over GET, 491 positions do not fit the request line.
+    let long = history(491).join(";");
+    let (st, _) = server.text("GET", &format!("/api/v1/analyse?south={south}&north={north}&to_move=south&history={long}&movetime=50"), "");
+    assert_eq!(st, 414);
+    for path in ["/api/v1/analyse", "/api/v1/evaluate"] {
+        let body = serde_json::json!({"south": south, "north": north, "to_move": "south", "movetime": 200, "history": history(10_000).join(";")});
+        let (st, v) = server.request("POST", path, &body.to_string());
+        assert_eq!(st, 200, "{path}: {v}");
+        if path.ends_with("analyse") {
+            // The root is in the history: the move that reached it repeated a position, and the
+            // game is over (awari: the stones split evenly).
+            assert_eq!((v["score"].as_f64(), v["exact"].as_bool(), v["moves"].as_array().map(Vec::len)), (Some(0.0), Some(true), Some(0)), "{v}");
+        } else {
+            assert_eq!(v["source"], "tables", "{v}");
+        }
+        // The history as an array, of strings or of counts.
+        let counts: Vec<Vec<u32>> = history(600).iter().map(|h| h.split(',').map(|c| c.parse().unwrap()).collect()).collect();
+        for list in [serde_json::json!(history(600)), serde_json::json!(counts)] {
+            let body = serde_json::json!({"south": south, "north": north, "to_move": "south", "movetime": 100, "history": list});
+            let (st, v) = server.request("POST", path, &body.to_string());
+            assert_eq!(st, 200, "{path}: {v}");
+        }
+        // One more is refused, and so are bodies that are not an object of parameters.
+        let body = serde_json::json!({"south": south, "north": north, "to_move": "south", "history": history(10_001).join(";")});
+        let (st, e) = server.request("POST", path, &body.to_string());
+        assert_eq!((st, kind(&e)), (400, "bad_request"), "{e}");
+        assert!(e["error"]["message"].as_str().unwrap().contains("more than 10000 positions"), "{e}");
+        for bad in ["[1]", "{\"pits\": [1,2]}", "{\"pits\": null}", "not json", "{\"history\": [[1, -1]], \"pits\": \"4,4,4,4,4,4,4,4,4,4,4,4\"}"] {
+            let (st, e) = server.request("POST", path, bad);
+            assert_eq!((st, kind(&e)), (400, "bad_request"), "{bad}: {e}");
+        }
+        // What a GET takes, a POST takes: the position alone.
+        let (st, v) = server.request("POST", path, r#"{"pits": "4,4,4,4,4,4,4,4,4,4,4,4", "movetime": 50}"#);
+        assert_eq!(st, 200, "{v}");
     }
 }
