@@ -23,15 +23,6 @@ pub struct MpiCluster {
     _universe: Universe,
 }
 
-/// Environment variables a launcher sets in the processes it starts (OpenMPI's `mpirun`, MPICH's
-/// Hydra, PMIx-based launchers such as Slurm's `srun --mpi=pmix`).
-const LAUNCHER_VARIABLES: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"];
-
-/// Whether this process was started by an MPI launcher.
-pub fn launched_by_mpirun() -> bool {
-    LAUNCHER_VARIABLES.iter().any(|v| std::env::var_os(v).is_some())
-}
-
 impl MpiCluster {
     /// Initialises MPI and joins the job's ranks.
     ///

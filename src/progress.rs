@@ -19,6 +19,15 @@ pub trait Progress: Sync {
     fn cancelled(&self) -> bool {
         false
     }
+    /// Whether the computation should report its phases' figures for benchmarks ([`trace`](Self::trace):
+    /// a layer's passes and seconds, the propagation's levels). Default: no. The program turns
+    /// it on from its environment (`OWARE_TRACE=1`); the library reads none.
+    fn tracing(&self) -> bool {
+        false
+    }
+    /// One line of those figures, without its newline (called only while
+    /// [`tracing`](Self::tracing)). Default: dropped.
+    fn trace(&self, _line: &str) {}
 }
 
 /// A [`Progress`] that ignores everything and never cancels.

@@ -111,13 +111,12 @@ pub(crate) fn same_file_system(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known.
-///
-/// For tests of the plan's disk checks, the environment variable `OWARE_SIMULATE_DISK_FREE`
-/// (bytes) caps the answer.
-pub(crate) fn disk_free(path: &Path) -> Option<u64> {
+/// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known,
+/// at most `cap` when given (the build's [`disk_free_cap`](crate::build::BuildConfig::disk_free_cap),
+/// for tests of the plan's disk checks).
+pub(crate) fn disk_free(path: &Path, cap: Option<u64>) -> Option<u64> {
     let real = disk_free_real(path);
-    match std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse::<u64>().ok()) {
+    match cap {
         Some(cap) => Some(real.map_or(cap, |r| r.min(cap))),
         None => real,
     }

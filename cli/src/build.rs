@@ -281,6 +281,12 @@ impl Progress for Display {
     fn cancelled(&self) -> bool {
         signals::interrupted()
     }
+    fn tracing(&self) -> bool {
+        tracing()
+    }
+    fn trace(&self, line: &str) {
+        trace(line);
+    }
 }
 
 impl BuildObserver for Display {
@@ -570,6 +576,11 @@ pub(crate) fn run(a: BuildArgs) -> Result<()> {
         // Depths by their own pass even where the values' propagation records them (for
         // comparisons: `scripts/bench-dtc`).
         dtc_pass: std::env::var_os("OWARE_DTC_PASS").is_some(),
+        // The level census of `scripts/bench-levels` (the same bytes).
+        levels: std::env::var_os("OWARE_LEVELS").is_some(),
+        // For tests of the plan's disk checks: the free space taken as at most these bytes.
+        disk_free_cap: std::env::var("OWARE_SIMULATE_DISK_FREE").ok().and_then(|v| v.parse().ok()),
+        program_id: program_id(),
         skip: Vec::new(),
     };
     let config = match a.target {
@@ -577,7 +588,7 @@ pub(crate) fn run(a: BuildArgs) -> Result<()> {
         None => config,
     };
     #[cfg(feature = "mpi")]
-    let _mpi = if oware::mpi_cluster::launched_by_mpirun() {
+    let _mpi = if launched_by_mpirun() {
         let cluster = oware::mpi_cluster::MpiCluster::init()?;
         if cluster.size() > 1 {
             return run_ranks(&a, &config, cluster);
@@ -652,6 +663,49 @@ impl Progress for RankObserver {
     fn cancelled(&self) -> bool {
         signals::interrupted()
     }
+    fn tracing(&self) -> bool {
+        tracing()
+    }
+    fn trace(&self, line: &str) {
+        trace(&format!("rank {}: {line}", self.0));
+    }
+}
+
+/// Whether the build prints its phases' figures for benchmarks (`OWARE_TRACE=1`, or the older
+/// `OWARE_DTC_TRACE=1`): each layer's passes and seconds, the levels of a level-synchronous
+/// propagation, the depths' passes. The program's switch; the library reads no environment.
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("OWARE_TRACE").is_some() || std::env::var_os("OWARE_DTC_TRACE").is_some())
+}
+
+/// One line of those figures, to stderr as it is (`scripts/bench-levels` and `bench-cost` read
+/// them).
+fn trace(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Environment variables a launcher sets in the processes it starts (OpenMPI's `mpirun`, MPICH's
+/// Hydra, PMIx-based launchers such as Slurm's `srun --mpi=pmix`).
+#[cfg(feature = "mpi")]
+const LAUNCHER_VARIABLES: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"];
+
+/// Whether this process was started by an MPI launcher.
+#[cfg(feature = "mpi")]
+fn launched_by_mpirun() -> bool {
+    LAUNCHER_VARIABLES.iter().any(|v| std::env::var_os(v).is_some())
+}
+
+/// A hash of this program's executable, which every rank of a distributed build must share
+/// (`BuildConfig::program_id`); 0 outside `mpirun` (nothing to compare) or when it cannot be
+/// read.
+fn program_id() -> u64 {
+    #[cfg(feature = "mpi")]
+    if launched_by_mpirun() {
+        return std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map_or(0, |b| xxhash_rust::xxh3::xxh3_64(&b));
+    }
+    0
 }
 
 #[cfg(feature = "mpi")]

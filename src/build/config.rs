@@ -31,6 +31,18 @@ pub struct BuildConfig {
     /// [`DtcPlan::fused`](super::DtcPlan::fused)): the files are the same bytes, the build
     /// about twice as long. For comparisons (the program sets it from `OWARE_DTC_PASS=1`).
     pub dtc_pass: bool,
+    /// Propagate every layer built in memory by one process level by level (the same bytes):
+    /// the level census of `scripts/bench-levels`, whose figures the observer's
+    /// [`trace`](crate::progress::Progress::trace) receives (the program sets it from
+    /// `OWARE_LEVELS=1`).
+    pub levels: bool,
+    /// Take the free disk space as at most this many bytes (`None`: as the system reports it),
+    /// for tests of the plan's disk checks (the program sets it from
+    /// `OWARE_SIMULATE_DISK_FREE`).
+    pub disk_free_cap: Option<u64>,
+    /// The running program's identity, which every rank of a distributed build must share (the
+    /// program passes a hash of its executable under `mpirun`); 0: none, not compared.
+    pub program_id: u64,
     /// Layers of `0..=max_stones` left out because no layer built needs them (empty: build them
     /// all). A layer `m` may be left out only when no layer built is `m + 2` or more (a layer
     /// needs `0..=n-2` and itself, [`crate::rules::layers_needed`]), so in practice only
@@ -71,6 +83,9 @@ impl Default for BuildConfig {
             bounds: false,
             dtc: false,
             dtc_pass: false,
+            levels: false,
+            disk_free_cap: None,
+            program_id: 0,
             skip: Vec::new(),
         }
     }

@@ -74,3 +74,47 @@ pub trait BuildObserver: Progress {
 pub struct Silent;
 impl Progress for Silent {}
 impl BuildObserver for Silent {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Ruleset;
+    use std::sync::Mutex;
+
+    /// An observer that asks for the figures of [`Progress::trace`] and keeps them.
+    #[derive(Default)]
+    struct Tracing(Mutex<Vec<String>>);
+    impl Progress for Tracing {
+        fn tracing(&self) -> bool {
+            true
+        }
+        fn trace(&self, line: &str) {
+            self.0.lock().unwrap().push(line.to_string());
+        }
+    }
+    impl BuildObserver for Tracing {}
+
+    /// Issue 67, item 11: the level census and the phases' figures are options of the build and
+    /// of its observer, not environment variables the library reads (`OWARE_LEVELS`,
+    /// `OWARE_TRACE` are the program's); the levels give the same bytes.
+    #[test]
+    fn the_level_census_and_the_trace_are_options() {
+        let (plain, census) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let config = |dir: &std::path::Path, levels: bool| BuildConfig { rules: Ruleset::Awari, max_stones: 9, dir: dir.into(), levels, ..Default::default() };
+        build(&config(plain.path(), false), &Silent).unwrap();
+        let traced = Tracing::default();
+        build(&config(census.path(), true), &traced).unwrap();
+        let lines = traced.0.into_inner().unwrap();
+        assert!(lines.iter().any(|l| l.contains("layer 9 threshold 1 levels (positions/updates): ")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.contains("layer 9 exits: ")), "{lines:?}");
+        for n in 0..=9 {
+            let name = format!("awari/layer-{n:02}.owdb");
+            assert_eq!(std::fs::read(plain.path().join(&name)).unwrap(), std::fs::read(census.path().join(&name)).unwrap(), "{name}");
+        }
+        // The free disk space the plan sees, capped.
+        let empty = tempfile::tempdir().unwrap();
+        let capped = BuildConfig { disk_free_cap: Some(1_000), ..config(empty.path(), false) };
+        let plan = propose(&capped, 1).unwrap();
+        assert_eq!((plan.disk_free_bytes, plan.work_disk_free_bytes), (Some(1_000), Some(1_000)));
+    }
+}

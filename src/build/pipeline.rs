@@ -63,10 +63,11 @@ impl BuildReport {
     }
 }
 
-/// Hashes of what must be the same on every rank: the running binary, and the build's
-/// options (ruleset, layers, directories, limits).
+/// Hashes of what must be the same on every rank: the running program
+/// ([`BuildConfig::program_id`]), and the build's options (ruleset, layers, directories,
+/// limits).
 fn identity(config: &BuildConfig) -> (u64, u64) {
-    let binary = std::env::current_exe().ok().and_then(|p| std::fs::read(p).ok()).map_or(0, |b| xxhash_rust::xxh3::xxh3_64(&b));
+    let binary = config.program_id;
     let absolute = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let options = format!(
         "{} {} {:?} {:?} {:?} {:?} {:?} {}",
@@ -203,7 +204,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
             fused = lp.dtc.as_ref().filter(|d| d.fused).and_then(|_| FusedDepths::new(n).ok());
-            if let Some(stats) = build_layer(&dir, lp, &work, every, &lower, replaced, observer, cluster, fused.as_ref())? {
+            if let Some(stats) = build_layer(&dir, lp, &work, every, config.levels, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);
             }
             lower.push(Some(dir.open_layer::<ValuesKind>(n, false)?));
@@ -235,7 +236,8 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
 
 /// Builds layer `lp.layer`, or this rank's share of it, in the mode the plan chose, with
 /// checkpoints in `work` (created for the layer, removed when it is done) when it is expected
-/// to outlast `every`; rank 0 then publishes it ([`publish`]) and returns its statistics.
+/// to outlast `every`, level by level with `levels` ([`BuildConfig::levels`]); rank 0 then
+/// publishes it ([`publish`]) and returns its statistics.
 ///
 /// One process works in `work` itself, and only when it needs scratch files; each rank of a
 /// cluster has its own `work/rank-RRRR-of-KKKK`.
@@ -249,6 +251,7 @@ fn build_layer(
     lp: &LayerPlan,
     work: &Path,
     every: std::time::Duration,
+    levels: bool,
     lower: &[Option<Layer>],
     replaced: Option<String>,
     observer: &dyn BuildObserver,
@@ -326,6 +329,7 @@ fn build_layer(
             release_lower: Some(&release_lower),
             stream_lower: lp.streamed,
             list_bytes: lp.list_bytes,
+            levels,
             exits_kept,
             depths,
         };

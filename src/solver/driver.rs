@@ -27,7 +27,6 @@
 //! in either mode, with identical results. Every rank saves at the same phase boundaries (rank
 //! 0's clock decides) and resumes only when every rank holds a checkpoint of the same phase.
 
-use std::io::Write as _;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -263,12 +262,11 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
         }
         Ok(more > 0)
     };
-    let trace = std::env::var_os("OWARE_TRACE").is_some();
+    let trace = progress.tracing();
     let mut lap_start = Instant::now();
     let mut lap = |what: &str| {
         if trace {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "  layer {n} {what}: {:.3} s", lap_start.elapsed().as_secs_f64());
+            progress.trace(&format!("  layer {n} {what}: {:.3} s", lap_start.elapsed().as_secs_f64()));
         }
         lap_start = Instant::now();
     };
@@ -342,10 +340,10 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     // The level-synchronous propagation (in memory, one part): see `State::propagate_levels`.
     // With depths it records them, when every threshold runs here from the exits pass on (the
     // exits pass marked the games that are over); else it is the level census's measuring tool
-    // (`OWARE_LEVELS=1`, `scripts/bench-levels`).
+    // (`SolveOptions::levels`: `OWARE_LEVELS=1` to the program, `scripts/bench-levels`).
     let one_part = parts.len() == 1 && router.is_none();
     let depths = options.depths.filter(|_| !resumed && ooc.is_none() && one_part);
-    let levels = (depths.is_some() || (std::env::var_os("OWARE_LEVELS").is_some() && one_part)).then(Frontier::default);
+    let levels = (depths.is_some() || (options.levels && one_part)).then(Frontier::default);
     for t in (1..=reached.next_threshold as i8).rev() {
         progress.phase(&format!("threshold {t}"));
         let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
@@ -372,7 +370,7 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
                 let census = state_of(&parts[0]).propagate_levels(t);
                 if trace {
                     let sizes: Vec<String> = census.iter().map(|(p, u)| format!("{p}/{u}")).collect();
-                    let _ = writeln!(std::io::stderr(), "  layer {n} threshold {t} levels (positions/updates): {}", sizes.join(" "));
+                    progress.trace(&format!("  layer {n} threshold {t} levels (positions/updates): {}", sizes.join(" ")));
                 }
             }
             if let (Some(outbox), Some(router)) = (&outbox, &router) {

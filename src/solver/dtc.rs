@@ -157,7 +157,7 @@ pub(crate) fn solve_dtc_share(
             None => Ok(flag),
         }
     };
-    let trace = std::env::var_os("OWARE_DTC_TRACE").is_some();
+    let trace = progress.tracing();
     let t0 = std::time::Instant::now();
     progress.phase("dtc: moves");
     // The values into the cells, so that same-layer lookups touch the cells only.
@@ -179,7 +179,7 @@ pub(crate) fn solve_dtc_share(
         return Err(Error::Internal(format!("dtc of layer {n}: a lost position has no move that keeps its value")));
     }
     if trace {
-        eprintln!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64());
+        progress.trace(&format!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64()));
     }
     let (mut prop_s, mut levels_scanned) = (0.0, 0);
     let cap = level_list_cap(len);
@@ -342,7 +342,7 @@ pub(crate) fn solve_dtc_share(
         k += 1;
     }
     if trace {
-        eprintln!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64());
+        progress.trace(&format!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64()));
     }
     // Every position of non-zero value must have been reached.
     let missing = split(own.clone(), CHUNK).par_iter().find_map_first(|r| {

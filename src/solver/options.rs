@@ -63,6 +63,10 @@ pub(crate) struct SolveOptions<'a> {
     /// checkpoints need not hold the best exits parked in it: they hold the cells and the exits'
     /// hash, half the size. A resumed solve checks the hash.
     pub(crate) exits_kept: bool,
+    /// In memory, one part: propagate every threshold level by level (the same bytes; the
+    /// level census of `scripts/bench-levels`, traced through the progress's
+    /// [`trace`](crate::progress::Progress::trace)). Depths to capture propagate so anyway.
+    pub(crate) levels: bool,
     /// In memory: bytes the thresholds' seed lists may take (four per entry; `None`: an eighth
     /// of the positions' entries, half a byte per position).
     pub(crate) list_bytes: Option<u64>,

@@ -233,9 +233,14 @@ pub(super) fn exits_streamed(p: &Pass, release_lower: Option<&(dyn Fn(u32, Range
     }
     let captured = started.elapsed();
     finish_in_order(p.rules, p.n, p.cells, p.exits, 0..p.own.end - p.own.start, p.progress);
-    if std::env::var_os("OWARE_TRACE").is_some() {
+    if p.progress.tracing() {
         let rest = started.elapsed() - captured;
-        eprintln!("  layer {} exits streamed: captures by sown row {:.3} s, the rest in index order {:.3} s", p.n, captured.as_secs_f64(), rest.as_secs_f64());
+        p.progress.trace(&format!(
+            "  layer {} exits streamed: captures by sown row {:.3} s, the rest in index order {:.3} s",
+            p.n,
+            captured.as_secs_f64(),
+            rest.as_secs_f64()
+        ));
     }
 }
 
