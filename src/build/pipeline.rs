@@ -271,8 +271,9 @@ fn build_layer(
     let mine = if ranks > 1 { work.join(format!("rank-{me:04}-of-{ranks:04}")) } else { work.to_path_buf() };
     // A layer an earlier run left a checkpoint of is resumed from it whatever the estimate says
     // (it follows the layers below, whose recorded speed may be off); every rank decides alike.
-    // Anything at the checkpoint's name counts: what is not a checkpoint is then discarded
-    // with a word (a FIFO too: "not a regular file"), never passed over in silence.
+    // Anything but a directory at the checkpoint's name counts: what is not a checkpoint is
+    // then discarded with a word (a FIFO too: "not a regular file"), never passed over in
+    // silence.
     let left = crate::solver::spill::something_at(&mine.join(CHECKPOINT_FILE));
     let checkpointed = lp.seconds_estimate > every.as_secs_f64() || cluster.any(left)?;
     let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;

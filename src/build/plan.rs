@@ -734,8 +734,8 @@ fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {
 }
 
 /// Whether layer work directory `work` holds a checkpoint of one process's build, or of some
-/// rank's (`rank-RRRR-of-KKKK/`): anything at its name (the build discards what is not a
-/// checkpoint with a word, as the pipeline does).
+/// rank's (`rank-RRRR-of-KKKK/`): anything but a directory at its name (the build discards
+/// what is not a checkpoint with a word, as the pipeline does).
 ///
 /// Cost: one directory listing.
 pub(super) fn checkpoint_left(work: &Path) -> bool {

@@ -46,13 +46,14 @@ pub(crate) const STATE_FILE: &str = "state.bin";
 /// The name the build gives a layer's checkpoint in its work directory.
 pub(crate) const CHECKPOINT_FILE: &str = "checkpoint.bin";
 
-/// Whether anything is at `path` (a file, a link, even a dangling one, a FIFO): what the build
-/// takes for a checkpoint left by an earlier run, which [`Checkpoint::load`] then uses or
-/// discards with its reason.
+/// Whether anything but a directory is at `path` (a file, a link, even a dangling one, a
+/// FIFO): what the build takes for a checkpoint left by an earlier run, which
+/// [`Checkpoint::load`] then uses or discards with its reason. A directory there is passed
+/// over, as before (a checkpoint saved over it fails, naming it).
 ///
 /// Cost: one `lstat`.
 pub(crate) fn something_at(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok()
+    fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir())
 }
 
 /// The solver's state of a whole layer in a file: one byte per position, memory-mapped shared.
@@ -737,7 +738,7 @@ mod tests {
         }
         let dangling = dir.path().join("dangling");
         std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
-        assert!(something_at(&dangling) && !something_at(&dir.path().join("nothing")));
+        assert!(something_at(&dangling) && !something_at(&dir.path().join("nothing")) && !something_at(dir.path()));
         let c = Checkpoint::new(dangling, 0, 9, 10_000);
         assert!(matches!(c.load(&|_, _| Ok(()), &mut |_, _| {}), Err(Unusable::Discarded(why)) if why.contains("does not exist")));
     }

@@ -45,7 +45,7 @@
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening a layer's file of any kind |
 //! | `kind` | what each kind is: its tag ([`BoundsKind`], [`DtcKind`]; the values' is `layer`'s default) and its impl of [`Kind`], its packed file ([`PackedDtc`]) |
 //! | `layer` | the one tag trait [`Kind`] and what is generic over it: [`Layer`], [`Table`], [`FileLayer`], a layer's file of a kind, open and checked; [`PackedTable`], a packed file probed in place; [`ValuesKind`], the default kind |
-//! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
+//! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only (every file of the crate's own, never a FIFO or device), maps, `pread`, headers, checksums |
 //! | `writers` | [`AtomicFile`], `LayerWriter` ([`DatabaseDir::write_layer`]), `ShareWriter`: writing without damaging a complete file |
 
 mod directory;

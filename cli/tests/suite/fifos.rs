@@ -133,6 +133,12 @@ fn a_fifo_at_a_checkpoint_is_discarded_with_a_word() {
         assert!(e.err.contains(&said), "{what}: {}", e.err);
         assert!(t.path().join("awari/layer-05.owdb").is_file() && !at.exists(), "{what}");
     }
+    // A directory there is passed over as before (no checkpoint is taken for so short a layer).
+    let t = tempfile::tempdir().unwrap();
+    built(t.path());
+    std::fs::create_dir_all(t.path().join("awari/.work/layer-05/checkpoint.bin")).unwrap();
+    let (code, _, err) = common::oware(&["build", "--max-stones", "5", "--dir", s(t.path()), "-q"]);
+    assert!(code == 0 && !err.contains("discarded"), "{err}");
 }
 
 /// `game --record` reads the file it is given as given: a FIFO is legitimate there (`--record
