@@ -86,15 +86,7 @@ pub(crate) fn hint(e: &Error) -> Option<String> {
         }
         Error::OutOfMemory { .. } => Some("free memory, or build fewer layers with a smaller --max-stones".into()),
         Error::DiskSpace { .. } => Some("free disk space, or use another --dir".into()),
-        Error::NotAFile { path, expected: FileKind::File, .. } => {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let quoted = shell_quote(&path.display().to_string());
-            Some(if name.ends_with(".partial") || name.ends_with(".tmp") {
-                format!("remove it (`rm {quoted}`) and rerun: it is the program's own unfinished file, written anew")
-            } else {
-                format!("move it away or replace it with a regular file (`rm {quoted}`): the program neither follows links there nor reads pipes or devices")
-            })
-        }
+        Error::NotAFile { path, found, expected: FileKind::File } => Some(not_a_file_hint(path, *found)),
         // Only the build's lock is refused this way (`flock` with `LOCK_NB`).
         Error::Io { source, .. } if source.kind() == std::io::ErrorKind::WouldBlock => Some("wait for it or use another --dir".into()),
         Error::Cluster(ClusterError::ForeignBinary { .. }) => Some("install one build on every node".into()),
@@ -103,6 +95,24 @@ pub(crate) fn hint(e: &Error) -> Option<String> {
         Error::Interrupted => Some("rerun the same command (a build resumes from its finished layers)".into()),
         _ => None,
     }
+}
+
+/// What to do about `found` (a FIFO, a device, a directory...) where the program reads or
+/// writes one of its files: it never opens one (a FIFO would block it for ever), so it has to go.
+fn not_a_file_hint(path: &Path, found: FileKind) -> String {
+    let remove = if found == FileKind::Directory { "rm -r" } else { "rm" };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.ends_with(".partial") || name.ends_with(".tmp") {
+        // A link planted at a name of the program's own: what it held is written anew.
+        return format!(
+            "{name} is oware's own unfinished file, written anew: remove it (`{remove} {}`) and rerun the command",
+            shell_quote(&path.display().to_string())
+        );
+    }
+    format!(
+        "oware opens only regular files there, never {found}: move it away or remove it (`{remove} {}`), then run the command again",
+        shell_quote(&path.display().to_string())
+    )
 }
 
 /// What to run after `path` was found damaged: the verify command of its kind of directory, and
@@ -240,6 +250,14 @@ mod tests {
         let locked = Error::io("/tmp/db/awari/.lock", std::io::Error::new(std::io::ErrorKind::WouldBlock, "another build is working on this directory"));
         assert_eq!(hint(&locked).unwrap(), "wait for it or use another --dir");
         assert_eq!(hint(&Error::io("/tmp/x", std::io::Error::other("x"))), None);
+        let fifo = Error::NotAFile { path: PathBuf::from("/tmp/my db/awari/.lock"), found: FileKind::Fifo, expected: FileKind::File };
+        assert_eq!(fifo.to_string(), "/tmp/my db/awari/.lock is a FIFO (named pipe), not a regular file");
+        assert_eq!(
+            hint(&fifo).unwrap(),
+            "oware opens only regular files there, never a FIFO (named pipe): move it away or remove it (`rm '/tmp/my db/awari/.lock'`), then run the command again"
+        );
+        let dir = Error::NotAFile { path: PathBuf::from("/tmp/db"), found: FileKind::File, expected: FileKind::Directory };
+        assert_eq!(hint(&dir), None);
     }
 
     #[test]

@@ -1,10 +1,15 @@
 //! Signals: Ctrl-C and SIGTERM, closed pipes, and bus errors.
 //!
-//! - `SIGINT`/`SIGTERM`: a command that can stop cleanly (build, verify, export) declares itself
-//!   [`cooperative`]; the first signal then only sets a flag that its [`Progress`] reports as
-//!   cancellation, and the command clears its progress bars, removes its temporary files, says
-//!   "interrupted" and exits with 130. Any other command (or a second signal) ends at once with
-//!   the message and 130: it has nothing to clean up.
+//! - `SIGINT`/`SIGTERM`: a command that can stop cleanly (build, verify, export, pack, serve)
+//!   declares itself [`cooperative`]; the first signal then only sets a flag that its
+//!   [`Progress`] reports as cancellation, and the command clears its progress bars, removes its
+//!   temporary files, says "interrupted" and exits with 130. Any other command (or a second
+//!   signal) ends at once with the message and 130: it has nothing to clean up. A cooperative
+//!   command that is still running [`STOP_GRACE`] after the first signal (`serve`: its
+//!   `--shutdown-timeout` and that) is ended by a watchdog thread as a second signal would end
+//!   it: whatever it was doing where the flag is not looked at (a layer being packed, a system
+//!   call that blocks), the signal ends it. No file the program opens can block it: it opens
+//!   regular files only, without blocking (the library's `open_regular`), never a FIFO.
 //! - `SIGPIPE` is ignored, so a closed stdout is a write error the command handles (a build goes
 //!   on; other commands stop quietly with 141).
 //! - `SIGBUS` (reading a memory-mapped layer that another program truncated in place) ends the
@@ -14,19 +19,88 @@
 //!
 //! [`Progress`]: oware::progress::Progress
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
+use std::time::Duration;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static COOPERATIVE: AtomicBool = AtomicBool::new(false);
+/// The write end of the pipe that wakes the watchdog of a cooperative command (-1: none).
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+
+/// How long a cooperative command may take to stop after the first Ctrl-C or SIGTERM before the
+/// watchdog ends it (a clean stop takes some milliseconds: the solver and every scan look at the
+/// flag many times a second).
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// Whether Ctrl-C (or SIGTERM) was received by a cooperative command.
 pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::Relaxed)
 }
 
-/// Declares that the running command checks [`interrupted`] and stops cleanly.
+/// Declares that the running command checks [`interrupted`] and stops cleanly, within
+/// [`STOP_GRACE`] of the first signal.
 pub(crate) fn cooperative() {
+    cooperative_within(STOP_GRACE);
+}
+
+/// As [`cooperative`], for a command that may take `grace` to stop (`serve` finishing the
+/// requests in progress): the watchdog ends it once `grace` has passed after the first signal.
+pub(crate) fn cooperative_within(grace: Duration) {
+    start_watchdog(grace);
     COOPERATIVE.store(true, Ordering::SeqCst);
+}
+
+/// Starts the thread that ends the process `grace` after the first signal of a cooperative
+/// command, woken through a pipe (writing to one is async-signal-safe). Once per process;
+/// without a pipe or a thread, the command goes on with the flag alone.
+fn start_watchdog(grace: Duration) {
+    if WAKE.load(Ordering::SeqCst) >= 0 {
+        return;
+    }
+    let mut fds = [-1 as libc::c_int; 2];
+    // SAFETY: pipe(2) fills the two descriptors of the array it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return;
+    }
+    let [read_end, write_end] = fds;
+    for fd in fds {
+        // SAFETY: fcntl(2) on a descriptor just made: not passed on to another program.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    let message = format!(
+        "\noware: interrupted: still running {} s after the signal, ended at once (nothing complete is damaged; a build resumes from its checkpoint)\n",
+        grace.as_secs_f64()
+    );
+    let watchdog = std::thread::Builder::new().name("signal watchdog".into()).spawn(move || {
+        let mut byte = 0u8;
+        loop {
+            // SAFETY: a read of one byte into a local from the pipe's read end, which this
+            // thread owns.
+            let k = unsafe { libc::read(read_end, std::ptr::addr_of_mut!(byte).cast(), 1) };
+            if k == 1 {
+                break;
+            }
+            if k < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        std::thread::sleep(grace);
+        // SAFETY: write(2) of a buffer this thread owns, then _exit(2), as a second signal does.
+        unsafe {
+            libc::write(2, message.as_ptr().cast(), message.len());
+            libc::_exit(130);
+        }
+    });
+    if watchdog.is_ok() {
+        WAKE.store(write_end, Ordering::SeqCst);
+    } else {
+        // SAFETY: closing the descriptors just made, which nothing else holds.
+        unsafe {
+            libc::close(read_end);
+            libc::close(write_end);
+        }
+    }
 }
 
 const INTERRUPT_MSG: &[u8] = b"\noware: interrupted\n";
@@ -36,6 +110,11 @@ while in use); check them with `oware verify`\n";
 
 extern "C" fn on_interrupt(_sig: libc::c_int) {
     if COOPERATIVE.load(Ordering::SeqCst) && !INTERRUPTED.swap(true, Ordering::SeqCst) {
+        let wake = WAKE.load(Ordering::SeqCst);
+        if wake >= 0 {
+            // SAFETY: write(2) is async-signal-safe; the byte is static.
+            unsafe { libc::write(wake, b"!".as_ptr().cast(), 1) };
+        }
         return;
     }
     // SAFETY: write(2) and _exit(2) are async-signal-safe; the buffer is static.

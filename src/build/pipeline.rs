@@ -274,7 +274,10 @@ fn build_layer(
     let mine = if ranks > 1 { work.join(format!("rank-{me:04}-of-{ranks:04}")) } else { work.to_path_buf() };
     // A layer an earlier run left a checkpoint of is resumed from it whatever the estimate says
     // (it follows the layers below, whose recorded speed may be off); every rank decides alike.
-    let left = mine.join(CHECKPOINT_FILE).is_file();
+    // Anything but a directory at the checkpoint's name counts: what is not a checkpoint is
+    // then discarded with a word (a FIFO too: "not a regular file"), never passed over in
+    // silence.
+    let left = crate::solver::spill::something_at(&mine.join(CHECKPOINT_FILE));
     let checkpointed = lp.seconds_estimate > every.as_secs_f64() || cluster.any(left)?;
     let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;
     if scratch {
@@ -285,7 +288,7 @@ fn build_layer(
         let _ = std::fs::remove_dir_all(mine.join("outbox"));
     }
     // The layer's time over every run that works on it, kept beside its checkpoint.
-    let clock = RunClock::start(scratch.then_some(mine.as_path()));
+    let clock = RunClock::start(scratch.then_some(mine.as_path()))?;
     // Rank 0 creates the temporary; with several ranks every rank maps its share of it.
     // One process whose layer is checkpointed writes into the layer's partial file, which
     // outlives it: its checkpoints then hold the cells, not the best exits parked in the output.

@@ -12,7 +12,7 @@ use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::Ownership;
-use crate::solver::spill::CHECKPOINT_FILE;
+use crate::solver::spill::{something_at, CHECKPOINT_FILE};
 use crate::solver::{bounds_working_memory, share_buffers, working_memory, OutOfCore};
 use crate::storage::{BoundsKind, DatabaseDir, DtcKind, LayerState, ValuesKind};
 use crate::sys::{disk_free, memory_available, same_file_system};
@@ -734,14 +734,15 @@ fn work_dir(config: &BuildConfig, dir: &DatabaseDir) -> PathBuf {
 }
 
 /// Whether layer work directory `work` holds a checkpoint of one process's build, or of some
-/// rank's (`rank-RRRR-of-KKKK/`).
+/// rank's (`rank-RRRR-of-KKKK/`): anything but a directory at its name (the build discards
+/// what is not a checkpoint with a word, as the pipeline does).
 ///
 /// Cost: one directory listing.
 pub(super) fn checkpoint_left(work: &Path) -> bool {
-    work.join(CHECKPOINT_FILE).is_file()
-        || std::fs::read_dir(work).is_ok_and(|entries| {
-            entries.flatten().any(|e| e.file_name().to_str().is_some_and(|s| s.starts_with("rank-")) && e.path().join(CHECKPOINT_FILE).is_file())
-        })
+    let at = |w: &Path| something_at(&w.join(CHECKPOINT_FILE));
+    at(work)
+        || std::fs::read_dir(work)
+            .is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_str().is_some_and(|s| s.starts_with("rank-")) && at(&e.path())))
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::stats::read_small;
+use crate::error::Result;
 use crate::storage::write_atomic;
 
 /// The file's name in a layer's work directory.
@@ -39,12 +40,19 @@ impl RunClock {
     /// error (the figures are informational; the layer's bytes do not depend on them).
     ///
     /// Cost: one small file read and written.
-    pub(super) fn start(work: Option<&Path>) -> RunClock {
+    ///
+    /// # Errors
+    /// [`Error::NotAFile`](crate::Error::NotAFile) when something other than a regular file
+    /// has the record's name (a FIFO, a device: never opened, never replaced).
+    pub(super) fn start(work: Option<&Path>) -> Result<RunClock> {
         let path = work.map(|w| w.join(RUNS_FILE));
-        let (earlier_runs, earlier_seconds) = path.as_deref().and_then(read).unwrap_or((0, 0.0));
+        let (earlier_runs, earlier_seconds) = match &path {
+            Some(p) => read(p)?.unwrap_or((0, 0.0)),
+            None => (0, 0.0),
+        };
         let clock = RunClock { path, earlier_runs, earlier_seconds, start: Instant::now() };
         clock.record(0.0);
-        clock
+        Ok(clock)
     }
 
     /// The runs that worked on the layer, this one included.
@@ -82,9 +90,16 @@ impl RunClock {
 }
 
 /// The runs and seconds recorded in `path`, if it holds a well-formed record.
-fn read(path: &Path) -> Option<(u32, f64)> {
-    let bytes = read_small(path)?;
-    let text = std::str::from_utf8(&bytes).ok()?;
+///
+/// # Errors
+/// As [`read_small`].
+fn read(path: &Path) -> Result<Option<(u32, f64)>> {
+    Ok(read_small(path)?.and_then(|bytes| parse(&bytes)))
+}
+
+/// The runs and seconds of a record's bytes, if well formed.
+fn parse(bytes: &[u8]) -> Option<(u32, f64)> {
+    let text = std::str::from_utf8(bytes).ok()?;
     let mut words = text.split_whitespace();
     let runs: u32 = words.next()?.parse().ok()?;
     let seconds: f64 = words.next()?.parse().ok()?;
@@ -98,19 +113,19 @@ mod tests {
     #[test]
     fn runs_and_their_seconds_add_up_over_stops_and_the_record_goes_when_done() {
         let dir = tempfile::tempdir().unwrap();
-        let first = RunClock::start(Some(dir.path()));
+        let first = RunClock::start(Some(dir.path())).unwrap();
         assert_eq!(first.runs(), 1);
-        assert_eq!(read(&dir.path().join(RUNS_FILE)), Some((1, 0.0)), "a run is counted when it starts");
+        assert_eq!(read(&dir.path().join(RUNS_FILE)).unwrap(), Some((1, 0.0)), "a run is counted when it starts");
         std::thread::sleep(std::time::Duration::from_millis(30));
         first.record_now();
-        let (runs, seconds) = read(&dir.path().join(RUNS_FILE)).unwrap();
+        let (runs, seconds) = read(&dir.path().join(RUNS_FILE)).unwrap().unwrap();
         assert_eq!(runs, 1);
         assert!(seconds >= 0.03, "{seconds}");
         // A second run killed outright: counted, its time not.
-        let killed = RunClock::start(Some(dir.path()));
+        let killed = RunClock::start(Some(dir.path())).unwrap();
         assert_eq!(killed.runs(), 2);
         drop(killed);
-        let third = RunClock::start(Some(dir.path()));
+        let third = RunClock::start(Some(dir.path())).unwrap();
         assert_eq!(third.runs(), 3);
         assert!(third.seconds() >= seconds);
         assert!(third.seconds() < seconds + 5.0);
@@ -121,7 +136,7 @@ mod tests {
 
     #[test]
     fn a_layer_without_a_work_directory_is_one_run_and_writes_nothing() {
-        let clock = RunClock::start(None);
+        let clock = RunClock::start(None).unwrap();
         assert_eq!(clock.runs(), 1);
         clock.record_now();
         clock.finished();
@@ -134,11 +149,21 @@ mod tests {
         let p = dir.path().join(RUNS_FILE);
         for bad in ["", "2", "x 3.0", "2 -1", "2 NaN", "2 3.0 4", "4294967296 1.0", "2 inf"] {
             std::fs::write(&p, bad).unwrap();
-            assert_eq!(read(&p), None, "{bad:?}");
-            let clock = RunClock::start(Some(dir.path()));
+            assert_eq!(read(&p).unwrap(), None, "{bad:?}");
+            let clock = RunClock::start(Some(dir.path())).unwrap();
             assert_eq!(clock.runs(), 1, "{bad:?}");
         }
         std::fs::write(&p, "2 12.5\n").unwrap();
-        assert_eq!(read(&p), Some((2, 12.5)));
+        assert_eq!(read(&p).unwrap(), Some((2, 12.5)));
+    }
+
+    /// A FIFO at the record's name is named, never opened (the open blocked for ever).
+    #[test]
+    fn a_fifo_at_the_record_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_support::mkfifo(&dir.path().join(RUNS_FILE));
+        let work = dir.path().to_path_buf();
+        let got = crate::test_support::within("a run clock over a FIFO", move || RunClock::start(Some(&work)).map(|_| ()));
+        assert!(matches!(got, Err(crate::Error::NotAFile { found: crate::error::FileKind::Fifo, .. })), "{got:?}");
     }
 }

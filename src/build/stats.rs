@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Traffic};
-use crate::storage::{scan_released, write_atomic, DatabaseDir, ValuesKind};
+use crate::storage::{open_regular, scan_released, write_atomic, DatabaseDir, ValuesKind};
 use crate::sys::peak_memory;
 
 /// How a layer came to be complete.
@@ -298,13 +298,17 @@ pub(super) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 
 /// Writes `counted` as JSON at `path` when the file there is missing, unreadable or fails
 /// `same`.
+///
+/// # Errors
+/// [`Error::NotAFile`] when something other than a regular file has the name (a FIFO, a
+/// device: never opened, never replaced); [`Error::Io`] when the file cannot be written.
 pub(super) fn restore_json<T: Serialize + serde::de::DeserializeOwned>(
     path: &Path,
     counted: &T,
     same: impl Fn(&T) -> bool,
     observer: &dyn BuildObserver,
 ) -> Result<()> {
-    let ok = read_small(path).and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
+    let ok = read_small(path)?.and_then(|b| serde_json::from_slice::<T>(&b).ok()).is_some_and(|s| same(&s));
     if !ok {
         write_json(path, counted)?;
         observer.message(&format!("restored {}", path.display()));
@@ -338,22 +342,33 @@ pub(super) fn count_released(rules: Ruleset, n: u32, values: &[i8], release: &dy
 /// this crate wrote, and is read as unreadable, not into memory.
 pub(super) const MAX_STATS_BYTES: u64 = 1 << 20;
 
-/// The bytes of `path` when it is at most [`MAX_STATS_BYTES`] long and readable.
-pub(super) fn read_small(path: &Path) -> Option<Vec<u8>> {
+/// The bytes of `path` when it is a regular file at most [`MAX_STATS_BYTES`] long and
+/// readable; `None` when nothing is there, or it is longer or cannot be read.
+///
+/// Cost: one `stat`, one `open`, one read of at most [`MAX_STATS_BYTES`].
+///
+/// # Errors
+/// [`Error::NotAFile`] when something other than a regular file is there (a directory, a FIFO,
+/// a device: never opened, see [`open_regular`]).
+pub(super) fn read_small(path: &Path) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
+    let file = match open_regular(path, || Error::Internal(String::new())) {
+        Ok(f) => f,
+        Err(e @ Error::NotAFile { .. }) => return Err(e),
+        Err(_) => return Ok(None),
+    };
     let mut bytes = Vec::new();
-    std::fs::File::open(path).ok()?.take(MAX_STATS_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() as u64 <= MAX_STATS_BYTES).then_some(bytes)
+    if file.take(MAX_STATS_BYTES + 1).read_to_end(&mut bytes).is_err() {
+        return Ok(None);
+    }
+    Ok((bytes.len() as u64 <= MAX_STATS_BYTES).then_some(bytes))
 }
 
-/// Reads the statistics file of a layer, if present, a regular file, readable and at most
-/// `MAX_STATS_BYTES` (1 MiB) long.
+/// Reads the statistics file of a layer, if present, a regular file (nothing else is opened),
+/// readable and at most `MAX_STATS_BYTES` (1 MiB) long.
 pub fn read_stats(dir: &Path, rules: Ruleset, n: u32) -> Option<LayerStats> {
     let path = crate::storage::stats_path(dir, rules, n);
-    if !std::fs::metadata(&path).ok()?.is_file() {
-        return None;
-    }
-    serde_json::from_slice(&read_small(&path)?).ok()
+    serde_json::from_slice(&read_small(&path).ok()??).ok()
 }
 
 /// Every rank's figures of a distributed pass (this rank solved `positions` positions and
@@ -384,4 +399,32 @@ pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traff
             peak_memory_bytes: f[4],
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::Silent;
+    use crate::error::FileKind;
+
+    /// A FIFO at a finished layer's `layer-NN.json` is named, never opened (the open blocked a
+    /// build for ever, deaf to SIGTERM) nor replaced; a damaged file is restored as before.
+    #[test]
+    fn a_fifo_at_a_statistics_file_is_refused_and_damage_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let counted = LayerStats::from_histogram(Ruleset::Awari, 2, &histogram(&[0i8, 2, -2]));
+        let path = crate::storage::stats_path(dir.path(), Ruleset::Awari, 2);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        crate::test_support::mkfifo(&path);
+        let (p, c) = (path.clone(), counted.clone());
+        let got = crate::test_support::within("restoring a FIFO", move || restore_json(&p, &c, |s: &LayerStats| s.values == c.values, &Silent));
+        assert!(matches!(got, Err(Error::NotAFile { found: FileKind::Fifo, .. })), "{got:?}");
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&std::fs::symlink_metadata(&path).unwrap().file_type()), "never replaced");
+        let base = dir.path().to_path_buf();
+        assert!(crate::test_support::within("reading a FIFO's statistics", move || read_stats(&base, Ruleset::Awari, 2)).is_none());
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"{ damaged").unwrap();
+        restore_json(&path, &counted, |s: &LayerStats| s.values == counted.values, &Silent).unwrap();
+        assert_eq!(read_stats(dir.path(), Ruleset::Awari, 2).map(|s| s.values), Some(counted.values));
+    }
 }

@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::checksum;
+use crate::storage::{open_regular, open_regular_append};
 use crate::sys::{release_within, reserve_written};
 
 mod codec;
@@ -44,6 +45,16 @@ pub(crate) const STATE_FILE: &str = "state.bin";
 
 /// The name the build gives a layer's checkpoint in its work directory.
 pub(crate) const CHECKPOINT_FILE: &str = "checkpoint.bin";
+
+/// Whether anything but a directory is at `path` (a file, a link, even a dangling one, a
+/// FIFO): what the build takes for a checkpoint left by an earlier run, which
+/// [`Checkpoint::load`] then uses or discards with its reason. A directory there is passed
+/// over, as before (a checkpoint saved over it fails, naming it).
+///
+/// Cost: one `lstat`.
+pub(crate) fn something_at(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir())
+}
 
 /// The solver's state of a whole layer in a file: one byte per position, memory-mapped shared.
 pub(crate) struct ScratchState {
@@ -252,7 +263,7 @@ impl Inboxes {
             (buffered, n)
         };
         let file = if in_file > 0 {
-            let f = File::open(&taken).map_err(|e| Error::io(&taken, e))?;
+            let f = open_regular(&taken, || Error::io(&taken, std::io::ErrorKind::NotFound.into()))?;
             Some(codec::Reader::new(BufReader::with_capacity(1 << 20, f)))
         } else {
             None
@@ -333,14 +344,8 @@ impl Drop for Bucket {
 /// Appends each of `blocks` to the bucket file `path` as a block (they are left sorted,
 /// holding keys).
 fn append(path: &Path, blocks: &mut [&mut [u64]]) -> Result<()> {
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW).mode(0o644);
-    }
-    let file = options.open(path).map_err(|e| Error::io(path, e))?;
+    // Never a FIFO or device planted at the name (an open for writing would block for ever).
+    let file = open_regular_append(path)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
     for block in blocks.iter_mut() {
         codec::write_block(&mut w, block).map_err(|e| Error::io(path, e))?;
@@ -499,23 +504,23 @@ impl Checkpoint {
     ///
     /// # Errors
     /// [`Unusable::Absent`] when there is none; [`Unusable::Discarded`] (with the reason) when
-    /// it is damaged, truncated, of another ruleset or layer, unreadable or not accepted.
+    /// it is damaged, truncated, of another ruleset or layer, unreadable, not a regular file (a
+    /// FIFO, a device, a directory, or a link to one: never opened) or not accepted.
     /// `write` is only called once the whole file has been checked.
     pub(crate) fn load(
         &self,
         accept: &dyn Fn(Progress, Contents) -> std::result::Result<(), String>,
         write: &mut dyn FnMut(u64, &[u8]),
     ) -> std::result::Result<Progress, Unusable> {
-        let mut file = match File::open(&self.path) {
+        // A FIFO (or a link to one) is never opened: it would block the open for ever.
+        let mut file = match open_regular(&self.path, || Error::Internal(String::new())) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unusable::Absent),
+            Err(Error::Internal(_)) => return Err(Unusable::Absent),
+            Err(Error::NotAFile { .. }) => return Err(Unusable::Discarded("not a regular file".into())),
+            Err(Error::Io { source, .. }) => return Err(Unusable::Discarded(format!("cannot read it: {source}"))),
             Err(e) => return Err(Unusable::Discarded(format!("cannot read it: {e}"))),
         };
         let bad = |why: &str| Unusable::Discarded(why.to_string());
-        let meta = file.metadata().map_err(|e| Unusable::Discarded(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(bad("not a regular file"));
-        }
         let mut h = [0u8; CKPT_HEADER];
         file.read_exact(&mut h).map_err(|_| bad("truncated header"))?;
         if h[0..8] != CKPT_MAGIC {
@@ -733,6 +738,45 @@ mod tests {
         assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
         fs::write(c.path(), &good[..good.len() - 10]).unwrap();
         assert!(matches!(c.load(&any, &mut |_, _| {}), Err(Unusable::Discarded(_))));
+    }
+
+    /// A FIFO, or a link to one, at a checkpoint's name is discarded with its reason, as every
+    /// other damaged checkpoint is, never opened (the open blocked for ever) nor passed over in
+    /// silence; a dangling link there counts as something left too.
+    #[test]
+    fn a_fifo_at_a_checkpoint_is_discarded_as_not_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        crate::test_support::mkfifo(&fifo);
+        let at_link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &at_link).unwrap();
+        for path in [fifo.clone(), at_link] {
+            assert!(something_at(&path));
+            let why = crate::test_support::within("loading a FIFO as a checkpoint", move || {
+                let c = Checkpoint::new(path, 0, 9, 10_000);
+                match c.load(&|_, _| Ok(()), &mut |_, _| panic!("nothing to hand over")) {
+                    Err(Unusable::Discarded(why)) => why,
+                    other => panic!("{other:?}"),
+                }
+            });
+            assert_eq!(why, "not a regular file");
+        }
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nothing"), &dangling).unwrap();
+        assert!(something_at(&dangling) && !something_at(&dir.path().join("nothing")) && !something_at(dir.path()));
+        let c = Checkpoint::new(dangling, 0, 9, 10_000);
+        assert!(matches!(c.load(&|_, _| Ok(()), &mut |_, _| {}), Err(Unusable::Discarded(why)) if why.contains("does not exist")));
+    }
+
+    /// A FIFO planted at a message bucket's name is refused, never opened for writing (which
+    /// blocks until a reader comes).
+    #[test]
+    fn a_fifo_at_a_bucket_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("bucket");
+        crate::test_support::mkfifo(&fifo);
+        let got = crate::test_support::within("appending to a FIFO", move || append(&fifo, &mut [&mut [1u64, 2, 3][..]]).map_err(|e| e.to_string()));
+        assert!(got.unwrap_err().contains("is a FIFO (named pipe), not a regular file"));
     }
 
     #[test]

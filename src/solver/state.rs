@@ -596,7 +596,7 @@ impl State<'_> {
     #[inline]
     fn seed_one(&self, k: usize, v: i8, ended: bool, last: &mut Option<(usize, Board)>, s: &mut Scratch, t: i8) {
         let board = match *last {
-            Some((at, mut b)) if k - at <= WALK => {
+            Some((at, mut b)) if k >= at && k - at <= WALK => {
                 for _ in at..k {
                     LayerWalker::advance(&mut b);
                 }

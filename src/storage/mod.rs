@@ -45,7 +45,7 @@
 //! | `directory` | [`DatabaseDir`]: the layout, what is present, opening a layer's file of any kind |
 //! | `kind` | what each kind is: its tag ([`BoundsKind`], [`DtcKind`]; the values' is `layer`'s default) and its impl of [`Kind`], its packed file ([`PackedDtc`]) |
 //! | `layer` | the one tag trait [`Kind`] and what is generic over it: [`Layer`], [`Table`], [`FileLayer`], a layer's file of a kind, open and checked; [`PackedTable`], a packed file probed in place; [`ValuesKind`], the default kind |
-//! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only, maps, `pread`, headers, checksums |
+//! | `mapping` | [`ReadMode`] and what every file shares: opening regular files only (every file of the crate's own, never a FIFO or device), maps, `pread`, headers, checksums |
 //! | `writers` | [`AtomicFile`], `LayerWriter` ([`DatabaseDir::write_layer`]), `ShareWriter`: writing without damaging a complete file |
 
 mod directory;
@@ -58,8 +58,8 @@ pub use directory::{DatabaseDir, LayerState};
 pub use kind::{BoundsKind, DtcKind, NoPack, PackedDtc};
 pub use layer::{FileLayer, Layer, Table};
 pub use layer::{Kind, PackedTable, ValuesKind};
-pub(crate) use mapping::open_regular;
 pub use mapping::ReadMode;
+pub(crate) use mapping::{open_regular, open_regular_append, open_regular_rw};
 pub use writers::AtomicFile;
 // The layer file format's header and offsets (`docs/FORMAT.md`), and the byte of "no depth" in a
 // dtc file, for programs that read or check files themselves.

@@ -180,14 +180,7 @@ impl LayerWriter {
             }
             _ => {}
         }
-        let mut options = OpenOptions::new();
-        options.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.custom_flags(libc::O_NOFOLLOW).mode(0o644);
-        }
-        let file = options.open(&partial).map_err(|e| Error::io(&partial, e))?;
+        let file = open_regular_rw(&partial)?;
         let reused = file.metadata().map_err(|e| Error::io(&partial, e))?.len() == len;
         if !reused {
             file.set_len(0).map_err(|e| Error::io(&partial, e))?;

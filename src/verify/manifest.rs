@@ -11,7 +11,7 @@
 //! read), and hashing checks the caller's [`Progress`] for cancellation between blocks.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Damage, Error, Result};
 use crate::progress::Progress;
 use crate::rules::Ruleset;
-use crate::storage::{open_regular, write_atomic};
+use crate::storage::{open_regular, open_regular_rw, write_atomic};
 
 /// The manifest's file name, in the pack directory.
 pub(crate) const MANIFEST: &str = "SHA256SUMS";
@@ -181,10 +181,12 @@ pub struct Updated {
 ///
 /// # Errors
 /// As [`read`] for the existing manifest; [`Error::Io`] when the lock or manifest cannot be
-/// written; [`Error::Interrupted`] when `progress` cancels (the manifest is then unchanged).
+/// written (or the lock is a link); [`Error::NotAFile`] when the lock's name holds something
+/// other than a regular file (never opened); [`Error::Interrupted`] when `progress` cancels
+/// (the manifest is then unchanged).
 pub fn update(dir: &Path, entries: &[Entry], progress: &dyn Progress) -> Result<Updated> {
     let lock_path = dir.join(MANIFEST_LOCK);
-    let lock: File = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock_path).map_err(|e| Error::io(&lock_path, e))?;
+    let lock: File = open_regular_rw(&lock_path)?;
     if !crate::sys::lock_exclusive_waiting(&lock, &|| progress.cancelled()).map_err(|e| Error::io(&lock_path, e))? {
         return Err(Error::Interrupted);
     }
@@ -297,6 +299,17 @@ mod tests {
         for bad in [format!("{hex} awari/layer-00.owpk"), format!("{hex}awari/layer-00.owpk"), format!("{hex}\tawari/layer-00.owpk")] {
             assert!(parse(bad.as_bytes()).is_err(), "{bad}");
         }
+    }
+
+    /// A FIFO at the manifest's lock is named, never opened.
+    #[test]
+    fn a_fifo_at_the_manifests_lock_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_support::mkfifo(&dir.path().join(MANIFEST_LOCK));
+        let d = dir.path().to_path_buf();
+        let got = crate::test_support::within("a manifest's lock that is a FIFO", move || update(&d, &[], &NoProgress).map(|_| ()));
+        assert!(matches!(got, Err(Error::NotAFile { found: crate::error::FileKind::Fifo, .. })), "{got:?}");
+        assert!(!dir.path().join(MANIFEST).exists());
     }
 
     #[test]

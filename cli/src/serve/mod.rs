@@ -159,13 +159,14 @@ pub(crate) fn run(a: ServeArgs) -> Result<()> {
     }
     // Open the default ruleset's directory now, so a bad --dir fails at once.
     a.db.database()?;
-    // Ctrl-C and SIGTERM set a flag (a second one ends the process at once).
-    signals::cooperative();
     let default_rules = a.db.rules.ruleset();
     let threads = a.threads.threads.unwrap_or_else(|| cores().max(4));
     let max_connections = a.max_connections.map_or_else(default_max_connections, |n| n as usize);
     let client_timeout = Duration::from_secs_f64(a.client_timeout);
     let shutdown_timeout = Duration::from_secs_f64(a.shutdown_timeout);
+    // Ctrl-C and SIGTERM set a flag (a second one ends the process at once, and so does the
+    // watchdog once the requests in progress have had their time).
+    signals::cooperative_within(shutdown_timeout.saturating_add(signals::STOP_GRACE));
     let shared = Arc::new(Shared {
         db: a.db,
         default_rules,

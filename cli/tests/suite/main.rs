@@ -21,6 +21,7 @@ mod dtc_verify;
 mod engine;
 mod evaluate;
 mod export;
+mod fifos;
 mod hardening;
 mod out_of_core;
 mod packs;
