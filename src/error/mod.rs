@@ -8,6 +8,10 @@
 //! belongs to the program that shows the error (the CLI adds it), not to the error: the one
 //! exception is [`Error::binding_message`], the message the C and Python bindings report, which
 //! have no program of their own to give advice.
+//!
+//! The files: the [`Error`] enum and its kinds' mapping here, the data inside the errors in
+//! `details.rs` ([`Damage`], [`PositionError`], [`FileKind`], ...) and the categories programs
+//! act on in `kind.rs` ([`ErrorKind`]).
 
 use std::path::PathBuf;
 

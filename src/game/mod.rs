@@ -9,6 +9,9 @@
 //! **The score.** Oware is played with 48 stones; a player who has captured 25 has won (the
 //! 25-stone rule), and 24 each is a draw. Best play from a position with `n` stones and value `v`
 //! ends with the mover holding his captured stones plus `(n + v) / 2` ([`Verdict`]).
+//!
+//! The files: results, probes and annotated records here; a game in progress, its captured
+//! stones, the 25-stone rule and repetitions in `state.rs` ([`Game`]).
 
 use serde::Serialize;
 

@@ -14,6 +14,10 @@
 //! Positions whose opponent row (pits 6..11) has no empty pit belong to no layer (the 48-stone
 //! start position is one); they are answered from their children, which are always in a layer.
 //!
+//! The files: [`Database`] and its opening here; values of positions and of their moves in
+//! `values.rs`; the files beside the values (depths to capture, forced-capture bounds) in
+//! `companions.rs`; the cache of the values a pack over floors resolves in `cache.rs`.
+//!
 //! ```
 //! use oware::probe::Database;
 //! use oware::build::{self, BuildConfig, Silent};

@@ -32,6 +32,21 @@
 //!
 //! A search limited by depth or nodes ([`Limits::depth`], [`Limits::nodes`]) runs on one thread,
 //! so that its answer does not depend on scheduling; timed searches use every thread asked for.
+//!
+//! ## Files
+//!
+//! | file | what it is |
+//! |---|---|
+//! | `mod.rs` | [`Engine`]: its tables, its searches and their lines |
+//! | `api.rs` | the public types: [`Root`], [`Limits`], [`Control`], [`Report`], [`RootMove`], [`ScoreBound`] |
+//! | `worker.rs` | one search thread: iterative deepening, the principal-variation and quiescence searches, repetitions |
+//! | `shared.rs` | what the threads of one search share, and the layers' answer for a node |
+//! | `tt.rs` | the transposition table, lock-free |
+//! | `keys.rs` | the Zobrist keys |
+//! | `eval.rs` | the static evaluation; its fitted weights in `weights.rs` (written by `scripts/fit-eval`) |
+//! | `game_values.rs` | values under the 25-stone rule ([`GameValues`]) |
+//! | `level.rs` | the playing strengths ([`Level`]) |
+//! | [`time`] | time management ([`time::TimeControl`]) |
 
 mod api;
 pub(crate) mod eval;

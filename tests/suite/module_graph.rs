@@ -399,3 +399,80 @@ fn the_path_reader_sees_groups_and_nested_groups() {
     let names: Vec<String> = found.iter().map(|(r, s)| format!("{r}:{}", s.join("::"))).collect();
     assert_eq!(names, ["crate:f::g", "super:a::B", "super:a::c::D", "super:e", "super:super::i"]);
 }
+
+/// The `.rs` files of the repository (but `target/`), relative to its root.
+fn repository_rs_files() -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = entry.path();
+            let name = entry.file_name();
+            if p.is_dir() && name != "target" && !name.to_string_lossy().starts_with('.') {
+                walk(root, &p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for top in ["src", "cli", "capi", "python", "tests", "examples", "benches"] {
+        if root.join(top).is_dir() {
+            walk(root, &root.join(top), &mut out);
+        }
+    }
+    out
+}
+
+/// Issue 67, item 12: the structure is written in one place per folder. Each folder module's
+/// `mod.rs` names every file and folder of it in its documentation (a row or a link
+/// `` [`name`] ``, or `` `name.rs` ``), in the library and in the program; and every file the
+/// other documents name (`docs/architecture.md`, `docs/library.md`, the crate root's table)
+/// exists, so that a file renamed or removed cannot leave them behind.
+#[test]
+fn every_file_is_named_by_its_module_and_every_file_named_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut unnamed = Vec::new();
+    for top in ["src", "cli/src"] {
+        for entry in std::fs::read_dir(root.join(top)).unwrap().flatten() {
+            let dir = entry.path();
+            let folder = entry.file_name().to_string_lossy().to_string();
+            if !dir.is_dir() || folder == "tests" || !dir.join("mod.rs").is_file() {
+                continue;
+            }
+            let doc: String = std::fs::read_to_string(dir.join("mod.rs")).unwrap().lines().filter(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+            for member in std::fs::read_dir(&dir).unwrap().flatten() {
+                let file = member.file_name().to_string_lossy().to_string();
+                let name = match file.strip_suffix(".rs") {
+                    Some(n) => n.to_string(),
+                    None if member.path().is_dir() => file.clone(),
+                    None => continue,
+                };
+                if name == "mod" || name == "tests" {
+                    continue;
+                }
+                let named = [format!("[`{name}`]"), format!("`{name}.rs`"), format!("| `{name}` |")].iter().any(|form| doc.contains(form.as_str()));
+                if !named {
+                    unnamed.push(format!("{top}/{folder}/{file}"));
+                }
+            }
+        }
+    }
+    assert!(unnamed.is_empty(), "files their folder's mod.rs does not name: {unnamed:?}");
+
+    let files = repository_rs_files();
+    let mut missing = Vec::new();
+    for doc in ["docs/architecture.md", "docs/library.md", "src/lib.rs"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        for piece in text.split('`').skip(1).step_by(2) {
+            let Some(stem) = piece.strip_suffix(".rs") else { continue };
+            if stem.is_empty() || !stem.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '/') {
+                continue;
+            }
+            let exists = files.iter().any(|f| f == piece || f.ends_with(&format!("/{piece}")));
+            if !exists {
+                missing.push(format!("{doc}: {piece}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "files the documents name that do not exist: {missing:?}");
+}
