@@ -1,15 +1,17 @@
 //! What talks to the operating system: memory figures (`/proc`), free disk (`statvfs`),
 //! giving mapped pages back and asking for huge pages (`madvise`), prefetching, reserving disk (`posix_fallocate`) and the exclusive
-//! lock of a directory (`flock`). Everything else in the crate reaches the system through the
+//! lock of a directory (`flock`), and the one way the crate opens a file it did not just create
+//! (`open_regular` and its twins: never a FIFO or a device, never blocking; below the storage and
+//! the solver, which both open their files through it). Everything else in the crate reaches the system through the
 //! standard library and memmap2 (with `libc` flags such as `O_NOFOLLOW` given to `OpenOptions`).
 
-use std::fs::File;
+use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::error::{Damage, Error, Result};
+use crate::error::{Damage, Error, FileKind, Result};
 
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
 pub(crate) fn memory_available() -> Option<u64> {
@@ -369,4 +371,168 @@ pub(crate) fn prefetch<T>(r: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
+}
+
+/// The error for `path` when it is a symbolic link whose target does not exist (a dangling
+/// link, or one through a link loop's end), `None` when nothing is there. A path that names
+/// nothing but whose directory entry exists is unreadable, never absent: the file it stands for
+/// may be on a disk not mounted, or renamed away, and must not read as "not built".
+///
+/// Cost: one `lstat` (and one `readlink` for a link).
+pub(crate) fn dangling_link(path: &Path) -> Option<Error> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_symlink() {
+        return None;
+    }
+    let target = fs::read_link(path).map_or_else(|_| "?".to_string(), |t| t.display().to_string());
+    Some(Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::NotFound, format!("a symbolic link to '{target}', which does not exist: the file cannot be read")),
+    ))
+}
+
+/// How [`open_checked`] opens a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// For reading; nothing there is the caller's error.
+    Read,
+    /// For reading and writing, created (mode 0644) when nothing is there, never through a
+    /// symbolic link at its name: a lock, a partial file that outlives the process.
+    Update,
+    /// For appending, created as [`Access::Update`]: a scratch file written in pieces.
+    Append,
+}
+
+/// Opens `path` for reading as a regular file: the one way this crate opens a file it did not
+/// just create. Nothing but a regular file is ever opened: a FIFO would block the `open` itself
+/// for ever (where no flag set by Ctrl-C or SIGTERM is ever looked at), a device may have
+/// effects on being opened. The path's type is checked before the open (links followed), the
+/// open is non-blocking (`O_NONBLOCK`, `O_NOCTTY`: should the entry be swapped for a FIFO
+/// between the check and the open, it returns at once) and the type is checked again on the
+/// open file. `missing` builds the error for a path with nothing there.
+///
+/// Cost: one `stat`, one `open`, one `fstat`.
+///
+/// # Errors
+/// [`Error::NotAFile`] for a directory, FIFO, device, socket or anything else that is not a
+/// regular file; `missing()` when nothing is there; [`Error::Io`] for a dangling link or when
+/// it cannot be opened.
+pub(crate) fn open_regular(path: &Path, missing: impl FnOnce() -> Error) -> Result<File> {
+    open_checked(path, Access::Read, missing)
+}
+
+/// As [`open_regular`], for reading and writing a file that is created when absent (mode
+/// 0644), never through a symbolic link at its name (the open fails): a lock file, a partial
+/// file that outlives the process.
+///
+/// # Errors
+/// [`Error::NotAFile`] when something other than a regular file has the name; [`Error::Io`]
+/// for a link at the name or when it cannot be opened or created.
+pub(crate) fn open_regular_rw(path: &Path) -> Result<File> {
+    open_checked(path, Access::Update, || Error::io(path, std::io::ErrorKind::NotFound.into()))
+}
+
+/// As [`open_regular_rw`], for appending (a scratch file written in pieces).
+///
+/// # Errors
+/// As [`open_regular_rw`].
+pub(crate) fn open_regular_append(path: &Path) -> Result<File> {
+    open_checked(path, Access::Append, || Error::io(path, std::io::ErrorKind::NotFound.into()))
+}
+
+fn open_checked(path: &Path, access: Access, missing: impl FnOnce() -> Error) -> Result<File> {
+    let not_a_file = |found: FileKind| Error::NotAFile { path: path.into(), found, expected: FileKind::File };
+    let creates = access != Access::Read;
+    // A file this crate creates is never opened through a link: the open fails on one (below).
+    let before = if creates { fs::symlink_metadata(path) } else { fs::metadata(path) };
+    match before {
+        Ok(m) if m.file_type().is_symlink() => {}
+        Ok(m) => {
+            let found = FileKind::of(m.file_type());
+            if found != FileKind::File {
+                return Err(not_a_file(found));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && creates => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(dangling_link(path).unwrap_or_else(missing)),
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    let mut options = OpenOptions::new();
+    match access {
+        Access::Read => options.read(true),
+        Access::Update => options.read(true).write(true).create(true).truncate(false),
+        Access::Append => options.append(true).create(true),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Should the entry be swapped for a FIFO or a device between the check and the open,
+        // do not block (nor take a terminal as the controlling one).
+        let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+        if creates {
+            flags |= libc::O_NOFOLLOW;
+            options.mode(0o644);
+        }
+        options.custom_flags(flags);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !creates => return Err(dangling_link(path).unwrap_or_else(missing)),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    let found = FileKind::of(meta.file_type());
+    if found != FileKind::File {
+        return Err(not_a_file(found));
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Nothing but a regular file is ever opened, for reading, updating or appending: a FIFO
+    /// (or a link to one), a device, a socket or a directory is named and refused at once (a
+    /// FIFO blocked the open of a build's lock, statistics or run record for ever).
+    #[test]
+    fn only_regular_files_are_opened_and_a_fifo_never_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        crate::test_support::mkfifo(&fifo);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let cases = [
+            (fifo.clone(), FileKind::Fifo),
+            (link.clone(), FileKind::Fifo),
+            (socket, FileKind::Socket),
+            (dir.path().to_path_buf(), FileKind::Directory),
+            ("/dev/null".into(), FileKind::Device),
+        ];
+        for (path, kind) in cases {
+            for access in [Access::Read, Access::Update, Access::Append] {
+                let p = path.clone();
+                let got = crate::test_support::within(&format!("{access:?} {}", path.display()), move || {
+                    open_checked(&p, access, || Error::Internal("missing".into())).map(|_| ()).map_err(|e| e.to_string())
+                });
+                // A link is never followed by the opens that create (refused by the open itself).
+                if access != Access::Read && path == link {
+                    assert!(got.is_err(), "{access:?} {}", path.display());
+                    continue;
+                }
+                let expected = format!("{} is {kind}, not a regular file", path.display());
+                assert_eq!(got, Err(expected), "{access:?}");
+            }
+        }
+        // The opens that create make a missing file (0644); reading one is the caller's error.
+        let new = dir.path().join("new");
+        assert!(matches!(open_regular(&new, || Error::Internal("missing".into())), Err(Error::Internal(_))));
+        open_regular_rw(&new).unwrap();
+        assert!(new.is_file());
+        std::fs::remove_file(&new).unwrap();
+        open_regular_append(&new).unwrap();
+        assert!(new.is_file());
+    }
 }

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::format::checksum;
-use crate::storage::{open_regular, open_regular_append};
+use crate::sys::{open_regular, open_regular_append};
 use crate::sys::{release_within, reserve_written};
 
 mod codec;

@@ -187,7 +187,7 @@ impl DatabaseDir {
                 found => LayerState::Unreadable(Error::NotAFile { path, found, expected: FileKind::File }),
             },
             // Nothing there is absent; a dangling link, a link loop or a denied lookup is not.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => super::mapping::dangling_link(&path).map_or(LayerState::Absent, LayerState::Unreadable),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => crate::sys::dangling_link(&path).map_or(LayerState::Absent, LayerState::Unreadable),
             Err(e) => LayerState::Unreadable(Error::io(path, e)),
         }
     }

@@ -54,12 +54,12 @@ mod layer;
 mod mapping;
 mod writers;
 
+pub(crate) use crate::sys::{open_regular, open_regular_rw};
 pub use directory::{DatabaseDir, LayerState};
 pub use kind::{BoundsKind, DtcKind, NoPack, PackedDtc};
 pub use layer::{FileLayer, Layer, Table};
 pub use layer::{Kind, PackedTable, ValuesKind};
 pub use mapping::ReadMode;
-pub(crate) use mapping::{open_regular, open_regular_append, open_regular_rw};
 pub use writers::AtomicFile;
 // The layer file format's header and offsets (`docs/FORMAT.md`), and the byte of "no depth" in a
 // dtc file, for programs that read or check files themselves.

@@ -12,8 +12,8 @@ use crate::format::{Header, HEADER_LEN, PAYLOAD_OFFSET, VALUE_EXACT_I8};
 use crate::index::layer_size;
 use crate::rules::Ruleset;
 
-use super::mapping::*;
 use super::*;
+use crate::sys::{open_regular, open_regular_rw};
 
 /// A file being written: a temporary beside the target, created exclusively (`O_EXCL`, a
 /// unique random name, never following a link), that replaces the target only in
