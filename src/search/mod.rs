@@ -369,6 +369,11 @@ impl Engine {
     /// thread. Returns the answer of the last finished iteration (a first iteration always
     /// finishes, whatever the limits).
     ///
+    /// With a `movetime` and the captured stones known, a search that would end early with an
+    /// estimate while values under the 25-stone rule it met are solved on another thread
+    /// ([`GameValues`]) waits for them within its time, forgets the table's scores and searches
+    /// again (`on_info` then hears the new search's iterations from depth 1).
+    ///
     /// Cost: what `limits` allow; stops early when the root's value is proven.
     ///
     /// # Errors
