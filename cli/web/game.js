@@ -373,7 +373,18 @@ async function replayFrom(from, moves) {
 }
 
 // A new game tree from position `root`.
+// The game trees of the page's session, by ruleset and first position: Back or Forward to an
+// address of another game (set up, imported, or under other rules) finds its tree, variations
+// and evaluations kept, rather than the address's line alone.
+const trees = new Map();
+function treeKey(rules, r) {
+  return [rules, r.side, r.board.join(","), r.captured ? r.captured.south + ":" + r.captured.north : ""].join("|");
+}
+
 function setRoot(root) {
+  if (S.root) trees.set(treeKey(S.root.rules, S.root), S.root);
+  root.rules = S.rules;
+  trees.set(treeKey(S.rules, root), root);
   S.root = root;
 }
 
@@ -458,7 +469,7 @@ async function restore(push) {
   const same = root && rules === S.rules && root.side === want.root.side && root.board.every((c, i) => c === want.root.board[i]) &&
     JSON.stringify(root.captured) === JSON.stringify(want.root.captured);
   if (!same) {
-    root = node({ ...want.root, move: null, from: null, over: null });
+    root = trees.get(treeKey(S.rules, want.root)) || node({ ...want.root, move: null, from: null, over: null });
     setRoot(root);
   }
   let p = root, k = 0;

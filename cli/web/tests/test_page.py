@@ -725,6 +725,35 @@ def test_66_3_variations_history_rules_and_selects(server, browser):
     assert errors(browser) == []
 
 
+def test_66_3_back_to_another_game_keeps_its_variations(server, browser):
+    # Old: Back to an address of another game (here the same game under the rules before)
+    # rebuilt it from the address's line: its variations were gone.
+    load(browser, server, EXAMPLE)
+    for h in ["F", "a", "A"]:
+        seq = shown_count(browser)
+        browser.find_element("id", "house-" + h).click()
+        wait_shown(browser, seq)
+    seq = shown_count(browser)
+    browser.find_element("css selector", "#moves .mv[data-index='1']").click()
+    wait_shown(browser, seq)
+    seq = shown_count(browser)
+    browser.find_element("id", "house-c").click()
+    wait_shown(browser, seq)
+    assert all_moves(browser) == ["F", "a", "c", "A"], all_moves(browser)
+    shown = shown_count(browser)
+    from selenium.webdriver.support.ui import Select
+    Select(browser.find_element("id", "rules")).select_by_value("abapa")
+    wait(browser, lambda d: query_of(d.current_url).get("rules") == ["abapa"])
+    wait_shown(browser, shown)
+    assert all_moves(browser) == ["F", "c"], all_moves(browser)
+    browser.back()
+    wait(browser, lambda d: query_of(d.current_url).get("rules") != ["abapa"] and game_moves(d) == ["F", "c"])
+    wait(browser, lambda d: all_moves(d) == ["F", "a", "c", "A"])
+    browser.forward()
+    wait(browser, lambda d: query_of(d.current_url).get("rules") == ["abapa"] and all_moves(d) == ["F", "c"])
+    assert errors(browser) == []
+
+
 class Keys:
     def __getattr__(self, name):
         from selenium.webdriver.common.keys import Keys as K
