@@ -386,10 +386,12 @@ fn play_skips_unreadable_and_overlong_lines() {
 
 #[test]
 fn play_ends_the_game_with_the_reason_and_the_final_score() {
-    // South's only move captures North's last two stones: North cannot move, South takes the rest.
+    // South's only move captures North's last two stones, and South has 25.
     let (code, out) = play(b"F\nA\nB\nq\n".to_vec(), &["--from", "S: 0 0 0 0 0 1  N: 1 0 0 0 0 0  S", "--captured", "23:23"]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("the game is over: North has no stone to move: South takes the 0 left on the board"), "{out}");
+    // South's capture made 25: the 25-stone rule ended the game (issue 67, item 6: an empty
+    // board after the quota is that rule's end, not "no stone to move").
+    assert!(out.contains("the game is over: a side has captured more than 24 stones (or both 24): the 0 left on the board count as split evenly"), "{out}");
     assert!(out.contains("final score: South 25, North 23: South wins"), "{out}");
     // The session ends there: no prompt after the game ended, the rest of the input unread.
     assert_eq!(out.matches("to move> ").count(), 1, "{out}");
