@@ -117,11 +117,12 @@ pub(crate) struct Inboxes {
 fn is_scratch_name(name: &str) -> bool {
     name == STATE_FILE
         || ((name.starts_with("inbox-") || name.starts_with("lists-")) && (name.ends_with(".bin") || name.ends_with(".reading")))
-        || (name.starts_with(".checkpoint.") && name.ends_with(".tmp"))
+        || ((name.starts_with(".checkpoint.") || name.starts_with(".runs.txt.")) && name.ends_with(".tmp"))
 }
 
 /// Removes what an interrupted solve left in `dir` that a new solve must not read: the state,
-/// message buckets (whatever the number of parts then) and checkpoint temporaries. The
+/// message buckets (whatever the number of parts then), checkpoint temporaries and those of the
+/// run record (`runs.txt`, written at every checkpoint, so a kill may land in its write). The
 /// checkpoint itself, anything not named like this module's scratch files, and anything that is
 /// not a regular file are left alone. Returns the paths removed.
 ///
@@ -632,15 +633,23 @@ mod tests {
     fn remove_stale_takes_only_scratch_files() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        for name in
-            ["state.bin", "inbox-00000.bin", "inbox-00070.reading", "lists-00240.bin", ".checkpoint.AbC12.tmp", "checkpoint.bin", "notes.txt", "inbox-1.txt"]
-        {
+        for name in [
+            "state.bin",
+            "inbox-00000.bin",
+            "inbox-00070.reading",
+            "lists-00240.bin",
+            ".checkpoint.AbC12.tmp",
+            ".runs.txt.Xy12Zw.tmp",
+            "checkpoint.bin",
+            "notes.txt",
+            "inbox-1.txt",
+        ] {
             fs::write(d.join(name), b"x").unwrap();
         }
         fs::create_dir(d.join("inbox-00001.bin")).unwrap();
         let removed = remove_stale(d).unwrap();
         let names: Vec<_> = removed.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
-        assert_eq!(names, [".checkpoint.AbC12.tmp", "inbox-00000.bin", "inbox-00070.reading", "lists-00240.bin", "state.bin"]);
+        assert_eq!(names, [".checkpoint.AbC12.tmp", ".runs.txt.Xy12Zw.tmp", "inbox-00000.bin", "inbox-00070.reading", "lists-00240.bin", "state.bin"]);
         for kept in ["checkpoint.bin", "notes.txt", "inbox-1.txt", "inbox-00001.bin"] {
             assert!(d.join(kept).exists(), "{kept} kept");
         }
