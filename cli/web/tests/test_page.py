@@ -680,19 +680,24 @@ def test_66_2_the_engines_line_goes_on_past_its_first_capture(server, browser):
     shot(browser, "66-2-line-past-the-capture")
 
 
-def test_66_3_variations_history_rules_and_selects(server, browser):
+def play_a_variation(browser, server):
+    """The example, F a A played, then back to F and c: a variation beside a and A."""
     load(browser, server, EXAMPLE)
     for h in ["F", "a", "A"]:
         seq = shown_count(browser)
         browser.find_element("id", "house-" + h).click()
         wait_shown(browser, seq)
-    # Back to F, then c: a variation; a and A are kept and reachable.
     seq = shown_count(browser)
     browser.find_element("css selector", "#moves .mv[data-index='1']").click()
     wait_shown(browser, seq)
     seq = shown_count(browser)
     browser.find_element("id", "house-c").click()
     wait_shown(browser, seq)
+
+
+def test_66_3_variations_history_rules_and_selects(server, browser):
+    # Back to F, then c: a variation; a and A are kept and reachable.
+    play_a_variation(browser, server)
     assert game_moves(browser) == ["F", "c"]
     assert all_moves(browser) == ["F", "a", "c", "A"], all_moves(browser)
     assert browser.find_elements("css selector", "#moves .variation .mv[data-move='c']")
@@ -728,17 +733,7 @@ def test_66_3_variations_history_rules_and_selects(server, browser):
 def test_66_3_back_to_another_game_keeps_its_variations(server, browser):
     # Old: Back to an address of another game (here the same game under the rules before)
     # rebuilt it from the address's line: its variations were gone.
-    load(browser, server, EXAMPLE)
-    for h in ["F", "a", "A"]:
-        seq = shown_count(browser)
-        browser.find_element("id", "house-" + h).click()
-        wait_shown(browser, seq)
-    seq = shown_count(browser)
-    browser.find_element("css selector", "#moves .mv[data-index='1']").click()
-    wait_shown(browser, seq)
-    seq = shown_count(browser)
-    browser.find_element("id", "house-c").click()
-    wait_shown(browser, seq)
+    play_a_variation(browser, server)
     assert all_moves(browser) == ["F", "a", "c", "A"], all_moves(browser)
     shown = shown_count(browser)
     from selenium.webdriver.support.ui import Select
