@@ -21,7 +21,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use oware::build::{self, BuildConfig, Silent};
+use oware::builder::{self, BuildConfig, Silent};
 use oware::index::{layer_size, unrank_unchecked};
 use oware::probe::Database;
 use oware::{Position, Ruleset};
@@ -44,7 +44,7 @@ fn database() -> (Database, u32, Option<tempfile::TempDir>) {
     eprintln!("probe bench: no awari database in {}; building layers 0..={BUILD_MAX} in a temp dir", dir.display());
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: BUILD_MAX, dir: tmp.path().into(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap_or_else(|e| panic!("build: {e}"));
+    builder::build(&config, &Silent).unwrap_or_else(|e| panic!("build: {e}"));
     let db = Database::open(tmp.path(), Ruleset::Awari).unwrap_or_else(|e| panic!("{e}"));
     (db, BUILD_MAX, Some(tmp))
 }

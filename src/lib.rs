@@ -2,7 +2,7 @@
 //!
 //! The library behind the `oware` program (its own crate, `cli/`, which uses only this public
 //! API, as do the Python package and the C library). Data flows one way through its modules:
-//! rules, index, solver, storage, build, probe, then the interfaces. `docs/architecture.md` draws
+//! rules, index, solver, storage, builder, probe, then the interfaces. `docs/architecture.md` draws
 //! the picture.
 //!
 //! ## Start here
@@ -35,7 +35,7 @@
 //! | [`search`] | the engine above the layers: alpha-beta with exact layer probes (`docs/engine.md`) |
 //! | [`line`](mod@line) | the best line (principal variation) |
 //! | [`game`] | results with the captured stones counted, game records annotated ply by ply |
-//! | [`build`](mod@build) | the build: config, plan and estimates, the pipeline, statistics |
+//! | [`builder`] | the build: config, plan and estimates, the pipeline, statistics |
 //! | [`verify`] | the independent verifier: a whole directory verified ([`verify_directory`]) into a report, the published facts among it, a pack directory's `SHA256SUMS` ([`verify::manifest`]) |
 //! | [`storage`] | database directories, memory-mapped layers, safe writes, the 2002 `scores.N` format; the layer file's [`storage::Header`] and offsets (`docs/FORMAT.md`) |
 //! | [`pack`] | packs: layers compressed with random access (rANS blocks), written and probed in place |
@@ -71,7 +71,7 @@ extern crate self as oware;
 mod test_support;
 
 pub mod bounds;
-pub mod build;
+pub mod builder;
 pub(crate) mod dtc;
 pub mod error;
 pub(crate) mod format;
@@ -94,7 +94,7 @@ pub mod units;
 pub mod verify;
 
 // The facade: what most programs need, at the crate root.
-pub use build::{build, BuildConfig};
+pub use builder::{build, BuildConfig};
 pub use error::{Error, ErrorKind, Result};
 pub use position::{Position, Side};
 pub use probe::{Database, MoveValue};

@@ -166,12 +166,12 @@ impl Database {
     /// ```
     /// use oware::probe::Database;
     /// use oware::line::PvEnd;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
@@ -210,12 +210,12 @@ impl Database {
     /// ```
     /// use oware::probe::Database;
     /// use oware::line::PvEnd;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
@@ -496,8 +496,9 @@ mod tests {
     #[test]
     fn cycles_without_the_search() {
         let dir = tempfile::tempdir().unwrap();
-        let config = crate::build::BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().to_path_buf(), max_memory: None, ..Default::default() };
-        crate::build::build(&config, &crate::build::Silent).unwrap();
+        let config =
+            crate::builder::BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().to_path_buf(), max_memory: None, ..Default::default() };
+        crate::builder::build(&config, &crate::builder::Silent).unwrap();
         let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
         let (mut cycles, mut with_search) = (0, 0);
         for n in 1..=8 {

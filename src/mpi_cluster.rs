@@ -50,21 +50,21 @@ impl MpiCluster {
     }
 
     /// Builds with the ranks of this job: every rank calls it with the same `config`, builds its
-    /// share of every layer, and the files come out byte-identical to [`crate::build::build`]'s.
+    /// share of every layer, and the files come out byte-identical to [`crate::builder::build`]'s.
     /// Rank 0 takes the directory's lock, plans, checks and publishes; its observer sees the
     /// build, the others' see their shares' progress. Every rank needs `config.dir` at the same
     /// place in one shared file system; `config.max_memory` is per rank.
     ///
-    /// Cost: as [`crate::build::build`] divided among the ranks, plus the exchange of the updates
+    /// Cost: as [`crate::builder::build`] divided among the ranks, plus the exchange of the updates
     /// that cross ranks (counted in each layer's statistics).
     ///
     /// # Errors
-    /// Those of [`crate::build::build`], on the rank where they happen ([`Error::Cluster`] or
+    /// Those of [`crate::builder::build`], on the rank where they happen ([`Error::Cluster`] or
     /// [`Error::Interrupted`] on the others when they learn of it at an agreement point). A rank
     /// that fails elsewhere leaves the others waiting in a collective operation, so the caller
     /// must end the whole job ([`MpiCluster::abort`]) on any error.
-    pub fn build(&self, config: &crate::build::BuildConfig, observer: &dyn crate::build::BuildObserver) -> Result<crate::build::BuildReport> {
-        crate::build::build_with(config, observer, self).map(crate::build::BuildReport::ended)
+    pub fn build(&self, config: &crate::builder::BuildConfig, observer: &dyn crate::builder::BuildObserver) -> Result<crate::builder::BuildReport> {
+        crate::builder::build_with(config, observer, self).map(crate::builder::BuildReport::ended)
     }
 
     /// Ends the whole job with `code` (`MPI_Abort`): what a rank does on an error, since the

@@ -114,7 +114,7 @@ pub(crate) fn same_file_system(a: &Path, b: &Path) -> bool {
 }
 
 /// Free bytes on the file system holding `path` (or its nearest existing ancestor), if known,
-/// at most `cap` when given (the build's [`disk_free_cap`](crate::build::BuildConfig::disk_free_cap),
+/// at most `cap` when given (the build's [`disk_free_cap`](crate::builder::BuildConfig::disk_free_cap),
 /// for tests of the plan's disk checks).
 pub(crate) fn disk_free(path: &Path, cap: Option<u64>) -> Option<u64> {
     let real = disk_free_real(path);

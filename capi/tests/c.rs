@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use oware_core::build::{self, BuildConfig, Silent};
+use oware_core::builder::{self, BuildConfig, Silent};
 use oware_core::Ruleset;
 
 fn root() -> PathBuf {
@@ -96,7 +96,7 @@ fn the_c_example_probes_the_published_position() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 16, dir: db.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let exe = tmp.path().join("probe");
     compile(&root().join("examples/c/probe.c"), &exe);
     let out = run(&exe, &[db.to_str().unwrap(), "awari"]);
@@ -127,7 +127,7 @@ fn null_pointers_bad_utf8_and_threads() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let source = tmp.path().join("t.c");
     std::fs::write(
         &source,
@@ -221,7 +221,7 @@ fn verify_reports_good_and_damaged_directories() {
     let tmp = tempfile::tempdir().unwrap();
     let good = tmp.path().join("good");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: good.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     // A copy with one payload byte of layer 8 flipped.
     let bad = tmp.path().join("bad");
     std::fs::create_dir_all(bad.join("awari")).unwrap();
@@ -306,7 +306,7 @@ fn the_c_library_installs_and_links_through_pkg_config() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 16, dir: db.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let prefix = tmp.path().join("prefix");
     let status =
         Command::new("bash").arg(root().join("scripts/install-c")).arg(&prefix).env("OWARE_NO_BUILD", "1").env("OWARE_LIB_DIR", lib_dir()).status().unwrap();
@@ -383,7 +383,7 @@ fn root_probe_and_largest_layer() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let source = tmp.path().join("r.c");
     std::fs::write(
         &source,
@@ -455,7 +455,7 @@ fn depths_to_capture() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, dtc: true, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     // The same values without the depths.
     let plain = tmp.path().join("plain");
     std::fs::create_dir_all(plain.join("awari")).unwrap();
@@ -552,7 +552,7 @@ fn the_engine_answers_from_any_position() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let source = tmp.path().join("a.c");
     std::fs::write(
         &source,

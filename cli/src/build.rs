@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
-use oware::build::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats};
+use oware::builder::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats, Mode};
 use oware::error::FileContent;
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
@@ -477,11 +477,11 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             }
             _ => String::new(),
         };
-        let mode = match &l.out_of_core {
-            None if l.streamed => "in memory, lower layers streamed".to_string(),
-            None => "in memory".to_string(),
-            Some(o) if o.parts == 1 => "out of core in 1 part".to_string(),
-            Some(o) => format!("out of core in {} parts", o.parts),
+        let mode = match &l.mode {
+            Some(Mode::Streamed { .. }) => "in memory, lower layers streamed".to_string(),
+            Some(Mode::InMemory { .. }) | None => "in memory".to_string(),
+            Some(Mode::OutOfCore { limits }) if limits.parts == 1 => "out of core in 1 part".to_string(),
+            Some(Mode::OutOfCore { limits }) => format!("out of core in {} parts", limits.parts),
         };
         let scratch = if l.scratch_bytes > 0 { format!(" + {} scratch", human_bytes(l.scratch_bytes)) } else { String::new() };
         s.push_str(&format!(
@@ -559,7 +559,7 @@ fn plan_summary(plan: &BuildPlan, threads: usize) -> String {
 /// Runs `oware build`.
 ///
 /// # Errors
-/// Those of [`build::plan`] before any work (nothing written); those of [`build::build`];
+/// Those of [`builder::plan`] before any work (nothing written); those of [`builder::build`];
 /// [`Error::Output`] at the end when stdout could not be written (the build itself completed);
 /// [`Error::Interrupted`] after Ctrl-C.
 pub(crate) fn run(a: BuildArgs) -> Result<()> {
@@ -603,13 +603,13 @@ pub(crate) fn run(a: BuildArgs) -> Result<()> {
     let display = Display::new(progress::show(a.quiet.quiet) && !a.dry_run, &a, threads);
     if a.dry_run {
         // The plan is shown even when it cannot be carried out, then the refusal is reported.
-        let plan = build::propose(&config, threads)?;
+        let plan = builder::propose(&config, threads)?;
         display.planned(&plan);
-        build::check_plan(&plan)?;
+        builder::check_plan(&plan)?;
         return take_output_error(&display);
     }
     let start = std::time::Instant::now();
-    let result = pool.install(|| build::build(&config, &display));
+    let result = pool.install(|| builder::build(&config, &display));
     display.clear();
     let report = result?;
     summary(a.json.json, a.quiet.quiet, &display, &report.layers, start.elapsed().as_secs_f64(), report.peak_memory_bytes, "", "peak memory");
@@ -730,11 +730,11 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
     let others = RankObserver(rank);
     let observer: &dyn BuildObserver = if rank == 0 { &display } else { &others };
     if a.dry_run {
-        let plan = build::propose_ranks(config, threads, ranks)?;
+        let plan = builder::propose_ranks(config, threads, ranks)?;
         if rank == 0 {
             display.planned(&plan);
         }
-        build::check_plan(&plan)?;
+        builder::check_plan(&plan)?;
         return take_output_error(&display);
     }
     if a.bounds {
@@ -764,7 +764,7 @@ fn run_ranks(a: &BuildArgs, config: &BuildConfig, cluster: oware::mpi_cluster::M
         }
     };
     if rank == 0 {
-        let figures: Vec<&build::RankFigures> = report.layers.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
+        let figures: Vec<&builder::RankFigures> = report.layers.iter().filter_map(|s| s.ranks.as_ref()).flatten().collect();
         let sent: u64 = figures.iter().map(|f| f.bytes_sent).sum();
         let peak = figures.iter().map(|f| f.peak_memory_bytes).max().or(report.peak_memory_bytes);
         let secs = start.elapsed().as_secs_f64();

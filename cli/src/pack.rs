@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::ProgressBar;
-use oware::build::BuildLock;
+use oware::builder::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
 use oware::pack::{floors, pack_dtc_over, pack_floored, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};

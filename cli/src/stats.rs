@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 
 use clap::Args;
-use oware::build::{bounds_stats, dtc_stats, histogram};
+use oware::builder::{bounds_stats, dtc_stats, histogram};
 use oware::error::Damage;
 use oware::index::MAX_STONES;
 use oware::storage::{BoundsKind, DtcKind, LayerState, ValuesKind};

@@ -80,12 +80,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), dtc: true, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     /// // Pit 5 captures 2 at once: the value is realized at the first ply.
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
@@ -152,13 +152,13 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let abapa = Ruleset::Abapa(oware::rules::GrandSlam::NoCapture);
     /// let config = BuildConfig { rules: abapa, max_stones: 6, dir: dir.path().into(), bounds: true, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), abapa)?;
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
     /// let b = db.bounds(&pos)?;

@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use oware::probe::Database;
-//! use oware::build::{self, BuildConfig, Silent};
+//! use oware::builder::{self, BuildConfig, Silent};
 //! use oware::{Position, Ruleset};
 //!
 //! # fn main() -> oware::Result<()> {
@@ -32,7 +32,7 @@
 //!     max_memory: None,
 //!     ..Default::default()
 //! };
-//! build::build(&config, &Silent)?;
+//! builder::build(&config, &Silent)?;
 //!
 //! let db = Database::open(dir.path(), Ruleset::Awari)?;
 //! // A lone stone in the mover's pit 0 is worth +1 (a published fact, layer 1).
@@ -270,13 +270,13 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::storage::{vu_path, DatabaseDir, Format, ValuesKind};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// // Write the layers as published-format files, as `oware export` does.
     /// let vu = dir.path().join("vu");
     /// std::fs::create_dir(&vu).map_err(|e| Error::io(&vu, e))?;
@@ -448,9 +448,9 @@ impl Database {
     /// header, size or checksum is wrong, [`Error::Io`] for other failures to read it.
     ///
     /// ```
-    /// # use oware::{probe::Database, build::{self, BuildConfig, Silent}, Ruleset, Error};
+    /// # use oware::{probe::Database, builder::{self, BuildConfig, Silent}, Ruleset, Error};
     /// # let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// # build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent)?;
+    /// # builder::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 3, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     /// assert_eq!(db.layer(3)?.len(), 364);
     /// assert!(matches!(db.layer(4), Err(Error::LayerMissing { layer: 4, .. })));

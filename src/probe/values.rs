@@ -30,12 +30,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// // Layer 1 (published): a lone stone in the mover's pit 5 is worth -1 ...
@@ -96,12 +96,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::{Database, MoveResult};
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;
@@ -160,12 +160,12 @@ impl Database {
     /// # Examples
     /// ```
     /// use oware::probe::Database;
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    /// build::build(&config, &Silent)?;
+    /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     ///
     /// // A lone stone in pit 3: playing it keeps the stone home and eradicates; +1.

@@ -406,7 +406,7 @@ pub mod fit {
 mod tests {
     use super::fit::{least_squares, measure, predict, predict_shipped, sample_layer, SplitMix};
     use super::*;
-    use crate::build::{self, BuildConfig, Silent};
+    use crate::builder::{self, BuildConfig, Silent};
     use crate::probe::Database;
     use crate::rules::GrandSlam;
 
@@ -463,7 +463,7 @@ mod tests {
     fn evaluation_beats_zero_and_chance_on_layers_10_to_12() {
         let dir = tempfile::tempdir().unwrap();
         let config = BuildConfig { rules: Ruleset::Awari, max_stones: 12, dir: dir.path().into(), max_memory: None, ..Default::default() };
-        build::build(&config, &Silent).unwrap();
+        builder::build(&config, &Silent).unwrap();
         let db = Database::open(dir.path(), Ruleset::Awari).unwrap();
         // A fresh fit on layers 6..=9, then the shipped weights, both judged on layers 10..=12.
         let train: Vec<_> = (6..=9).flat_map(|n| sample_layer(&db, n, 20_000, 1).unwrap()).collect();

@@ -1,7 +1,7 @@
 //! The engine's answers checked against the layers: every exact claim must be the true value.
 
 use super::*;
-use crate::build::{self, BuildConfig, Silent};
+use crate::builder::{self, BuildConfig, Silent};
 use crate::index::unrank;
 use crate::rules::GrandSlam;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 fn built(rules: Ruleset, max: u32, bounds: bool) -> (tempfile::TempDir, Arc<Database>) {
     let dir = tempfile::tempdir().unwrap();
     let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let db = Arc::new(Database::open(dir.path(), rules).unwrap());
     (dir, db)
 }

@@ -1,7 +1,7 @@
 //! The retrograde solver: the algorithm that computes one layer's values from the finished
 //! smaller layers, in memory or out of core, in one process or among the ranks of a cluster.
 //! Of files it knows only its own scratch files and checkpoints ([`spill`], which the build also uses to hold a layer's checkpoint); the build
-//! pipeline ([`crate::build`]) owns the layer files, the directories and the decision to
+//! pipeline ([`crate::builder`]) owns the layer files, the directories and the decision to
 //! resume.
 //!
 //! | module | what it is |

@@ -264,12 +264,12 @@ impl DatabaseDir {
     ///
     /// # Examples
     /// ```
-    /// use oware::build::{self, BuildConfig, Silent};
+    /// use oware::builder::{self, BuildConfig, Silent};
     /// use oware::storage::{DatabaseDir, DtcKind, ValuesKind};
     /// use oware::{Error, Ruleset};
     ///
     /// let tmp = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: tmp.path().into(), dtc: true, ..Default::default() }, &Silent)?;
+    /// builder::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: tmp.path().into(), dtc: true, ..Default::default() }, &Silent)?;
     /// let dir = DatabaseDir::native(tmp.path(), Ruleset::Awari)?;
     /// let values = dir.open_layer::<ValuesKind>(4, true)?;
     /// let depths = dir.open_layer::<DtcKind>(4, true)?;

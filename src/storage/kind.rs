@@ -11,7 +11,7 @@
 //! stand here. A fourth kind is a tag here and its impl of [`Kind`], with its [`FileContent`]
 //! (`src/error/details.rs`) and its payload encoding (`src/format.rs`): the storage, the
 //! errors and the verifier's report then take it as they take these three; its check and its
-//! build are a file each in `src/verify/` and `src/build/` (docs/architecture.md).
+//! build are a file each in `src/verify/` and `src/builder/` (docs/architecture.md).
 
 use std::fs::File;
 use std::path::Path;

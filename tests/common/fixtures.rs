@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, Once, OnceLock};
 
 use oware::bounds::{width, Bounds, Codec};
-use oware::build::{self, BuildConfig, Silent};
+use oware::builder::{self, BuildConfig, Silent};
 use oware::index::layer_size;
 use oware::rules::Ruleset;
 use oware::storage::{native_path, BoundsKind, ValuesKind, PAYLOAD_OFFSET};
@@ -29,7 +29,7 @@ pub fn format_checksum(bytes: &[u8]) -> u64 {
 /// Builds layers `0..=max` of `rules` into `dir` (test set-up; panics on failure).
 pub fn build(rules: Ruleset, max: u32, dir: &Path) {
     let config = BuildConfig { rules, max_stones: max, dir: dir.to_path_buf(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).expect("build");
+    builder::build(&config, &Silent).expect("build");
 }
 
 /// The shared fixtures of this test binary: (ruleset, top layer, directory holding exactly
@@ -117,7 +117,7 @@ pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
 pub fn with_dtc(rules: Ruleset, max: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc: true, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     dir
 }
 
@@ -125,7 +125,7 @@ pub fn with_dtc(rules: Ruleset, max: u32) -> tempfile::TempDir {
 pub fn build_in(dir: &Path, rules: Ruleset, max: u32, threads: usize) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let cfg = BuildConfig { rules, max_stones: max, dir: dir.into(), max_memory: None, ..Default::default() };
-    pool.install(|| build::build(&cfg, &Silent)).unwrap();
+    pool.install(|| builder::build(&cfg, &Silent)).unwrap();
 }
 
 /// Asserts that the layer files `0..=max` of `rules` in `a` and `b` are byte for byte the same.
@@ -143,7 +143,7 @@ pub fn built(rules: Ruleset, max: u32, threads: usize) -> Vec<Vec<u8>> {
     let dir = tempfile::tempdir().expect("temp dir");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     let cfg = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds: true, ..Default::default() };
-    pool.install(|| build::build(&cfg, &Silent)).unwrap();
+    pool.install(|| builder::build(&cfg, &Silent)).unwrap();
     (0..=max)
         .map(|n| {
             let file = std::fs::read(native_path::<BoundsKind>(dir.path(), rules, n)).unwrap();

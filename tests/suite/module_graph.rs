@@ -1,5 +1,5 @@
 //! The crate's modules depend on each other in one direction only (rules, index, solver,
-//! storage, build, probe, then the interfaces): this test reads `src/` (a module is a file or a
+//! storage, builder, probe, then the interfaces): this test reads `src/` (a module is a file or a
 //! folder) and fails on any cycle among the modules' `crate::` paths (comments and test modules
 //! aside), and on any cycle among the files of the library and of the program (a file naming
 //! another through a `super::` or `crate::` path depends on it; `mod.rs`, `lib.rs` and
@@ -78,8 +78,8 @@ fn modules_have_no_cycle() {
     }
     assert!(left.is_empty(), "modules in a cycle: {left:?}");
     // The seams the design promises.
-    assert!(!g["verify"].contains("solver") && !g["verify"].contains("build"), "the verifier must not use the builder");
-    assert!(!g["solver"].contains("storage") && !g["solver"].contains("build"), "the solver is the algorithm only");
+    assert!(!g["verify"].contains("solver") && !g["verify"].contains("builder"), "the verifier must not use the builder");
+    assert!(!g["solver"].contains("storage") && !g["solver"].contains("builder"), "the solver is the algorithm only");
     assert!(g["progress"].is_empty(), "progress is a leaf");
 }
 

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::common::{brute_force_layer, simple_moves, SimpleOutcome};
-use oware::build::{build, BuildConfig, Silent};
+use oware::builder::{build, BuildConfig, Silent};
 use oware::game::{Captured, Game};
 use oware::probe::Database;
 use oware::search::{Control, Engine, Limits, MoverCaptured, Root, ScoreBound};

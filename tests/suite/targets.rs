@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use oware::build::{self, BuildConfig, LayerAction, Silent};
+use oware::builder::{self, BuildConfig, LayerAction, Silent};
 use oware::index::layer_size;
 use oware::rules::{layer_not_needed, layers_needed, stones, Outcome, MIN_CAPTURE};
 use oware::storage::DatabaseDir;
@@ -75,15 +75,15 @@ fn a_layer_that_a_built_layer_needs_cannot_be_left_out() {
         (vec![9], "not one of them"),
     ] {
         let config = BuildConfig { skip: skip.clone(), ..base.clone() };
-        match build::propose(&config, 1) {
+        match builder::propose(&config, 1) {
             Err(Error::Usage(m)) => assert!(m.contains(needed_by), "{skip:?}: {m}"),
             other => panic!("{skip:?}: {other:?}"),
         }
-        assert!(matches!(build::build(&config, &Silent), Err(Error::Usage(_))));
+        assert!(matches!(builder::build(&config, &Silent), Err(Error::Usage(_))));
     }
     assert!(!tmp.path().join("awari").join("layer-00.owdb").exists(), "nothing is built");
     // The plan of a target: layer 7 skipped, with its reason, and no memory, disk or time.
-    let plan = build::propose(&base.clone().for_stones(8), 1).unwrap();
+    let plan = builder::propose(&base.clone().for_stones(8), 1).unwrap();
     assert_eq!(plan.layers.len(), 9);
     let seven = &plan.layers[7];
     assert!(matches!(&seven.action, LayerAction::Skip { reason } if reason.contains("not needed")), "{seven:?}");
@@ -91,7 +91,7 @@ fn a_layer_that_a_built_layer_needs_cannot_be_left_out() {
     assert_eq!(plan.to_build().map(|l| l.layer).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5, 6, 8]);
     // No plan counts layer 7 in layer 8's memory (no capture reaches it): the cells and the
     // copy of layers 0..6, with or without the gap.
-    let full = build::propose(&base, 1).unwrap();
+    let full = builder::propose(&base, 1).unwrap();
     let copied: u64 = (0..7).map(layer_size).sum();
     assert_eq!(full.layers[8].memory_bytes, plan.layers[8].memory_bytes);
     assert_eq!(plan.layers[8].memory_bytes, layer_size(8) + copied.max(layer_size(8) / 2));
@@ -102,8 +102,8 @@ fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
     let rules: Ruleset = "abapa".parse().unwrap();
     let (gapped, full) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let config = BuildConfig { rules, max_stones: 9, dir: full.path().into(), bounds: true, dtc: true, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
-    build::build(&BuildConfig { dir: gapped.path().into(), ..config.clone() }.for_stones(9), &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
+    builder::build(&BuildConfig { dir: gapped.path().into(), ..config.clone() }.for_stones(9), &Silent).unwrap();
     let names = |d: &Path| {
         let mut v: Vec<String> =
             std::fs::read_dir(d.join("abapa")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".owdb")).collect();
@@ -150,7 +150,7 @@ fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
     let own = stated("bytes per position of the layer, plus the values of the smaller layers");
     // Layer 24 in a build of layers 0..=24, layer 48 in one `--for 48` (layer 47 left out).
     for (target, only, words) in [(24, false, "bytes per position of layer 24"), (48, true, "bytes per position of layer 48")] {
-        let plan = build::propose(&if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } }, 1).unwrap();
+        let plan = builder::propose(&if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } }, 1).unwrap();
         let n = target as usize;
         let size = layer_size(target) as f64;
         let dtc = plan.layers[n].dtc.as_ref().unwrap();
@@ -163,7 +163,7 @@ fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
         assert!(!dtc.fused);
         // Recorded by the values' propagation: the values' memory and the bytes docs/dtc.md
         // states per position.
-        let fused_plan = build::propose(
+        let fused_plan = builder::propose(
             &BuildConfig { dtc_pass: false, ..if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } } },
             1,
         )

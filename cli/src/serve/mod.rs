@@ -281,7 +281,7 @@ mod tests {
     fn the_api_decoders_survive_a_fuzz_campaign() {
         let tmp = tempfile::tempdir().unwrap();
         let config = oware::BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: tmp.path().to_path_buf(), max_memory: None, ..Default::default() };
-        oware::build(&config, &oware::build::Silent).unwrap();
+        oware::build(&config, &oware::builder::Silent).unwrap();
         let shared = shared(tmp.path());
         let keys = ["pits", "position", "south", "north", "to_move", "rules", "captured", "max_plies", "pitz", ""];
         let values = [

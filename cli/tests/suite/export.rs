@@ -6,7 +6,7 @@ use crate::common;
 use common::{copy_fixture, oware, s};
 use std::path::Path;
 
-use oware::build::read_stats;
+use oware::builder::read_stats;
 use oware::index::layer_size;
 use oware::rules::GrandSlam;
 use oware::storage::PAYLOAD_OFFSET;

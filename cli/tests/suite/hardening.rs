@@ -417,7 +417,7 @@ fn missing_statistics_files_are_restored_and_stale_temporaries_removed() {
     let (code, _, err) = oware(&["build", "--dir", s(t.path()), "--max-stones", "6", "--quiet"]);
     assert_eq!(code, 0, "{err}");
     for n in [3, 4] {
-        let stats = oware::build::read_stats(t.path(), AWARI, n).expect("restored");
+        let stats = oware::builder::read_stats(t.path(), AWARI, n).expect("restored");
         assert_eq!(stats.positions, oware::index::layer_size(n));
     }
     assert!(temporaries(&rdir).is_empty(), "{:?}", temporaries(&rdir));

@@ -1,4 +1,4 @@
-//! `oware query` and `oware moves`, on databases built by `build::build` in temporary
+//! `oware query` and `oware moves`, on databases built by `builder::build` in temporary
 //! directories: the published example in every form, lines that make progress, missing,
 //! foreign and damaged layers, malformed positions, batches, published files. (The probing
 //! library itself is the library's tests: `tests/suite/probe.rs`.)
@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use oware::build::{self, BuildConfig, Silent};
+use oware::builder::{self, BuildConfig, Silent};
 use oware::line::PvEnd;
 use oware::probe::Database;
 use oware::rules::GrandSlam;
@@ -221,7 +221,7 @@ fn missing_layer() {
     assert!(db.value(&pos("1 1 1 1 1 1 0 0 0 0 0 0")).is_ok());
 
     // The failure is not remembered: once the layer exists, the same database answers.
-    build::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent).unwrap();
+    builder::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 7, dir: dir.path().into(), max_memory: None, ..Default::default() }, &Silent).unwrap();
     let v = db.value(&seven).unwrap();
     assert_eq!(v, manual_value(&db, Ruleset::Awari, seven.board()));
 }

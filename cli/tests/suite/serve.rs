@@ -373,8 +373,8 @@ fn serve_answers_every_error_in_json() {
 #[test]
 fn serve_reports_depths_to_capture_per_position_and_per_move() {
     let dir = tempfile::tempdir().unwrap();
-    let config = oware::build::BuildConfig { rules: oware::Ruleset::Awari, max_stones: 8, dir: dir.path().into(), dtc: true, ..Default::default() };
-    oware::build::build(&config, &oware::build::Silent).unwrap();
+    let config = oware::builder::BuildConfig { rules: oware::Ruleset::Awari, max_stones: 8, dir: dir.path().into(), dtc: true, ..Default::default() };
+    oware::builder::build(&config, &oware::builder::Silent).unwrap();
     let server = Server::start(dir.path(), &[]);
     // South wins 7 at once (E or F takes 2); North then delays as long as he can.
     let (status, v) = server.get("/api/v1/position?pits=0,0,0,0,2,1,1,0,0,0,0,3");
@@ -399,8 +399,8 @@ fn serve_reports_depths_to_capture_per_position_and_per_move() {
 /// a temporary directory.
 fn build_with(rules: Ruleset, max: u32, dtc: bool, bounds: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let config = oware::build::BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc, bounds, ..Default::default() };
-    oware::build::build(&config, &oware::build::Silent).unwrap();
+    let config = oware::builder::BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc, bounds, ..Default::default() };
+    oware::builder::build(&config, &oware::builder::Silent).unwrap();
     dir
 }
 

@@ -206,14 +206,14 @@ fn an_interrupted_distributed_solve_stops_every_rank_and_resumes_from_their_chec
 
 // ---- The build pipeline over thread ranks ----
 
-use crate::build::{build, build_with, BuildConfig, Silent};
+use crate::builder::{build, build_with, BuildConfig, Silent};
 
 fn config(dir: &Path, rules: Ruleset, top: u32) -> BuildConfig {
     BuildConfig { rules, max_stones: top, dir: dir.to_path_buf(), ..BuildConfig::default() }
 }
 
 /// Runs `build_with` on `ranks` thread ranks, rank `r` with `configs(r)`.
-fn build_on_threads(ranks: usize, configs: impl Fn(usize) -> BuildConfig + Sync) -> Vec<crate::Result<Vec<crate::build::LayerStats>>> {
+fn build_on_threads(ranks: usize, configs: impl Fn(usize) -> BuildConfig + Sync) -> Vec<crate::Result<Vec<crate::builder::LayerStats>>> {
     let cluster = ThreadCluster::new(ranks);
     std::thread::scope(|s| {
         let handles: Vec<_> = cluster

@@ -44,7 +44,7 @@ fn out_of_core_solves_are_byte_identical_on_every_ruleset() {
             let parts = if rules == Ruleset::Awari && n <= 12 { u64::MAX } else { 5 };
             // Progress is weighted by layer n - 2's values, as the builder does.
             let model = match n.checked_sub(2) {
-                Some(m) => WorkModel::from_counts(n, &crate::build::LayerStats::count(rules, m, as_i8(&layers[m as usize])).values),
+                Some(m) => WorkModel::from_counts(n, &crate::builder::LayerStats::count(rules, m, as_i8(&layers[m as usize])).values),
                 None => WorkModel::new(n, None),
             };
             let options = SolveOptions { out_of_core: Some(tiny(work.path(), n, parts)), work: Some(&model), ..Default::default() };

@@ -5,7 +5,7 @@ use std::fs::OpenOptions;
 use std::path::Path;
 
 use super::*;
-use crate::build::{self, BuildConfig, Silent};
+use crate::builder::{self, BuildConfig, Silent};
 use crate::dtc::{ESCAPE, NONE};
 use crate::error::{Damage, Error};
 use crate::format::PAYLOAD_OFFSET;
@@ -26,7 +26,7 @@ fn read_by_entry<K: Kind>(d: &DatabaseDir, path: &Path, n: u32) -> Table<K> {
 fn a_layer_read_with_pread_survives_changes_of_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let d = DatabaseDir::native(dir.path(), Ruleset::Awari).unwrap();
     let path = d.path::<ValuesKind>(8);
     let expected = d.open_layer::<ValuesKind>(8, true).unwrap().values().to_vec();
@@ -65,7 +65,7 @@ fn abapa_with_bounds_and_depths(top: u32) -> (tempfile::TempDir, DatabaseDir) {
     let dir = tempfile::tempdir().unwrap();
     let abapa: Ruleset = "abapa".parse().unwrap();
     let config = BuildConfig { rules: abapa, max_stones: top, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
-    build::build(&config, &Silent).unwrap();
+    builder::build(&config, &Silent).unwrap();
     let d = DatabaseDir::native(dir.path(), abapa).unwrap();
     (dir, d)
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::config::{BuildConfig, Mode, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
+use super::config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
 use super::stats::read_stats;
 use crate::error::{Error, MemoryLimit, Result};
 use crate::index::{layer_size, MAX_STONES};
@@ -123,6 +123,72 @@ impl OutOfCoreLimits {
     }
 }
 
+/// How one layer's values are solved: the plan's one choice for the layer, with what it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Mode {
+    /// The whole state in memory by one process or by each rank (`memory_needed`), the lower
+    /// layers a capture reaches copied and read at random.
+    InMemory {
+        /// Bytes the thresholds' seed lists may take ([`list_bytes`]).
+        list_bytes: u64,
+    },
+    /// In memory by one process, the lower layers read in index order, none resident: they do
+    /// not fit beside the cells ([`streamed_memory_needed`]).
+    Streamed {
+        /// Bytes the thresholds' seed lists may take: what the limit leaves beside the cells.
+        list_bytes: u64,
+    },
+    /// In parts, within the memory limit.
+    OutOfCore {
+        /// The limits it is solved within.
+        limits: OutOfCoreLimits,
+    },
+}
+
+impl Mode {
+    /// Its name, as the plan's JSON and a layer's statistics (`mode`) record it: `in_memory`,
+    /// `streamed` or `out_of_core`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::InMemory { .. } => "in_memory",
+            Mode::Streamed { .. } => "streamed",
+            Mode::OutOfCore { .. } => "out_of_core",
+        }
+    }
+
+    /// The out-of-core limits, when out of core.
+    pub fn out_of_core(&self) -> Option<&OutOfCoreLimits> {
+        match self {
+            Mode::OutOfCore { limits } => Some(limits),
+            _ => None,
+        }
+    }
+
+    /// Bytes the thresholds' seed lists may take, in memory (streamed or not).
+    pub fn list_bytes(&self) -> Option<u64> {
+        match *self {
+            Mode::InMemory { list_bytes } | Mode::Streamed { list_bytes } => Some(list_bytes),
+            Mode::OutOfCore { .. } => None,
+        }
+    }
+
+    /// How many times an in-memory build's time it takes, for estimates
+    /// (`OUT_OF_CORE_SLOWDOWN` out of core, else 1).
+    pub fn slowdown(&self) -> f64 {
+        slowdown(self.name())
+    }
+}
+
+/// [`Mode::slowdown`] of the mode named `name` (as statistics record it).
+fn slowdown(name: &str) -> f64 {
+    if name == "out_of_core" {
+        OUT_OF_CORE_SLOWDOWN
+    } else {
+        1.0
+    }
+}
+
 /// Bytes of disk layer `n`'s file takes (header and payload; the statistics file is a few
 /// hundred bytes more).
 pub(crate) fn disk_needed(n: u32) -> u64 {
@@ -165,7 +231,7 @@ impl Throughput {
     ///
     /// Cost: one small file read per layer below `below`.
     pub fn measured(dir: &Path, rules: Ruleset, below: u32) -> Option<Throughput> {
-        let all: Vec<(Mode, Throughput)> = (0..below.min(MAX_STONES + 1))
+        let all: Vec<(bool, Throughput)> = (0..below.min(MAX_STONES + 1))
             .rev()
             .filter_map(|n| {
                 let s = read_stats(dir, rules, n)?;
@@ -173,23 +239,21 @@ impl Throughput {
                 if s.rules != rules.name() || s.layer != n || s.positions != layer_size(n) || !(1.0..1e9).contains(&seconds) || threads == 0 {
                     return None;
                 }
-                let mode = s.mode.unwrap_or(Mode::InMemory);
-                let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
-                Some((mode, Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads }))
+                let slowdown = slowdown(s.mode.as_deref().unwrap_or("in_memory"));
+                Some((slowdown == 1.0, Throughput { positions: s.positions, rate: s.positions as f64 / seconds * slowdown, threads }))
             })
             .collect();
-        all.iter().find(|(m, _)| *m == Mode::InMemory).or(all.first()).map(|&(_, t)| t)
+        all.iter().find(|(in_memory, _)| *in_memory).or(all.first()).map(|&(_, t)| t)
     }
 
-    /// Estimated seconds to build a layer of `positions` positions in `mode` with `threads`
+    /// Estimated seconds to build a layer of `positions` positions in memory with `threads`
     /// threads: the measured rate, scaled by the thread count and by `RATE_DECAY` for the
-    /// size, and slowed down by `OUT_OF_CORE_SLOWDOWN` out of core.
-    pub fn seconds(&self, positions: u64, mode: Mode, threads: usize) -> f64 {
+    /// size (times [`Mode::slowdown`] for another mode).
+    pub fn seconds(&self, positions: u64, threads: usize) -> f64 {
         let scale = threads.max(1) as f64 / self.threads.max(1) as f64;
         let size = (positions.max(1) as f64 / self.positions.max(1) as f64).powf(-RATE_DECAY);
         let rate = self.rate * scale * size;
-        let slowdown = if mode == Mode::OutOfCore { OUT_OF_CORE_SLOWDOWN } else { 1.0 };
-        positions as f64 / rate * slowdown
+        positions as f64 / rate
     }
 }
 
@@ -223,22 +287,13 @@ pub struct LayerPlan {
     /// What will be done.
     #[serde(flatten)]
     pub action: LayerAction,
-    /// How it is solved.
-    pub mode: Mode,
-    /// In memory by one process: whether the exits pass reads the lower layers in order,
-    /// none resident (they do not fit beside the cells).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub streamed: bool,
-    /// In memory: bytes the thresholds' seed lists may take.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub list_bytes: Option<u64>,
+    /// How it is solved (`None` for a layer left out).
+    #[serde(flatten)]
+    pub mode: Option<Mode>,
     /// Bytes of memory building it needs (`memory_needed` in memory, less the lower layers
     /// the build leaves out, which are not mapped; the limit out of core; 0 for a layer left
     /// out).
     pub memory_bytes: u64,
-    /// Out of core: the limits it is solved within.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub out_of_core: Option<OutOfCoreLimits>,
     /// Bytes of disk its file takes (`disk_needed`).
     pub disk_bytes: u64,
     /// Bytes of scratch disk it needs while it is built (state, checkpoint, buckets, seed lists).
@@ -330,23 +385,6 @@ impl BuildPlan {
     }
 }
 
-/// Checks `config.skip`: every layer left out is within `0..=max_stones` and needed by no layer
-/// of the build (layer `n` needs `0..=n-2`).
-///
-/// # Errors
-/// [`Error::Usage`] naming the first layer that cannot be left out and why.
-fn check_skip(config: &BuildConfig) -> Result<()> {
-    for &m in &config.skip {
-        if m > config.max_stones {
-            return Err(Error::Usage(format!("layer {m} cannot be left out of a build of layers 0..={}: it is not one of them", config.max_stones)));
-        }
-        if let Some(n) = (m + crate::rules::MIN_CAPTURE..=config.max_stones).find(|&n| config.wants(n)) {
-            return Err(Error::Usage(format!("layer {m} cannot be left out: layer {n} needs it (a layer needs every layer at least 2 stones smaller)")));
-        }
-    }
-    Ok(())
-}
-
 /// Bytes of the layers below `n` that the build leaves out (`skip`), as `size(m)` counts them:
 /// what the memory figures of layer `n` do not map.
 fn skipped_below(n: u32, skip: &[u32], size: impl Fn(u32) -> u64) -> u64 {
@@ -407,172 +445,248 @@ pub(crate) fn memory_needed_per_rank(n: u32, ranks: usize) -> u64 {
 /// As [`propose`].
 pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Result<BuildPlan> {
     let ranks = ranks.max(1);
-    if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
-    }
-    check_skip(config)?;
+    config.validate(1)?;
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     let (limit, given) = match config.max_memory {
         Some(m) => (Some(m), true),
         None => (memory_available().map(|m| m.saturating_sub(FIXED_OVERHEAD)), false),
     };
-    let speed = Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads));
-    let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
-    let work_dir = work_dir(config, &dir);
-    let mut layers = Vec::new();
-    for n in 0..=config.max_stones {
-        if !config.wants(n) {
-            let reason = format!("not needed: no position of layer {} reaches it (a capture takes at least 2 stones)", n + 1);
-            layers.push(LayerPlan {
-                layer: n,
-                positions: layer_size(n),
-                action: LayerAction::Skip { reason },
-                mode: Mode::InMemory,
-                streamed: false,
-                list_bytes: None,
-                memory_bytes: 0,
-                out_of_core: None,
-                disk_bytes: 0,
-                scratch_bytes: 0,
-                seconds_estimate: 0.0,
-                bounds: None,
-                dtc: None,
-            });
-            continue;
-        }
-        let action = match dir.file_state::<ValuesKind>(n) {
-            LayerState::Absent => LayerAction::Build { reason: None },
-            LayerState::Unreadable(e) => return Err(e),
-            LayerState::Present => match dir.open_layer::<ValuesKind>(n, false) {
-                Ok(_) => LayerAction::Check,
-                Err(e @ (Error::RulesetMismatch { .. } | Error::LayerMismatch { .. })) => return Err(e),
-                Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
-                Err(e) => return Err(e),
-            },
-        };
-        let build = matches!(action, LayerAction::Build { .. });
-        let mut bounds = if config.bounds { Some(plan_bounds(&dir, n)?) } else { None };
-        if let Some(b) = &mut bounds {
-            b.memory_bytes = b.memory_bytes.saturating_sub(skipped_below(n, &config.skip, crate::bounds::payload_len));
-        }
-        // The layers left out are not mapped.
-        let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
-        let needed = if ranks > 1 {
-            memory_needed_per_rank(n, ranks)
-        } else {
-            // The copy leaves out the layers the build leaves out (below n - 1: a capture's reach).
-            let copied = resident_lower(n).saturating_sub(skipped_below(n.saturating_sub(1), &config.skip, layer_size));
-            working_memory(n).saturating_add(copied.max(list_bytes(n)))
-        };
-        // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
-        // layer (measured: docs/performance.md), split between the ranks as the values are.
-        let dtc_seconds = 1.3 * speed.seconds(layer_size(n), Mode::InMemory, threads * ranks);
-        let dtc = if config.dtc { Some(plan_dtc(&dir, n, build, limit, dtc_seconds, unmapped, ranks)?) } else { None };
-        let share = if ranks > 1 { Ownership::new(layer_size(n), ranks).per.min(layer_size(n)) } else { layer_size(n) };
-        let fits = limit.map_or(true, |m| needed <= m);
-        // One process whose lower layers do not fit beside the cells streams them.
-        let streamed = if fits || ranks > 1 { None } else { streamed_memory_needed(n, limit) };
-        let mut lists = None;
-        let (mode, memory_bytes, out_of_core, mut scratch) = if fits {
-            lists = Some(list_bytes(n));
-            (Mode::InMemory, needed, None, 0)
-        } else if let Some(m) = streamed {
-            lists = Some(m - working_memory(n));
-            (Mode::InMemory, m, None, 0)
-        } else {
-            let m = limit.unwrap_or(0);
-            let ooc = OutOfCoreLimits::for_positions(share, m);
-            // A byte per position of state, up to half a byte of a round's buckets (a quarter
-            // of a message per position, measured 0.1 at layer 22, one or two bytes a message
-            // in sorted blocks) and up to a quarter of the thresholds' seed lists (at most an
-            // eighth of the positions, one or two bytes each): 1.17 measured at layer 22.
-            let scratch = if ooc.parts > 1 { share + share / 2 + share / 4 } else { 0 };
-            (Mode::OutOfCore, m.max(MIN_OUT_OF_CORE_MEMORY), Some(ooc), scratch)
-        };
-        // Messages to other ranks that do not fit their buffers (about as many as a part's).
-        if ranks > 1 {
-            scratch += share / 2;
-        }
-        let seconds = speed.seconds(layer_size(n), mode, threads * ranks);
-        // A checkpoint when the layer takes long enough to be worth one: one process keeps the
-        // best exits in the layer's partial file, and its checkpoints hold the cells, compressed
-        // (two copies while one replaces the other, each about half a byte per position; one
-        // uncompressed when the disk is short); a rank's hold its cells and exits. A layer an
-        // earlier run left a checkpoint of is resumed from it, whatever its estimate.
-        if seconds > every || checkpoint_left(&work_dir.join(format!("layer-{n:02}"))) {
-            scratch += if ranks > 1 { 2 * share } else { share };
-        }
-        // Depths of a layer built in memory by one process come from its values' propagation:
-        // about a quarter of the values' time more (level by level, and the depths written), and
-        // a byte per position and the level lists (up to about two bytes per position) more
-        // than the values' memory.
-        let mut dtc = dtc;
-        if let Some(d) = dtc.as_mut().filter(|d| build && ranks == 1 && mode == Mode::InMemory && !config.dtc_pass && !d.scratch) {
-            d.fused = true;
-            d.memory_bytes = memory_bytes.saturating_add(FUSED_DTC_BYTES_PER_POSITION * layer_size(n));
-            d.seconds_estimate = FUSED_DTC_TIME * seconds;
-        }
-        layers.push(LayerPlan {
-            layer: n,
-            positions: layer_size(n),
-            action,
-            mode,
-            streamed: streamed.is_some(),
-            list_bytes: lists,
-            memory_bytes,
-            out_of_core,
-            disk_bytes: disk_needed(n),
-            scratch_bytes: if build { scratch } else { 0 },
-            seconds_estimate: if build { seconds } else { 0.0 },
-            bounds,
-            dtc,
-        });
-    }
-    let files: u64 = layers.iter().filter(|l| matches!(l.action, LayerAction::Build { .. })).map(|l| l.disk_bytes).sum::<u64>()
-        + layers.iter().filter_map(|l| l.bounds.as_ref()).filter(|b| matches!(b.action, LayerAction::Build { .. })).map(|b| b.disk_bytes).sum::<u64>()
-        + layers.iter().filter_map(|l| l.dtc.as_ref()).filter(|d| matches!(d.action, LayerAction::Build { .. })).map(|d| d.disk_bytes).sum::<u64>();
-    let dtc_scratch = |l: &LayerPlan| {
-        l.dtc
-            .as_ref()
-            .filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. }))
-            .map_or(0, |_| 4 * Ownership::new(l.positions, ranks).per.min(l.positions))
+    let at = Planner {
+        config,
+        dir: &dir,
+        ranks,
+        threads: threads * ranks,
+        limit,
+        speed: Throughput::measured(dir.base(), config.rules, config.max_stones + 1).unwrap_or(Throughput::reference(threads)),
+        work_dir: work_dir(config, &dir),
     };
-    let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l))).max().unwrap_or(0);
-    let same_disk = same_file_system(&dir.layers_dir(), &work_dir);
-    let plan = BuildPlan {
+    let layers = (0..=config.max_stones).map(|n| if config.wants(n) { at.layer(n) } else { Ok(skipped_layer(n)) }).collect::<Result<Vec<_>>>()?;
+    let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l, ranks))).max().unwrap_or(0);
+    let same_disk = same_file_system(&dir.layers_dir(), &at.work_dir);
+    Ok(BuildPlan {
         rules: config.rules.name().into(),
         ranks,
         dir: dir.layers_dir(),
         memory_limit_bytes: limit,
         memory_limit_given: given,
-        disk_needed_bytes: files + if same_disk { scratch } else { 0 },
-        disk_free_bytes: disk_free(&dir.layers_dir(), config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &work_dir, same_disk, true)),
-        work_disk_free_bytes: disk_free(&work_dir, config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &work_dir, same_disk, false)),
-        work_dir,
+        disk_needed_bytes: files_bytes(&layers) + if same_disk { scratch } else { 0 },
+        disk_free_bytes: disk_free(&dir.layers_dir(), config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &at.work_dir, same_disk, true)),
+        work_disk_free_bytes: disk_free(&at.work_dir, config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &at.work_dir, same_disk, false)),
         seconds_estimate: layers.iter().map(|l| l.seconds_estimate + l.dtc.as_ref().map_or(0.0, |d| d.seconds_estimate)).sum(),
+        work_dir: at.work_dir,
         layers,
-    };
-    Ok(plan)
+    })
 }
 
-/// The plan of layer `n`'s forced-capture bounds: built when absent or damaged, checked when a
-/// file with a valid header is there.
+/// The plan of layer `n`, left out of the build ([`BuildConfig::skip`]).
+fn skipped_layer(n: u32) -> LayerPlan {
+    let reason = format!("not needed: no position of layer {} reaches it (a capture takes at least 2 stones)", n + 1);
+    LayerPlan {
+        layer: n,
+        positions: layer_size(n),
+        action: LayerAction::Skip { reason },
+        mode: None,
+        memory_bytes: 0,
+        disk_bytes: 0,
+        scratch_bytes: 0,
+        seconds_estimate: 0.0,
+        bounds: None,
+        dtc: None,
+    }
+}
+
+/// What every layer's plan is made from: the build, its directory and ranks, the memory limit
+/// and the speed to extrapolate from.
+struct Planner<'a> {
+    config: &'a BuildConfig,
+    dir: &'a DatabaseDir,
+    ranks: usize,
+    /// Threads of every rank.
+    threads: usize,
+    limit: Option<u64>,
+    speed: Throughput,
+    work_dir: PathBuf,
+}
+
+impl Planner<'_> {
+    /// The plan of layer `n`, one the build wants: what to do with its file, how to solve it
+    /// within the limit, its scratch disk and time, and its companions'.
+    fn layer(&self, n: u32) -> Result<LayerPlan> {
+        let config = self.config;
+        let action = values_action(self.dir, n)?;
+        let build = matches!(action, LayerAction::Build { .. });
+        let (mode, memory_bytes) = self.mode(n);
+        let seconds = self.speed.seconds(layer_size(n), self.threads) * mode.slowdown();
+        let bounds = if config.bounds { Some(plan_bounds(self.dir, n, &config.skip)?) } else { None };
+        let dtc = if config.dtc { Some(self.dtc(n, build, &mode, memory_bytes, seconds)?) } else { None };
+        Ok(LayerPlan {
+            layer: n,
+            positions: layer_size(n),
+            action,
+            mode: Some(mode),
+            memory_bytes,
+            disk_bytes: disk_needed(n),
+            scratch_bytes: if build { self.scratch(n, &mode, seconds) } else { 0 },
+            seconds_estimate: if build { seconds } else { 0.0 },
+            bounds,
+            dtc,
+        })
+    }
+
+    /// Positions of layer `n` one rank solves.
+    fn share(&self, n: u32) -> u64 {
+        if self.ranks > 1 {
+            Ownership::new(layer_size(n), self.ranks).per.min(layer_size(n))
+        } else {
+            layer_size(n)
+        }
+    }
+
+    /// How layer `n` is solved within the limit, and the memory it needs: in memory when it
+    /// fits, else (one process) streamed when its cells fit, else out of core.
+    fn mode(&self, n: u32) -> (Mode, u64) {
+        let skip = &self.config.skip;
+        let needed = if self.ranks > 1 {
+            memory_needed_per_rank(n, self.ranks)
+        } else {
+            // The copy leaves out the layers the build leaves out (below n - 1: a capture's reach).
+            let copied = resident_lower(n).saturating_sub(skipped_below(n.saturating_sub(1), skip, layer_size));
+            working_memory(n).saturating_add(copied.max(list_bytes(n)))
+        };
+        if self.limit.map_or(true, |m| needed <= m) {
+            return (Mode::InMemory { list_bytes: list_bytes(n) }, needed);
+        }
+        if self.ranks == 1 {
+            if let Some(m) = streamed_memory_needed(n, self.limit) {
+                return (Mode::Streamed { list_bytes: m - working_memory(n) }, m);
+            }
+        }
+        let m = self.limit.unwrap_or(0);
+        (Mode::OutOfCore { limits: OutOfCoreLimits::for_positions(self.share(n), m) }, m.max(MIN_OUT_OF_CORE_MEMORY))
+    }
+
+    /// Bytes of scratch disk building layer `n` in `mode` needs, taking `seconds`.
+    fn scratch(&self, n: u32, mode: &Mode, seconds: f64) -> u64 {
+        let share = self.share(n);
+        // Out of core in parts: a byte per position of state, up to half a byte of a round's
+        // buckets (a quarter of a message per position, measured 0.1 at layer 22, one or two
+        // bytes a message in sorted blocks) and up to a quarter of the thresholds' seed lists
+        // (at most an eighth of the positions, one or two bytes each): 1.17 measured at layer 22.
+        let mut scratch = match mode.out_of_core() {
+            Some(l) if l.parts > 1 => share + share / 2 + share / 4,
+            _ => 0,
+        };
+        // Messages to other ranks that do not fit their buffers (about as many as a part's).
+        if self.ranks > 1 {
+            scratch += share / 2;
+        }
+        // A checkpoint when the layer takes long enough to be worth one: one process keeps the
+        // best exits in the layer's partial file, and its checkpoints hold the cells, compressed
+        // (two copies while one replaces the other, each about half a byte per position; one
+        // uncompressed when the disk is short); a rank's hold its cells and exits. A layer an
+        // earlier run left a checkpoint of is resumed from it, whatever its estimate.
+        let every = self.config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY).as_secs_f64();
+        if seconds > every || checkpoint_left(&self.work_dir.join(format!("layer-{n:02}"))) {
+            scratch += if self.ranks > 1 { 2 * share } else { share };
+        }
+        scratch
+    }
+
+    /// The plan of layer `n`'s depths to capture ([`plan_dtc`]), its values rebuilt or not
+    /// (`build`) in `mode` within `memory_bytes` and `seconds`. Depths of a layer built in
+    /// memory by one process come from its values' propagation: about a quarter of the values'
+    /// time more (level by level, and the depths written), and a byte per position and the level
+    /// lists (up to about two bytes per position) more than the values' memory.
+    fn dtc(&self, n: u32, build: bool, mode: &Mode, memory_bytes: u64, seconds: f64) -> Result<DtcPlan> {
+        let (config, ranks) = (self.config, self.ranks);
+        // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
+        // layer (measured: docs/performance.md), split between the ranks as the values are.
+        let pass_seconds = 1.3 * self.speed.seconds(layer_size(n), self.threads);
+        // The layers left out are not mapped.
+        let unmapped = skipped_below(n, &config.skip, |m| if ranks > 1 { Ownership::new(layer_size(m), ranks).per } else { layer_size(m) });
+        let mut d = plan_dtc(self.dir, n, build, self.limit, pass_seconds, unmapped, ranks)?;
+        if build && ranks == 1 && matches!(mode, Mode::InMemory { .. } | Mode::Streamed { .. }) && !config.dtc_pass && !d.scratch {
+            d.fused = true;
+            d.memory_bytes = memory_bytes.saturating_add(FUSED_DTC_BYTES_PER_POSITION * layer_size(n));
+            d.seconds_estimate = FUSED_DTC_TIME * seconds;
+        }
+        Ok(d)
+    }
+}
+
+/// What to do with layer `n`'s values: build them when their file is absent or damaged, check
+/// them when a file with a valid header is there.
 ///
 /// # Errors
-/// As the layers' plan: a foreign or unreadable file at the bounds' path.
-fn plan_bounds(dir: &DatabaseDir, n: u32) -> Result<BoundsPlan> {
-    let path = dir.path::<BoundsKind>(n);
-    let action = match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
-        _ => match dir.open_layer::<BoundsKind>(n, false) {
+/// A foreign file (another ruleset's or layer's) or an unreadable one at the layer's path.
+fn values_action(dir: &DatabaseDir, n: u32) -> Result<LayerAction> {
+    Ok(match dir.file_state::<ValuesKind>(n) {
+        LayerState::Absent => LayerAction::Build { reason: None },
+        LayerState::Unreadable(e) => return Err(e),
+        LayerState::Present => match dir.open_layer::<ValuesKind>(n, false) {
             Ok(_) => LayerAction::Check,
-            // A complete file of values at the bounds' path is someone's data: never replaced.
-            Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
+            Err(e @ (Error::RulesetMismatch { .. } | Error::LayerMismatch { .. })) => return Err(e),
             Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
             Err(e) => return Err(e),
         },
-    };
-    Ok(BoundsPlan { action, memory_bytes: bounds_memory_needed(n), disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096 })
+    })
+}
+
+/// Bytes of the files the plan writes: the layers, bounds and depths it builds.
+fn files_bytes(layers: &[LayerPlan]) -> u64 {
+    let builds = |a: &LayerAction| matches!(a, LayerAction::Build { .. });
+    layers
+        .iter()
+        .flat_map(|l| {
+            let values = builds(&l.action).then_some(l.disk_bytes);
+            let bounds = l.bounds.as_ref().filter(|b| builds(&b.action)).map(|b| b.disk_bytes);
+            let dtc = l.dtc.as_ref().filter(|d| builds(&d.action)).map(|d| d.disk_bytes);
+            [values, bounds, dtc].into_iter().flatten()
+        })
+        .sum()
+}
+
+/// Bytes of scratch disk layer `l`'s depths to capture take when their working cells go to a
+/// file (four bytes per position of a rank's share).
+fn dtc_scratch(l: &LayerPlan, ranks: usize) -> u64 {
+    l.dtc
+        .as_ref()
+        .filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. }))
+        .map_or(0, |_| 4 * Ownership::new(l.positions, ranks).per.min(l.positions))
+}
+
+/// What to do with layer `n`'s file of kind `K` beside its values: build it when absent or
+/// damaged, or when it follows the values and they are rebuilt (`rebuilt`: why); check it when
+/// a file with a valid header is there.
+///
+/// # Errors
+/// As the layers' plan: a foreign or unreadable file at its path; a complete file of another
+/// kind there is someone's data, never replaced.
+fn companion_action<K: crate::storage::Kind>(dir: &DatabaseDir, n: u32, rebuilt: Option<String>) -> Result<LayerAction> {
+    if let Err(e) = std::fs::symlink_metadata(dir.path::<K>(n)) {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return Ok(LayerAction::Build { reason: None });
+        }
+    }
+    Ok(match dir.open_layer::<K>(n, false) {
+        Ok(_) => rebuilt.map_or(LayerAction::Check, |why| LayerAction::Build { reason: Some(why) }),
+        Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
+        Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
+        Err(e) => return Err(e),
+    })
+}
+
+/// The plan of layer `n`'s forced-capture bounds ([`companion_action`]; they do not follow the
+/// values), the bounds of the layers left out (`skip`) not mapped.
+///
+/// # Errors
+/// As [`companion_action`].
+fn plan_bounds(dir: &DatabaseDir, n: u32, skip: &[u32]) -> Result<BoundsPlan> {
+    Ok(BoundsPlan {
+        action: companion_action::<BoundsKind>(dir, n, None)?,
+        memory_bytes: bounds_memory_needed(n).saturating_sub(skipped_below(n, skip, crate::bounds::payload_len)),
+        disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096,
+    })
 }
 
 /// Bytes of memory computing layer `n`'s depths to capture needs: its values and its new dtc
@@ -604,18 +718,7 @@ pub(crate) fn dtc_memory_needed(n: u32, ranks: usize) -> u64 {
 /// As the layers' plan: a foreign or unreadable file at the dtc path.
 /// `unmapped`: bytes of the lower layers the build leaves out (not mapped), per rank of `ranks`.
 fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64, ranks: usize) -> Result<DtcPlan> {
-    let path = dir.path::<DtcKind>(n);
-    let action = match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => LayerAction::Build { reason: None },
-        _ => match dir.open_layer::<DtcKind>(n, false) {
-            Ok(_) if values_rebuilt => LayerAction::Build { reason: Some(format!("layer {n}'s values are rebuilt")) },
-            Ok(_) => LayerAction::Check,
-            // A complete file of values or bounds at the dtc path is someone's data: never replaced.
-            Err(e @ Error::Corrupt { damage: crate::error::Damage::WrongContent { .. }, .. }) => return Err(e),
-            Err(e @ Error::Corrupt { .. }) => LayerAction::Build { reason: Some(e.to_string()) },
-            Err(e) => return Err(e),
-        },
-    };
+    let action = companion_action::<DtcKind>(dir, n, values_rebuilt.then(|| format!("layer {n}'s values are rebuilt")))?;
     let memory = dtc_memory_needed(n, ranks).saturating_sub(unmapped);
     let build = matches!(action, LayerAction::Build { .. });
     Ok(DtcPlan {
@@ -669,7 +772,7 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
     let limit_kind = if plan.memory_limit_given { MemoryLimit::Given } else { MemoryLimit::Available };
     let same_disk = same_file_system(&plan.dir, &plan.work_dir);
     if let Some(m) = limit {
-        if let Some(l) = plan.to_build().find(|l| l.mode == Mode::OutOfCore && m < MIN_OUT_OF_CORE_MEMORY) {
+        if let Some(l) = plan.to_build().find(|l| l.mode.is_some_and(|mode| mode.out_of_core().is_some()) && m < MIN_OUT_OF_CORE_MEMORY) {
             return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
         }
         // Bounds are built in memory only.

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
+use crate::error::{Error, Result};
+use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
 
 /// What to build.
@@ -67,6 +67,33 @@ impl BuildConfig {
     pub fn wants(&self, n: u32) -> bool {
         n <= self.max_stones && !self.skip.contains(&n)
     }
+
+    /// Checks the configuration, once, before any plan or work: at most 48 stones; every layer
+    /// left out (`skip`) one of `0..=max_stones` that no layer of the build needs (layer `n`
+    /// needs `0..=n-2`); and, for a build by `ranks` ranks, no forced-capture bounds (built by
+    /// one process only).
+    ///
+    /// Cost: none.
+    ///
+    /// # Errors
+    /// [`Error::Usage`] naming what cannot be done and why.
+    pub fn validate(&self, ranks: usize) -> Result<()> {
+        if self.max_stones > MAX_STONES {
+            return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", self.max_stones)));
+        }
+        for &m in &self.skip {
+            if m > self.max_stones {
+                return Err(Error::Usage(format!("layer {m} cannot be left out of a build of layers 0..={}: it is not one of them", self.max_stones)));
+            }
+            if let Some(n) = (m + crate::rules::MIN_CAPTURE..=self.max_stones).find(|&n| self.wants(n)) {
+                return Err(Error::Usage(format!("layer {m} cannot be left out: layer {n} needs it (a layer needs every layer at least 2 stones smaller)")));
+            }
+        }
+        if ranks > 1 && self.bounds {
+            return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {ranks} ranks")));
+        }
+        Ok(())
+    }
 }
 
 impl Default for BuildConfig {
@@ -104,13 +131,3 @@ pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;
 
 /// Positions spot-checked against their children before a new layer is renamed into place.
 pub(super) const SPOT_CHECKS: u64 = 20_000;
-
-/// How a layer is solved.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// The whole state in memory (`memory_needed`).
-    InMemory,
-    /// In parts, within the memory limit ([`OutOfCoreLimits`](super::OutOfCoreLimits)).
-    OutOfCore,
-}

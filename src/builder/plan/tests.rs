@@ -2,13 +2,13 @@
 //! its files, estimates from the largest measured layer, and a checkpoint left counted.
 
 use super::*;
-use crate::build::LayerStats;
+use crate::builder::LayerStats;
 
-fn write_stats(base: &Path, rules: Ruleset, n: u32, seconds: f64, mode: Option<Mode>) {
+fn write_stats(base: &Path, rules: Ruleset, n: u32, seconds: f64, mode: Option<&str>) {
     let mut s = LayerStats::from_histogram(rules, n, &[0; 256]);
     s.seconds = Some(seconds);
     s.threads = Some(2);
-    s.mode = mode;
+    s.mode = mode.map(str::to_string);
     let path = crate::storage::stats_path(base, rules, n);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, serde_json::to_vec(&s).unwrap()).unwrap();
@@ -35,7 +35,7 @@ fn statistics_files_are_read_within_a_bound() {
 fn a_build_short_of_disk_names_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
-    crate::build::build(&config, &crate::build::Silent).unwrap();
+    crate::builder::build(&config, &crate::builder::Silent).unwrap();
     let mut p = propose(&BuildConfig { dtc: true, ..config.clone() }, 1).unwrap();
     assert_eq!(p.to_build().count(), 0);
     p.disk_free_bytes = Some(0);
@@ -56,7 +56,7 @@ fn estimates_come_from_the_largest_measured_layer() {
     write_stats(base, rules, 10, 0.01, None);
     assert_eq!(Throughput::measured(base, rules, 49), None);
     write_stats(base, rules, 20, 10.0, None);
-    write_stats(base, rules, 22, 20.0, Some(Mode::OutOfCore));
+    write_stats(base, rules, 22, 20.0, Some("out_of_core"));
     std::fs::write(crate::storage::stats_path(base, rules, 23), b"{ not json").unwrap();
     // Another ruleset's measurement is not used.
     write_stats(base, Ruleset::Abapa(crate::rules::GrandSlam::NoCapture), 24, 1.0, None);
@@ -68,16 +68,21 @@ fn estimates_come_from_the_largest_measured_layer() {
     assert!((t.rate - layer_size(22) as f64 / 20.0 * OUT_OF_CORE_SLOWDOWN).abs() < 1.0);
     write_stats(base, rules, 20, 10.0, None);
     assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(20));
+    // A streamed layer counts as in memory (its exits pass is slower, its thresholds are not).
+    write_stats(base, rules, 21, 10.0, Some("streamed"));
+    assert_eq!(Throughput::measured(base, rules, 22).unwrap().positions, layer_size(21));
+    std::fs::remove_file(crate::storage::stats_path(base, rules, 21)).unwrap();
     // The same layer, threads and mode give back the measured time.
-    let same = t.seconds(layer_size(22), Mode::OutOfCore, 2);
+    let ooc = Mode::OutOfCore { limits: OutOfCoreLimits::new(22, 1 << 30) };
+    let same = t.seconds(layer_size(22), 2) * ooc.slowdown();
     assert!((same - 20.0).abs() < 1e-6, "{same}");
-    assert!((t.seconds(layer_size(22), Mode::InMemory, 2) - 10.0).abs() < 1e-6);
-    assert!((t.seconds(layer_size(22), Mode::InMemory, 4) - 5.0).abs() < 1e-6);
+    assert!((t.seconds(layer_size(22), 2) - 10.0).abs() < 1e-6);
+    assert!((t.seconds(layer_size(22), 4) - 5.0).abs() < 1e-6);
     // Larger layers take more than proportionally longer.
-    let ratio = t.seconds(layer_size(30), Mode::InMemory, 2) / 10.0;
+    let ratio = t.seconds(layer_size(30), 2) / 10.0;
     assert!(ratio > layer_size(30) as f64 / layer_size(22) as f64, "{ratio}");
     // The reference: layer 24 at 5.5 M positions/s on two threads.
-    let r = Throughput::reference(2).seconds(layer_size(24), Mode::InMemory, 2);
+    let r = Throughput::reference(2).seconds(layer_size(24), 2);
     assert!((r - layer_size(24) as f64 / 5.5e6).abs() < 1e-6, "{r}");
 }
 

@@ -7,7 +7,6 @@ use std::path::Path;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::config::Mode;
 use super::BuildObserver;
 use crate::error::FileContent;
 use crate::error::{Error, Result};
@@ -63,10 +62,12 @@ pub struct LayerStats {
     /// the plan's memory figure predicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_anonymous_bytes: Option<u64>,
-    /// How the build solved it (absent for layers not built by this run, and in files of
-    /// earlier versions, which built every layer in memory).
+    /// How the build solved it ([`Mode::name`](super::Mode::name): `in_memory`, `streamed`,
+    /// `out_of_core`; absent for layers not built by this run, and in files of earlier
+    /// versions, which built every layer in memory; versions before `streamed` called it
+    /// `in_memory`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<Mode>,
+    pub mode: Option<String>,
     /// A distributed build's ranks: what each spent (absent for single-process builds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<Vec<RankFigures>>,
@@ -404,7 +405,7 @@ pub(super) fn rank_figures(cluster: &dyn Cluster, positions: u64, traffic: Traff
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::Silent;
+    use crate::builder::Silent;
     use crate::error::FileKind;
 
     /// A FIFO at a finished layer's `layer-NN.json` is named, never opened (the open blocked a

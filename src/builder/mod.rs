@@ -40,13 +40,13 @@ mod runs;
 mod stats;
 
 pub use bounds::bounds_stats;
-pub use config::{BuildConfig, Mode};
+pub use config::BuildConfig;
 pub use dtc::dtc_stats;
 pub use lock::BuildLock;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;
 pub use pipeline::{build, BuildReport};
-pub use plan::{check_plan, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, OutOfCoreLimits, Throughput};
+pub use plan::{check_plan, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
 pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::FileContent;

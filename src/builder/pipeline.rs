@@ -11,12 +11,12 @@ use super::config::SPOT_CHECKS;
 use super::config::{BuildConfig, CHECKPOINT_EVERY};
 use super::dtc::DtcInputs;
 use super::lock::BuildLock;
-use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan};
+use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan, Mode};
 use super::runs::RunClock;
 use super::stats::{count_released, rank_figures, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
 use crate::error::{ClusterError, Error, Result};
-use crate::index::{layer_size, unrank_unchecked, MAX_STONES};
+use crate::index::{layer_size, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
 use crate::solver::spill::{Checkpoint, CHECKPOINT_FILE};
@@ -125,13 +125,8 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     let (ranks, me) = (cluster.size(), cluster.rank());
     if ranks > 1 {
         check_identity(config, cluster)?;
-        if config.bounds {
-            return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {ranks} ranks")));
-        }
     }
-    if config.max_stones > MAX_STONES {
-        return Err(Error::Usage(format!("max_stones is at most {MAX_STONES}, not {}", config.max_stones)));
-    }
+    config.validate(ranks)?;
     let dir = DatabaseDir::native(&config.dir, config.rules)?;
     // Lock, then clean up, then plan: temporaries a killed build left take disk space the plan
     // counts, and no other build can change the files between the plan and the work.
@@ -260,6 +255,7 @@ fn build_layer(
 ) -> Result<Option<LayerStats>> {
     let rules = dir.rules();
     let n = lp.layer;
+    let Some(mode) = lp.mode else { return Err(Error::Internal(format!("layer {n} is to be built but has no mode"))) };
     let (ranks, me) = (cluster.size(), cluster.rank());
     let own = Ownership::new(layer_size(n), ranks).range(me);
     let len = own.end - own.start;
@@ -279,7 +275,7 @@ fn build_layer(
     // silence.
     let left = crate::solver::spill::something_at(&mine.join(CHECKPOINT_FILE));
     let checkpointed = lp.seconds_estimate > every.as_secs_f64() || cluster.any(left)?;
-    let scratch = ranks > 1 || lp.out_of_core.is_some() || checkpointed;
+    let scratch = ranks > 1 || mode.out_of_core().is_some() || checkpointed;
     if scratch {
         create_work_dir(&mine)?;
         for stale in crate::solver::spill::remove_stale(&mine)? {
@@ -323,22 +319,22 @@ fn build_layer(
         };
         let release_out = |r: std::ops::Range<u64>| pages.release(r);
         let options = SolveOptions {
-            out_of_core: lp.out_of_core.map(|l| l.solve_within(&mine, &release_lower, &release_out)),
+            out_of_core: mode.out_of_core().map(|l| l.solve_within(&mine, &release_lower, &release_out)),
             checkpoint: checkpointed.then_some(&checkpoint),
             checkpoint_every: every,
             saved: Some(&|| clock.record_now()),
             note: Some(&note),
             work: Some(&model),
             release_lower: Some(&release_lower),
-            stream_lower: lp.streamed,
-            list_bytes: lp.list_bytes,
+            stream_lower: matches!(mode, Mode::Streamed { .. }),
+            list_bytes: mode.list_bytes(),
             levels,
             exits_kept,
             depths,
         };
         let solved = if ranks > 1 {
             let (outbox_bytes, lookups, _) = share_buffers(len);
-            let lookups = lp.out_of_core.map_or(lookups, |l| l.lookup_bytes / 48);
+            let lookups = mode.out_of_core().map_or(lookups, |l| l.lookup_bytes / 48);
             let share = Share { cluster: &metered, work_dir: &mine, outbox_bytes, lookups };
             solve_share(rules, n, &lower_values, payload, observer, &options, &share)
         } else {
@@ -424,7 +420,7 @@ fn publish(
     let (rules, n) = (dir.rules(), lp.layer);
     let lower_values = values_of(lower);
     observer.phase("checking");
-    match lp.out_of_core {
+    match lp.mode.as_ref().and_then(Mode::out_of_core) {
         None => spot_check(rules, n, writer.values(), &lower_values, usize::MAX, &|| {})?,
         Some(l) => {
             // A group's random reads touch at most seven pages of fault-around (64 KiB) each.
@@ -449,7 +445,7 @@ fn publish(
     stats.threads = Some(rayon::current_num_threads());
     stats.peak_memory_bytes = peak_memory();
     stats.peak_anonymous_bytes = anonymous.map(|a| a.peak());
-    stats.mode = Some(lp.mode);
+    stats.mode = lp.mode.map(|m| m.name().to_string());
     stats.ranks = ranks;
     write_json(&dir.stats_path::<ValuesKind>(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
