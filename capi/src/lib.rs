@@ -17,7 +17,7 @@ use std::ffi::{c_char, c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-use oware_core::error::ErrorKind;
+use oware_core::error::{ErrorKind, FileContent};
 use oware_core::probe::Database;
 use oware_core::storage::{DatabaseDir, ReadMode};
 use oware_core::{Error, Position, Ruleset};
@@ -676,7 +676,11 @@ pub unsafe extern "C" fn oware_verify(
             (a, b) if 0 <= a && a <= b && b <= top => Some(a as u32..=b as u32),
             (a, b) => return bad_argument(&format!("layers {a}..{b}: give both negative, or 0 <= first <= last <= {top}")),
         };
-        let options = VerifyOptions { layers, require_bounds: require_bounds != 0, require_dtc: require_dtc != 0, max_memory: None };
+        let options = VerifyOptions {
+            layers,
+            require: FileContent::selected([(require_bounds != 0, FileContent::Bounds), (require_dtc != 0, FileContent::Dtc)]),
+            max_memory: None,
+        };
         let report = match DatabaseDir::detect(dir, ruleset).and_then(|d| verify_directory(&d, &options, &mut NoObserver)) {
             Ok(r) => r,
             Err(e) => return fail(&e),

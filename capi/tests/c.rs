@@ -454,7 +454,14 @@ int main(int argc, char **argv) {
 fn depths_to_capture() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
-    let config = BuildConfig { rules: Ruleset::Awari, max_stones: 8, dir: db.clone(), max_memory: None, dtc: true, ..Default::default() };
+    let config = BuildConfig {
+        rules: Ruleset::Awari,
+        max_stones: 8,
+        dir: db.clone(),
+        max_memory: None,
+        companions: vec![oware_core::error::FileContent::Dtc],
+        ..Default::default()
+    };
     builder::build(&config, &Silent).unwrap();
     // The same values without the depths.
     let plain = tmp.path().join("plain");

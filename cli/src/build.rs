@@ -12,7 +12,9 @@ use std::sync::Mutex;
 
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
-use oware::builder::{self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats, Mode};
+use oware::builder::{
+    self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats, Mode,
+};
 use oware::error::FileContent;
 use oware::index::MAX_STONES;
 use oware::progress::Progress;
@@ -493,25 +495,27 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             human_duration(l.seconds_estimate)
         ));
     }
-    let bounds = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b)));
-    if let Some(sum) = summarize(bounds, |b| (&b.action, b.memory_bytes, b.disk_bytes)) {
-        s.push_str(&format!("  bounds: {}, in memory: up to {}, disk {}\n", sum.phrase, human_bytes(sum.memory), human_bytes(sum.disk)));
-    }
-    let dtc = plan.layers.iter().filter_map(|l| l.dtc.as_ref().map(|d| (l.layer, d)));
-    if let Some(sum) = summarize(dtc, |d| (&d.action, d.memory_bytes, d.disk_bytes)) {
-        let scratch: Vec<u32> = sum.to_build.iter().filter(|(_, d)| d.scratch).map(|(n, _)| *n).collect();
-        let scratch =
-            if scratch.is_empty() { String::new() } else { format!(", working cells in a scratch file for {}", oware::units::describe_layers(scratch)) };
-        let fused: Vec<u32> = sum.to_build.iter().filter(|(_, d)| d.fused).map(|(n, _)| *n).collect();
-        let fused =
-            if fused.is_empty() { String::new() } else { format!(", recorded by the values' propagation for {}", oware::units::describe_layers(fused)) };
-        let seconds: f64 = sum.to_build.iter().map(|(_, d)| d.seconds_estimate).sum();
+    for kind in FileContent::COMPANIONS {
+        let plans = plan.layers.iter().filter_map(|l| l.companion(kind).map(|c| (l.layer, c)));
+        let Some(sum) = summarize(plans, |c| (&c.action, c.memory_bytes, c.disk_bytes)) else { continue };
+        let layers_where = |keep: fn(&CompanionPlan) -> bool, words: &str| {
+            let layers: Vec<u32> = sum.to_build.iter().filter(|(_, c)| keep(c)).map(|(n, _)| *n).collect();
+            if layers.is_empty() {
+                String::new()
+            } else {
+                format!(", {words} for {}", oware::units::describe_layers(layers))
+            }
+        };
+        let scratch = layers_where(|c| c.scratch, "working cells in a scratch file");
+        let fused = layers_where(|c| c.fused, "recorded by the values' propagation");
+        let seconds: f64 = sum.to_build.iter().map(|(_, c)| c.seconds_estimate).sum();
+        let about = if seconds > 0.0 { format!(", about {}", human_duration(seconds)) } else { String::new() };
         s.push_str(&format!(
-            "  dtc: {}{fused}, memory up to {}{scratch}, disk {}, about {}\n",
+            "  {}: {}{fused}, memory up to {}{scratch}, disk {}{about}\n",
+            kind.name(),
             sum.phrase,
             human_bytes(sum.memory),
-            human_bytes(sum.disk),
-            human_duration(seconds)
+            human_bytes(sum.disk)
         ));
     }
     let limit = match (plan.memory_limit_bytes, plan.memory_limit_given) {
@@ -571,8 +575,7 @@ pub(crate) fn run(a: BuildArgs) -> Result<()> {
         max_memory: a.max_memory,
         work_dir: a.work_dir.clone(),
         checkpoint_every: a.checkpoint_every.map(std::time::Duration::from_secs),
-        bounds: a.bounds,
-        dtc: a.dtc,
+        companions: FileContent::selected([(a.bounds, FileContent::Bounds), (a.dtc, FileContent::Dtc)]),
         // Depths by their own pass even where the values' propagation records them (for
         // comparisons: `scripts/bench-dtc`).
         dtc_pass: std::env::var_os("OWARE_DTC_PASS").is_some(),

@@ -198,8 +198,8 @@ mod tests {
             (ErrorKind::NotInLayer, 3),
             (ErrorKind::IndexOutOfRange, 3),
             (ErrorKind::LayerMissing, 4),
-            (ErrorKind::BoundsMissing, 4),
-            (ErrorKind::DtcMissing, 4),
+            (ErrorKind::CompanionMissing(FileContent::Bounds), 4),
+            (ErrorKind::CompanionMissing(FileContent::Dtc), 4),
             (ErrorKind::Damaged, 5),
             (ErrorKind::Foreign, 6),
             (ErrorKind::Io, 7),
@@ -210,7 +210,7 @@ mod tests {
             (ErrorKind::Cluster, 10),
             (ErrorKind::Interrupted, 130),
         ];
-        for k in ErrorKind::ALL {
+        for k in ErrorKind::all() {
             let code = table.iter().find(|(kind, _)| *kind == k).map(|&(_, c)| c);
             assert_eq!(Some(exit_code(k)), code, "{k:?}");
         }
@@ -224,7 +224,7 @@ mod tests {
             .take_while(|l| l.starts_with('|'))
             .filter_map(|l| l.trim_start_matches('|').split('|').next()?.trim().parse().ok())
             .collect();
-        let mut ours: std::collections::BTreeSet<i32> = ErrorKind::ALL.iter().map(|&k| exit_code(k)).collect();
+        let mut ours: std::collections::BTreeSet<i32> = ErrorKind::all().iter().map(|&k| exit_code(k)).collect();
         ours.extend([0, 141]);
         assert_eq!(documented, ours);
     }

@@ -289,8 +289,7 @@ pub(crate) fn run(a: VerifyArgs) -> Result<()> {
     let pool = thread_pool(a.threads.threads)?;
     let options = VerifyOptions {
         layers: a.layers.clone().or(a.max_stones.max_stones.map(|m| 0..=m)),
-        require_bounds: a.bounds,
-        require_dtc: a.dtc,
+        require: FileContent::selected([(a.bounds, FileContent::Bounds), (a.dtc, FileContent::Dtc)]),
         max_memory: a.max_memory,
     };
     let mut printer = Printer {

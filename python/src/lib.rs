@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use numpy::ndarray::ArrayView2;
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
-use oware_core::error::ErrorKind;
+use oware_core::error::{ErrorKind, FileContent};
 use oware_core::line::PvEnd;
 use oware_core::probe::Database as Probe;
 use oware_core::storage::{DatabaseDir, ReadMode};
@@ -34,7 +34,7 @@ fn py_err(e: &OwareError) -> PyErr {
 fn py_err_msg(e: &OwareError, msg: String) -> PyErr {
     match e.kind() {
         ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => InvalidPosition::new_err(msg),
-        ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => MissingLayer::new_err(msg),
+        ErrorKind::LayerMissing | ErrorKind::CompanionMissing(_) => MissingLayer::new_err(msg),
         ErrorKind::Damaged => DamagedFile::new_err(msg),
         ErrorKind::Foreign => RulesetMismatch::new_err(msg),
         _ => Error::new_err(msg),
@@ -471,7 +471,7 @@ fn verify<'py>(
     let max_stones = opt_int_arg(max_stones, "max_stones", 0, i128::from(oware_core::index::MAX_STONES))?.map(|n| n as u32);
     let path = path_arg(path)?;
     let ruleset: Ruleset = rules.parse().map_err(|e: String| Error::new_err(e))?;
-    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require_bounds: bounds, require_dtc: dtc, max_memory: None };
+    let options = VerifyOptions { layers: verify_range(layers, max_stones)?, require: FileContent::selected([(bounds, FileContent::Bounds), (dtc, FileContent::Dtc)]), max_memory: None };
     let dir = DatabaseDir::detect(&path, ruleset).map_err(|e| py_err(&e))?;
     let pool = pool()?;
     let json = py.allow_threads(|| pool.install(|| verify_directory(&dir, &options, &mut NoObserver).and_then(|r| r.to_json()))).map_err(|e| py_err(&e))?;

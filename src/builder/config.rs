@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, FileContent, Result};
 use crate::index::MAX_STONES;
 use crate::rules::Ruleset;
 
@@ -22,13 +22,14 @@ pub struct BuildConfig {
     pub work_dir: Option<PathBuf>,
     /// Least time between two checkpoints inside a layer (`None`: `CHECKPOINT_EVERY`).
     pub checkpoint_every: Option<std::time::Duration>,
-    /// Also build every layer's forced-capture bounds ([`crate::bounds`]), beside its values.
-    pub bounds: bool,
-    /// Also build every layer's depths to capture (`docs/dtc.md`), beside its values.
-    pub dtc: bool,
+    /// The kinds of file to build beside every layer's values, in any order (the build takes
+    /// them in the order of their kinds): [`FileContent::Bounds`], the forced-capture bounds
+    /// ([`crate::bounds`]); [`FileContent::Dtc`], the depths to capture (`docs/dtc.md`).
+    /// Empty: values only. [`FileContent::Values`] here means nothing more.
+    pub companions: Vec<FileContent>,
     /// Compute the depths to capture by their own pass after each layer's values, also where
     /// the values' propagation would record them (layers built in memory by one process; see
-    /// [`DtcPlan::fused`](super::DtcPlan::fused)): the files are the same bytes, the build
+    /// [`CompanionPlan::fused`](super::CompanionPlan::fused)): the files are the same bytes, the build
     /// about twice as long. For comparisons (the program sets it from `OWARE_DTC_PASS=1`).
     pub dtc_pass: bool,
     /// Propagate every layer built in memory by one process level by level (the same bytes):
@@ -68,6 +69,11 @@ impl BuildConfig {
         n <= self.max_stones && !self.skip.contains(&n)
     }
 
+    /// Whether every layer's file of kind `kind` is built beside its values.
+    pub fn wants_companion(&self, kind: FileContent) -> bool {
+        kind != FileContent::Values && self.companions.contains(&kind)
+    }
+
     /// Checks the configuration, once, before any plan or work: at most 48 stones; every layer
     /// left out (`skip`) one of `0..=max_stones` that no layer of the build needs (layer `n`
     /// needs `0..=n-2`); and, for a build by `ranks` ranks, no forced-capture bounds (built by
@@ -89,7 +95,7 @@ impl BuildConfig {
                 return Err(Error::Usage(format!("layer {m} cannot be left out: layer {n} needs it (a layer needs every layer at least 2 stones smaller)")));
             }
         }
-        if ranks > 1 && self.bounds {
+        if ranks > 1 && self.wants_companion(FileContent::Bounds) {
             return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {ranks} ranks")));
         }
         Ok(())
@@ -107,8 +113,7 @@ impl Default for BuildConfig {
             max_memory: None,
             work_dir: None,
             checkpoint_every: None,
-            bounds: false,
-            dtc: false,
+            companions: Vec::new(),
             dtc_pass: false,
             levels: false,
             disk_free_cap: None,

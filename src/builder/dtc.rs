@@ -48,7 +48,7 @@ pub(super) struct DtcInputs<'a> {
     pub(super) lower: &'a [Option<Layer>],
     /// The layer's work directory, where the working cells go when `scratch` says so.
     pub(super) work: &'a Path,
-    /// Whether the working cells go to a scratch file (the plan's `DtcPlan::scratch`).
+    /// Whether the working cells go to a scratch file (the plan's `CompanionPlan::scratch`).
     pub(super) scratch: bool,
     /// The ranks computing the depths together (one, `Solo`, in a build of one process).
     pub(super) cluster: &'a dyn Cluster,

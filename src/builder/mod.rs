@@ -11,8 +11,8 @@
 //! payload checksum) before it is trusted, and anything missing or damaged is rebuilt. A layer is
 //! solved into a preallocated temporary file, spot-checked against its children with the
 //! verifier's independent re-derivation, then renamed into place, so killing the build loses at
-//! most the layer in progress. With [`BuildConfig::bounds`], each layer's forced-capture bounds
-//! ([`crate::bounds`]) follow its values the same way: planned, checked or built in memory,
+//! most the layer in progress. With [`BuildConfig::companions`], each layer's files of those kinds
+//! (forced-capture bounds, [`crate::bounds`]; depths to capture) follow its values the same way: planned, checked or built in memory,
 //! checked against the values and spot-checked, written atomically, resumed. The algorithm itself
 //! lives in `crate::solver`.
 
@@ -46,7 +46,7 @@ pub use lock::BuildLock;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;
 pub use pipeline::{build, BuildReport};
-pub use plan::{check_plan, plan, propose, propose_ranks, BoundsPlan, BuildPlan, DtcPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
+pub use plan::{check_plan, plan, propose, propose_ranks, BuildPlan, CompanionPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
 pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::FileContent;

@@ -15,7 +15,7 @@ use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan, Mode};
 use super::runs::RunClock;
 use super::stats::{count_released, rank_figures, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
-use crate::error::{ClusterError, Error, Result};
+use crate::error::{ClusterError, Error, FileContent, Result};
 use crate::index::{layer_size, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
@@ -198,7 +198,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             }
             let work = the_plan.work_dir.join(format!("layer-{n:02}"));
             let every = config.checkpoint_every.unwrap_or(CHECKPOINT_EVERY);
-            fused = lp.dtc.as_ref().filter(|d| d.fused).and_then(|_| FusedDepths::new(n).ok());
+            fused = lp.companion(FileContent::Dtc).filter(|d| d.fused).and_then(|_| FusedDepths::new(n).ok());
             if let Some(stats) = build_layer(&dir, lp, &work, every, config.levels, &lower, replaced, observer, cluster, fused.as_ref())? {
                 all.push(stats);
             }
@@ -206,7 +206,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
         }
         let Some(this) = lower[n as usize].as_ref() else { return Err(Error::Internal(format!("layer {n} is neither built nor left out"))) };
         // Bounds are built by one process (refused above with several ranks).
-        if let Some(bp) = &lp.bounds {
+        if let Some(bp) = lp.companion(FileContent::Bounds) {
             if observer.cancelled() {
                 return Err(Error::Interrupted);
             }
@@ -214,7 +214,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
         }
         // Depths to capture are computed from the finished values (the same bytes whatever
         // mode built them), each rank its share.
-        if let Some(dp) = &lp.dtc {
+        if let Some(dp) = lp.companion(FileContent::Dtc) {
             if cluster.any(observer.cancelled())? {
                 return Err(Error::Interrupted);
             }

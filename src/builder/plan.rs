@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::config::{BuildConfig, CHECKPOINT_EVERY, FIXED_OVERHEAD, MIN_OUT_OF_CORE_MEMORY};
 use super::stats::read_stats;
-use crate::error::{Error, MemoryLimit, Result};
+use crate::error::{Error, FileContent, MemoryLimit, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use crate::solver::cluster::Ownership;
@@ -300,47 +300,53 @@ pub struct LayerPlan {
     pub scratch_bytes: u64,
     /// Rough seconds to build it (0 when it is only checked).
     pub seconds_estimate: f64,
-    /// With `--bounds`: what will be done with its forced-capture bounds.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bounds: Option<BoundsPlan>,
-    /// With `--dtc`: what will be done with its depths to capture.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dtc: Option<DtcPlan>,
+    /// What will be done with its files beside the values that the build asks for
+    /// ([`BuildConfig::companions`]), in the order of their kinds (bounds, then depths to
+    /// capture).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub companions: Vec<CompanionPlan>,
 }
 
-/// The plan of one layer's depths to capture.
+impl LayerPlan {
+    /// The plan of its file of kind `kind` beside the values, if the build asks for it.
+    pub fn companion(&self, kind: FileContent) -> Option<&CompanionPlan> {
+        self.companions.iter().find(|c| c.kind == kind)
+    }
+}
+
+/// The plan of one layer's file beside its values, whatever its kind.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DtcPlan {
+pub struct CompanionPlan {
+    /// Its kind ([`FileContent::name`] in JSON: `bounds`, `dtc`).
+    #[serde(serialize_with = "kind_name")]
+    pub kind: FileContent,
     /// What will be done.
     #[serde(flatten)]
     pub action: LayerAction,
-    /// Bytes of memory computing them needs in memory (`dtc_memory_needed`).
+    /// Bytes of memory computing it needs (forced-capture bounds: always in memory,
+    /// `bounds_memory_needed`; depths to capture: `dtc_memory_needed`, or with `fused` the
+    /// values build's memory with the depths recorded).
     pub memory_bytes: u64,
-    /// Whether their working cells go to a scratch file (the memory limit is smaller than
-    /// `memory_bytes`); the file takes four bytes per position of scratch disk.
+    /// Whether its working state goes to a scratch file (the memory limit is smaller than
+    /// `memory_bytes`; depths to capture only: four bytes per position of scratch disk).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub scratch: bool,
-    /// Bytes of disk their file takes (with no depth of 254 or more; each such takes 8 more).
+    /// Bytes of disk its file takes (depths to capture: with no depth of 254 or more; each
+    /// such takes 8 more).
     pub disk_bytes: u64,
-    /// Rough seconds to compute them (0 when they are only checked).
+    /// Rough seconds to compute it (0 when it is only checked, and for bounds, not estimated).
     pub seconds_estimate: f64,
-    /// Whether they are recorded by the values' own propagation (the layer's values are built
-    /// in memory by one process; see docs/dtc.md): `memory_bytes` is then the values build's
-    /// memory with the depths recorded, and `seconds_estimate` the time recording them adds.
-    /// Otherwise their own pass computes them after the values.
-    #[serde(default)]
+    /// Whether it is recorded by the values' own propagation (depths to capture of a layer
+    /// whose values are built in memory by one process; see docs/dtc.md): `memory_bytes` is
+    /// then the values build's memory with the depths recorded, and `seconds_estimate` the time
+    /// recording them adds. Otherwise its own pass computes it after the values.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fused: bool,
 }
 
-/// The plan of one layer's forced-capture bounds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct BoundsPlan {
-    /// What will be done.
-    #[serde(flatten)]
-    pub action: LayerAction,
-    /// Bytes of memory building them needs (`bounds_memory_needed`); always in memory.
-    pub memory_bytes: u64,
-    /// Bytes of disk their file takes.
-    pub disk_bytes: u64,
+/// A kind as JSON names it.
+fn kind_name<S: serde::Serializer>(kind: &FileContent, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(kind.name())
 }
 
 /// The plan of a whole build ([`plan`]).
@@ -461,7 +467,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         work_dir: work_dir(config, &dir),
     };
     let layers = (0..=config.max_stones).map(|n| if config.wants(n) { at.layer(n) } else { Ok(skipped_layer(n)) }).collect::<Result<Vec<_>>>()?;
-    let scratch = layers.iter().map(|l| l.scratch_bytes.max(dtc_scratch(l, ranks))).max().unwrap_or(0);
+    let scratch = layers.iter().map(|l| l.scratch_bytes.max(companion_scratch(l, ranks))).max().unwrap_or(0);
     let same_disk = same_file_system(&dir.layers_dir(), &at.work_dir);
     Ok(BuildPlan {
         rules: config.rules.name().into(),
@@ -472,7 +478,7 @@ pub fn propose_ranks(config: &BuildConfig, threads: usize, ranks: usize) -> Resu
         disk_needed_bytes: files_bytes(&layers) + if same_disk { scratch } else { 0 },
         disk_free_bytes: disk_free(&dir.layers_dir(), config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &at.work_dir, same_disk, true)),
         work_disk_free_bytes: disk_free(&at.work_dir, config.disk_free_cap).map(|f| f + reclaimable(&layers, &dir, &at.work_dir, same_disk, false)),
-        seconds_estimate: layers.iter().map(|l| l.seconds_estimate + l.dtc.as_ref().map_or(0.0, |d| d.seconds_estimate)).sum(),
+        seconds_estimate: layers.iter().map(|l| l.seconds_estimate + l.companions.iter().map(|c| c.seconds_estimate).sum::<f64>()).sum(),
         work_dir: at.work_dir,
         layers,
     })
@@ -490,8 +496,7 @@ fn skipped_layer(n: u32) -> LayerPlan {
         disk_bytes: 0,
         scratch_bytes: 0,
         seconds_estimate: 0.0,
-        bounds: None,
-        dtc: None,
+        companions: Vec::new(),
     }
 }
 
@@ -517,8 +522,14 @@ impl Planner<'_> {
         let build = matches!(action, LayerAction::Build { .. });
         let (mode, memory_bytes) = self.mode(n);
         let seconds = self.speed.seconds(layer_size(n), self.threads) * mode.slowdown();
-        let bounds = if config.bounds { Some(plan_bounds(self.dir, n, &config.skip)?) } else { None };
-        let dtc = if config.dtc { Some(self.dtc(n, build, &mode, memory_bytes, seconds)?) } else { None };
+        let companions = FileContent::COMPANIONS
+            .into_iter()
+            .filter(|&kind| config.wants_companion(kind))
+            .map(|kind| match kind {
+                FileContent::Bounds => plan_bounds(self.dir, n, &config.skip),
+                _ => self.dtc(n, build, &mode, memory_bytes, seconds),
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(LayerPlan {
             layer: n,
             positions: layer_size(n),
@@ -528,8 +539,7 @@ impl Planner<'_> {
             disk_bytes: disk_needed(n),
             scratch_bytes: if build { self.scratch(n, &mode, seconds) } else { 0 },
             seconds_estimate: if build { seconds } else { 0.0 },
-            bounds,
-            dtc,
+            companions,
         })
     }
 
@@ -597,7 +607,7 @@ impl Planner<'_> {
     /// memory by one process come from its values' propagation: about a quarter of the values'
     /// time more (level by level, and the depths written), and a byte per position and the level
     /// lists (up to about two bytes per position) more than the values' memory.
-    fn dtc(&self, n: u32, build: bool, mode: &Mode, memory_bytes: u64, seconds: f64) -> Result<DtcPlan> {
+    fn dtc(&self, n: u32, build: bool, mode: &Mode, memory_bytes: u64, seconds: f64) -> Result<CompanionPlan> {
         let (config, ranks) = (self.config, self.ranks);
         // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
         // layer (measured: docs/performance.md), split between the ranks as the values are.
@@ -639,20 +649,16 @@ fn files_bytes(layers: &[LayerPlan]) -> u64 {
         .iter()
         .flat_map(|l| {
             let values = builds(&l.action).then_some(l.disk_bytes);
-            let bounds = l.bounds.as_ref().filter(|b| builds(&b.action)).map(|b| b.disk_bytes);
-            let dtc = l.dtc.as_ref().filter(|d| builds(&d.action)).map(|d| d.disk_bytes);
-            [values, bounds, dtc].into_iter().flatten()
+            values.into_iter().chain(l.companions.iter().filter(|c| builds(&c.action)).map(|c| c.disk_bytes))
         })
         .sum()
 }
 
-/// Bytes of scratch disk layer `l`'s depths to capture take when their working cells go to a
-/// file (four bytes per position of a rank's share).
-fn dtc_scratch(l: &LayerPlan, ranks: usize) -> u64 {
-    l.dtc
-        .as_ref()
-        .filter(|d| d.scratch && matches!(d.action, LayerAction::Build { .. }))
-        .map_or(0, |_| 4 * Ownership::new(l.positions, ranks).per.min(l.positions))
+/// Bytes of scratch disk layer `l`'s files beside the values take when their working state
+/// goes to a file (four bytes per position of a rank's share), the largest of them.
+fn companion_scratch(l: &LayerPlan, ranks: usize) -> u64 {
+    let per = 4 * Ownership::new(l.positions, ranks).per.min(l.positions);
+    l.companions.iter().filter(|c| c.scratch && matches!(c.action, LayerAction::Build { .. })).map(|_| per).max().unwrap_or(0)
 }
 
 /// What to do with layer `n`'s file of kind `K` beside its values: build it when absent or
@@ -681,11 +687,15 @@ fn companion_action<K: crate::storage::Kind>(dir: &DatabaseDir, n: u32, rebuilt:
 ///
 /// # Errors
 /// As [`companion_action`].
-fn plan_bounds(dir: &DatabaseDir, n: u32, skip: &[u32]) -> Result<BoundsPlan> {
-    Ok(BoundsPlan {
+fn plan_bounds(dir: &DatabaseDir, n: u32, skip: &[u32]) -> Result<CompanionPlan> {
+    Ok(CompanionPlan {
+        kind: FileContent::Bounds,
         action: companion_action::<BoundsKind>(dir, n, None)?,
         memory_bytes: bounds_memory_needed(n).saturating_sub(skipped_below(n, skip, crate::bounds::payload_len)),
+        scratch: false,
         disk_bytes: crate::format::PAYLOAD_OFFSET + crate::bounds::payload_len(n) + 4096,
+        seconds_estimate: 0.0,
+        fused: false,
     })
 }
 
@@ -717,11 +727,12 @@ pub(crate) fn dtc_memory_needed(n: u32, ranks: usize) -> u64 {
 /// # Errors
 /// As the layers' plan: a foreign or unreadable file at the dtc path.
 /// `unmapped`: bytes of the lower layers the build leaves out (not mapped), per rank of `ranks`.
-fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64, ranks: usize) -> Result<DtcPlan> {
+fn plan_dtc(dir: &DatabaseDir, n: u32, values_rebuilt: bool, limit: Option<u64>, seconds: f64, unmapped: u64, ranks: usize) -> Result<CompanionPlan> {
     let action = companion_action::<DtcKind>(dir, n, values_rebuilt.then(|| format!("layer {n}'s values are rebuilt")))?;
     let memory = dtc_memory_needed(n, ranks).saturating_sub(unmapped);
     let build = matches!(action, LayerAction::Build { .. });
-    Ok(DtcPlan {
+    Ok(CompanionPlan {
+        kind: FileContent::Dtc,
         action,
         memory_bytes: memory,
         scratch: limit.is_some_and(|m| memory > m),
@@ -775,10 +786,12 @@ pub fn check_plan(plan: &BuildPlan) -> Result<()> {
         if let Some(l) = plan.to_build().find(|l| l.mode.is_some_and(|mode| mode.out_of_core().is_some()) && m < MIN_OUT_OF_CORE_MEMORY) {
             return Err(Error::OutOfMemory { layer: l.layer, needed: MIN_OUT_OF_CORE_MEMORY, available: m, limit: limit_kind });
         }
-        // Bounds are built in memory only.
-        let bounds_to_build = plan.layers.iter().filter_map(|l| l.bounds.as_ref().map(|b| (l.layer, b)));
-        if let Some((n, b)) = bounds_to_build.filter(|(_, b)| matches!(b.action, LayerAction::Build { .. })).find(|(_, b)| b.memory_bytes > m) {
-            return Err(Error::OutOfMemory { layer: n, needed: b.memory_bytes, available: m, limit: limit_kind });
+        // A file beside the values whose working state cannot go to a scratch file (bounds)
+        // is built in memory only.
+        let to_build =
+            plan.layers.iter().flat_map(|l| l.companions.iter().map(|c| (l.layer, c))).filter(|(_, c)| matches!(c.action, LayerAction::Build { .. }));
+        if let Some((n, c)) = to_build.filter(|(_, c)| !c.scratch && !c.fused).find(|(_, c)| c.memory_bytes > m) {
+            return Err(Error::OutOfMemory { layer: n, needed: c.memory_bytes, available: m, limit: limit_kind });
         }
     }
     if let Some(free) = plan.disk_free_bytes {
@@ -806,17 +819,15 @@ fn files_written(plan: &BuildPlan) -> String {
     use crate::units::layers_phrase;
     let builds = |a: &LayerAction| matches!(a, LayerAction::Build { .. });
     let values: Vec<u32> = plan.to_build().map(|l| l.layer).collect();
-    let bounds: Vec<u32> = plan.layers.iter().filter(|l| l.bounds.as_ref().is_some_and(|b| builds(&b.action))).map(|l| l.layer).collect();
-    let dtc: Vec<u32> = plan.layers.iter().filter(|l| l.dtc.as_ref().is_some_and(|d| builds(&d.action))).map(|l| l.layer).collect();
     let mut parts = Vec::new();
     if !values.is_empty() {
         parts.push(layers_phrase(values));
     }
-    if !bounds.is_empty() {
-        parts.push(format!("the bounds of {}", layers_phrase(bounds)));
-    }
-    if !dtc.is_empty() {
-        parts.push(format!("the depths to capture of {}", layers_phrase(dtc)));
+    for kind in FileContent::COMPANIONS {
+        let built: Vec<u32> = plan.layers.iter().filter(|l| l.companion(kind).is_some_and(|c| builds(&c.action))).map(|l| l.layer).collect();
+        if !built.is_empty() {
+            parts.push(format!("the {} of {}", kind.what(), layers_phrase(built)));
+        }
     }
     match parts.len() {
         0 => "the build's scratch files".to_string(),

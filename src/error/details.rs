@@ -335,7 +335,16 @@ pub enum FileContent {
 
 impl FileContent {
     /// The kinds of file beside the values, in the order they are built, verified and reported.
-    pub(crate) const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
+    pub const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
+
+    /// The kinds whose flag is set in `asked`, in its order: what options such as `--bounds`
+    /// and `--dtc` ask for ([`crate::BuildConfig::companions`],
+    /// [`crate::verify::VerifyOptions::require`]).
+    ///
+    /// Cost: none.
+    pub fn selected(asked: impl IntoIterator<Item = (bool, FileContent)>) -> Vec<FileContent> {
+        asked.into_iter().filter_map(|(set, kind)| set.then_some(kind)).collect()
+    }
 
     /// What the damaged file at `path` holds: told by `damage` when only one kind of file can
     /// have it (a bounds code, a depth), else by the file's name.
@@ -420,13 +429,22 @@ impl FileContent {
         }
     }
 
-    /// The kind of the error for its file not built: [`ErrorKind::LayerMissing`],
-    /// [`ErrorKind::BoundsMissing`], [`ErrorKind::DtcMissing`].
+    /// The kind of the error for its file not built: [`ErrorKind::LayerMissing`], else
+    /// [`ErrorKind::CompanionMissing`] of this kind.
     pub(crate) fn missing_kind(self) -> ErrorKind {
         match self {
             FileContent::Values => ErrorKind::LayerMissing,
-            FileContent::Bounds => ErrorKind::BoundsMissing,
-            FileContent::Dtc => ErrorKind::DtcMissing,
+            companion => ErrorKind::CompanionMissing(companion),
+        }
+    }
+
+    /// The stable name of the error kind of its file not built, as JSON documents give it:
+    /// `layer_missing`, `bounds_missing`, `dtc_missing`.
+    pub(crate) fn missing_name(self) -> &'static str {
+        match self {
+            FileContent::Values => "layer_missing",
+            FileContent::Bounds => "bounds_missing",
+            FileContent::Dtc => "dtc_missing",
         }
     }
 }

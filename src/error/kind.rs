@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::FileContent;
+
 /// The category of an `Error`: what a program acts on. Stable: [`ErrorKind::as_str`] names
 /// it in JSON documents, and the `oware` program, the Python binding and the C library each map
 /// it (once) to an exit code, an exception class, a return code.
@@ -18,10 +20,9 @@ pub enum ErrorKind {
     IndexOutOfRange,
     /// A layer is not built (or a published `scores.N` is absent).
     LayerMissing,
-    /// A layer's forced-capture bounds are not built.
-    BoundsMissing,
-    /// A layer's depths to capture (dtc) are not built.
-    DtcMissing,
+    /// A layer's file beside its values is not built: its forced-capture bounds
+    /// ([`FileContent::Bounds`]), its depths to capture ([`FileContent::Dtc`]).
+    CompanionMissing(FileContent),
     /// A damaged layer file.
     Damaged,
     /// A file of another ruleset or another layer.
@@ -68,7 +69,7 @@ impl ErrorKind {
             ErrorKind::Internal => 1,
             ErrorKind::Usage => 2,
             ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange => 3,
-            ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => 4,
+            ErrorKind::LayerMissing | ErrorKind::CompanionMissing(_) => 4,
             ErrorKind::Damaged => 5,
             ErrorKind::Foreign => 6,
             ErrorKind::Io | ErrorKind::Output | ErrorKind::Threads => 7,
@@ -79,28 +80,17 @@ impl ErrorKind {
         }
     }
 
-    /// Every kind.
-    pub const ALL: [ErrorKind; 17] = [
-        ErrorKind::Usage,
-        ErrorKind::InvalidPosition,
-        ErrorKind::NotInLayer,
-        ErrorKind::IndexOutOfRange,
-        ErrorKind::LayerMissing,
-        ErrorKind::BoundsMissing,
-        ErrorKind::DtcMissing,
-        ErrorKind::Damaged,
-        ErrorKind::Foreign,
-        ErrorKind::Io,
-        ErrorKind::Output,
-        ErrorKind::OutOfMemory,
-        ErrorKind::Threads,
-        ErrorKind::VerificationFailed,
-        ErrorKind::Cluster,
-        ErrorKind::Interrupted,
-        ErrorKind::Internal,
-    ];
+    /// Every kind (one [`ErrorKind::CompanionMissing`] per kind of file beside the values).
+    pub fn all() -> Vec<ErrorKind> {
+        use ErrorKind::*;
+        let mut all = vec![Usage, InvalidPosition, NotInLayer, IndexOutOfRange, LayerMissing];
+        all.extend(FileContent::COMPANIONS.map(CompanionMissing));
+        all.extend([Damaged, Foreign, Io, Output, OutOfMemory, Threads, VerificationFailed, Cluster, Interrupted, Internal]);
+        all
+    }
 
-    /// The kind's stable name, as JSON documents give it (`"invalid_position"`, ...).
+    /// The kind's stable name, as JSON documents give it (`"invalid_position"`, ...; a missing
+    /// companion's names its kind: `"bounds_missing"`, `"dtc_missing"`).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorKind::Usage => "usage",
@@ -108,8 +98,7 @@ impl ErrorKind {
             ErrorKind::NotInLayer => "not_in_layer",
             ErrorKind::IndexOutOfRange => "index_out_of_range",
             ErrorKind::LayerMissing => "layer_missing",
-            ErrorKind::BoundsMissing => "bounds_missing",
-            ErrorKind::DtcMissing => "dtc_missing",
+            ErrorKind::CompanionMissing(kind) => kind.missing_name(),
             ErrorKind::Damaged => "damaged_file",
             ErrorKind::Foreign => "foreign_file",
             ErrorKind::Io => "io",

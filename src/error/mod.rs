@@ -356,8 +356,11 @@ mod tests {
             (Error::NotInLayer { layer: 3, stones: 4 }, ErrorKind::NotInLayer),
             (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
             (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
-            (Error::CompanionMissing { kind: FileContent::Bounds, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::BoundsMissing),
-            (Error::CompanionMissing { kind: FileContent::Dtc, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::DtcMissing),
+            (
+                Error::CompanionMissing { kind: FileContent::Bounds, layer: 7, dir: p(), rules: Ruleset::Awari },
+                ErrorKind::CompanionMissing(FileContent::Bounds),
+            ),
+            (Error::CompanionMissing { kind: FileContent::Dtc, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::CompanionMissing(FileContent::Dtc)),
             (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
             (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
             (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
@@ -409,14 +412,14 @@ mod tests {
             assert_eq!(e.kind(), kind, "{e:?}");
         }
         // Every kind is some variant's.
-        for k in ErrorKind::ALL {
+        for k in ErrorKind::all() {
             assert!(every_variant().iter().any(|(_, kind)| *kind == k), "{k:?} is no variant's kind");
         }
     }
 
     #[test]
     fn kind_names_are_stable_and_distinct() {
-        let names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        let names: Vec<&str> = ErrorKind::all().iter().map(|k| k.as_str()).collect();
         assert_eq!(
             names,
             [

@@ -84,7 +84,7 @@ impl Database {
     /// use oware::{Error, Position, Ruleset};
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), dtc: true, ..Default::default() };
+    /// let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), companions: vec![oware::error::FileContent::Dtc], ..Default::default() };
     /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), Ruleset::Awari)?;
     /// // Pit 5 captures 2 at once: the value is realized at the first ply.
@@ -157,7 +157,7 @@ impl Database {
     ///
     /// let dir = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
     /// let abapa = Ruleset::Abapa(oware::rules::GrandSlam::NoCapture);
-    /// let config = BuildConfig { rules: abapa, max_stones: 6, dir: dir.path().into(), bounds: true, ..Default::default() };
+    /// let config = BuildConfig { rules: abapa, max_stones: 6, dir: dir.path().into(), companions: vec![oware::error::FileContent::Bounds], ..Default::default() };
     /// builder::build(&config, &Silent)?;
     /// let db = Database::open(dir.path(), abapa)?;
     /// let pos: Position = "0 0 0 0 2 1 1 0 0 0 0 0".parse()?;

@@ -8,7 +8,14 @@ use std::time::Duration;
 
 fn built(rules: Ruleset, max: u32, bounds: bool) -> (tempfile::TempDir, Arc<Database>) {
     let dir = tempfile::tempdir().unwrap();
-    let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds, ..Default::default() };
+    let config = BuildConfig {
+        rules,
+        max_stones: max,
+        dir: dir.path().into(),
+        max_memory: None,
+        companions: crate::error::FileContent::selected([(bounds, crate::error::FileContent::Bounds)]),
+        ..Default::default()
+    };
     builder::build(&config, &Silent).unwrap();
     let db = Arc::new(Database::open(dir.path(), rules).unwrap());
     (dir, db)

@@ -269,7 +269,7 @@ impl DatabaseDir {
     /// use oware::{Error, Ruleset};
     ///
     /// let tmp = tempfile::tempdir().map_err(|e| Error::io("tempdir", e))?;
-    /// builder::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: tmp.path().into(), dtc: true, ..Default::default() }, &Silent)?;
+    /// builder::build(&BuildConfig { rules: Ruleset::Awari, max_stones: 4, dir: tmp.path().into(), companions: vec![oware::error::FileContent::Dtc], ..Default::default() }, &Silent)?;
     /// let dir = DatabaseDir::native(tmp.path(), Ruleset::Awari)?;
     /// let values = dir.open_layer::<ValuesKind>(4, true)?;
     /// let depths = dir.open_layer::<DtcKind>(4, true)?;

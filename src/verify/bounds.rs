@@ -8,7 +8,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::companion::{check_positions, Check, Inputs};
-use super::options::VerifyOptions;
 use crate::bounds::{Bounds, Codec};
 use crate::error::Result;
 use crate::index::{layer_size, rank_unchecked};
@@ -101,10 +100,6 @@ impl Check for BoundsKind {
     type Report = BoundsReport;
     type Payload<'a> = &'a [u8];
     type Lower = u8;
-
-    fn required(options: &VerifyOptions) -> bool {
-        options.require_bounds
-    }
 
     fn payload(file: &Layer<BoundsKind>) -> &[u8] {
         file.bytes()

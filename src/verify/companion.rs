@@ -32,9 +32,6 @@ pub(crate) trait Check: Kind {
     /// [`CHAINED`](Kind::CHAINED)), or their values (depths to capture).
     type Lower: Sync + 'static;
 
-    /// Whether `options` require every layer's file of this kind.
-    fn required(options: &VerifyOptions) -> bool;
-
     /// The payload of an opened file.
     fn payload(file: &Layer<Self>) -> Self::Payload<'_>;
 
@@ -215,7 +212,7 @@ pub(super) fn verify_companions<K: Check>(
         // there is unreadable, never skipped as absent).
         let read = n >= first || (K::CHAINED && n + 2 <= last);
         let present = !matches!(dir.file_state::<K>(n), LayerState::Absent);
-        if !read || dir.format() != Format::Native || (!K::required(options) && !present) || Some(n) == gap {
+        if !read || dir.format() != Format::Native || (!options.require.contains(&K::CONTENT) && !present) || Some(n) == gap {
             opened.push(None);
             continue;
         }

@@ -9,7 +9,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::companion::{check_positions, Check, Inputs};
-use super::options::VerifyOptions;
 use crate::dtc::{BadDtc, DtcPayload};
 use crate::error::{Damage, Error, Result};
 use crate::index::{layer_size, rank_unchecked};
@@ -136,10 +135,6 @@ impl Check for DtcKind {
     type Report = DtcReport;
     type Payload<'a> = DtcPayload<'a>;
     type Lower = i8;
-
-    fn required(options: &VerifyOptions) -> bool {
-        options.require_dtc
-    }
 
     fn payload(file: &Layer<DtcKind>) -> DtcPayload<'_> {
         file.payload()

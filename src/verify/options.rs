@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 
 use super::report::{CompanionEntry, LayerEntry, ManifestCheck};
-use crate::error::Result;
+use crate::error::{FileContent, Result};
 use crate::progress::{NoProgress, Progress};
 
 /// What to verify in a directory.
@@ -17,12 +17,11 @@ pub struct VerifyOptions {
     /// --for` leaves out the layer right below the highest one, which no layer present needs) is
     /// [`LayerStatus::NotNeeded`](super::LayerStatus::NotNeeded) instead, whenever the range goes past it.
     pub layers: Option<RangeInclusive<u32>>,
-    /// Require every layer's forced-capture bounds (`bounds-NN.owdb`): missing ones are problems.
-    /// Without it, the bounds present are checked and absent ones skipped.
-    pub require_bounds: bool,
-    /// Require the depths to capture (`dtc-NN.owdb`) of every layer asked for: missing ones are
-    /// problems. Without it, the dtc files present are checked and absent ones skipped.
-    pub require_dtc: bool,
+    /// The kinds of file beside the values required of every layer asked for
+    /// ([`FileContent::Bounds`]: `bounds-NN.owdb`; [`FileContent::Dtc`]: `dtc-NN.owdb`): missing
+    /// ones are problems. The files of the other kinds present are checked and absent ones
+    /// skipped.
+    pub require: Vec<FileContent>,
     /// Memory the re-derivation of a layer may keep in the page cache for the files it reads
     /// (`None`: what the system reports available), less the two bits per position
     /// `verify_within` marks in: a layer whose files do not fit together is re-derived in

@@ -95,8 +95,7 @@ pub enum Finding {
     /// The pack manifest does not match the files.
     ManifestMismatch,
     /// A layer asked for is absent ([`FileContent::Values`]), or else a file beside it that
-    /// [`VerifyOptions`](crate::verify::VerifyOptions) require ([`VerifyOptions::require_bounds`](crate::verify::VerifyOptions::require_bounds),
-    /// [`VerifyOptions::require_dtc`](crate::verify::VerifyOptions::require_dtc)).
+    /// [`VerifyOptions::require`](crate::verify::VerifyOptions::require) requires.
     Missing(FileContent),
 }
 
@@ -582,8 +581,8 @@ pub enum CompanionStatus {
     /// Damaged (a bad header, size or checksum; for depths to capture, a depth that contradicts
     /// its value or a malformed table of escaped depths), foreign or unreadable: the error.
     Damaged(Error),
-    /// Absent while [`VerifyOptions::require_bounds`](crate::verify::VerifyOptions::require_bounds) or [`VerifyOptions::require_dtc`](crate::verify::VerifyOptions::require_dtc) asked
-    /// for it: the error ([`Error::CompanionMissing`]).
+    /// Absent while [`VerifyOptions::require`](crate::verify::VerifyOptions::require) asked for
+    /// it: the error ([`Error::CompanionMissing`]).
     Missing(Error),
 }
 

@@ -51,6 +51,7 @@ fn any_changed_value_is_found_in_memory() {
 /// observer's calls and cancellation.
 #[test]
 fn verify_directory_reports_entries_outcome_and_precedence() {
+    use crate::error::FileContent;
     use crate::progress::Progress;
     use crate::storage::DatabaseDir;
     use crate::verify::{verify_directory, CompanionEntry, Finding, LayerEntry, LayerStatus, NoObserver, VerifyObserver, VerifyOptions};
@@ -71,23 +72,23 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert!(r.into_error().is_none());
 
     // A range: the layers below it that it reads are dependencies.
-    let r =
-        verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require: vec![], max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!(r.layers_in(crate::error::FileContent::Values, "dependency"), (0..=6).collect::<Vec<u32>>());
     // Bounds required but never built: missing bounds, the last class.
-    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require: vec![FileContent::Bounds], max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(crate::error::FileContent::Bounds), 4));
     assert!(matches!(r.into_error(), Some(crate::Error::CompanionMissing { kind: crate::error::FileContent::Bounds, layer: 0, .. })));
     // Depths to capture required but never built: missing dtc (of the layers asked for), after
     // missing bounds.
-    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require_bounds: false, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(7..=8), require: vec![FileContent::Dtc], max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!(
         (r.outcome, r.exit_code(), r.layers_in(crate::error::FileContent::Dtc, "missing")),
         (Finding::Missing(crate::error::FileContent::Dtc), 4, vec![7, 8])
     );
     assert!(r.summary.contains("missing depths to capture of layers 7"), "{}", r.summary);
     assert!(matches!(r.into_error(), Some(crate::Error::CompanionMissing { kind: crate::error::FileContent::Dtc, layer: 7, .. })));
-    let r = verify_directory(&db, &VerifyOptions { layers: None, require_bounds: true, require_dtc: true, max_memory: None }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: None, require: vec![FileContent::Bounds, FileContent::Dtc], max_memory: None }, &mut NoObserver)
+        .unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(crate::error::FileContent::Bounds), 4));
 
     // Layer 5 removed, layer 8's payload damaged: the damage dominates; layer 7 (reads 5) blocked.
@@ -111,8 +112,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
     assert_eq!(r.summary, "FAILED: damaged or unreadable layer 8; missing layer 5; layer 7 not re-derived");
     assert!(matches!(r.into_error(), Some(crate::Error::Corrupt { .. })));
     // Without layer 8 in the range, the missing layer decides.
-    let r =
-        verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require_bounds: false, require_dtc: false, max_memory: None }, &mut NoObserver).unwrap();
+    let r = verify_directory(&db, &VerifyOptions { layers: Some(0..=6), require: vec![], max_memory: None }, &mut NoObserver).unwrap();
     assert_eq!((r.outcome, r.exit_code()), (Finding::Missing(crate::error::FileContent::Values), 4));
     assert!(matches!(r.into_error(), Some(crate::Error::LayerMissing { layer: 5, .. })));
 
@@ -146,7 +146,7 @@ fn verify_directory_reports_entries_outcome_and_precedence() {
         }
     }
     let mut log = Log(Vec::new(), false);
-    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require_bounds: false, require_dtc: false, max_memory: None }, &mut log).unwrap();
+    verify_directory(&db, &VerifyOptions { layers: Some(0..=4), require: vec![], max_memory: None }, &mut log).unwrap();
     assert_eq!(log.0, ["start 0..4", "layer 0 ok", "layer 1 ok", "layer 2 ok", "layer 3 ok", "layer 4 ok"]);
     let mut log = Log(Vec::new(), true);
     assert!(matches!(verify_directory(&db, &VerifyOptions::default(), &mut log), Err(crate::Error::Interrupted)));

@@ -116,7 +116,7 @@ pub fn copy_fixture(rules: Ruleset, max: u32, to: &Path) {
 /// Builds layers `0..=max` of `rules` with their depths into a new directory.
 pub fn with_dtc(rules: Ruleset, max: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc: true, ..Default::default() };
+    let config = BuildConfig { rules, max_stones: max, dir: dir.path().into(), companions: vec![oware::error::FileContent::Dtc], ..Default::default() };
     builder::build(&config, &Silent).unwrap();
     dir
 }
@@ -142,7 +142,14 @@ pub fn files_equal(a: &Path, b: &Path, rules: Ruleset, max: u32) {
 pub fn built(rules: Ruleset, max: u32, threads: usize) -> Vec<Vec<u8>> {
     let dir = tempfile::tempdir().expect("temp dir");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-    let cfg = BuildConfig { rules, max_stones: max, dir: dir.path().into(), max_memory: None, bounds: true, ..Default::default() };
+    let cfg = BuildConfig {
+        rules,
+        max_stones: max,
+        dir: dir.path().into(),
+        max_memory: None,
+        companions: vec![oware::error::FileContent::Bounds],
+        ..Default::default()
+    };
     pool.install(|| builder::build(&cfg, &Silent)).unwrap();
     (0..=max)
         .map(|n| {

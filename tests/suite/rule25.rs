@@ -159,7 +159,13 @@ fn check_claims(rules: Ruleset, depth: u32, reference: &Reference, truth: impl F
     // Under abapa with the forced-capture bounds, which the search uses in a game.
     let dir = tempfile::tempdir().unwrap();
     let bounds = rules.own_side_repetition();
-    let config = BuildConfig { rules, max_stones: MAX, dir: dir.path().into(), bounds, ..Default::default() };
+    let config = BuildConfig {
+        rules,
+        max_stones: MAX,
+        dir: dir.path().into(),
+        companions: oware::error::FileContent::selected([(bounds, oware::error::FileContent::Bounds)]),
+        ..Default::default()
+    };
     build(&config, &Silent).unwrap();
     let db = Database::open(dir.path(), rules).unwrap();
     let mut engine = Engine::new(rules, Some(Arc::new(db)), None).unwrap();
@@ -249,7 +255,13 @@ fn abapa_self_play_keeps_what_the_bounds_force() {
     // the higher floor (what the mover is sure of) first.
     let rules = Ruleset::ALL[1];
     let dir = tempfile::tempdir().unwrap();
-    let config = BuildConfig { rules, max_stones: 12, dir: dir.path().into(), bounds: true, dtc: true, ..Default::default() };
+    let config = BuildConfig {
+        rules,
+        max_stones: 12,
+        dir: dir.path().into(),
+        companions: vec![oware::error::FileContent::Bounds, oware::error::FileContent::Dtc],
+        ..Default::default()
+    };
     build(&config, &Silent).unwrap();
     let db = Arc::new(Database::open(dir.path(), rules).unwrap());
     let start = Position::new([0, 1, 1, 1, 1, 1, 0, 1, 0, 3, 1, 2]).unwrap();

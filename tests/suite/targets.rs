@@ -101,7 +101,13 @@ fn a_layer_that_a_built_layer_needs_cannot_be_left_out() {
 fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
     let rules: Ruleset = "abapa".parse().unwrap();
     let (gapped, full) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let config = BuildConfig { rules, max_stones: 9, dir: full.path().into(), bounds: true, dtc: true, ..Default::default() };
+    let config = BuildConfig {
+        rules,
+        max_stones: 9,
+        dir: full.path().into(),
+        companions: vec![oware::error::FileContent::Bounds, oware::error::FileContent::Dtc],
+        ..Default::default()
+    };
     builder::build(&config, &Silent).unwrap();
     builder::build(&BuildConfig { dir: gapped.path().into(), ..config.clone() }.for_stones(9), &Silent).unwrap();
     let names = |d: &Path| {
@@ -122,7 +128,7 @@ fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
     // verify takes the gap, bounds and depths required.
     let report = oware::verify::verify_directory(
         &DatabaseDir::native(gapped.path(), rules).unwrap(),
-        &oware::verify::VerifyOptions { layers: None, require_bounds: true, require_dtc: true, max_memory: None },
+        &oware::verify::VerifyOptions { layers: None, require: vec![oware::error::FileContent::Bounds, oware::error::FileContent::Dtc], max_memory: None },
         &mut oware::verify::NoObserver,
     )
     .unwrap();
@@ -139,7 +145,14 @@ fn bounds_and_depths_to_capture_of_a_target_are_those_of_a_full_build() {
 fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
     let tmp = tempfile::tempdir().unwrap();
     // The depths' own pass (the values' propagation records them otherwise: below).
-    let config = BuildConfig { rules: Ruleset::Awari, dir: tmp.path().into(), dtc: true, dtc_pass: true, max_memory: Some(1 << 50), ..Default::default() };
+    let config = BuildConfig {
+        rules: Ruleset::Awari,
+        dir: tmp.path().into(),
+        dtc_pass: true,
+        max_memory: Some(1 << 50),
+        companions: vec![oware::error::FileContent::Dtc],
+        ..Default::default()
+    };
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dtc.md")).unwrap();
     let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
     // The number of bytes `flat` says before `words`.
@@ -153,7 +166,7 @@ fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
         let plan = builder::propose(&if only { config.clone().for_stones(target) } else { BuildConfig { max_stones: target, ..config.clone() } }, 1).unwrap();
         let n = target as usize;
         let size = layer_size(target) as f64;
-        let dtc = plan.layers[n].dtc.as_ref().unwrap();
+        let dtc = plan.layers[n].companion(oware::error::FileContent::Dtc).unwrap();
         let lower: u64 = (0..target).filter(|&m| !only || Some(m) != layer_not_needed(target)).map(layer_size).sum();
         let per_position = (dtc.memory_bytes - lower) as f64 / size;
         assert!((per_position - own).abs() < 0.05, "layer {target}: {per_position:.3} bytes per position besides the smaller layers, docs/dtc.md says {own}");
@@ -168,7 +181,7 @@ fn the_dtc_memory_estimate_is_the_one_docs_dtc_md_gives() {
             1,
         )
         .unwrap();
-        let (layer, fused) = (&fused_plan.layers[n], fused_plan.layers[n].dtc.as_ref().unwrap());
+        let (layer, fused) = (&fused_plan.layers[n], fused_plan.layers[n].companion(oware::error::FileContent::Dtc).unwrap());
         assert!(fused.fused, "layer {target}: not recorded by the values' propagation");
         let more = stated("bytes per position more than the values alone");
         assert_eq!(fused.memory_bytes, layer.memory_bytes + (more as u64) * layer_size(target), "layer {target}");

@@ -51,7 +51,7 @@ impl From<Error> for ApiError {
             ErrorKind::InvalidPosition | ErrorKind::NotInLayer | ErrorKind::IndexOutOfRange | ErrorKind::Usage => StatusCode::BAD_REQUEST,
             // Depths to capture not built are a missing layer too, as the C and Python
             // libraries have them.
-            ErrorKind::LayerMissing | ErrorKind::BoundsMissing | ErrorKind::DtcMissing => StatusCode::NOT_FOUND,
+            ErrorKind::LayerMissing | ErrorKind::CompanionMissing(_) => StatusCode::NOT_FOUND,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError { status, error: ErrorDoc { message: client_message(&e), ..ErrorDoc::of(&e) } }

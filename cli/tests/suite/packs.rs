@@ -375,7 +375,13 @@ fn pack_and_published_errors_are_named_and_hinted_rightly() {
 
 /// Layers `0..=max` of awari with their depths to capture and bounds, built here.
 fn build_dtc(dir: &Path, max: u32) {
-    let config = oware::builder::BuildConfig { rules: Ruleset::Awari, max_stones: max, dir: dir.into(), dtc: true, bounds: true, ..Default::default() };
+    let config = oware::builder::BuildConfig {
+        rules: Ruleset::Awari,
+        max_stones: max,
+        dir: dir.into(),
+        companions: vec![oware::error::FileContent::Bounds, oware::error::FileContent::Dtc],
+        ..Default::default()
+    };
     oware::builder::build(&config, &oware::builder::Silent).unwrap();
 }
 

@@ -373,7 +373,13 @@ fn serve_answers_every_error_in_json() {
 #[test]
 fn serve_reports_depths_to_capture_per_position_and_per_move() {
     let dir = tempfile::tempdir().unwrap();
-    let config = oware::builder::BuildConfig { rules: oware::Ruleset::Awari, max_stones: 8, dir: dir.path().into(), dtc: true, ..Default::default() };
+    let config = oware::builder::BuildConfig {
+        rules: oware::Ruleset::Awari,
+        max_stones: 8,
+        dir: dir.path().into(),
+        companions: vec![oware::error::FileContent::Dtc],
+        ..Default::default()
+    };
     oware::builder::build(&config, &oware::builder::Silent).unwrap();
     let server = Server::start(dir.path(), &[]);
     // South wins 7 at once (E or F takes 2); North then delays as long as he can.
@@ -399,7 +405,13 @@ fn serve_reports_depths_to_capture_per_position_and_per_move() {
 /// a temporary directory.
 fn build_with(rules: Ruleset, max: u32, dtc: bool, bounds: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let config = oware::builder::BuildConfig { rules, max_stones: max, dir: dir.path().into(), dtc, bounds, ..Default::default() };
+    let config = oware::builder::BuildConfig {
+        rules,
+        max_stones: max,
+        dir: dir.path().into(),
+        companions: oware::error::FileContent::selected([(bounds, oware::error::FileContent::Bounds), (dtc, oware::error::FileContent::Dtc)]),
+        ..Default::default()
+    };
     oware::builder::build(&config, &oware::builder::Silent).unwrap();
     dir
 }

@@ -36,7 +36,7 @@ fn a_build_short_of_disk_names_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let config = BuildConfig { rules: Ruleset::Awari, max_stones: 6, dir: dir.path().into(), max_memory: None, ..Default::default() };
     crate::builder::build(&config, &crate::builder::Silent).unwrap();
-    let mut p = propose(&BuildConfig { dtc: true, ..config.clone() }, 1).unwrap();
+    let mut p = propose(&BuildConfig { companions: vec![crate::error::FileContent::Dtc], ..config.clone() }, 1).unwrap();
     assert_eq!(p.to_build().count(), 0);
     p.disk_free_bytes = Some(0);
     let msg = check_plan(&p).unwrap_err().to_string();

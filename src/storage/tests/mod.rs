@@ -64,7 +64,14 @@ fn a_layer_read_with_pread_survives_changes_of_its_file() {
 fn abapa_with_bounds_and_depths(top: u32) -> (tempfile::TempDir, DatabaseDir) {
     let dir = tempfile::tempdir().unwrap();
     let abapa: Ruleset = "abapa".parse().unwrap();
-    let config = BuildConfig { rules: abapa, max_stones: top, dir: dir.path().into(), max_memory: None, bounds: true, dtc: true, ..Default::default() };
+    let config = BuildConfig {
+        rules: abapa,
+        max_stones: top,
+        dir: dir.path().into(),
+        max_memory: None,
+        companions: vec![crate::error::FileContent::Bounds, crate::error::FileContent::Dtc],
+        ..Default::default()
+    };
     builder::build(&config, &Silent).unwrap();
     let d = DatabaseDir::native(dir.path(), abapa).unwrap();
     (dir, d)
