@@ -37,6 +37,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 
 use super::cluster::{ask_owners, exchange_outboxes, Ownership};
+use super::forward::{forward, Forward};
 use super::options::Share;
 use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{ClusterError, Error, MemoryLimit, Result};
@@ -379,52 +380,62 @@ fn message(j: u64, want: i8) -> u64 {
 /// The forward pass of a whole layer in one process (`cells` are the layer's): children's values
 /// read in place, prefetched in batches.
 fn forward_local(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU32], broken: &AtomicBool, progress: &dyn Progress, charge: &(dyn Fn(u64) + Sync)) {
-    let size = layer_size(n);
-    split(0..size, CHUNK).par_iter().for_each(|r| {
-        if progress.cancelled() || broken.load(Relaxed) {
-            return;
+    forward(n, 0..layer_size(n), &Local { rules, n, lower, cells, broken, progress, charge });
+}
+
+/// The forward pass in one process as a forward loop's kind: the values a position needs
+/// looked up (a loss's same-layer children in the cells, a win's captured children in the
+/// lower layers) and folded into its [`Parent`].
+struct Local<'a> {
+    rules: Ruleset,
+    n: u32,
+    lower: &'a [&'a [i8]],
+    cells: &'a [AtomicU32],
+    broken: &'a AtomicBool,
+    progress: &'a dyn Progress,
+    charge: &'a (dyn Fn(u64) + Sync),
+}
+
+impl Forward for Local<'_> {
+    type Parent = Parent;
+    /// The child's layer (`n`: this one, in the cells) and index.
+    type Lookup = (u32, usize);
+
+    fn stopped(&self) -> bool {
+        self.progress.cancelled() || self.broken.load(Relaxed)
+    }
+
+    #[inline]
+    fn moves(&self, i: u64, board: &Board, mut lookup: impl FnMut((u32, usize))) -> Option<Parent> {
+        forward_moves(self.rules, self.n, self.cells, 0, i, board, |m, j| lookup((m, j as usize)))
+    }
+
+    #[inline]
+    fn prefetch(&self, (m, j): (u32, usize)) {
+        if m == self.n {
+            prefetch(&self.cells[j]);
+        } else {
+            prefetch(&self.lower[m as usize][j]);
         }
-        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        // Per position of the group: index, value, a value-keeping exit seen, moves counted.
-        let mut group: Vec<Parent> = Vec::with_capacity(BATCH);
-        // (position in the group, lower layer or `u32::MAX` for this layer, index, captured).
-        let mut lookups: Vec<(u8, u32, usize, u8)> = Vec::with_capacity(BATCH * 6);
-        loop {
-            group.clear();
-            lookups.clear();
-            let mut took = 0;
-            for (i, b) in walker.by_ref().take(BATCH) {
-                took += 1;
-                let k = group.len() as u8;
-                let Some(parent) = forward_moves(rules, n, cells, 0, i, &b, |m, j| {
-                    if m == n {
-                        prefetch(&cells[j as usize]);
-                    } else {
-                        prefetch(&lower[m as usize][j as usize]);
-                    }
-                    lookups.push((k, m, j as usize, (n - m) as u8));
-                }) else {
-                    continue;
-                };
-                group.push(parent);
-            }
-            if took == 0 {
-                break;
-            }
-            for &(k, m, j, captured) in &lookups {
-                let g = &mut group[k as usize];
-                if m == n {
-                    g.count += u32::from(value_of(cells[j].load(Relaxed)) == -g.value);
-                } else {
-                    g.exit |= captured as i8 - lower[m as usize][j] == g.value;
-                }
-            }
-            for p in &group {
-                finish_forward(rules, n, lower, cells, 0, p, broken);
-            }
+    }
+
+    #[inline]
+    fn fold(&self, g: &mut Parent, (m, j): (u32, usize)) {
+        if m == self.n {
+            g.count += u32::from(value_of(self.cells[j].load(Relaxed)) == -g.value);
+        } else {
+            g.exit |= (self.n - m) as i8 - self.lower[m as usize][j] == g.value;
         }
-        charge((r.end - r.start) * FORWARD_UNITS);
-    });
+    }
+
+    #[inline]
+    fn finish(&self, p: &Parent) {
+        finish_forward(self.rules, self.n, self.lower, self.cells, 0, p, self.broken);
+    }
+
+    fn chunk_done(&self, positions: u64) {
+        (self.charge)(positions * FORWARD_UNITS);
+    }
 }
 
 /// A chunk's positions of the forward pass and their lookups (key, position in the chunk).
