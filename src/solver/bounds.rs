@@ -37,10 +37,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 use rayon::prelude::*;
 
+use super::forward::{forward, Forward};
 use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, BATCH, CHUNK};
 use crate::bounds::{self, Bounds, Codec};
 use crate::error::{Error, MemoryLimit, Result};
-use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
+use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::progress::Progress;
 use crate::rules::{Board, Outcome, Ruleset};
 
@@ -208,47 +209,67 @@ impl State<'_> {
 /// The exits pass over the whole layer: every cell gets its exit shares and its same-layer
 /// move count; the capture children's bounds are read from the lower layers with prefetching.
 fn exits_pass(rules: Ruleset, n: u32, lower: &[&[u8]], codecs: &[Codec], cells: &[AtomicU32], progress: &dyn Progress, stop: &AtomicBool) {
-    split(0..cells.len() as u64, CHUNK).par_iter().for_each(|r| {
-        if stop.load(Relaxed) || progress.cancelled() {
-            stop.store(true, Relaxed);
-            return;
+    forward(n, 0..cells.len() as u64, &ExitsPass { rules, n, lower, codecs, cells, progress, stop });
+}
+
+/// The bounds' exits pass as a forward pass: a capture's child's bounds looked up (stones
+/// captured, index), folded into the exit shares.
+struct ExitsPass<'a> {
+    rules: Ruleset,
+    n: u32,
+    lower: &'a [&'a [u8]],
+    codecs: &'a [Codec],
+    cells: &'a [AtomicU32],
+    progress: &'a dyn Progress,
+    stop: &'a AtomicBool,
+}
+
+impl Forward for ExitsPass<'_> {
+    /// Index, the mover's best exit share, the opponent's least, same-layer moves.
+    type Parent = (u64, u8, u8, u8);
+    /// Stones captured, the child's index.
+    type Lookup = (u8, u64);
+
+    fn stopped(&self) -> bool {
+        let stopped = self.stop.load(Relaxed) || self.progress.cancelled();
+        if stopped {
+            self.stop.store(true, Relaxed);
         }
-        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        let mut group: Vec<(u64, u8, u8, u8)> = Vec::with_capacity(BATCH);
-        let mut lookups: Vec<(u8, u8, u64)> = Vec::with_capacity(BATCH * 6);
-        loop {
-            group.clear();
-            lookups.clear();
-            for (i, b) in walker.by_ref().take(BATCH) {
-                let k = group.len() as u8;
-                let (best, least, pending) = exits(rules, n, &b, |captured, child| {
-                    let m = (n - u32::from(captured)) as usize;
-                    let j = rank_unchecked(child);
-                    if let Some(byte) = lower[m].get(codecs[m].byte_of(j)) {
-                        prefetch(byte);
-                    }
-                    lookups.push((k, captured, j));
-                });
-                group.push((i, best, least, pending));
-            }
-            if group.is_empty() {
-                break;
-            }
-            for &(k, captured, j) in &lookups {
-                let m = (n - u32::from(captured)) as usize;
-                // Lower layers were checked (checksums and codes) before they were used.
-                let child = codecs[m].get(lower[m], j).unwrap_or_default();
-                let g = &mut group[k as usize];
-                g.1 = g.1.max(captured + child.opponent);
-                g.2 = g.2.min(child.mover);
-            }
-            for &(i, best, least, pending) in &group {
-                let cell = u32::from(best) | u32::from(least) << 8 | u32::from(pending) << PENDING_SHIFT;
-                cells[i as usize].store(cell, Relaxed);
-            }
+        stopped
+    }
+
+    #[inline]
+    fn moves(&self, i: u64, board: &Board, mut lookup: impl FnMut((u8, u64))) -> Option<Self::Parent> {
+        let (best, least, pending) = exits(self.rules, self.n, board, |captured, child| lookup((captured, rank_unchecked(child))));
+        Some((i, best, least, pending))
+    }
+
+    #[inline]
+    fn prefetch(&self, (captured, j): (u8, u64)) {
+        let m = (self.n - u32::from(captured)) as usize;
+        if let Some(byte) = self.lower[m].get(self.codecs[m].byte_of(j)) {
+            prefetch(byte);
         }
-        progress.advance((r.end - r.start) * EXIT_UNITS);
-    });
+    }
+
+    #[inline]
+    fn fold(&self, parent: &mut Self::Parent, (captured, j): (u8, u64)) {
+        let m = (self.n - u32::from(captured)) as usize;
+        // Lower layers were checked (checksums and codes) before they were used.
+        let child = self.codecs[m].get(self.lower[m], j).unwrap_or_default();
+        parent.1 = parent.1.max(captured + child.opponent);
+        parent.2 = parent.2.min(child.mover);
+    }
+
+    #[inline]
+    fn finish(&self, &(i, best, least, pending): &Self::Parent) {
+        let cell = u32::from(best) | u32::from(least) << 8 | u32::from(pending) << PENDING_SHIFT;
+        self.cells[i as usize].store(cell, Relaxed);
+    }
+
+    fn chunk_done(&self, positions: u64) {
+        self.progress.advance(positions * EXIT_UNITS);
+    }
 }
 
 /// Computes the forced-capture bounds of every position of layer `n` under `rules`.

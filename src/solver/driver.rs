@@ -28,15 +28,18 @@
 //! 0's clock decides) and resumes only when every rank holds a checkpoint of the same phase.
 
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
 use super::cluster::{exchange_outboxes, Cluster, Ownership, Solo};
 use super::exits::ExitsPass;
+use super::fused::FusedDepths;
 use super::lookahead::{Lists, Lookahead, MAX_SPAN};
-use super::options::{Share, SolveOptions};
+use super::options::{OutOfCore, Share, SolveOptions};
 use super::pass::Pass;
 use super::state::{exits_view, split, value_of, BestExit, Cell, Cells, Failure, Frontier, Meter, Router, State, CHUNK, RESOLVED};
 use super::work::WorkModel;
@@ -140,13 +143,15 @@ pub(crate) fn solve_share(
 }
 
 /// The driver behind [`solve_layer_with`] (`share` absent: the one-rank cluster [`Solo`], the
-/// whole layer) and [`solve_share`].
+/// whole layer) and [`solve_share`]: the setup ([`Solve`]), then the phases of the module's
+/// documentation, one method each: a checkpoint resumed ([`Solve::resume`]), the exits pass
+/// ([`Solve::exits_pass`]), the thresholds ([`Solve::thresholds`]) and the final pass
+/// ([`Solve::final_pass`]).
 fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn Progress, options: &SolveOptions, share: Option<&Share>) -> Result<()> {
     assert!(n <= crate::index::MAX_STONES, "layer {n} does not exist");
     let cluster: &dyn Cluster = share.map_or(&Solo, |s| s.cluster);
     let (ranks, me) = (cluster.size(), cluster.rank());
-    let size = layer_size(n);
-    let owners = Ownership::new(size, ranks);
+    let owners = Ownership::new(layer_size(n), ranks);
     let own = owners.range(me);
     let len = own.end - own.start;
     assert_eq!(out.len() as u64, len, "output of layer {n} has the wrong length");
@@ -164,22 +169,6 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let parts: Vec<Range<u64>> = if len == 0 { vec![0..0] } else { split(0..len, part_len) };
     let state_file = scratch.filter(|_| parts.len() > 1).map(|w| w.join(STATE_FILE));
     let storage = Cells::new(n, len, state_file.as_deref(), len)?;
-    let cells = storage.all();
-    // Every position's best exit waits in its byte of the output until the final pass.
-    let exits = exits_view(out);
-    let release_part = |r: &Range<u64>| storage.release(r.clone());
-    // A part's cells and, out of core, its bytes of the output.
-    let release_both = |r: &Range<u64>| {
-        storage.release(r.clone());
-        if let Some(release) = ooc.map(|o| o.release_out) {
-            release(r.clone());
-        }
-    };
-    let note = |text: &str| {
-        if let Some(f) = options.note {
-            f(text);
-        }
-    };
     let generic;
     let work = match options.work {
         Some(w) => w,
@@ -188,27 +177,180 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
             &generic
         }
     };
+    let s = Solve {
+        rules,
+        n,
+        lower,
+        progress,
+        options,
+        share,
+        cluster,
+        ranks,
+        me,
+        owners,
+        own,
+        len,
+        ooc,
+        scratch,
+        part_len,
+        parts,
+        storage: &storage,
+        cells: storage.all(),
+        // Every position's best exit waits in its byte of the output until the final pass.
+        exits: exits_view(out),
+        work,
+        failure: Failure::new(),
+        trace: progress.tracing(),
+        lap_start: Mutex::new(Instant::now()),
+    };
 
-    // Resume from a checkpoint when every rank holds a valid one of the same phase.
-    let mut reached = Reached { exits_done: 0, next_threshold: n };
-    let mut resumed = false;
-    if let Some(c) = options.checkpoint {
-        let mine = match load_checkpoint(c, &storage, exits, options.exits_kept) {
+    let (mut reached, resumed) = s.resume()?;
+    let mut clock = SaveClock::new(options.checkpoint_every);
+    *s.lap_start.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    s.exits_pass(&mut reached, resumed, &mut clock)?;
+    let routes = s.routes()?;
+    s.thresholds(&mut reached, resumed, &routes, &mut clock)?;
+    s.final_pass()?;
+    drop(s);
+    drop(storage);
+    if let Some(f) = &state_file {
+        let _ = std::fs::remove_file(f);
+    }
+    if let Some(d) = &routes.outbox_dir {
+        let _ = std::fs::remove_dir(d);
+    }
+    Ok(())
+}
+
+/// What the phases of one solve share: the layer, this process's positions, their state and
+/// parts, the seam to the other ranks and the first failure of a parallel phase.
+struct Solve<'a> {
+    rules: Ruleset,
+    n: u32,
+    lower: &'a [&'a [i8]],
+    progress: &'a dyn Progress,
+    options: &'a SolveOptions<'a>,
+    share: Option<&'a Share<'a>>,
+    cluster: &'a dyn Cluster,
+    ranks: usize,
+    me: usize,
+    owners: Ownership,
+    /// This process's positions, and their number.
+    own: Range<u64>,
+    len: u64,
+    ooc: Option<&'a OutOfCore<'a>>,
+    /// This process's scratch directory: its rank's own, or the out-of-core limits'.
+    scratch: Option<&'a Path>,
+    part_len: u64,
+    /// Parts of this process's positions, relative to `own.start`.
+    parts: Vec<Range<u64>>,
+    storage: &'a Cells,
+    cells: &'a [Cell],
+    /// Every position's best exit, in its byte of the output until the final pass.
+    exits: &'a [BestExit],
+    work: &'a WorkModel,
+    failure: Failure,
+    trace: bool,
+    /// When the phase being traced started.
+    lap_start: Mutex<Instant>,
+}
+
+/// The message buckets of the thresholds: the outbox to the other ranks (in its own
+/// directory) and the buckets of this process's parts (out of core).
+struct Routes {
+    outbox_dir: Option<PathBuf>,
+    outbox: Option<Inboxes>,
+    inboxes: Option<Inboxes>,
+}
+
+impl Solve<'_> {
+    /// A message for the user.
+    fn note(&self, text: &str) {
+        if let Some(f) = self.options.note {
+            f(text);
+        }
+    }
+
+    /// Whether this process must stop: cancelled, or a parallel phase failed.
+    fn stopped(&self) -> bool {
+        self.progress.cancelled() || self.failure.failed.load(Relaxed)
+    }
+
+    /// Collective: whether some rank has `pending` work, after making sure no rank has to stop
+    /// (this rank's own error comes first; the others learn that a rank stopped).
+    fn agree(&self, pending: bool) -> Result<bool> {
+        let stop = self.stopped();
+        let [more, stops] = self.cluster.sum(&[u64::from(pending), u64::from(stop)])?[..] else {
+            return Err(Error::Internal("a sum of two values gave another length".into()));
+        };
+        if stops > 0 {
+            self.failure.take()?;
+            return Err(if stop { Error::Interrupted } else { Error::Cluster(crate::error::ClusterError::PeerStopped) });
+        }
+        Ok(more > 0)
+    }
+
+    /// Traces the time since the last lap (with `what` done), and starts the next.
+    fn lap(&self, what: &str) {
+        let mut start = self.lap_start.lock().unwrap_or_else(|p| p.into_inner());
+        if self.trace {
+            self.progress.trace(&format!("  layer {} {what}: {:.3} s", self.n, start.elapsed().as_secs_f64()));
+        }
+        *start = Instant::now();
+    }
+
+    /// Collective: rank 0's clock decides whether every rank saves now. `last`: the last save
+    /// of the thresholds, taken whenever the exits are kept and some checkpoint was (see
+    /// [`Solve::thresholds`]).
+    fn save(&self, clock: &mut SaveClock, at: Reached, last: bool) -> Result<()> {
+        let options = self.options;
+        let Some(c) = options.checkpoint else { return Ok(()) };
+        let due = if last { options.exits_kept && clock.saved() } else { clock.due() };
+        if self.cluster.any(self.me == 0 && due)? {
+            clock.save(c, at, self.storage, self.exits, options.exits_kept, &|text| self.note(text))?;
+            if let Some(saved) = options.saved {
+                saved();
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives back the pages of a part's cells and, out of core, of its bytes of the output.
+    fn release_both(&self) -> impl Fn(&Range<u64>) + Sync + '_ {
+        let (storage, release_out) = (self.storage, self.ooc.map(|o| o.release_out));
+        move |r: &Range<u64>| {
+            storage.release(r.clone());
+            if let Some(release) = release_out {
+                release(r.clone());
+            }
+        }
+    }
+
+    /// Resumes from a checkpoint when every rank holds a valid one of the same phase: where
+    /// the solve stands, and whether it resumed. Otherwise a checkpoint loaded by this rank
+    /// alone is undone (its cells cleared) and removed.
+    ///
+    /// # Errors
+    /// [`Error::Cluster`] when the transport fails; [`Error::Io`] when the checkpoint cannot be
+    /// removed.
+    fn resume(&self) -> Result<(Reached, bool)> {
+        let (n, len, ranks, me) = (self.n, self.len, self.ranks, self.me);
+        let afresh = Reached { exits_done: 0, next_threshold: n };
+        let Some(c) = self.options.checkpoint else { return Ok((afresh, false)) };
+        let mine = match load_checkpoint(c, self.storage, self.exits, self.options.exits_kept) {
             // The exits pass of a distributed solve takes no checkpoints: only complete ones count.
             Ok(at) if ranks == 1 || at.exits_done == len => Some(at),
             Ok(_) | Err(Unusable::Absent) => None,
             Err(Unusable::Discarded(why)) => {
                 let afresh = if ranks == 1 { "; starting the layer afresh" } else { "" };
-                note(&format!("layer {n}: checkpoint {} discarded ({why}){afresh}", c.path().display()));
+                self.note(&format!("layer {n}: checkpoint {} discarded ({why}){afresh}", c.path().display()));
                 None
             }
         };
         let code = mine.map_or(0, |at| 1 + u64::from(at.next_threshold));
-        let all = cluster.all_gather(code)?;
+        let all = self.cluster.all_gather(code)?;
         if all.iter().all(|&x| x == code && x > 0) {
             let at = mine.expect("code > 0");
-            reached = at;
-            resumed = true;
             if ranks == 1 {
                 let phase = if at.exits_done < len {
                     format!("{:.0} % of the exits pass", 100.0 * at.exits_done as f64 / len.max(1) as f64)
@@ -217,167 +359,203 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
                 } else {
                     format!("thresholds {n}..{}", at.next_threshold + 1)
                 };
-                note(&format!("layer {n}: resuming from a checkpoint after {phase}"));
+                self.note(&format!("layer {n}: resuming from a checkpoint after {phase}"));
             } else if me == 0 {
-                note(&format!("layer {n}: every rank resumes from its checkpoint after thresholds {n}..{}", at.next_threshold + 1));
+                self.note(&format!("layer {n}: every rank resumes from its checkpoint after thresholds {n}..{}", at.next_threshold + 1));
             }
-        } else {
-            if ranks > 1 && me == 0 && all.iter().any(|&x| x > 0) {
-                note(&format!("layer {n}: the ranks' checkpoints are not of one phase; starting the layer afresh"));
-            }
-            if mine.is_some() {
-                parts.par_iter().for_each(|p| cells[p.start as usize..p.end as usize].iter().for_each(|c| c.store(0, Relaxed)));
-                // (The exits pass writes every best exit anew.)
-            }
-            c.remove()?;
+            return Ok((at, true));
         }
+        if ranks > 1 && me == 0 && all.iter().any(|&x| x > 0) {
+            self.note(&format!("layer {n}: the ranks' checkpoints are not of one phase; starting the layer afresh"));
+        }
+        if mine.is_some() {
+            let cells = self.cells;
+            self.parts.par_iter().for_each(|p| cells[p.start as usize..p.end as usize].iter().for_each(|c| c.store(0, Relaxed)));
+            // (The exits pass writes every best exit anew.)
+        }
+        c.remove()?;
+        Ok((afresh, false))
     }
-    let mut clock = SaveClock::new(options.checkpoint_every);
-    // Collective: rank 0's clock decides whether every rank saves now.
-    // `last`: the last save of the thresholds, taken whenever the exits are kept and some
-    // checkpoint was (see below).
-    let mut save = |at: Reached, last: bool| -> Result<()> {
-        let Some(c) = options.checkpoint else { return Ok(()) };
-        let due = if last { options.exits_kept && clock.saved() } else { clock.due() };
-        if cluster.any(me == 0 && due)? {
-            clock.save(c, at, &storage, exits, options.exits_kept, &note)?;
-            if let Some(saved) = options.saved {
-                saved();
+
+    /// Phase 1, the exits pass: the best exit and the number of same-layer moves of every position,
+    /// from `reached.exits_done` on (none when a checkpoint resumed past it). Every rank of a
+    /// distributed solve takes part, one owning nothing included; a resumed distributed
+    /// checkpoint is always past the exits pass.
+    ///
+    /// # Errors
+    /// As [`ExitsPass::run`], a save and the agreement after the pass.
+    fn exits_pass(&self, reached: &mut Reached, resumed: bool, clock: &mut SaveClock) -> Result<()> {
+        let (n, len, options) = (self.n, self.len, self.options);
+        self.progress.phase("exits");
+        self.progress.advance(self.work.exits(reached.exits_done));
+        if !resumed || reached.exits_done < len {
+            let pass = match (self.share, self.ooc) {
+                (Some(share), _) if self.ranks > 1 => ExitsPass::Exchanged { share, release_lower: self.ooc.map(|o| o.release_lower) },
+                (_, Some(o)) => ExitsPass::Swept(o),
+                _ if options.stream_lower => ExitsPass::Streamed { release_lower: options.release_lower },
+                _ => ExitsPass::Direct { release_lower: options.release_lower },
+            };
+            let release_both = self.release_both();
+            let p = Pass {
+                rules: self.rules,
+                n,
+                lower: self.lower,
+                cells: self.cells,
+                exits: self.exits,
+                own: self.own.clone(),
+                parts: &self.parts,
+                progress: self.progress,
+                failure: &self.failure,
+                release_part: &release_both,
+            };
+            pass.run(&p, reached.exits_done, &mut |done| {
+                reached.exits_done = done;
+                self.save(clock, *reached, false)
+            })?;
+            self.agree(false)?;
+            reached.exits_done = len;
+            if reached.next_threshold == n {
+                self.save(clock, *reached, false)?;
             }
+        }
+        self.lap("exits");
+        Ok(())
+    }
+
+    /// The message buckets of the thresholds ([`Routes`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the outbox directory cannot be created or old bucket files removed.
+    fn routes(&self) -> Result<Routes> {
+        let outbox_dir = self.share.filter(|_| self.ranks > 1).map(|s| s.work_dir.join("outbox"));
+        let outbox = match (&outbox_dir, self.share) {
+            (Some(d), Some(s)) => {
+                std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+                Some(Inboxes::new(d, self.ranks, self.ooc.map_or(s.outbox_bytes, |o| o.message_bytes))?)
+            }
+            _ => None,
+        };
+        let inboxes = match (self.ooc, self.scratch) {
+            // The thresholds also buffer messages in the memory of the exits pass's lookups and
+            // lower-layer window, idle from now on: fewer of them go through the bucket files. Half
+            // the message buffers' own share goes to the seed lists (see `Solve::lookahead`).
+            (Some(o), Some(w)) if self.parts.len() > 1 => Some(Inboxes::new(w, self.parts.len(), o.message_bytes / 2 + o.lookup_bytes + o.lower_window)?),
+            _ => None,
+        };
+        Ok(Routes { outbox_dir, outbox, inboxes })
+    }
+
+    /// Thresholds are seeded from lists gathered by earlier scans: in memory where one part is
+    /// resident, else in files of the scratch directory. Out of core they take half the message
+    /// buffers' share: a quarter to buffer them, a quarter to read them back (two copies of
+    /// eight bytes an entry); a chunk's lists are handed on as soon as they are gathered.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when old list files cannot be removed.
+    fn lookahead(&self, reached: Reached) -> Result<Option<Lookahead>> {
+        Ok(match (self.ooc, self.scratch) {
+            _ if reached.next_threshold == 0 => None,
+            (None, _) if self.parts.len() == 1 => {
+                let budget = self.options.list_bytes.map_or(u64::MAX, |b| b / 4);
+                let storage = self.storage;
+                let release_part = |r: &Range<u64>| storage.release(r.clone());
+                Lookahead::new(self.cells, self.exits, &self.parts, &release_part, Lists::Memory(Vec::new()), budget)
+            }
+            (Some(o), Some(w)) => {
+                let quarter = o.message_bytes / 4;
+                let buckets = Inboxes::named(w, "lists", self.parts.len() * MAX_SPAN, quarter)?;
+                let lists = Lists::Disk { buckets, block: (quarter / 16).max(1 << 12) as usize };
+                Lookahead::new(self.cells, self.exits, &self.parts, &self.release_both(), lists, u64::MAX)
+            }
+            _ => None,
+        })
+    }
+
+    /// Phase 2, the thresholds from `reached.next_threshold` down to 1, each with a save after it
+    /// (after the last, only when the exits are kept in the output: the final pass writes the
+    /// values over them, and a stop during it resumes from there, which needs none of them).
+    ///
+    /// # Errors
+    /// As [`Solve::threshold`] and a save.
+    fn thresholds(&self, reached: &mut Reached, resumed: bool, routes: &Routes, clock: &mut SaveClock) -> Result<()> {
+        let (n, len, work) = (self.n, self.len, self.work);
+        let router = (routes.inboxes.is_some() || routes.outbox.is_some()).then(|| Router {
+            own: self.own.clone(),
+            part_len: self.part_len,
+            parts: routes.inboxes.as_ref(),
+            ranks: routes.outbox.as_ref().map(|o| (self.owners, o)),
+        });
+        self.progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
+        let mut lookahead = self.lookahead(*reached)?;
+        // The level-synchronous propagation (in memory, one part): see `State::propagate_levels`.
+        // With depths it records them, when every threshold runs here from the exits pass on (the
+        // exits pass marked the games that are over); else it is the level census's measuring tool
+        // (`SolveOptions::levels`: `OWARE_LEVELS=1` to the program, `scripts/bench-levels`).
+        let one_part = self.parts.len() == 1 && router.is_none();
+        let depths = self.options.depths.filter(|_| !resumed && self.ooc.is_none() && one_part);
+        let levels = (depths.is_some() || (self.options.levels && one_part)).then(Frontier::default);
+        for t in (1..=reached.next_threshold as i8).rev() {
+            self.threshold(t, routes, router.as_ref(), lookahead.as_mut(), levels.as_ref(), depths)?;
+            reached.next_threshold = t as u32 - 1;
+            self.save(clock, *reached, t == 1)?;
+        }
+        if let Some(d) = depths {
+            d.finish();
         }
         Ok(())
-    };
-    let failure = Failure::new();
-    let stopped = || progress.cancelled() || failure.failed.load(Relaxed);
-    // Collective: whether some rank has `pending` work, after making sure no rank has to stop
-    // (this rank's own error comes first; the others learn that a rank stopped).
-    let agree = |pending: bool| -> Result<bool> {
-        let stop = stopped();
-        let [more, stops] = cluster.sum(&[u64::from(pending), u64::from(stop)])?[..] else {
-            return Err(Error::Internal("a sum of two values gave another length".into()));
-        };
-        if stops > 0 {
-            failure.take()?;
-            return Err(if stop { Error::Interrupted } else { Error::Cluster(crate::error::ClusterError::PeerStopped) });
-        }
-        Ok(more > 0)
-    };
-    let trace = progress.tracing();
-    let mut lap_start = Instant::now();
-    let mut lap = |what: &str| {
-        if trace {
-            progress.trace(&format!("  layer {n} {what}: {:.3} s", lap_start.elapsed().as_secs_f64()));
-        }
-        lap_start = Instant::now();
-    };
-
-    // 1. Exits pass: best exit and number of same-layer moves of every position.
-    progress.phase("exits");
-    progress.advance(work.exits(reached.exits_done));
-    // (Every rank of a distributed solve takes part, one owning nothing included; a resumed
-    // distributed checkpoint is always past the exits pass.)
-    if !resumed || reached.exits_done < len {
-        let pass = match (share, ooc) {
-            (Some(share), _) if ranks > 1 => ExitsPass::Exchanged { share, release_lower: ooc.map(|o| o.release_lower) },
-            (_, Some(o)) => ExitsPass::Swept(o),
-            _ if options.stream_lower => ExitsPass::Streamed { release_lower: options.release_lower },
-            _ => ExitsPass::Direct { release_lower: options.release_lower },
-        };
-        let p = Pass { rules, n, lower, cells, exits, own: own.clone(), parts: &parts, progress, failure: &failure, release_part: &release_both };
-        pass.run(&p, reached.exits_done, &mut |done| {
-            reached.exits_done = done;
-            save(reached, false)
-        })?;
-        agree(false)?;
-        reached.exits_done = len;
-        if reached.next_threshold == n {
-            save(reached, false)?;
-        }
     }
-    lap("exits");
 
-    // 2. Thresholds from n down to 1: seed, then propagate, round after round.
-    let outbox_dir = share.filter(|_| ranks > 1).map(|s| s.work_dir.join("outbox"));
-    let outbox = match (&outbox_dir, share) {
-        (Some(d), Some(s)) => {
-            std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
-            Some(Inboxes::new(d, ranks, ooc.map_or(s.outbox_bytes, |o| o.message_bytes))?)
-        }
-        _ => None,
-    };
-    let inboxes = match (ooc, scratch) {
-        // The thresholds also buffer messages in the memory of the exits pass's lookups and
-        // lower-layer window, idle from now on: fewer of them go through the bucket files. Half
-        // the message buffers' own share goes to the seed lists (below).
-        (Some(o), Some(w)) if parts.len() > 1 => Some(Inboxes::new(w, parts.len(), o.message_bytes / 2 + o.lookup_bytes + o.lower_window)?),
-        _ => None,
-    };
-    let router = (inboxes.is_some() || outbox.is_some()).then(|| Router {
-        own: own.clone(),
-        part_len,
-        parts: inboxes.as_ref(),
-        ranks: outbox.as_ref().map(|o| (owners, o)),
-    });
-    progress.advance((reached.next_threshold + 1..=n).map(|t| work.threshold(t, len)).sum());
-    // Thresholds are seeded from lists gathered by earlier scans: in memory where one part is
-    // resident, else in files of the scratch directory. Out of core they take half the message
-    // buffers' share: a quarter to buffer them, a quarter to read them back (two copies of
-    // eight bytes an entry); a chunk's lists are handed on as soon as they are gathered.
-    let mut lookahead = match (ooc, scratch) {
-        _ if reached.next_threshold == 0 => None,
-        (None, _) if parts.len() == 1 => {
-            let budget = options.list_bytes.map_or(u64::MAX, |b| b / 4);
-            Lookahead::new(cells, exits, &parts, &release_part, Lists::Memory(Vec::new()), budget)
-        }
-        (Some(o), Some(w)) => {
-            let quarter = o.message_bytes / 4;
-            let buckets = Inboxes::named(w, "lists", parts.len() * MAX_SPAN, quarter)?;
-            let lists = Lists::Disk { buckets, block: (quarter / 16).max(1 << 12) as usize };
-            Lookahead::new(cells, exits, &parts, &release_both, lists, u64::MAX)
-        }
-        _ => None,
-    };
-    // The level-synchronous propagation (in memory, one part): see `State::propagate_levels`.
-    // With depths it records them, when every threshold runs here from the exits pass on (the
-    // exits pass marked the games that are over); else it is the level census's measuring tool
-    // (`SolveOptions::levels`: `OWARE_LEVELS=1` to the program, `scripts/bench-levels`).
-    let one_part = parts.len() == 1 && router.is_none();
-    let depths = options.depths.filter(|_| !resumed && ooc.is_none() && one_part);
-    let levels = (depths.is_some() || (options.levels && one_part)).then(Frontier::default);
-    for t in (1..=reached.next_threshold as i8).rev() {
+    /// Threshold `t`: seed, then propagate, round after round, every part of this process's
+    /// positions (from `lookahead`'s lists where it has them), the outboxes exchanged after
+    /// each round, until no part and no rank has messages left.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a bucket cannot be read or written; [`Error::Cluster`] when the
+    /// transport fails; [`Error::Interrupted`] (or the failure) when some rank stops.
+    fn threshold(
+        &self,
+        t: i8,
+        routes: &Routes,
+        router: Option<&Router>,
+        mut lookahead: Option<&mut Lookahead>,
+        levels: Option<&Frontier>,
+        depths: Option<&FusedDepths>,
+    ) -> Result<()> {
+        let (n, parts, progress) = (self.n, &self.parts, self.progress);
         progress.phase(&format!("threshold {t}"));
-        let meter = Meter { progress, budget: work.threshold(t as u32, len), charged: AtomicU64::new(0) };
+        let meter = Meter { progress, budget: self.work.threshold(t as u32, self.len), charged: AtomicU64::new(0) };
         let state_of = |p: &Range<u64>| State {
-            rules,
+            rules: self.rules,
             n,
-            cells: &cells[p.start as usize..p.end as usize],
-            exits: &exits[p.start as usize..p.end as usize],
-            base: own.start + p.start,
-            remote: router.as_ref(),
-            failure: &failure,
+            cells: &self.cells[p.start as usize..p.end as usize],
+            exits: &self.exits[p.start as usize..p.end as usize],
+            base: self.own.start + p.start,
+            remote: router,
+            failure: &self.failure,
             meter: &meter,
-            frontier: levels.as_ref(),
+            frontier: levels,
             depths,
         };
-        if let Some(ahead) = lookahead.as_mut() {
+        if let Some(ahead) = lookahead.as_deref_mut() {
             ahead.begin(t);
         }
+        let release_both = self.release_both();
         let mut round = 0;
         loop {
             // A process told to stop goes on to the agreement below.
-            part_round(t, round, &parts, inboxes.as_ref(), lookahead.as_mut(), &state_of, progress, &release_both, &stopped)?;
+            part_round(t, round, parts, routes.inboxes.as_ref(), lookahead.as_deref_mut(), &state_of, progress, &release_both, &|| self.stopped())?;
             if levels.is_some() {
                 let census = state_of(&parts[0]).propagate_levels(t);
-                if trace {
+                if self.trace {
                     let sizes: Vec<String> = census.iter().map(|(p, u)| format!("{p}/{u}")).collect();
                     progress.trace(&format!("  layer {n} threshold {t} levels (positions/updates): {}", sizes.join(" ")));
                 }
             }
-            if let (Some(outbox), Some(router)) = (&outbox, &router) {
+            if let (Some(outbox), Some(router)) = (&routes.outbox, router) {
                 // What arrives is applied at once (one part) or, with several parts, queued in
                 // their buckets for the next round.
-                let parted = inboxes.is_some();
-                exchange_outboxes(cluster, outbox, &mut |mut m| {
+                let parted = routes.inboxes.is_some();
+                exchange_outboxes(self.cluster, outbox, &mut |mut m| {
                     if parted {
                         router.send_all(&mut m)
                     } else {
@@ -386,37 +564,31 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
                     }
                 })?;
             }
-            let pending = outbox.as_ref().is_some_and(|o| o.any_pending()) || inboxes.as_ref().is_some_and(|i| i.any_pending());
-            if !agree(pending)? {
+            let pending = routes.outbox.as_ref().is_some_and(|o| o.any_pending()) || routes.inboxes.as_ref().is_some_and(|i| i.any_pending());
+            if !self.agree(pending)? {
                 break;
             }
             round += 1;
         }
         meter.finish();
-        lap(&format!("threshold {t} ({} rounds)", round + 1));
-        reached.next_threshold = t as u32 - 1;
-        // After the last threshold, only when the exits are kept in the output: the final pass
-        // writes the values over them, and a stop during it resumes from here (which needs
-        // none of them).
-        save(reached, t == 1)?;
+        self.lap(&format!("threshold {t} ({} rounds)", round + 1));
+        Ok(())
     }
 
-    if let Some(d) = depths {
-        d.finish();
+    /// Phase 3, the final pass: the values into the output, everything still unresolved worth 0
+    /// (endless play); then the checkpoint, no longer needed, is removed.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the checkpoint cannot be removed.
+    fn final_pass(&self) -> Result<()> {
+        let storage = self.storage;
+        let release_part = |r: &Range<u64>| storage.release(r.clone());
+        write_values(&self.parts, self.cells, self.exits, self.work, self.progress, &release_part, self.ooc.map(|o| o.release_out));
+        if let Some(c) = self.options.checkpoint {
+            c.remove()?;
+        }
+        Ok(())
     }
-    // 3. Write the values; everything still unresolved is worth 0 (endless play).
-    write_values(&parts, cells, exits, work, progress, &release_part, ooc.map(|o| o.release_out));
-    if let Some(c) = options.checkpoint {
-        c.remove()?;
-    }
-    drop(storage);
-    if let Some(f) = &state_file {
-        let _ = std::fs::remove_file(f);
-    }
-    if let Some(d) = &outbox_dir {
-        let _ = std::fs::remove_dir(d);
-    }
-    Ok(())
 }
 
 /// Copies `buf.len()` checkpoint bytes from offset `off` (cells first, then best exits) out of

@@ -33,12 +33,14 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use rayon::prelude::*;
 
 use super::cluster::{ask_owners, exchange_outboxes, Ownership};
+use super::forward::{forward, Forward};
 use super::options::Share;
-use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, Failure, BATCH, CHUNK, KEY_SHIFT};
+use super::state::{for_each_ranked_predecessor, huge_zeroed, prefetch, split, Failure, Meter, BATCH, CHUNK, KEY_SHIFT};
 use crate::error::{ClusterError, Error, MemoryLimit, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked, LayerWalker};
 use crate::progress::Progress;
@@ -138,232 +140,356 @@ pub(crate) fn solve_dtc_share(
     progress: &dyn Progress,
 ) -> Result<()> {
     let size = layer_size(n);
-    let (base, len) = (own.start, own.end - own.start);
+    let len = own.end - own.start;
     assert!(values.len() as u64 >= size && cells.len() as u64 >= len && own.end <= size, "layer {n}: values or cells too short");
     assert!(share.is_some() || own == (0..size), "a pass without a share covers the whole layer");
-    let budget = dtc_work_units(len);
-    let charged = AtomicU64::new(0);
-    let charge = |units: u64| {
-        let before = charged.fetch_add(units, Relaxed);
-        let give = units.min(budget.saturating_sub(before));
-        if give > 0 {
-            progress.advance(give);
-        }
-    };
-    // Every decision to go on or stop, agreed by all ranks.
-    let agree = |flag: bool| -> Result<bool> {
-        match share {
+    let meter = Meter { progress, budget: dtc_work_units(len), charged: AtomicU64::new(0) };
+    let pass = DtcPass { rules, n, values, lower, cells, own, share, progress, meter: &meter, trace: progress.tracing(), t0: Instant::now() };
+    pass.forward()?;
+    pass.levels()?;
+    pass.check_reached()?;
+    meter.finish();
+    Ok(())
+}
+
+/// What the phases of one dtc pass ([`solve_dtc_share`]) share.
+struct DtcPass<'a> {
+    rules: Ruleset,
+    n: u32,
+    values: &'a [i8],
+    lower: &'a [&'a [i8]],
+    cells: &'a [AtomicU32],
+    own: Range<u64>,
+    share: Option<&'a Share<'a>>,
+    progress: &'a dyn Progress,
+    /// The pass's work units, charged as it goes and topped up at the end.
+    meter: &'a Meter<'a>,
+    trace: bool,
+    /// When the pass started.
+    t0: Instant,
+}
+
+impl DtcPass<'_> {
+    /// Every decision to go on or stop, agreed by all ranks.
+    fn agree(&self, flag: bool) -> Result<bool> {
+        match self.share {
             Some(s) => s.cluster.any(flag),
             None => Ok(flag),
         }
-    };
-    let trace = progress.tracing();
-    let t0 = std::time::Instant::now();
-    progress.phase("dtc: moves");
-    // The values into the cells, so that same-layer lookups touch the cells only.
-    let mine = &values[base as usize..own.end as usize];
-    cells[..len as usize].par_chunks(1 << 16).zip(mine.par_chunks(1 << 16)).for_each(|(c, v)| {
-        for (cell, &value) in c.iter().zip(v) {
-            cell.store(u32::from(value as u8), Relaxed);
-        }
-    });
-    let broken = AtomicBool::new(false);
-    match share {
-        None => forward_local(rules, n, lower, cells, &broken, progress, &charge),
-        Some(s) => forward_shared(rules, n, values, lower, cells, &own, s, &broken, progress, &charge)?,
     }
-    if agree(progress.cancelled())? {
-        return Err(Error::Interrupted);
-    }
-    if agree(broken.load(Relaxed))? {
-        return Err(Error::Internal(format!("dtc of layer {n}: a lost position has no move that keeps its value")));
-    }
-    if trace {
-        progress.trace(&format!("dtc {n}: forward pass {:.2} s", t0.elapsed().as_secs_f64()));
-    }
-    let (mut prop_s, mut levels_scanned) = (0.0, 0);
-    let cap = level_list_cap(len);
-    let ranks = share.map_or(1, |s| s.cluster.size());
-    let owners = Ownership::new(size, ranks);
-    let outbox = match share {
-        Some(s) => Some(Inboxes::named(s.work_dir, "inbox", ranks, s.outbox_bytes)?),
-        None => None,
-    };
-    let failure = Failure::new();
-    // The positions of the current level with their values: lists gathered while the previous
-    // level was propagated, or `None` when they must be found by a scan (levels 0 and 1, and
-    // levels whose list grew beyond `cap`). Boards are kept, so no position is unranked (but
-    // those another rank's update assigned).
-    let mut list: Option<Vec<Vec<(Board, i8)>>> = None;
-    let mut k: u16 = 0;
-    loop {
-        progress.phase(&format!("dtc: depth {k}"));
-        if k == DEPTH_LIMIT {
-            return Err(Error::Internal(format!("dtc of layer {n}: a depth beyond {DEPTH_LIMIT}")));
+
+    /// The forward pass (once): the values into the cells, so that same-layer lookups touch the
+    /// cells only; then every position whose game is over gets depth 0, a win with a
+    /// value-keeping exit depth 1, a loss its count of value-keeping same-layer moves (with
+    /// none, depth 1).
+    ///
+    /// # Errors
+    /// [`Error::Interrupted`] when some rank is cancelled; [`Error::Internal`] when a loss has
+    /// no move that keeps its value; [`Error::Cluster`] when the transport fails.
+    fn forward(&self) -> Result<()> {
+        let (rules, n, own, progress) = (self.rules, self.n, &self.own, self.progress);
+        progress.phase("dtc: moves");
+        let mine = &self.values[own.start as usize..own.end as usize];
+        self.cells[..(own.end - own.start) as usize].par_chunks(1 << 16).zip(mine.par_chunks(1 << 16)).for_each(|(c, v)| {
+            for (cell, &value) in c.iter().zip(v) {
+                cell.store(u32::from(value as u8), Relaxed);
+            }
+        });
+        let broken = AtomicBool::new(false);
+        match self.share {
+            None => forward(n, 0..layer_size(n), &Local { rules, n, lower: self.lower, cells: self.cells, broken: &broken, progress, meter: self.meter }),
+            Some(s) => forward_shared(rules, n, self.values, self.lower, self.cells, own, s, &broken, progress, self.meter)?,
         }
-        let tp = std::time::Instant::now();
-        let next = Mutex::new(Vec::<Vec<(Board, i8)>>::new());
-        let collected = AtomicU64::new(0);
-        let overflow = AtomicBool::new(false);
-        let found = AtomicU64::new(0);
-        let deeper = assigned(k + 1);
-        // One update of position `jq` (global index, this rank's) by a child of value `-want`:
-        // whether it assigned the position (depth `k + 1`).
-        let update = |jq: u64, want: i8| -> bool {
-            let cell = &cells[(jq - base) as usize];
-            let cur = cell.load(Relaxed);
-            if value_of(cur) != want {
-                return false;
-            }
-            if want > 0 {
-                cur & ASSIGNED == 0 && cell.compare_exchange(cur, cur | deeper, Relaxed, Relaxed).is_ok()
-            } else {
-                let prev = cell.fetch_sub(COUNT_ONE, Relaxed);
-                debug_assert!(prev & COUNT != 0 && prev & ASSIGNED == 0, "dtc counter: un-moves and moves disagree");
-                if prev & COUNT == COUNT_ONE {
-                    cell.fetch_or(deeper, Relaxed);
-                    true
-                } else {
-                    false
-                }
-            }
-        };
-        // The positions a block assigned, for the next level's list.
-        let gather = |assigned: Vec<(Board, i8)>| {
-            if !assigned.is_empty() && !overflow.load(Relaxed) {
-                if collected.fetch_add(assigned.len() as u64, Relaxed) + assigned.len() as u64 > cap {
-                    overflow.store(true, Relaxed);
-                } else {
-                    next.lock().unwrap_or_else(|p| p.into_inner()).push(assigned);
-                }
-            }
-        };
-        // Propagates a block of the level's positions; newly assigned ones go to `next`, updates
-        // of other ranks' positions to their outboxes.
-        let propagate = |block: &[(Board, i8)]| {
-            let mut mine = Vec::new();
-            let mut batch: Vec<(u64, Board, i8)> = Vec::with_capacity(BATCH * 8);
-            let mut away: Vec<Vec<u64>> = vec![Vec::new(); ranks];
-            for group in block.chunks(BATCH) {
-                batch.clear();
-                for (board, v) in group {
-                    for_each_ranked_predecessor(rules, board, |q, jq| {
-                        if own.contains(&jq) {
-                            prefetch(&cells[(jq - base) as usize]);
-                            batch.push((jq, *q, -v));
-                        } else {
-                            away[owners.owner(jq)].push(message(jq, -v));
-                        }
-                    });
-                }
-                for &(jq, q, want) in &batch {
-                    if update(jq, want) && !overflow.load(Relaxed) {
-                        mine.push((q, want));
-                    }
-                }
-            }
-            if let Some(outbox) = &outbox {
-                for (d, m) in away.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
-                    if let Err(e) = outbox.send(d, m) {
-                        failure.set(e);
-                    }
-                }
-            }
-            gather(mine);
-            found.fetch_add(block.len() as u64, Relaxed);
-            charge(block.len() as u64 * PROPAGATE_UNITS);
-        };
-        match list.take() {
-            Some(pieces) if k >= 2 => pieces.par_iter().flat_map(|p| p.par_chunks(1 << 12)).for_each(|block| {
-                if !progress.cancelled() && !failure.failed.load(Relaxed) {
-                    propagate(block);
-                }
-            }),
-            _ => {
-                // A scan: each chunk's positions of depth `k` (positions assigned meanwhile get
-                // `k + 1`, so the scan is not disturbed), propagated chunk by chunk.
-                levels_scanned += 1;
-                let want = assigned(k);
-                let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
-                split(own.clone(), CHUNK).par_iter().for_each(|r| {
-                    if progress.cancelled() || failure.failed.load(Relaxed) {
-                        return;
-                    }
-                    let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-                    let block: Vec<(Board, i8)> = walker
-                        .filter_map(|(i, b)| {
-                            let c = cells[(i - base) as usize].load(Relaxed);
-                            (c & mask == want && value_of(c) != 0).then_some((b, value_of(c)))
-                        })
-                        .collect();
-                    propagate(&block);
-                    charge((r.end - r.start) / SCAN_POSITIONS_PER_UNIT);
-                });
-            }
-        }
-        // A rank that failed (an outbox not written) stops every rank before the exchange.
-        if agree(failure.failed.load(Relaxed))? {
-            failure.take()?;
-            return Err(Error::Cluster(ClusterError::PeerStopped));
-        }
-        // The updates of other ranks' positions, exchanged in steps and applied by their owners.
-        if let (Some(s), Some(outbox)) = (share, &outbox) {
-            exchange_outboxes(s.cluster, outbox, &mut |got| {
-                got.par_chunks(1 << 12).for_each(|msgs| {
-                    let mut mine = Vec::new();
-                    for group in msgs.chunks(BATCH) {
-                        for &m in group {
-                            prefetch(&cells[(m & INDEX_MASK) as usize - base as usize]);
-                        }
-                        for &m in group {
-                            let (jq, want) = (m & INDEX_MASK, (m >> WANT_SHIFT) as u8 as i8);
-                            if update(jq, want) && !overflow.load(Relaxed) {
-                                mine.push((unrank_unchecked(n, jq), want));
-                            }
-                        }
-                    }
-                    gather(mine);
-                });
-                Ok(())
-            })?;
-        }
-        prop_s += tp.elapsed().as_secs_f64();
-        if agree(progress.cancelled())? {
+        if self.agree(progress.cancelled())? {
             return Err(Error::Interrupted);
         }
-        let none_found = match share {
-            Some(s) => s.cluster.sum(&[found.load(Relaxed)])?[0] == 0,
-            None => found.load(Relaxed) == 0,
-        };
-        if none_found && k >= 1 {
-            break;
+        if self.agree(broken.load(Relaxed))? {
+            return Err(Error::Internal(format!("dtc of layer {n}: a lost position has no move that keeps its value")));
         }
-        list = if overflow.load(Relaxed) { None } else { Some(next.into_inner().unwrap_or_else(|p| p.into_inner())) };
-        k += 1;
+        if self.trace {
+            progress.trace(&format!("dtc {n}: forward pass {:.2} s", self.t0.elapsed().as_secs_f64()));
+        }
+        Ok(())
     }
-    if trace {
-        progress.trace(&format!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", t0.elapsed().as_secs_f64()));
+
+    /// The levels `k = 0, 1, 2, ...`: each level's positions propagated to their predecessors
+    /// ([`Level`]), from the lists the level before gathered or found by a scan, then the
+    /// updates of other ranks' positions exchanged; until a level (from 1 on) finds none.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when a depth exceeds [`DEPTH_LIMIT`]; [`Error::Interrupted`] when
+    /// some rank is cancelled; [`Error::Cluster`] when the transport fails or another rank
+    /// stopped; [`Error::Io`] when an outbox bucket cannot be written or read.
+    fn levels(&self) -> Result<()> {
+        let (n, progress) = (self.n, self.progress);
+        let len = self.own.end - self.own.start;
+        let (mut prop_s, mut levels_scanned) = (0.0, 0);
+        let ranks = self.share.map_or(1, |s| s.cluster.size());
+        let outbox = match self.share {
+            Some(s) => Some(Inboxes::named(s.work_dir, "inbox", ranks, s.outbox_bytes)?),
+            None => None,
+        };
+        let owners = Ownership::new(layer_size(n), ranks);
+        let cap = level_list_cap(len);
+        let failure = Failure::new();
+        // The positions of the current level with their values: lists gathered while the previous
+        // level was propagated, or `None` when they must be found by a scan (levels 0 and 1, and
+        // levels whose list grew beyond the cap). Boards are kept, so no position is unranked (but
+        // those another rank's update assigned).
+        let mut list: Option<Vec<Vec<(Board, i8)>>> = None;
+        let mut k: u16 = 0;
+        loop {
+            progress.phase(&format!("dtc: depth {k}"));
+            if k == DEPTH_LIMIT {
+                return Err(Error::Internal(format!("dtc of layer {n}: a depth beyond {DEPTH_LIMIT}")));
+            }
+            let tp = Instant::now();
+            let level = Level {
+                rules: self.rules,
+                n,
+                cells: self.cells,
+                own: &self.own,
+                owners,
+                ranks,
+                outbox: outbox.as_ref(),
+                failure: &failure,
+                progress,
+                meter: self.meter,
+                deeper: assigned(k + 1),
+                cap,
+                next: Mutex::new(Vec::new()),
+                collected: AtomicU64::new(0),
+                overflow: AtomicBool::new(false),
+                found: AtomicU64::new(0),
+            };
+            match list.take() {
+                Some(pieces) if k >= 2 => level.propagate_lists(&pieces),
+                _ => {
+                    levels_scanned += 1;
+                    level.scan(k);
+                }
+            }
+            // A rank that failed (an outbox not written) stops every rank before the exchange.
+            if self.agree(failure.failed.load(Relaxed))? {
+                failure.take()?;
+                return Err(Error::Cluster(ClusterError::PeerStopped));
+            }
+            // The updates of other ranks' positions, exchanged in steps and applied by their owners.
+            if let (Some(s), Some(outbox)) = (self.share, &outbox) {
+                exchange_outboxes(s.cluster, outbox, &mut |got| {
+                    level.apply(&got);
+                    Ok(())
+                })?;
+            }
+            prop_s += tp.elapsed().as_secs_f64();
+            if self.agree(progress.cancelled())? {
+                return Err(Error::Interrupted);
+            }
+            let found = level.found.load(Relaxed);
+            let none_found = match self.share {
+                Some(s) => s.cluster.sum(&[found])?[0] == 0,
+                None => found == 0,
+            };
+            if none_found && k >= 1 {
+                break;
+            }
+            list = level.next_list();
+            k += 1;
+        }
+        if self.trace {
+            progress
+                .trace(&format!("dtc {n}: {k} levels ({levels_scanned} scanned), propagation {prop_s:.2} s, total {:.2} s", self.t0.elapsed().as_secs_f64()));
+        }
+        Ok(())
     }
-    // Every position of non-zero value must have been reached.
-    let missing = split(own.clone(), CHUNK).par_iter().find_map_first(|r| {
-        (r.start..r.end).find(|&i| {
-            let c = cells[(i - base) as usize].load(Relaxed);
-            value_of(c) != 0 && c & ASSIGNED == 0
-        })
-    });
-    let anywhere = agree(missing.is_some())?;
-    if let Some(i) = missing {
-        let board = unrank_unchecked(n, i);
-        return Err(Error::Internal(format!(
-            "dtc of layer {n}: position {board:?} (index {i}, value {}) is never realized by value-keeping moves",
-            values[i as usize]
-        )));
+
+    /// Every position of non-zero value must have been reached (on every rank: agreed).
+    ///
+    /// # Errors
+    /// [`Error::Internal`] when one was not; [`Error::Cluster`] when the transport fails.
+    fn check_reached(&self) -> Result<()> {
+        let (n, base) = (self.n, self.own.start);
+        let cells = self.cells;
+        let missing = split(self.own.clone(), CHUNK).par_iter().find_map_first(|r| {
+            (r.start..r.end).find(|&i| {
+                let c = cells[(i - base) as usize].load(Relaxed);
+                value_of(c) != 0 && c & ASSIGNED == 0
+            })
+        });
+        let anywhere = self.agree(missing.is_some())?;
+        if let Some(i) = missing {
+            let board = unrank_unchecked(n, i);
+            return Err(Error::Internal(format!(
+                "dtc of layer {n}: position {board:?} (index {i}, value {}) is never realized by value-keeping moves",
+                self.values[i as usize]
+            )));
+        }
+        if anywhere {
+            return Err(Error::Internal(format!("dtc of layer {n}: another rank found a position that no value-keeping move realizes")));
+        }
+        Ok(())
     }
-    if anywhere {
-        return Err(Error::Internal(format!("dtc of layer {n}: another rank found a position that no value-keeping move realizes")));
+}
+
+/// One level `k` of the propagation: the positions of depth `k` propagated to their
+/// same-layer predecessors, which may get depth `k + 1` and go to the next level's list.
+struct Level<'a> {
+    rules: Ruleset,
+    n: u32,
+    cells: &'a [AtomicU32],
+    own: &'a Range<u64>,
+    owners: Ownership,
+    ranks: usize,
+    /// The outboxes to the other ranks (with a share).
+    outbox: Option<&'a Inboxes>,
+    failure: &'a Failure,
+    progress: &'a dyn Progress,
+    meter: &'a Meter<'a>,
+    /// The cell bits of depth `k + 1`.
+    deeper: u32,
+    /// Most positions the next level's list holds.
+    cap: u64,
+    /// The next level's list, in pieces, and how many positions it was given.
+    next: Mutex<Vec<Vec<(Board, i8)>>>,
+    collected: AtomicU64,
+    /// The list outgrew `cap`: the next level is found by a scan.
+    overflow: AtomicBool,
+    /// Positions of depth `k` propagated.
+    found: AtomicU64,
+}
+
+impl Level<'_> {
+    /// One update of position `jq` (global index, this rank's) by a child of value `-want`:
+    /// whether it assigned the position (depth `k + 1`).
+    #[inline]
+    fn update(&self, jq: u64, want: i8) -> bool {
+        let cell = &self.cells[(jq - self.own.start) as usize];
+        let cur = cell.load(Relaxed);
+        if value_of(cur) != want {
+            return false;
+        }
+        if want > 0 {
+            cur & ASSIGNED == 0 && cell.compare_exchange(cur, cur | self.deeper, Relaxed, Relaxed).is_ok()
+        } else {
+            let prev = cell.fetch_sub(COUNT_ONE, Relaxed);
+            debug_assert!(prev & COUNT != 0 && prev & ASSIGNED == 0, "dtc counter: un-moves and moves disagree");
+            if prev & COUNT == COUNT_ONE {
+                cell.fetch_or(self.deeper, Relaxed);
+                true
+            } else {
+                false
+            }
+        }
     }
-    charge(budget);
-    Ok(())
+
+    /// The positions a block assigned, for the next level's list.
+    fn gather(&self, assigned: Vec<(Board, i8)>) {
+        if !assigned.is_empty() && !self.overflow.load(Relaxed) {
+            if self.collected.fetch_add(assigned.len() as u64, Relaxed) + assigned.len() as u64 > self.cap {
+                self.overflow.store(true, Relaxed);
+            } else {
+                self.next.lock().unwrap_or_else(|p| p.into_inner()).push(assigned);
+            }
+        }
+    }
+
+    /// Propagates a block of the level's positions; newly assigned ones go to the next list,
+    /// updates of other ranks' positions to their outboxes.
+    fn propagate(&self, block: &[(Board, i8)]) {
+        let (own, base, cells) = (self.own, self.own.start, self.cells);
+        let mut mine = Vec::new();
+        let mut batch: Vec<(u64, Board, i8)> = Vec::with_capacity(BATCH * 8);
+        let mut away: Vec<Vec<u64>> = vec![Vec::new(); self.ranks];
+        for group in block.chunks(BATCH) {
+            batch.clear();
+            for (board, v) in group {
+                for_each_ranked_predecessor(self.rules, board, |q, jq| {
+                    if own.contains(&jq) {
+                        prefetch(&cells[(jq - base) as usize]);
+                        batch.push((jq, *q, -v));
+                    } else {
+                        away[self.owners.owner(jq)].push(message(jq, -v));
+                    }
+                });
+            }
+            for &(jq, q, want) in &batch {
+                if self.update(jq, want) && !self.overflow.load(Relaxed) {
+                    mine.push((q, want));
+                }
+            }
+        }
+        if let Some(outbox) = self.outbox {
+            for (d, m) in away.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
+                if let Err(e) = outbox.send(d, m) {
+                    self.failure.set(e);
+                }
+            }
+        }
+        self.gather(mine);
+        self.found.fetch_add(block.len() as u64, Relaxed);
+        self.meter.charge(block.len() as u64 * PROPAGATE_UNITS);
+    }
+
+    /// The level's positions from the lists the level before gathered, in parallel blocks.
+    fn propagate_lists(&self, pieces: &[Vec<(Board, i8)>]) {
+        pieces.par_iter().flat_map(|p| p.par_chunks(1 << 12)).for_each(|block| {
+            if !self.progress.cancelled() && !self.failure.failed.load(Relaxed) {
+                self.propagate(block);
+            }
+        });
+    }
+
+    /// The level's positions found by a scan of the cells: each chunk's positions of depth `k`
+    /// (positions assigned meanwhile get `k + 1`, so the scan is not disturbed), propagated
+    /// chunk by chunk.
+    fn scan(&self, k: u16) {
+        let (n, base, cells) = (self.n, self.own.start, self.cells);
+        let want = assigned(k);
+        let mask = ASSIGNED | (u32::from(u16::MAX) << DEPTH_SHIFT);
+        split(self.own.clone(), CHUNK).par_iter().for_each(|r| {
+            if self.progress.cancelled() || self.failure.failed.load(Relaxed) {
+                return;
+            }
+            let walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
+            let block: Vec<(Board, i8)> = walker
+                .filter_map(|(i, b)| {
+                    let c = cells[(i - base) as usize].load(Relaxed);
+                    (c & mask == want && value_of(c) != 0).then_some((b, value_of(c)))
+                })
+                .collect();
+            self.propagate(&block);
+            self.meter.charge((r.end - r.start) / SCAN_POSITIONS_PER_UNIT);
+        });
+    }
+
+    /// Applies the updates other ranks sent (messages), in prefetched batches.
+    fn apply(&self, got: &[u64]) {
+        let (n, base, cells) = (self.n, self.own.start, self.cells);
+        got.par_chunks(1 << 12).for_each(|msgs| {
+            let mut mine = Vec::new();
+            for group in msgs.chunks(BATCH) {
+                for &m in group {
+                    prefetch(&cells[(m & INDEX_MASK) as usize - base as usize]);
+                }
+                for &m in group {
+                    let (jq, want) = (m & INDEX_MASK, (m >> WANT_SHIFT) as u8 as i8);
+                    if self.update(jq, want) && !self.overflow.load(Relaxed) {
+                        mine.push((unrank_unchecked(n, jq), want));
+                    }
+                }
+            }
+            self.gather(mine);
+        });
+    }
+
+    /// The next level's list, unless it outgrew its cap.
+    fn next_list(self) -> Option<Vec<Vec<(Board, i8)>>> {
+        if self.overflow.load(Relaxed) {
+            None
+        } else {
+            Some(self.next.into_inner().unwrap_or_else(|p| p.into_inner()))
+        }
+    }
 }
 
 /// An update of position `j` (another rank's) by a child of value `-want`, as a message: the
@@ -376,55 +502,59 @@ fn message(j: u64, want: i8) -> u64 {
     j | (u64::from(want as u8) << WANT_SHIFT)
 }
 
-/// The forward pass of a whole layer in one process (`cells` are the layer's): children's values
-/// read in place, prefetched in batches.
-fn forward_local(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[AtomicU32], broken: &AtomicBool, progress: &dyn Progress, charge: &(dyn Fn(u64) + Sync)) {
-    let size = layer_size(n);
-    split(0..size, CHUNK).par_iter().for_each(|r| {
-        if progress.cancelled() || broken.load(Relaxed) {
-            return;
+/// The forward pass in one process as a forward loop's kind: the values a position needs
+/// looked up (a loss's same-layer children in the cells, a win's captured children in the
+/// lower layers) and folded into its [`Parent`].
+struct Local<'a> {
+    rules: Ruleset,
+    n: u32,
+    lower: &'a [&'a [i8]],
+    cells: &'a [AtomicU32],
+    broken: &'a AtomicBool,
+    progress: &'a dyn Progress,
+    meter: &'a Meter<'a>,
+}
+
+impl Forward for Local<'_> {
+    type Parent = Parent;
+    /// The child's layer (`n`: this one, in the cells) and index.
+    type Lookup = (u32, usize);
+
+    fn stopped(&self) -> bool {
+        self.progress.cancelled() || self.broken.load(Relaxed)
+    }
+
+    #[inline]
+    fn moves(&self, i: u64, board: &Board, mut lookup: impl FnMut((u32, usize))) -> Option<Parent> {
+        forward_moves(self.rules, self.n, self.cells, 0, i, board, |m, j| lookup((m, j as usize)))
+    }
+
+    #[inline]
+    fn prefetch(&self, (m, j): (u32, usize)) {
+        if m == self.n {
+            prefetch(&self.cells[j]);
+        } else {
+            prefetch(&self.lower[m as usize][j]);
         }
-        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        // Per position of the group: index, value, a value-keeping exit seen, moves counted.
-        let mut group: Vec<Parent> = Vec::with_capacity(BATCH);
-        // (position in the group, lower layer or `u32::MAX` for this layer, index, captured).
-        let mut lookups: Vec<(u8, u32, usize, u8)> = Vec::with_capacity(BATCH * 6);
-        loop {
-            group.clear();
-            lookups.clear();
-            let mut took = 0;
-            for (i, b) in walker.by_ref().take(BATCH) {
-                took += 1;
-                let k = group.len() as u8;
-                let Some(parent) = forward_moves(rules, n, cells, 0, i, &b, |m, j| {
-                    if m == n {
-                        prefetch(&cells[j as usize]);
-                    } else {
-                        prefetch(&lower[m as usize][j as usize]);
-                    }
-                    lookups.push((k, m, j as usize, (n - m) as u8));
-                }) else {
-                    continue;
-                };
-                group.push(parent);
-            }
-            if took == 0 {
-                break;
-            }
-            for &(k, m, j, captured) in &lookups {
-                let g = &mut group[k as usize];
-                if m == n {
-                    g.count += u32::from(value_of(cells[j].load(Relaxed)) == -g.value);
-                } else {
-                    g.exit |= captured as i8 - lower[m as usize][j] == g.value;
-                }
-            }
-            for p in &group {
-                finish_forward(rules, n, lower, cells, 0, p, broken);
-            }
+    }
+
+    #[inline]
+    fn fold(&self, g: &mut Parent, (m, j): (u32, usize)) {
+        if m == self.n {
+            g.count += u32::from(value_of(self.cells[j].load(Relaxed)) == -g.value);
+        } else {
+            g.exit |= (self.n - m) as i8 - self.lower[m as usize][j] == g.value;
         }
-        charge((r.end - r.start) * FORWARD_UNITS);
-    });
+    }
+
+    #[inline]
+    fn finish(&self, p: &Parent) {
+        finish_forward(self.rules, self.n, self.lower, self.cells, 0, p, self.broken);
+    }
+
+    fn chunk_done(&self, positions: u64) {
+        self.meter.charge(positions * FORWARD_UNITS);
+    }
 }
 
 /// A chunk's positions of the forward pass and their lookups (key, position in the chunk).
@@ -506,7 +636,7 @@ fn forward_shared(
     share: &Share,
     broken: &AtomicBool,
     progress: &dyn Progress,
-    charge: &(dyn Fn(u64) + Sync),
+    meter: &Meter,
 ) -> Result<()> {
     let cluster = share.cluster;
     let ranks = cluster.size();
@@ -535,7 +665,7 @@ fn forward_shared(
                             ps.push(p);
                         }
                     }
-                    charge((r.end - r.start) * FORWARD_UNITS);
+                    meter.charge((r.end - r.start) * FORWARD_UNITS);
                     (ps, ls)
                 })
                 .collect();

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use rayon::prelude::*;
 
 use super::cluster::{ask_owners, Ownership};
+use super::forward::{forward, Forward};
 use super::options::{OutOfCore, Share};
 use super::pass::{exits, Pass};
 use super::state::{open, prefetch, split, BestExit, Cell, Failure, BATCH, CHUNK, KEY_SHIFT};
@@ -153,44 +154,57 @@ impl<'a> Resident<'a> {
 
 /// The exits pass over `range` in memory: the lower layers read at random, with prefetching.
 fn exits_in_memory(rules: Ruleset, n: u32, lower: &[&[i8]], cells: &[Cell], out: &[BestExit], range: Range<u64>, progress: &dyn Progress) {
-    split(range, CHUNK).par_iter().for_each(|r| {
-        if progress.cancelled() {
-            return;
-        }
-        let mut walker = LayerWalker::new(n, r.clone()).expect("n <= 48 was checked");
-        let mut group: Vec<(u64, i8, u8, bool)> = Vec::with_capacity(BATCH);
-        let mut lookups: Vec<(u8, u8, usize)> = Vec::with_capacity(BATCH * 6);
-        loop {
-            // Moves of a group of positions; the lower-layer values they need are prefetched...
-            group.clear();
-            lookups.clear();
-            for (i, b) in walker.by_ref().take(BATCH) {
-                let k = group.len() as u8;
-                let (best, pending, ended) = exits(rules, &b, |captured, child| {
-                    let layer = lower[(n - u32::from(captured)) as usize];
-                    let j = rank_unchecked(child) as usize;
-                    prefetch(&layer[j]);
-                    lookups.push((k, captured, j));
-                });
-                group.push((i, best, pending, ended));
-            }
-            if group.is_empty() {
-                break;
-            }
-            // ...then read once they are on their way.
-            for &(k, captured, j) in &lookups {
-                let v = lower[(n - u32::from(captured)) as usize][j];
-                let g = &mut group[k as usize];
-                g.1 = g.1.max(captured as i8 - v);
-            }
-            // A game over is marked (its depth to capture is 0; see `FusedDepths`).
-            for &(i, best, pending, ended) in &group {
-                cells[i as usize].store(open(pending, ended), Relaxed);
-                out[i as usize].store(best, Relaxed);
-            }
-        }
-        progress.advance((r.end - r.start) * EXIT_UNITS);
-    });
+    forward(n, range, &InMemory { rules, n, lower, cells, out, progress });
+}
+
+/// The exits pass in memory as a forward pass: a capture's child's value looked up (lower
+/// layer, index), folded into the best exit.
+struct InMemory<'a> {
+    rules: Ruleset,
+    n: u32,
+    lower: &'a [&'a [i8]],
+    cells: &'a [Cell],
+    out: &'a [BestExit],
+    progress: &'a dyn Progress,
+}
+
+impl Forward for InMemory<'_> {
+    /// Index, best exit, same-layer moves, game over.
+    type Parent = (u64, i8, u8, bool);
+    /// Stones captured, the child's index.
+    type Lookup = (u8, usize);
+
+    fn stopped(&self) -> bool {
+        self.progress.cancelled()
+    }
+
+    #[inline]
+    fn moves(&self, i: u64, board: &Board, mut lookup: impl FnMut((u8, usize))) -> Option<Self::Parent> {
+        let (best, pending, ended) = exits(self.rules, board, |captured, child| lookup((captured, rank_unchecked(child) as usize)));
+        Some((i, best, pending, ended))
+    }
+
+    #[inline]
+    fn prefetch(&self, (captured, j): (u8, usize)) {
+        prefetch(&self.lower[(self.n - u32::from(captured)) as usize][j]);
+    }
+
+    #[inline]
+    fn fold(&self, parent: &mut Self::Parent, (captured, j): (u8, usize)) {
+        let v = self.lower[(self.n - u32::from(captured)) as usize][j];
+        parent.1 = parent.1.max(captured as i8 - v);
+    }
+
+    /// A game over is marked (its depth to capture is 0; see `FusedDepths`).
+    #[inline]
+    fn finish(&self, &(i, best, pending, ended): &Self::Parent) {
+        self.cells[i as usize].store(open(pending, ended), Relaxed);
+        self.out[i as usize].store(best, Relaxed);
+    }
+
+    fn chunk_done(&self, positions: u64) {
+        self.progress.advance(positions * EXIT_UNITS);
+    }
 }
 
 /// The places of the lower layers a capture from layer `n` reaches (layers `0..=n - 2`, laid

@@ -10,6 +10,7 @@
 //! | `options` | what a caller chooses of a solve: out of core and its limits, checkpoints, a rank's share ([`SolveOptions`], [`OutOfCore`], [`Share`]) |
 //! | `pass` | what every way of running the exits pass shares: the pass's work and one position's exits |
 //! | `exits` | the exits pass, with its ways of reading the lower layers (resident in memory, sorted out of core, exchanged among ranks) |
+//! | `forward` | the forward loop: a layer's positions in index order, their children's entries read in prefetched batches, one loop for every kind of pass (`Forward`: the exits pass in memory, the bounds' exits pass, the depths' forward pass) |
 //! | `streamed` | the exits pass that reads each lower layer once, in order, by the rows the captures sow |
 //! | `state` | the cells and the hot loop: seeding, propagation to predecessors, routing of updates to other parts and ranks |
 //! | `lookahead` | seeding by lists instead of scans: a threshold's scan gathers the seeds of the thresholds below |
@@ -25,6 +26,7 @@ pub(crate) mod cluster;
 mod driver;
 pub(crate) mod dtc;
 mod exits;
+mod forward;
 mod fused;
 mod lookahead;
 mod options;

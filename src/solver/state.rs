@@ -233,9 +233,9 @@ pub(super) struct Frontier {
     seeds: Mutex<Vec<(Board, i8)>>,
 }
 
-/// The work units one threshold may advance progress by ([`WorkModel`]'s estimate), charged
-/// as the threshold scans and propagates (in any part, in any round) and never beyond the
-/// estimate; [`Meter::finish`] gives what is left when the threshold is done.
+/// The work units one threshold (or one dtc pass) may advance progress by ([`WorkModel`]'s
+/// estimate), charged as the threshold scans and propagates (in any part, in any round) and
+/// never beyond the estimate; [`Meter::finish`] gives what is left when the threshold is done.
 pub(super) struct Meter<'a> {
     pub(super) progress: &'a dyn Progress,
     pub(super) budget: u64,
