@@ -11,7 +11,8 @@
 //! stand here. A fourth kind is a tag here and its impl of [`Kind`], with its [`FileContent`]
 //! (`src/error/details.rs`) and its payload encoding (`src/format.rs`): the storage, the
 //! errors and the verifier's report then take it as they take these three; its check and its
-//! build are a file each in `src/verify/` and `src/builder/` (docs/architecture.md).
+//! build are a file each in `src/verify/` and `src/builder/`, run by one line each in the
+//! verifier and the builder (docs/architecture.md, "A fourth kind").
 
 use std::fs::File;
 use std::path::Path;
