@@ -527,7 +527,8 @@ impl Planner<'_> {
             .filter(|&kind| config.wants_companion(kind))
             .map(|kind| match kind {
                 FileContent::Bounds => plan_bounds(self.dir, n, &config.skip),
-                _ => self.dtc(n, build, &mode, memory_bytes, seconds),
+                FileContent::Dtc => self.dtc(n, build, &mode, memory_bytes, seconds),
+                FileContent::Values => Err(Error::Internal("the values are no companion".into())),
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(LayerPlan {
@@ -657,8 +658,12 @@ fn files_bytes(layers: &[LayerPlan]) -> u64 {
 /// Bytes of scratch disk layer `l`'s files beside the values take when their working state
 /// goes to a file (four bytes per position of a rank's share), the largest of them.
 fn companion_scratch(l: &LayerPlan, ranks: usize) -> u64 {
-    let per = 4 * Ownership::new(l.positions, ranks).per.min(l.positions);
-    l.companions.iter().filter(|c| c.scratch && matches!(c.action, LayerAction::Build { .. })).map(|_| per).max().unwrap_or(0)
+    let scratched = l.companions.iter().any(|c| c.scratch && matches!(c.action, LayerAction::Build { .. }));
+    if scratched {
+        4 * Ownership::new(l.positions, ranks).per.min(l.positions)
+    } else {
+        0
+    }
 }
 
 /// What to do with layer `n`'s file of kind `K` beside its values: build it when absent or

@@ -42,6 +42,9 @@ pub(super) trait Forward: Sync {
     fn chunk_done(&self, positions: u64);
 }
 
+// A batch's parents are numbered by a byte.
+const _: () = assert!(BATCH <= 256);
+
 /// Runs the forward pass `kind` over positions `range` of layer `n`, in chunks of [`CHUNK`]
 /// positions on the current rayon thread pool.
 ///
