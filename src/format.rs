@@ -5,7 +5,7 @@
 //! belongs to, how positions are indexed, how values are encoded, and a checksum of the payload.
 //! The header carries its own checksum, so a damaged header is told apart from a damaged payload.
 
-use crate::error::{Damage, Error, Result};
+use crate::error::{Damage, Error, FileContent, Result};
 use crate::index::{layer_size, MAX_STONES};
 use crate::rules::Ruleset;
 use std::path::Path;
@@ -22,13 +22,13 @@ pub const PAYLOAD_OFFSET: u64 = 4096;
 /// with an empty opponent pit (the order of the published 2002 files).
 pub(crate) const INDEX_LEXICOGRAPHIC_2002: u32 = 1;
 /// Value encoding 1: one signed byte per position, the exact value `-n..=n` for the mover.
-pub(crate) const VALUE_EXACT_I8: u32 = 1;
+pub(crate) const VALUE_EXACT_I8: u32 = FileContent::Values.encoding();
 /// Value encoding 2: forced-capture bounds (`crate::bounds`), one code of `bounds::width(n)` bits
 /// per position, bit-packed.
-pub const BOUNDS_TRIANGULAR: u32 = 2;
+pub const BOUNDS_TRIANGULAR: u32 = FileContent::Bounds.encoding();
 /// Value encoding 3: depth to capture (`crate::dtc`), one byte per position, then the depths of
 /// 254 and more as sorted records, then their number.
-pub(crate) const DTC_U8_ESCAPED: u32 = 3;
+pub(crate) const DTC_U8_ESCAPED: u32 = FileContent::Dtc.encoding();
 /// The payload checksum algorithm, by name (XXH3, 64-bit, seed 0).
 pub(crate) const CHECKSUM_ALGORITHM: &str = "xxh3-64";
 
@@ -116,24 +116,9 @@ impl Header {
         Header { rules, stones, entries: layer_size(stones), encoding: DTC_U8_ESCAPED, payload_checksum }
     }
 
-    /// Payload bytes: one per position for values, [`crate::bounds::payload_len`] for bounds;
-    /// for depths to capture, the least length (no escaped depth: their number, in the payload's
-    /// last 8 bytes, gives the rest).
-    pub(crate) fn payload_len(&self) -> u64 {
-        match self.encoding {
-            BOUNDS_TRIANGULAR => crate::bounds::payload_len(self.stones),
-            DTC_U8_ESCAPED => crate::dtc::payload_len(self.stones, 0),
-            _ => self.entries,
-        }
-    }
-
-    /// What the payload holds, in words (for messages).
+    /// What the payload of encoding `encoding` holds, in words (for messages).
     pub fn kind(encoding: u32) -> &'static str {
-        match encoding {
-            BOUNDS_TRIANGULAR => "forced-capture bounds",
-            DTC_U8_ESCAPED => "depths to capture",
-            _ => "values",
-        }
+        FileContent::of_encoding(encoding).map_or("an unknown payload", FileContent::payload)
     }
 
     /// Checks that the payload holds what the caller expects (`encoding`). `path` only names the
@@ -210,7 +195,7 @@ impl Header {
             return Err(field("index scheme", INDEX_LEXICOGRAPHIC_2002.into(), index.into()));
         }
         let enc = get_u32(bytes, OFF_ENCODING);
-        if ![VALUE_EXACT_I8, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED].contains(&enc) {
+        if FileContent::of_encoding(enc).is_none() {
             return Err(field("value encoding", VALUE_EXACT_I8.into(), enc.into()));
         }
         let entries = get_u64(bytes, OFF_ENTRIES);

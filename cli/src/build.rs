@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar};
 use oware::builder::{
-    self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionPlan, CompanionStats, DtcStats, LayerAction, LayerOutcome, LayerStats, Mode,
+    self, BoundsStats, BuildConfig, BuildObserver, BuildPlan, CompanionPlan, CompanionStats, DtcStats, EntryStats, LayerAction, LayerOutcome, LayerStats, Mode,
 };
 use oware::error::FileContent;
 use oware::index::MAX_STONES;
@@ -138,6 +138,12 @@ enum CompanionStatsDoc<'a> {
         stats: &'a BoundsStats,
     },
     Dtc(&'a DtcStats),
+    Entries(&'a EntryStats),
+    /// A kind this program does not know: what every kind's statistics say.
+    Plain {
+        layer: u32,
+        positions: u64,
+    },
 }
 
 /// The last line with `--json`.
@@ -376,6 +382,8 @@ impl BuildObserver for Display {
             let doc = match stats {
                 CompanionStats::Bounds(s) => CompanionStatsDoc::Bounds { forced_share: s.forced_share(), inside_share: s.inside_share(), stats: s },
                 CompanionStats::Dtc(s) => CompanionStatsDoc::Dtc(s),
+                CompanionStats::Entries(_, s) => CompanionStatsDoc::Entries(s),
+                other => CompanionStatsDoc::Plain { layer: other.layer(), positions: other.positions() },
             };
             self.json_line(&LayerDoc { schema_version: SCHEMA_VERSION, kind: stats.kind().name(), status, replaced, stats: doc });
             return;
@@ -393,6 +401,8 @@ fn companion_line(stats: CompanionStats<'_>, outcome: &LayerOutcome) -> String {
             let size = match stats {
                 CompanionStats::Bounds(s) => human_bytes(s.file_bytes),
                 CompanionStats::Dtc(s) => format!("peak memory {}", s.peak_memory_bytes.map_or("?".into(), human_bytes)),
+                CompanionStats::Entries(_, s) => format!("peak memory {}", s.peak_memory_bytes.map_or("?".into(), human_bytes)),
+                _ => String::new(),
             };
             format!("{:.2} s, {:.2} M positions/s, {size}", seconds, stats.positions() as f64 / seconds.max(1e-9) / 1e6)
         }
@@ -406,6 +416,7 @@ fn companion_line(stats: CompanionStats<'_>, outcome: &LayerOutcome) -> String {
             let mean = s.mean.map_or("none".into(), |m| format!("{m:.2}"));
             format!("   dtc {:>2}: {how}; max {max}, mean {mean}", s.layer)
         }
+        other => format!("{:>6} {:>2}: {how}", other.kind().name(), other.layer()),
     }
 }
 
@@ -495,7 +506,7 @@ fn plan_text(plan: &BuildPlan, threads: usize) -> String {
             human_duration(l.seconds_estimate)
         ));
     }
-    for kind in FileContent::COMPANIONS {
+    for &kind in FileContent::COMPANIONS {
         let plans = plan.layers.iter().filter_map(|l| l.companion(kind).map(|c| (l.layer, c)));
         let Some(sum) = summarize(plans, |c| (&c.action, c.memory_bytes, c.disk_bytes)) else { continue };
         let layers_where = |keep: fn(&CompanionPlan) -> bool, words: &str| {

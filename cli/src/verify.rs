@@ -114,6 +114,12 @@ fn companion_text(e: &CompanionEntry) -> String {
                     };
                     ("depths checked,  ", format!("; greatest depth {}", depth(r.greatest_depth)), r.first_mismatches.iter().map(line).collect())
                 }
+                CompanionReport::Entries(r) => {
+                    let line = |m: &oware::verify::EntryMismatch| {
+                        format!("    index {:>12}: {}  stored {}, its moves give {}\n", m.index, board_text(&m.board), m.stored, m.derived)
+                    };
+                    ("entries checked, ", String::new(), r.first_mismatches.iter().map(line).collect())
+                }
                 _ => ("entries checked, ", String::new(), Vec::new()),
             };
             let mut s = format!(

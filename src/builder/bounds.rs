@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::companion::CompanionPass;
+use super::companion::{CompanionPass, Inputs};
 use super::config::SPOT_CHECKS;
+use super::plan::{plan_bounds, CompanionPlan, Planner, ValuesPlan};
 use super::stats::{BoundsStats, CompanionStats};
 use super::BuildObserver;
 use crate::error::{Damage, Error, Result};
@@ -43,7 +44,12 @@ pub fn bounds_stats(rules: Ruleset, n: u32, values: &Layer, b: &Layer<BoundsKind
 /// a layer the build leaves out: layer `n - 1` at most, never read), in memory.
 impl CompanionPass for BoundsKind {
     type Stats = BoundsStats;
-    type Inputs<'a> = &'a [Option<Layer<BoundsKind>>];
+    const DISTRIBUTED: bool = false;
+
+    /// They do not follow the values: built when absent or damaged.
+    fn plan(planner: &Planner<'_>, n: u32, _values: &ValuesPlan<'_>) -> Result<CompanionPlan> {
+        plan_bounds(planner.dir, n, &planner.config.skip)
+    }
 
     fn stats(rules: Ruleset, n: u32, values: &Layer, file: &Layer<BoundsKind>) -> Result<BoundsStats> {
         bounds_stats(rules, n, values, file)
@@ -57,7 +63,7 @@ impl CompanionPass for BoundsKind {
         CompanionStats::Bounds(stats)
     }
 
-    fn work_units(n: u32, _: Self::Inputs<'_>) -> u64 {
+    fn work_units(n: u32, _: Inputs<'_, BoundsKind>) -> u64 {
         bounds_work_units(n)
     }
 
@@ -65,13 +71,13 @@ impl CompanionPass for BoundsKind {
         dir: &DatabaseDir,
         n: u32,
         values: &Layer,
-        lower: &[Option<Layer<BoundsKind>>],
+        inputs: Inputs<'_, BoundsKind>,
         observer: &dyn BuildObserver,
         start: Instant,
     ) -> Result<Option<(BoundsStats, f64)>> {
         let rules = dir.rules();
         let mut writer = LayerWriter::create::<BoundsKind>(dir, n, crate::bounds::payload_len(n))?;
-        let lower_payloads: Vec<&[u8]> = lower.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.bytes())).collect();
+        let lower_payloads: Vec<&[u8]> = inputs.own.iter().map(|b| b.as_ref().map_or(&[][..], |b| b.bytes())).collect();
         solve_bounds(rules, n, &lower_payloads, writer.payload_mut(), observer)?;
         observer.phase("bounds: checking");
         let t = crate::bounds::tally(n, values.values(), writer.payload());
@@ -79,13 +85,14 @@ impl CompanionPass for BoundsKind {
             let detail = format!("bounds entry {index} (code {code}) contradicts value {value} of position {:?}", unrank_unchecked(n, index));
             return Err(Error::BoundsCheck { layer: n, detail });
         }
-        BoundsKind::spot_check(rules, n, values.values(), writer.payload(), lower)?;
+        BoundsKind::spot_check(rules, n, values.values(), writer.payload(), inputs)?;
         let seconds = start.elapsed().as_secs_f64();
         writer.finish()?;
         Ok(Some((BoundsStats { seconds: Some(seconds), peak_memory_bytes: peak_memory(), ..BoundsStats::new(rules, n, &t) }, seconds)))
     }
 
-    fn spot_check(rules: Ruleset, n: u32, _values: &[i8], payload: &[u8], lower: &[Option<Layer<BoundsKind>>]) -> Result<()> {
+    fn spot_check(rules: Ruleset, n: u32, _values: &[i8], payload: &[u8], inputs: Inputs<'_, BoundsKind>) -> Result<()> {
+        let lower = inputs.own;
         let size = layer_size(n);
         let step = (size / SPOT_CHECKS).max(1);
         let codec = crate::bounds::Codec::new(n);

@@ -95,8 +95,12 @@ impl BuildConfig {
                 return Err(Error::Usage(format!("layer {m} cannot be left out: layer {n} needs it (a layer needs every layer at least 2 stones smaller)")));
             }
         }
-        if ranks > 1 && self.wants_companion(FileContent::Bounds) {
-            return Err(Error::Usage(format!("forced-capture bounds are built by one process, not by {ranks} ranks")));
+        if ranks > 1 {
+            for &kind in &self.companions {
+                if !super::registered(kind)?.distributed() {
+                    return Err(Error::Usage(format!("{} are built by one process, not by {ranks} ranks", kind.not_built())));
+                }
+            }
         }
         Ok(())
     }

@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use super::companion::{values_of, CompanionPass};
+use super::companion::{values_of, CompanionPass, Inputs};
 use super::config::SPOT_CHECKS;
+use super::plan::{CompanionPlan, Planner, ValuesPlan};
 use super::stats::{rank_figures, CompanionStats, DtcStats, RankFigures};
 use super::BuildObserver;
 use crate::dtc::{byte_of, record, DtcPayload, DIRECT_MAX};
@@ -20,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::index::{layer_size, rank_unchecked, unrank_unchecked};
 use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership};
-use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, FusedDepths, Share, CHUNK, EXCHANGE_STEP};
+use crate::solver::{dtc_work_units, share_buffers, solve_dtc_layer, Share, CHUNK, EXCHANGE_STEP};
 use crate::storage::{DatabaseDir, DtcKind, DtcWriter, Layer, ShareWriter};
 use crate::sys::peak_memory;
 use crate::verify::derive_dtc;
@@ -40,30 +41,18 @@ pub fn dtc_stats(rules: Ruleset, n: u32, values: &Layer, d: &Layer<DtcKind>) -> 
     }
 }
 
-/// What computing a layer's depths to capture reads besides its values.
-#[derive(Clone, Copy)]
-pub(super) struct DtcInputs<'a> {
-    /// `lower[m]`: layer `m`'s values, `None` for a layer the build leaves out (layer `n - 1`
-    /// at most: never read).
-    pub(super) lower: &'a [Option<Layer>],
-    /// The layer's work directory, where the working cells go when `scratch` says so.
-    pub(super) work: &'a Path,
-    /// Whether the working cells go to a scratch file (the plan's `CompanionPlan::scratch`).
-    pub(super) scratch: bool,
-    /// The ranks computing the depths together (one, `Solo`, in a build of one process).
-    pub(super) cluster: &'a dyn Cluster,
-    /// The depths the layer's values' propagation recorded, complete (one process): written
-    /// and checked instead of computed.
-    pub(super) fused: Option<&'a FusedDepths>,
-}
-
 /// Layer `n`'s depths are written from those its values' propagation recorded
 /// ([`FusedDepths`]), or computed by their own pass from its values and the smaller layers'
 /// (cells in memory, or in a scratch file in the work directory when the plan says so; each
 /// rank its share under `mpirun`).
 impl CompanionPass for DtcKind {
     type Stats = DtcStats;
-    type Inputs<'a> = DtcInputs<'a>;
+    const DISTRIBUTED: bool = true;
+
+    /// They follow the values: rebuilt with them.
+    fn plan(planner: &Planner<'_>, n: u32, values: &ValuesPlan<'_>) -> Result<CompanionPlan> {
+        planner.dtc(n, values.build, values.mode, values.memory_bytes, values.seconds)
+    }
 
     fn stats(rules: Ruleset, n: u32, values: &Layer, file: &Layer<DtcKind>) -> Result<DtcStats> {
         dtc_stats(rules, n, values, file)
@@ -77,7 +66,7 @@ impl CompanionPass for DtcKind {
         CompanionStats::Dtc(stats)
     }
 
-    fn work_units(n: u32, inputs: DtcInputs<'_>) -> u64 {
+    fn work_units(n: u32, inputs: Inputs<'_, DtcKind>) -> u64 {
         let own = Ownership::new(layer_size(n), inputs.cluster.size()).range(inputs.cluster.rank());
         dtc_work_units(own.end - own.start)
     }
@@ -89,7 +78,7 @@ impl CompanionPass for DtcKind {
         dir: &DatabaseDir,
         n: u32,
         values: &Layer,
-        inputs: DtcInputs<'_>,
+        inputs: Inputs<'_, DtcKind>,
         observer: &dyn BuildObserver,
         start: Instant,
     ) -> Result<Option<(DtcStats, f64)>> {
@@ -114,12 +103,12 @@ impl CompanionPass for DtcKind {
         if ranks > 1 {
             scratch_dir.push(format!("rank-{me:04}-of-{ranks:04}"));
         }
-        let scratch_dir = (inputs.scratch || ranks > 1).then_some(scratch_dir);
+        let scratch_dir = (inputs.plan.scratch || ranks > 1).then_some(scratch_dir);
         if let Some(d) = &scratch_dir {
             std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
         }
         let levels = if ranks > 1 { 4 } else { 3 };
-        let scratch_file = scratch_dir.as_ref().filter(|_| inputs.scratch).map(|d| d.join("dtc-state.bin"));
+        let scratch_file = scratch_dir.as_ref().filter(|_| inputs.plan.scratch).map(|d| d.join("dtc-state.bin"));
         let (outbox_bytes, lookups, _) = share_buffers(own.end - own.start);
         let share = scratch_dir.as_deref().filter(|_| ranks > 1).map(|work_dir| Share { cluster, work_dir, outbox_bytes, lookups });
         let depths = solve_dtc_layer(rules, n, values.values(), &lower_values, own.clone(), share.as_ref(), scratch_file.as_deref(), observer);
@@ -150,7 +139,7 @@ impl CompanionPass for DtcKind {
         }
     }
 
-    fn spot_check(rules: Ruleset, n: u32, values: &[i8], payload: &[u8], inputs: DtcInputs<'_>) -> Result<()> {
+    fn spot_check(rules: Ruleset, n: u32, values: &[i8], payload: &[u8], inputs: Inputs<'_, DtcKind>) -> Result<()> {
         let payload = DtcPayload::new(n, payload).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;
         let lower = values_of(inputs.lower);
         let size = layer_size(n);
@@ -228,7 +217,7 @@ fn check_and_finish(
     values: &[i8],
     writer: DtcWriter,
     figures: Option<Vec<RankFigures>>,
-    inputs: DtcInputs<'_>,
+    inputs: Inputs<'_, DtcKind>,
     start: Instant,
 ) -> Result<(DtcStats, f64)> {
     let payload = DtcPayload::new(n, writer.payload()).map_err(|e| Error::Internal(format!("dtc of layer {n}: {e}")))?;

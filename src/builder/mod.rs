@@ -22,9 +22,10 @@
 //! | `config` | what to build ([`BuildConfig`]) and the defaults |
 //! | `plan` | the plan of a build and its estimates: modes, memory, disk, time ([`plan`]) |
 //! | `pipeline` | the one build pipeline, one process or the ranks of a cluster ([`build`] and its [`BuildReport`], `build_with`) |
-//! | `companion` | the files beside each layer's values, checked or built after them the same way whatever their kind |
+//! | `companion` | the files beside each layer's values, planned, checked or built after them the same way whatever their kind (the registry, `registered`, is here in `mod.rs`) |
 //! | `bounds` | the forced-capture bounds of each layer: how they are computed and checked |
 //! | `dtc` | the depths to capture of each layer: how they are computed and checked |
+//! | `moves` | the tests' own kind (each position's number of moves): how it is built, in its one file |
 //! | `runs` | a layer's time over the runs that built it (stopped and resumed), kept beside its checkpoint |
 //! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`, `dtc-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
@@ -34,6 +35,8 @@ mod companion;
 mod config;
 mod dtc;
 mod lock;
+#[cfg(test)]
+mod moves;
 mod pipeline;
 mod plan;
 mod runs;
@@ -47,10 +50,26 @@ pub use lock::BuildLock;
 pub(crate) use pipeline::build_with;
 pub use pipeline::{build, BuildReport};
 pub use plan::{check_plan, plan, propose, propose_ranks, BuildPlan, CompanionPlan, LayerAction, LayerPlan, Mode, OutOfCoreLimits, Throughput};
-pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, LayerOutcome, LayerStats, RankFigures};
+pub use stats::{histogram, read_stats, BoundsStats, CompanionStats, DtcStats, EntryStats, LayerOutcome, LayerStats, RankFigures};
 
 use crate::error::FileContent;
 use crate::progress::Progress;
+
+/// The builder's registry of the kinds beside the values: each kind's pass, the one place that
+/// names the kinds' builds (a kind added is its module above and its line here); the plan, the
+/// configuration's check and the pipeline reach every kind through it. [`Error::Internal`](crate::Error::Internal)
+/// for a kind it does not hold.
+fn registered(kind: FileContent) -> crate::error::Result<&'static dyn companion::Companion> {
+    use crate::storage::{BoundsKind, DtcKind};
+    use companion::Registered;
+    Ok(match kind {
+        FileContent::Bounds => &Registered::<BoundsKind>::ENTRY,
+        FileContent::Dtc => &Registered::<DtcKind>::ENTRY,
+        #[cfg(test)]
+        FileContent::Moves => &Registered::<crate::verify::moves::MovesKind>::ENTRY,
+        _ => return Err(crate::Error::Internal(format!("no build of the {} is registered", kind.what()))),
+    })
+}
 
 /// Receives what a build does, for display; its [`Progress::cancelled`] stops the build.
 pub trait BuildObserver: Progress {

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::companion::{companion_layer, values_of};
+use super::companion::{values_of, LayerInputs};
 use super::config::SPOT_CHECKS;
 use super::config::{BuildConfig, CHECKPOINT_EVERY};
-use super::dtc::DtcInputs;
 use super::lock::BuildLock;
 use super::plan::{check_plan, propose_ranks, LayerAction, LayerPlan, Mode};
+use super::registered;
 use super::runs::RunClock;
 use super::stats::{count_released, rank_figures, read_stats, restore_stats, stats_out_of_range, write_json, LayerOutcome, LayerStats, RankFigures};
 use super::BuildObserver;
@@ -21,7 +21,7 @@ use crate::rules::Ruleset;
 use crate::solver::cluster::{Cluster, Metered, Ownership, Solo};
 use crate::solver::spill::{Checkpoint, CHECKPOINT_FILE};
 use crate::solver::{share_buffers, solve_layer_with, solve_share, FusedDepths, Share, SolveOptions, WorkModel};
-use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer, LayerWriter, ValuesKind};
+use crate::storage::{DatabaseDir, Layer, LayerWriter, ValuesKind};
 use crate::sys::peak_memory;
 use crate::verify::derive_value;
 
@@ -150,7 +150,12 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
     let agreed = cluster.broadcast(&mine)?;
     // `lower[m]`: layer m, `None` for a layer left out (`config.skip`; no layer built reads it).
     let mut lower: Vec<Option<Layer>> = Vec::new();
-    let mut lower_bounds: Vec<Option<Layer<BoundsKind>>> = Vec::new();
+    // Each kind beside the values the build wants, in the order of their kinds, carried from
+    // layer to layer.
+    let mut chains = Vec::new();
+    for &kind in FileContent::COMPANIONS.iter().filter(|&&k| config.wants_companion(k)) {
+        chains.push((kind, registered(kind)?.chain()));
+    }
     let mut all = Vec::new();
     for lp in &the_plan.layers {
         let n = lp.layer;
@@ -160,7 +165,7 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
         if let LayerAction::Skip { .. } = &lp.action {
             // The plan given to the observer shows it.
             lower.push(None);
-            lower_bounds.push(None);
+            chains.iter_mut().for_each(|(_, c)| c.skip());
             continue;
         }
         // Depths to capture built with the layer's values in memory are recorded by the values'
@@ -205,25 +210,17 @@ pub(crate) fn build_with(config: &BuildConfig, observer: &dyn BuildObserver, clu
             lower.push(Some(dir.open_layer::<ValuesKind>(n, false)?));
         }
         let Some(this) = lower[n as usize].as_ref() else { return Err(Error::Internal(format!("layer {n} is neither built nor left out"))) };
-        // Bounds are built by one process (refused above with several ranks).
-        if let Some(bp) = lp.companion(FileContent::Bounds) {
-            if observer.cancelled() {
-                return Err(Error::Interrupted);
+        // The files beside the values are computed from the finished values (the same bytes
+        // whatever mode built them): each kind's plan says how, each rank its share of a kind
+        // built by several.
+        let work = the_plan.work_dir.join(format!("layer-{n:02}"));
+        let fused = fused.as_ref().filter(|f| f.complete());
+        let inputs = LayerInputs { dir: &dir, n, values: this, lower: &lower[..n as usize], work: &work, fused };
+        for (kind, chain) in &mut chains {
+            match lp.companion(*kind) {
+                Some(plan) => chain.layer(&inputs, plan, observer, cluster)?,
+                None => chain.skip(),
             }
-            lower_bounds.push(companion_layer::<BoundsKind>(&dir, n, &bp.action, this, &lower_bounds, observer, &Solo)?);
-        }
-        // Depths to capture are computed from the finished values (the same bytes whatever
-        // mode built them), each rank its share.
-        if let Some(dp) = lp.companion(FileContent::Dtc) {
-            if cluster.any(observer.cancelled())? {
-                return Err(Error::Interrupted);
-            }
-            let work = the_plan.work_dir.join(format!("layer-{n:02}"));
-            let fused = fused.as_ref().filter(|f| f.complete());
-            let inputs = DtcInputs { lower: &lower[..n as usize], work: &work, scratch: dp.scratch, cluster, fused };
-            companion_layer::<DtcKind>(&dir, n, &dp.action, this, inputs, observer, cluster)?;
-            // The file is in place before any rank goes on.
-            cluster.barrier()?;
         }
     }
     Ok(all)

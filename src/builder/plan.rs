@@ -502,15 +502,29 @@ fn skipped_layer(n: u32) -> LayerPlan {
 
 /// What every layer's plan is made from: the build, its directory and ranks, the memory limit
 /// and the speed to extrapolate from.
-struct Planner<'a> {
-    config: &'a BuildConfig,
-    dir: &'a DatabaseDir,
-    ranks: usize,
+pub(super) struct Planner<'a> {
+    pub(super) config: &'a BuildConfig,
+    pub(super) dir: &'a DatabaseDir,
+    pub(super) ranks: usize,
     /// Threads of every rank.
-    threads: usize,
-    limit: Option<u64>,
-    speed: Throughput,
+    pub(super) threads: usize,
+    /// The memory limit of every rank, if any.
+    pub(super) limit: Option<u64>,
+    /// The speed estimates come from.
+    pub(super) speed: Throughput,
     work_dir: PathBuf,
+}
+
+/// The plan of a layer's values, as the plans of the files beside them read it.
+pub(super) struct ValuesPlan<'a> {
+    /// Whether the values are built (else checked).
+    pub(super) build: bool,
+    /// How they are built.
+    pub(super) mode: &'a Mode,
+    /// Bytes of memory building them needs.
+    pub(super) memory_bytes: u64,
+    /// Rough seconds building them takes.
+    pub(super) seconds: f64,
 }
 
 impl Planner<'_> {
@@ -522,14 +536,12 @@ impl Planner<'_> {
         let build = matches!(action, LayerAction::Build { .. });
         let (mode, memory_bytes) = self.mode(n);
         let seconds = self.speed.seconds(layer_size(n), self.threads) * mode.slowdown();
+        let values = ValuesPlan { build, mode: &mode, memory_bytes, seconds };
         let companions = FileContent::COMPANIONS
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&kind| config.wants_companion(kind))
-            .map(|kind| match kind {
-                FileContent::Bounds => plan_bounds(self.dir, n, &config.skip),
-                FileContent::Dtc => self.dtc(n, build, &mode, memory_bytes, seconds),
-                FileContent::Values => Err(Error::Internal("the values are no companion".into())),
-            })
+            .map(|kind| super::registered(kind)?.plan(self, n, &values))
             .collect::<Result<Vec<_>>>()?;
         Ok(LayerPlan {
             layer: n,
@@ -608,7 +620,7 @@ impl Planner<'_> {
     /// memory by one process come from its values' propagation: about a quarter of the values'
     /// time more (level by level, and the depths written), and a byte per position and the level
     /// lists (up to about two bytes per position) more than the values' memory.
-    fn dtc(&self, n: u32, build: bool, mode: &Mode, memory_bytes: u64, seconds: f64) -> Result<CompanionPlan> {
+    pub(super) fn dtc(&self, n: u32, build: bool, mode: &Mode, memory_bytes: u64, seconds: f64) -> Result<CompanionPlan> {
         let (config, ranks) = (self.config, self.ranks);
         // The dtc pass takes 1.0 (layer 19) to 1.5 (layer 24) times an in-memory solve of the
         // layer (measured: docs/performance.md), split between the ranks as the values are.
@@ -673,7 +685,7 @@ fn companion_scratch(l: &LayerPlan, ranks: usize) -> u64 {
 /// # Errors
 /// As the layers' plan: a foreign or unreadable file at its path; a complete file of another
 /// kind there is someone's data, never replaced.
-fn companion_action<K: crate::storage::Kind>(dir: &DatabaseDir, n: u32, rebuilt: Option<String>) -> Result<LayerAction> {
+pub(super) fn companion_action<K: crate::storage::Kind>(dir: &DatabaseDir, n: u32, rebuilt: Option<String>) -> Result<LayerAction> {
     if let Err(e) = std::fs::symlink_metadata(dir.path::<K>(n)) {
         if e.kind() == std::io::ErrorKind::NotFound {
             return Ok(LayerAction::Build { reason: None });
@@ -692,7 +704,7 @@ fn companion_action<K: crate::storage::Kind>(dir: &DatabaseDir, n: u32, rebuilt:
 ///
 /// # Errors
 /// As [`companion_action`].
-fn plan_bounds(dir: &DatabaseDir, n: u32, skip: &[u32]) -> Result<CompanionPlan> {
+pub(super) fn plan_bounds(dir: &DatabaseDir, n: u32, skip: &[u32]) -> Result<CompanionPlan> {
     Ok(CompanionPlan {
         kind: FileContent::Bounds,
         action: companion_action::<BoundsKind>(dir, n, None)?,
@@ -828,7 +840,7 @@ fn files_written(plan: &BuildPlan) -> String {
     if !values.is_empty() {
         parts.push(layers_phrase(values));
     }
-    for kind in FileContent::COMPANIONS {
+    for &kind in FileContent::COMPANIONS {
         let built: Vec<u32> = plan.layers.iter().filter(|l| l.companion(kind).is_some_and(|c| builds(&c.action))).map(|l| l.layer).collect();
         if !built.is_empty() {
             parts.push(format!("the {} of {}", kind.what(), layers_phrase(built)));

@@ -182,14 +182,17 @@ impl DtcStats {
     }
 }
 
-/// The statistics of one layer's file beside its values, of either kind, as
+/// The statistics of one layer's file beside its values, of its kind, as
 /// [`BuildObserver::companion_done`] is told of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum CompanionStats<'a> {
     /// Its forced-capture bounds'.
     Bounds(&'a BoundsStats),
     /// Its depths to capture's.
     Dtc(&'a DtcStats),
+    /// Those of a kind with no statistics of its own.
+    Entries(FileContent, &'a EntryStats),
 }
 
 impl CompanionStats<'_> {
@@ -198,6 +201,7 @@ impl CompanionStats<'_> {
         match self {
             CompanionStats::Bounds(_) => FileContent::Bounds,
             CompanionStats::Dtc(_) => FileContent::Dtc,
+            CompanionStats::Entries(kind, _) => *kind,
         }
     }
 
@@ -206,6 +210,7 @@ impl CompanionStats<'_> {
         match self {
             CompanionStats::Bounds(s) => s.layer,
             CompanionStats::Dtc(s) => s.layer,
+            CompanionStats::Entries(_, s) => s.layer,
         }
     }
 
@@ -214,8 +219,26 @@ impl CompanionStats<'_> {
         match self {
             CompanionStats::Bounds(s) => s.positions,
             CompanionStats::Dtc(s) => s.positions,
+            CompanionStats::Entries(_, s) => s.positions,
         }
     }
+}
+
+/// The statistics of one layer's file of a kind with none of its own, also stored as
+/// `NAME-NN.json` beside it: what every kind's say.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EntryStats {
+    /// Ruleset name.
+    pub rules: String,
+    /// Layer number (stones on the board).
+    pub layer: u32,
+    /// Positions in the layer.
+    pub positions: u64,
+    /// Wall-clock seconds the build took (absent for a file not built by this run).
+    pub seconds: Option<f64>,
+    /// Peak resident memory of the building process so far, in bytes.
+    #[serde(default)]
+    pub peak_memory_bytes: Option<u64>,
 }
 
 impl LayerStats {

@@ -322,6 +322,9 @@ impl FileKind {
 /// at run time: the message of a damaged file names its kind by it, a missing file's error
 /// ([`Error::CompanionMissing`](super::Error::CompanionMissing)) carries it, and the kinds of
 /// [`crate::storage::Kind`] name theirs with it.
+///
+/// Everything said of a kind in words and numbers is one row of [`FileContent::info`]: a kind
+/// beside the values is a variant, its row, and its place in [`FileContent::COMPANIONS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FileContent {
@@ -331,11 +334,108 @@ pub enum FileContent {
     Bounds,
     /// A layer's depths to capture.
     Dtc,
+    /// A kind that exists in the library's own tests only: each position's number of legal
+    /// moves (`moves-NN.owdb`), built and verified through the same code as the others, to
+    /// check that a kind is added in the files docs/architecture.md names.
+    #[cfg(test)]
+    Moves,
+}
+
+/// What one kind of file is called and how it reads, in words and numbers: a row of
+/// [`FileContent::info`].
+#[derive(Debug)]
+pub(crate) struct ContentInfo {
+    /// How its files' names start (`layer`, `bounds`, `dtc`), the name of its part of
+    /// `oware verify --json` and of the build's option.
+    name: &'static str,
+    /// The file's kind in words (`bounds file`).
+    file: &'static str,
+    /// What it holds, in few words (`bounds`).
+    what: &'static str,
+    /// What it holds, in full words (`forced-capture bounds`): a header's payload, a message.
+    payload: &'static str,
+    /// What is not built when its file is missing (`depths to capture (dtc)`).
+    not_built: &'static str,
+    /// One entry and several, in words.
+    entry: (&'static str, &'static str),
+    /// What an entry follows from: `children` or `moves`.
+    derived_from: &'static str,
+    /// What a verification found of every entry when none is wrong.
+    checked_claim: &'static str,
+    /// The stable name of its missing file's error kind (`bounds_missing`).
+    missing_name: &'static str,
+    /// The payload encoding its files' headers name (docs/FORMAT.md).
+    encoding: u32,
 }
 
 impl FileContent {
     /// The kinds of file beside the values, in the order they are built, verified and reported.
-    pub const COMPANIONS: [FileContent; 2] = [FileContent::Bounds, FileContent::Dtc];
+    #[cfg(not(test))]
+    pub const COMPANIONS: &'static [FileContent] = &[FileContent::Bounds, FileContent::Dtc];
+    /// The kinds of file beside the values, in the order they are built, verified and reported
+    /// (with the tests' own kind).
+    #[cfg(test)]
+    pub const COMPANIONS: &'static [FileContent] = &[FileContent::Bounds, FileContent::Dtc, FileContent::Moves];
+
+    /// Every kind: the values, then [`COMPANIONS`](Self::COMPANIONS).
+    pub fn all() -> impl Iterator<Item = FileContent> {
+        std::iter::once(FileContent::Values).chain(FileContent::COMPANIONS.iter().copied())
+    }
+
+    /// The kind's row: everything said of it in words and numbers.
+    const fn info(self) -> &'static ContentInfo {
+        match self {
+            FileContent::Values => &ContentInfo {
+                name: "layer",
+                file: "layer file",
+                what: "values",
+                payload: "values",
+                not_built: "values",
+                entry: ("value", "values"),
+                derived_from: "children",
+                checked_claim: "follows from its children",
+                missing_name: "layer_missing",
+                encoding: 1,
+            },
+            FileContent::Bounds => &ContentInfo {
+                name: "bounds",
+                file: "bounds file",
+                what: "bounds",
+                payload: "forced-capture bounds",
+                not_built: "forced-capture bounds",
+                entry: ("bounds entry", "bounds entries"),
+                derived_from: "children",
+                checked_claim: "satisfies its equations and agrees with its value",
+                missing_name: "bounds_missing",
+                encoding: 2,
+            },
+            FileContent::Dtc => &ContentInfo {
+                name: "dtc",
+                file: "dtc file",
+                what: "depths to capture",
+                payload: "depths to capture",
+                not_built: "depths to capture (dtc)",
+                entry: ("depth to capture", "depths to capture"),
+                derived_from: "moves",
+                checked_claim: "follows from its moves",
+                missing_name: "dtc_missing",
+                encoding: 3,
+            },
+            #[cfg(test)]
+            FileContent::Moves => &ContentInfo {
+                name: "moves",
+                file: "moves file",
+                what: "move counts",
+                payload: "move counts",
+                not_built: "move counts",
+                entry: ("move count", "move counts"),
+                derived_from: "moves",
+                checked_claim: "counts its moves",
+                missing_name: "moves_missing",
+                encoding: 0x7E57,
+            },
+        }
+    }
 
     /// The kinds whose flag is set in `asked`, in its order: what options such as `--bounds`
     /// and `--dtc` ask for ([`crate::BuildConfig::companions`],
@@ -355,78 +455,69 @@ impl FileContent {
             _ => {}
         }
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        FileContent::COMPANIONS.into_iter().find(|c| name.strip_prefix(c.name()).is_some_and(|r| r.starts_with('-'))).unwrap_or(FileContent::Values)
+        FileContent::COMPANIONS.iter().copied().find(|c| name.strip_prefix(c.name()).is_some_and(|r| r.starts_with('-'))).unwrap_or(FileContent::Values)
+    }
+
+    /// The kind whose files' headers name payload encoding `encoding`, if any.
+    pub fn of_encoding(encoding: u32) -> Option<FileContent> {
+        FileContent::all().find(|c| c.encoding() == encoding)
+    }
+
+    /// The payload encoding its files' headers name (docs/FORMAT.md).
+    pub const fn encoding(self) -> u32 {
+        self.info().encoding
     }
 
     /// How its files' names start: `layer` (`layer-NN.owdb`, `layer-NN.owpk`, `layer-NN.json`),
     /// `bounds`, `dtc`; also the name of its part of `oware verify --json` and of the build's
     /// option (`--bounds`, `--dtc`).
     pub fn name(self) -> &'static str {
-        match self {
-            FileContent::Values => "layer",
-            FileContent::Bounds => "bounds",
-            FileContent::Dtc => "dtc",
-        }
+        self.info().name
     }
 
     /// The file's kind in words: `layer file`, `bounds file`, `dtc file`.
     pub fn file(self) -> &'static str {
-        match self {
-            FileContent::Values => "layer file",
-            FileContent::Bounds => "bounds file",
-            FileContent::Dtc => "dtc file",
-        }
+        self.info().file
     }
 
     /// What it holds in words: `values`, `bounds`, `depths to capture`.
     pub fn what(self) -> &'static str {
-        match self {
-            FileContent::Values => "values",
-            FileContent::Bounds => "bounds",
-            FileContent::Dtc => "depths to capture",
-        }
+        self.info().what
+    }
+
+    /// What a file's payload holds in full words: `values`, `forced-capture bounds`, `depths to
+    /// capture`.
+    pub fn payload(self) -> &'static str {
+        self.info().payload
     }
 
     /// What is not built when its file is missing, in words: `values`, `forced-capture bounds`,
     /// `depths to capture (dtc)`.
     pub(crate) fn not_built(self) -> &'static str {
-        match self {
-            FileContent::Values => "values",
-            FileContent::Bounds => "forced-capture bounds",
-            FileContent::Dtc => "depths to capture (dtc)",
-        }
+        self.info().not_built
     }
 
     /// `count` of its entries in words: `1 value`, `2 bounds entries`, `3 depths to capture`
     /// (without the number).
     pub fn entries(self, count: u64) -> &'static str {
-        match (self, count == 1) {
-            (FileContent::Values, true) => "value",
-            (FileContent::Values, false) => "values",
-            (FileContent::Bounds, true) => "bounds entry",
-            (FileContent::Bounds, false) => "bounds entries",
-            (FileContent::Dtc, true) => "depth to capture",
-            (FileContent::Dtc, false) => "depths to capture",
+        let (one, more) = self.info().entry;
+        if count == 1 {
+            one
+        } else {
+            more
         }
     }
 
     /// What an entry follows from: its `children` (values, bounds) or its `moves` (depths).
     pub(crate) fn derived_from(self) -> &'static str {
-        match self {
-            FileContent::Values | FileContent::Bounds => "children",
-            FileContent::Dtc => "moves",
-        }
+        self.info().derived_from
     }
 
     /// What a verification found of every entry checked when none is wrong (`oware verify`'s
     /// summary): `follows from its children`, `satisfies its equations and agrees with its
     /// value`, `follows from its moves`.
     pub(crate) fn checked_claim(self) -> &'static str {
-        match self {
-            FileContent::Values => "follows from its children",
-            FileContent::Bounds => "satisfies its equations and agrees with its value",
-            FileContent::Dtc => "follows from its moves",
-        }
+        self.info().checked_claim
     }
 
     /// The kind of the error for its file not built: [`ErrorKind::LayerMissing`], else
@@ -441,11 +532,7 @@ impl FileContent {
     /// The stable name of the error kind of its file not built, as JSON documents give it:
     /// `layer_missing`, `bounds_missing`, `dtc_missing`.
     pub(crate) fn missing_name(self) -> &'static str {
-        match self {
-            FileContent::Values => "layer_missing",
-            FileContent::Bounds => "bounds_missing",
-            FileContent::Dtc => "dtc_missing",
-        }
+        self.info().missing_name
     }
 }
 

@@ -84,7 +84,7 @@ impl ErrorKind {
     pub fn all() -> Vec<ErrorKind> {
         use ErrorKind::*;
         let mut all = vec![Usage, InvalidPosition, NotInLayer, IndexOutOfRange, LayerMissing];
-        all.extend(FileContent::COMPANIONS.map(CompanionMissing));
+        all.extend(FileContent::COMPANIONS.iter().copied().map(CompanionMissing));
         all.extend([Damaged, Foreign, Io, Output, OutOfMemory, Threads, VerificationFailed, Cluster, Interrupted, Internal]);
         all
     }

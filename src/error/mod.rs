@@ -306,13 +306,12 @@ impl Error {
     }
 
     /// The message the bindings report (the C library's `oware_last_error`, the Python
-    /// exceptions): the error's own, plus for depths to capture not built
-    /// ([`Error::CompanionMissing`] of [`FileContent::Dtc`])
-    /// the command that builds them, since the depths are an option of the build that a probe's
-    /// message cannot guess. The `oware` program gives its own advice instead.
+    /// exceptions): the error's own, plus for a file beside the values not built
+    /// ([`Error::CompanionMissing`]) the build's option that makes it (`--bounds`, `--dtc`),
+    /// which a probe's message cannot guess. The `oware` program gives its own advice instead.
     pub fn binding_message(&self) -> String {
         match self {
-            Error::CompanionMissing { kind: FileContent::Dtc, .. } => format!("{self}: build them with `oware build --dtc`"),
+            Error::CompanionMissing { kind, .. } => format!("{self}: build them with `oware build --{}`", kind.name()),
             _ => self.to_string(),
         }
     }
@@ -351,16 +350,17 @@ mod tests {
     fn every_variant() -> Vec<(Error, ErrorKind)> {
         let io = || std::io::Error::other("x");
         let p = || PathBuf::from("p");
-        vec![
+        // One missing-file error per kind beside the values (the tests' own kind too).
+        let companions = FileContent::COMPANIONS
+            .iter()
+            .map(|&kind| (Error::CompanionMissing { kind, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::CompanionMissing(kind)));
+        let first = vec![
             (Error::InvalidPosition(PositionError::TooManyStones { total: 49 }), ErrorKind::InvalidPosition),
             (Error::NotInLayer { layer: 3, stones: 4 }, ErrorKind::NotInLayer),
             (Error::IndexOutOfRange { layer: 2, index: 78, size: 78 }, ErrorKind::IndexOutOfRange),
             (Error::LayerMissing { layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::LayerMissing),
-            (
-                Error::CompanionMissing { kind: FileContent::Bounds, layer: 7, dir: p(), rules: Ruleset::Awari },
-                ErrorKind::CompanionMissing(FileContent::Bounds),
-            ),
-            (Error::CompanionMissing { kind: FileContent::Dtc, layer: 7, dir: p(), rules: Ruleset::Awari }, ErrorKind::CompanionMissing(FileContent::Dtc)),
+        ];
+        let rest = vec![
             (Error::PublishedLayerMissing { layer: 7, path: p() }, ErrorKind::LayerMissing),
             (Error::RulesetMismatch { path: p(), found: Ruleset::Awari, expected: Ruleset::Awari }, ErrorKind::Foreign),
             (Error::LayerMismatch { path: p(), found: 3, expected: 4 }, ErrorKind::Foreign),
@@ -378,7 +378,8 @@ mod tests {
             (Error::BoundsCheck { layer: 3, detail: "x".into() }, ErrorKind::VerificationFailed),
             (Error::Usage("x".into()), ErrorKind::Usage),
             (Error::Cluster(ClusterError::PeerStopped), ErrorKind::Cluster),
-        ]
+        ];
+        first.into_iter().chain(companions).chain(rest).collect()
     }
 
     #[test]
@@ -420,8 +421,11 @@ mod tests {
     #[test]
     fn kind_names_are_stable_and_distinct() {
         let names: Vec<&str> = ErrorKind::all().iter().map(|k| k.as_str()).collect();
+        // The names users see: the tests' own kind beside the values (after the depths) aside.
+        let tests_own: Vec<&str> = FileContent::COMPANIONS.iter().skip(2).map(|k| k.missing_name()).collect();
+        let shipped: Vec<&str> = names.iter().copied().filter(|n| !tests_own.contains(n)).collect();
         assert_eq!(
-            names,
+            shipped,
             [
                 "usage",
                 "invalid_position",
@@ -483,10 +487,10 @@ mod tests {
     }
 
     #[test]
-    fn binding_messages_name_the_build_of_missing_depths_only() {
+    fn binding_messages_name_the_build_of_missing_companions() {
         let dtc = Error::CompanionMissing { kind: FileContent::Dtc, layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
         let bounds = Error::CompanionMissing { kind: FileContent::Bounds, layer: 4, dir: PathBuf::from("/db/awari"), rules: Ruleset::Awari };
-        assert_eq!(bounds.binding_message(), bounds.to_string());
+        assert_eq!(bounds.binding_message(), format!("{bounds}: build them with `oware build --bounds`"));
         assert_eq!(bounds.to_string(), "the forced-capture bounds of layer 4 of awari are not built in /db/awari");
         assert_eq!(dtc.to_string(), "the depths to capture (dtc) of layer 4 of awari are not built in /db/awari");
         assert_eq!(dtc.binding_message(), format!("{dtc}: build them with `oware build --dtc`"));

@@ -445,8 +445,7 @@ impl DatabaseDir {
 /// versions. Nothing else matches.
 pub(super) fn is_temporary_name(name: &str) -> bool {
     let target = |t: &str| {
-        std::iter::once(FileContent::Values)
-            .chain(FileContent::COMPANIONS)
+        FileContent::all()
             .find_map(|c| t.strip_prefix(c.name()).and_then(|r| r.strip_prefix('-')).and_then(|r| r.strip_suffix(".owdb").or_else(|| r.strip_suffix(".json"))))
             .is_some_and(|nn| nn.len() == 2 && nn.bytes().all(|b| b.is_ascii_digit()))
     };

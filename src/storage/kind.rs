@@ -7,12 +7,12 @@
 //! files are packed.
 //!
 //! The trait itself, and the values' tag [`ValuesKind`] (the default of [`Layer`] and [`Table`]),
-//! stand beside what is generic over them, in `layer.rs`; the other kinds' tags and every impl
-//! stand here. A fourth kind is a tag here and its impl of [`Kind`], with its [`FileContent`]
-//! (`src/error/details.rs`) and its payload encoding (`src/format.rs`): the storage, the
-//! errors and the verifier's report then take it as they take these three; its check and its
-//! build are a file each in `src/verify/` and `src/builder/`, run by one line each in the
-//! verifier and the builder (docs/architecture.md, "A fourth kind").
+//! stand beside what is generic over them, in `layer.rs`; the other kinds' tags and their impls
+//! stand here, read by the probe, the search and the packs as well. A kind's tag and impl may
+//! stand anywhere in the crate: a fourth kind's stand beside its check, in `src/verify/<kind>.rs`,
+//! and its words and encoding in its [`FileContent`] (`src/error/details.rs`); the storage,
+//! the errors, the builder and the verifier then take it as they take these three
+//! (docs/architecture.md, "A fourth kind").
 
 use std::fs::File;
 use std::path::Path;
@@ -22,7 +22,7 @@ use memmap2::Mmap;
 use crate::bounds::{Bounds, Codec};
 use crate::dtc::{ESCAPE, NONE, RECORD_LEN};
 use crate::error::{Damage, Error, FileContent, Result};
-use crate::format::{Header, BOUNDS_TRIANGULAR, DTC_U8_ESCAPED, PAYLOAD_OFFSET, VALUE_EXACT_I8};
+use crate::format::{Header, PAYLOAD_OFFSET};
 use crate::index::layer_size;
 use crate::pack::{DtcPack, PackLayer};
 
@@ -55,7 +55,6 @@ impl private::Sealed for ValuesKind {}
 impl Kind for ValuesKind {
     const CONTENT: FileContent = FileContent::Values;
     const CHAINED: bool = true;
-    const ENCODING: u32 = VALUE_EXACT_I8;
     const PACKED: bool = true;
     type Entry = i8;
     type Layout = ();
@@ -203,15 +202,14 @@ impl private::Sealed for BoundsKind {}
 impl Kind for BoundsKind {
     const CONTENT: FileContent = FileContent::Bounds;
     const CHAINED: bool = true;
-    const ENCODING: u32 = BOUNDS_TRIANGULAR;
     const PACKED: bool = false;
     type Entry = Bounds;
     type Layout = Codec;
-    type Packed = NoPack;
+    type Packed = NoPack<Bounds>;
 
     /// The size must be exactly the header's.
     fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, _read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<Codec> {
-        let want = PAYLOAD_OFFSET + header.map_or(crate::bounds::payload_len(n), Header::payload_len);
+        let want = PAYLOAD_OFFSET + crate::bounds::payload_len(header.map_or(n, |h| h.stones));
         if len != want {
             return Err(Error::corrupt(path, Damage::Size { expected: want, found: len }));
         }
@@ -238,7 +236,7 @@ impl Kind for BoundsKind {
         codec.decode(code).ok_or_else(|| Error::corrupt(file.path(), Damage::BadBoundsCode { index: i, code }))
     }
 
-    fn open_packed(_: &DatabaseDir, _: u32, path: &Path, _: File, _: Mmap, _: bool, _: ReadMode) -> Result<NoPack> {
+    fn open_packed(_: &DatabaseDir, _: u32, path: &Path, _: File, _: Mmap, _: bool, _: ReadMode) -> Result<NoPack<Bounds>> {
         Err(Error::corrupt(path, Damage::WrongContent { found: "a pack", expected: "forced-capture bounds" }))
     }
 
@@ -247,32 +245,50 @@ impl Kind for BoundsKind {
     }
 }
 
-/// No pack: bounds files are never packed.
-#[derive(Debug)]
-pub enum NoPack {}
+/// No pack, for a kind whose files are never packed (bounds): uninhabited, whatever the entry
+/// `E`.
+pub enum NoPack<E> {
+    #[doc(hidden)]
+    Never(std::convert::Infallible, std::marker::PhantomData<fn() -> E>),
+}
 
-impl PackedTable for NoPack {
-    type Entry = Bounds;
-    fn get(&self, _: u64) -> Result<Bounds> {
-        match *self {}
+impl<E> std::fmt::Debug for NoPack<E> {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.absurd()
+    }
+}
+
+impl<E> NoPack<E> {
+    /// Anything: no value of the type exists.
+    fn absurd<T>(&self) -> T {
+        match self {
+            NoPack::Never(never, _) => match *never {},
+        }
+    }
+}
+
+impl<E> PackedTable for NoPack<E> {
+    type Entry = E;
+    fn get(&self, _: u64) -> Result<E> {
+        self.absurd()
     }
     fn stones(&self) -> u32 {
-        match *self {}
+        self.absurd()
     }
     fn path(&self) -> &Path {
-        match *self {}
+        self.absurd()
     }
     fn header(&self) -> &Header {
-        match *self {}
+        self.absurd()
     }
     fn block_values(&self) -> u32 {
-        match *self {}
+        self.absurd()
     }
     fn check_unchanged(&self) -> Result<()> {
-        match *self {}
+        self.absurd()
     }
     fn replaced(&self) -> bool {
-        match *self {}
+        self.absurd()
     }
 }
 
@@ -289,7 +305,6 @@ impl private::Sealed for DtcKind {}
 impl Kind for DtcKind {
     const CONTENT: FileContent = FileContent::Dtc;
     const CHAINED: bool = false;
-    const ENCODING: u32 = DTC_U8_ESCAPED;
     const PACKED: bool = true;
     type Entry = Option<u16>;
     /// The count of escaped depths (in the table after the bytes).
@@ -299,7 +314,7 @@ impl Kind for DtcKind {
     /// The size must hold at least the bytes and the count, and agree with the count of escaped
     /// depths in the payload's last 8 bytes (as [`crate::dtc::DtcPayload::new`] checks).
     fn layout(path: &Path, n: u32, header: Option<&Header>, len: u64, read: &dyn Fn(&mut [u8], u64) -> Result<()>) -> Result<u64> {
-        let least = PAYLOAD_OFFSET + header.map_or(crate::dtc::payload_len(n, 0), Header::payload_len);
+        let least = PAYLOAD_OFFSET + crate::dtc::payload_len(header.map_or(n, |h| h.stones), 0);
         if len < least {
             return Err(Error::corrupt(path, Damage::Size { expected: least, found: len }));
         }

@@ -19,8 +19,9 @@ use crate::sys::FileStamp;
 use super::mapping::{checksum_from, header_at, header_of, read_exact_at, Bytes, SideFile};
 use super::*;
 
-pub(super) mod private {
-    /// Keeps [`super::Kind`] to the kinds of this crate.
+pub(crate) mod private {
+    /// Keeps [`super::Kind`] to the kinds of this crate (a kind's tag may stand in any module
+    /// of it: the tests' own kind stands beside its check).
     pub trait Sealed {}
 }
 
@@ -35,9 +36,9 @@ pub trait Kind: private::Sealed + Sized + Send + Sync + std::fmt::Debug + 'stati
     /// captures reach (values, bounds: a capture leads on to the child's), not only from their
     /// values (depths to capture: a capture ends the count).
     const CHAINED: bool;
-    /// The payload encoding its files' headers name (docs/FORMAT.md).
+    /// The payload encoding its files' headers name (docs/FORMAT.md), its [`FileContent`]'s.
     #[doc(hidden)]
-    const ENCODING: u32;
+    const ENCODING: u32 = Self::CONTENT.encoding();
     /// Whether its files may be packed (`NAME-NN.owpk`, or for values in the published format
     /// `scores.N.zst`): read there when the uncompressed file is absent, decoded whole by
     /// [`DatabaseDir::open_layer`].
@@ -358,7 +359,7 @@ impl<K: Kind> FileLayer<K> {
     ///
     /// # Errors
     /// [`Error::Corrupt`] ([`Damage::Size`]) when the file is now shorter; [`Error::Io`].
-    pub(super) fn read(&self, buf: &mut [u8], at: u64) -> Result<()> {
+    pub(crate) fn read(&self, buf: &mut [u8], at: u64) -> Result<()> {
         read_exact_at(&self.file, &self.path, buf, at, self.stamp.len)
     }
 

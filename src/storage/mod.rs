@@ -59,6 +59,9 @@ pub use directory::{DatabaseDir, LayerState};
 pub use kind::{BoundsKind, DtcKind, NoPack, PackedDtc};
 pub use layer::{FileLayer, Layer, Table};
 pub use layer::{Kind, PackedTable, ValuesKind};
+// A kind's tag may stand in any module of the crate (the tests' own kind stands beside its check).
+#[cfg(test)]
+pub(crate) use layer::private;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;
 // The layer file format's header and offsets (`docs/FORMAT.md`), and the byte of "no depth" in a

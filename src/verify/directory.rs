@@ -23,13 +23,13 @@
 use std::ops::RangeInclusive;
 use std::time::Instant;
 
+use super::companion_walk;
 use super::facts::check_facts;
 use super::manifest;
 use super::options::{VerifyObserver, VerifyOptions};
 pub(super) use super::report::{DirectoryReport, LayerEntry, LayerStatus, ManifestCheck};
-use crate::error::{Error, Result};
-use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Format, Layer, ValuesKind};
-use crate::verify::companion::verify_companions;
+use crate::error::{Error, FileContent, Result};
+use crate::storage::{DatabaseDir, Format, Layer, ValuesKind};
 use crate::verify::{layers_needed, marks_bytes, verify_within};
 
 /// The layers [`verify_directory`] re-derives: `options.layers`, or every layer from 0 to the
@@ -153,8 +153,11 @@ pub fn verify_directory(dir: &DatabaseDir, options: &VerifyOptions, observer: &m
     // children's bounds and its value. Depths to capture: likewise, of the layers asked for,
     // each entry against its value and its moves (children's values, same-layer children's
     // depths).
-    let mut companions = verify_companions::<BoundsKind>(dir, options, (first, last), gap, &layers, observer)?;
-    companions.extend(verify_companions::<DtcKind>(dir, options, (first, last), gap, &layers, observer)?);
+    let mut companions = Vec::new();
+    for &kind in FileContent::COMPANIONS {
+        let walk = companion_walk(kind).ok_or_else(|| Error::Internal(format!("no check of the {} is registered", kind.what())))?;
+        companions.extend(walk(dir, options, (first, last), gap, &layers, observer)?);
+    }
     let seconds = start.elapsed().as_secs_f64();
 
     let values: Vec<Option<&[i8]>> = layers.iter().map(|l| l.as_ref().map(|l| l.values())).collect();

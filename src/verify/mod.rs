@@ -27,6 +27,7 @@
 //! | `companion` | what checking the files beside the values shares: `verify_companion` and the one trait of a kind's check, `Check` |
 //! | `bounds` | forced-capture bounds: one position's derivation, the check of an entry, [`BoundsReport`] |
 //! | `dtc` | depths to capture: one position's derivation, the check of a depth, [`DtcReport`] |
+//! | `moves` | the tests' own kind (each position's number of moves): its tag, its storage and its check, in its one file |
 //! | `facts` | the published facts (layer sizes, a position's value and its moves') checked against whatever layers are present: `check_facts` |
 //! | [`manifest`] | the `SHA256SUMS` of a pack directory: written by `oware pack`, checked here |
 //! | `grouped` | re-deriving a layer whose files do not fit in memory together, in passes over groups of them: `verify_within`, `source_groups` |
@@ -41,6 +42,8 @@ mod dtc;
 mod facts;
 mod grouped;
 pub mod manifest;
+#[cfg(test)]
+pub(crate) mod moves;
 mod options;
 mod report;
 mod values;
@@ -58,11 +61,34 @@ use facts::check_facts;
 pub use facts::{FactReport, FactStatus};
 pub(crate) use grouped::{marks_bytes, verify_within};
 pub use options::{NoObserver, VerifyObserver, VerifyOptions};
-pub use report::{CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, Finding, LayerEntry, LayerStatus, ManifestCheck};
+pub use report::{
+    CompanionEntry, CompanionReport, CompanionStatus, DirectoryReport, EntriesReport, EntryMismatch, Finding, LayerEntry, LayerStatus, ManifestCheck,
+};
 pub(crate) use values::{derive_value, verify_values};
 pub use values::{LayerReport, Mismatch};
 
 use std::ops::Range;
+
+use crate::error::{FileContent, Result};
+use crate::storage::{BoundsKind, DatabaseDir, DtcKind, Layer};
+
+/// The walk of a directory's files of one kind beside the values ([`companion::verify_companions`]
+/// of the kind's [`Check`](companion::Check)): the directory, the options, the range, the gap, the
+/// values opened, the observer.
+type CompanionWalk = fn(&DatabaseDir, &VerifyOptions, (u32, u32), Option<u32>, &[Option<Layer>], &mut dyn VerifyObserver) -> Result<Vec<CompanionEntry>>;
+
+/// The verifier's registry of the kinds beside the values: each kind's walk, the one place that
+/// names the kinds' checks (a kind added is its module above and its line here).
+fn companion_walk(kind: FileContent) -> Option<CompanionWalk> {
+    use companion::verify_companions;
+    Some(match kind {
+        FileContent::Bounds => verify_companions::<BoundsKind>,
+        FileContent::Dtc => verify_companions::<DtcKind>,
+        #[cfg(test)]
+        FileContent::Moves => verify_companions::<moves::MovesKind>,
+        _ => return None,
+    })
+}
 
 /// How many mismatches a report keeps ([`LayerReport`], [`BoundsReport`], [`DtcReport`]): the
 /// ones with the smallest indices.

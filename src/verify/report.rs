@@ -12,6 +12,7 @@ use serde::{Serialize, Serializer};
 use super::facts::{FactReport, FactStatus};
 use super::manifest;
 use crate::error::{Error, ErrorDoc, ErrorKind, FileContent, Result};
+use crate::rules::Board;
 use crate::storage::{DatabaseDir, ValuesKind};
 use crate::units::{group_digits, layers_phrase};
 use crate::verify::{BoundsReport, DtcReport, LayerReport, Mismatch};
@@ -255,7 +256,7 @@ impl DirectoryReport {
         // The files beside the values, kind by kind: wrong entries, then damaged files, then
         // missing ones.
         let mut wrong_entries = false;
-        for kind in FileContent::COMPANIONS {
+        for &kind in FileContent::COMPANIONS {
             let wrong = self.tally(kind).1;
             wrong_entries |= wrong > 0;
             if wrong > 0 {
@@ -291,7 +292,8 @@ impl DirectoryReport {
         let not_needed = self.layers_in(Values, "not-needed");
         self.summary = if self.ok {
             let companions: String = FileContent::COMPANIONS
-                .into_iter()
+                .iter()
+                .copied()
                 .filter_map(|kind| {
                     let checked = self.tally(kind).0;
                     (checked > 0).then(|| format!("; {} {} checked, every one {}", group_digits(checked), kind.entries(0), kind.checked_claim()))
@@ -309,7 +311,7 @@ impl DirectoryReport {
         };
 
         // Wrong values first, then damaged files (layers, then kind by kind), then missing ones.
-        let kinds = || std::iter::once(Values).chain(FileContent::COMPANIONS);
+        let kinds = || FileContent::all();
         self.outcome = if mismatches > 0 || wrong_entries || !failed_facts.is_empty() {
             Finding::WrongValues
         } else if let Some(kind) = kinds().find(|&k| !self.layers_in(k, "damaged").is_empty()) {
@@ -335,7 +337,7 @@ impl DirectoryReport {
         match self.outcome {
             Finding::Ok => None,
             Finding::WrongValues => {
-                let wrong = std::iter::once(FileContent::Values).chain(FileContent::COMPANIONS).map(|k| (k, self.tally(k).1)).collect();
+                let wrong = FileContent::all().map(|k| (k, self.tally(k).1)).collect();
                 Some(Error::VerifyFailed { wrong, failed_facts })
             }
             Finding::Damaged(FileContent::Values) => self.layers.into_iter().find_map(|e| match e.status {
@@ -472,7 +474,7 @@ impl Serialize for DirectoryReport {
         d.serialize_entry("positions_per_second", &self.positions_per_second())?;
         // Each kind of file beside the values: its entries, then its totals (`bounds`,
         // `bounds_checked`, `bounds_mismatches`, then `dtc`, ...).
-        for kind in FileContent::COMPANIONS {
+        for &kind in FileContent::COMPANIONS {
             let entries: Vec<&CompanionEntry> = self.companions_of(kind).collect();
             let (checked, mismatches) = self.tally(kind);
             d.serialize_entry(kind.name(), &entries)?;
@@ -501,6 +503,46 @@ pub enum CompanionReport {
     Bounds(BoundsReport),
     /// Depths to capture.
     Dtc(DtcReport),
+    /// A kind with no report of its own: its mismatches in words.
+    Entries(EntriesReport),
+}
+
+/// The result of checking every entry of one layer's file of a kind with no report of its own
+/// ([`CompanionReport::Entries`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EntriesReport {
+    /// What the file holds.
+    #[serde(skip)]
+    pub kind: FileContent,
+    /// Layer number.
+    pub layer: u32,
+    /// Positions checked: the whole layer.
+    pub checked: u64,
+    /// Positions whose entry does not follow from its moves.
+    pub mismatches: u64,
+    /// The first [`MISMATCHES_KEPT`](super::MISMATCHES_KEPT) of them in index order.
+    pub first_mismatches: Vec<EntryMismatch>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// A position whose entry does not follow from its moves, in an [`EntriesReport`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EntryMismatch {
+    /// Its index in the layer.
+    pub index: u64,
+    /// The board, mover-first.
+    pub board: Board,
+    /// The stored entry, in words.
+    pub stored: String,
+    /// What its moves give, in words.
+    pub derived: String,
+}
+
+impl From<EntriesReport> for CompanionReport {
+    fn from(r: EntriesReport) -> CompanionReport {
+        CompanionReport::Entries(r)
+    }
 }
 
 impl From<BoundsReport> for CompanionReport {
@@ -521,6 +563,7 @@ impl CompanionReport {
         match self {
             CompanionReport::Bounds(_) => FileContent::Bounds,
             CompanionReport::Dtc(_) => FileContent::Dtc,
+            CompanionReport::Entries(r) => r.kind,
         }
     }
 
@@ -529,6 +572,7 @@ impl CompanionReport {
         match self {
             CompanionReport::Bounds(r) => r.layer,
             CompanionReport::Dtc(r) => r.layer,
+            CompanionReport::Entries(r) => r.layer,
         }
     }
 
@@ -538,6 +582,7 @@ impl CompanionReport {
         match self {
             CompanionReport::Bounds(r) => (r.checked, r.mismatches),
             CompanionReport::Dtc(r) => (r.checked, r.mismatches),
+            CompanionReport::Entries(r) => (r.checked, r.mismatches),
         }
     }
 
@@ -546,6 +591,7 @@ impl CompanionReport {
         match self {
             CompanionReport::Bounds(r) => r.seconds,
             CompanionReport::Dtc(r) => r.seconds,
+            CompanionReport::Entries(r) => r.seconds,
         }
     }
 
@@ -566,6 +612,7 @@ impl CompanionReport {
                 map.serialize_entry("escaped", &r.escaped)?;
                 map.serialize_entry("first_mismatches", &r.first_mismatches)
             }
+            CompanionReport::Entries(r) => map.serialize_entry("first_mismatches", &r.first_mismatches),
         }
     }
 }
