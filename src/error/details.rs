@@ -323,7 +323,7 @@ impl FileKind {
 /// ([`Error::CompanionMissing`](super::Error::CompanionMissing)) carries it, and the kinds of
 /// [`crate::storage::Kind`] name theirs with it.
 ///
-/// Everything said of a kind in words and numbers is one row of [`FileContent::info`]: a kind
+/// Everything said of a kind in words and numbers is one row of `FileContent::info`: a kind
 /// beside the values is a variant, its row, and its place in [`FileContent::COMPANIONS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -342,7 +342,7 @@ pub enum FileContent {
 }
 
 /// What one kind of file is called and how it reads, in words and numbers: a row of
-/// [`FileContent::info`].
+/// `FileContent::info`.
 #[derive(Debug)]
 pub(crate) struct ContentInfo {
     /// How its files' names start (`layer`, `bounds`, `dtc`), the name of its part of
