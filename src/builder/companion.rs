@@ -2,7 +2,7 @@
 //! bounds, depths to capture): each is planned, checked or built after the layer's values the
 //! same way ([`companion_layer`]), what differs being the kind's [`CompanionPass`] (its plan,
 //! its statistics, how its file is computed, checked and spot-checked). The pipeline and the
-//! plan reach every kind through the registry (`super::companion_pass`), one [`Companion`]
+//! plan reach every kind through the registry (`super::registered`), one [`Companion`]
 //! each, and carry a kind's files from layer to layer in its [`Chain`].
 
 use std::marker::PhantomData;

@@ -42,7 +42,7 @@ pub fn dtc_stats(rules: Ruleset, n: u32, values: &Layer, d: &Layer<DtcKind>) -> 
 }
 
 /// Layer `n`'s depths are written from those its values' propagation recorded
-/// ([`FusedDepths`]), or computed by their own pass from its values and the smaller layers'
+/// ([`FusedDepths`](crate::solver::FusedDepths)), or computed by their own pass from its values and the smaller layers'
 /// (cells in memory, or in a scratch file in the work directory when the plan says so; each
 /// rank its share under `mpirun`).
 impl CompanionPass for DtcKind {

@@ -130,11 +130,11 @@ pub enum Mode {
     /// The whole state in memory by one process or by each rank (`memory_needed`), the lower
     /// layers a capture reaches copied and read at random.
     InMemory {
-        /// Bytes the thresholds' seed lists may take ([`list_bytes`]).
+        /// Bytes the thresholds' seed lists may take (the plan's `list_bytes`).
         list_bytes: u64,
     },
     /// In memory by one process, the lower layers read in index order, none resident: they do
-    /// not fit beside the cells ([`streamed_memory_needed`]).
+    /// not fit beside the cells (`streamed_memory_needed`).
     Streamed {
         /// Bytes the thresholds' seed lists may take: what the limit leaves beside the cells.
         list_bytes: u64,

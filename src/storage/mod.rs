@@ -59,8 +59,9 @@ pub use directory::{DatabaseDir, LayerState};
 pub use kind::{BoundsKind, DtcKind, NoPack, PackedDtc};
 pub use layer::{FileLayer, Layer, Table};
 pub use layer::{Kind, PackedTable, ValuesKind};
-// A kind's tag may stand in any module of the crate (the tests' own kind stands beside its check).
-#[cfg(test)]
+// A kind's tag may stand in any module of the crate (the tests' own kind stands beside its
+// check); outside the tests every tag stands in `kind`.
+#[allow(unused_imports)]
 pub(crate) use layer::private;
 pub use mapping::ReadMode;
 pub use writers::AtomicFile;
