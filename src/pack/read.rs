@@ -380,7 +380,7 @@ impl PackLayer {
         let n = self.header.stones;
         let (b, start, bytes, upto) = self.locate(index)?;
         let mut ring = [0u8; RING];
-        decode_block(&self.model, &ValueContexts(n), start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| self.bad_block(b))?;
+        decode_values(&self.model, n, start, bytes, upto, false, &mut ring, |_, _| {}, |c| self.model.prefetch(c)).map_err(|_| self.bad_block(b))?;
         Ok((i32::from(ring[(upto - 1) & (RING - 1)]) - n as i32) as i8)
     }
 
@@ -398,17 +398,29 @@ impl PackLayer {
             return Err(Error::IndexOutOfRange { layer: n, index: end - 1, size: self.header.entries });
         }
         let bu = u64::from(self.block_values);
-        let mut buf = vec![0u8; (end - start).min(bu) as usize];
+        let mut ring = [0u8; RING];
         let mut at = start;
         while at < end {
             let b = (at / bu) as usize;
             let bstart = b as u64 * bu;
             let upto = (end.min(bstart + bu) - bstart) as usize;
-            buf.resize(upto, 0);
-            decode_block(&self.model, &ValueContexts(n), bstart, self.block_bytes(b)?, upto, false, &mut buf, usize::MAX).map_err(|_| self.bad_block(b))?;
-            for (o, &s) in out[(at - start) as usize..].iter_mut().zip(&buf[(at - bstart) as usize..]) {
-                *o = ((i32::from(s) - n as i32) as i8) as u8;
-            }
+            let (skip, dest) = ((at - bstart) as usize, &mut out[(at - start) as usize..]);
+            decode_values(
+                &self.model,
+                n,
+                bstart,
+                self.block_bytes(b)?,
+                upto,
+                false,
+                &mut ring,
+                |i, s| {
+                    if i >= skip {
+                        dest[i - skip] = ((i32::from(s) - n as i32) as i8) as u8;
+                    }
+                },
+                |c| self.model.prefetch(c),
+            )
+            .map_err(|_| self.bad_block(b))?;
             at = bstart + upto as u64;
         }
         Ok(())
@@ -487,10 +499,19 @@ impl PackLayer {
                 let b = g * gb + i;
                 let bytes = self.block_bytes(b)?;
                 let len = part.len();
-                decode_block(&self.model, &ValueContexts(n), (b * bu) as u64, bytes, len, true, part, usize::MAX).map_err(|_| self.bad_block(b))?;
-                for s in part.iter_mut() {
-                    *s = ((i32::from(*s) - n as i32) as i8) as u8;
-                }
+                let mut ring = [0u8; RING];
+                decode_values(
+                    &self.model,
+                    n,
+                    (b * bu) as u64,
+                    bytes,
+                    len,
+                    true,
+                    &mut ring,
+                    |i, s| part[i] = ((i32::from(s) - n as i32) as i8) as u8,
+                    |c| self.model.prefetch(c),
+                )
+                .map_err(|_| self.bad_block(b))?;
             }
             Ok(())
         })

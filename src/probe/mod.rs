@@ -524,7 +524,8 @@ impl Database {
     /// floors"). The floor is searched lazily: a capture of `c` stones whose child holds `m`
     /// is skipped when even `c + m` (the child's value is at least `-m`), or `c` minus what the
     /// child's layer stores (the child's value is at least that), cannot beat the best known;
-    /// only then is the child's own floor searched.
+    /// only then is the child's own floor searched. A child's value in the cache of resolved
+    /// values is taken from there, and a child resolved here is put there.
     ///
     /// Cost: one move generation; a position whose game is over reads nothing.
     fn over_floor(&self, table: &Table, board: &Board, stored: Option<i8>) -> Result<i8> {
@@ -544,11 +545,23 @@ impl Database {
                 continue;
             }
             let lower = self.layer(m)?;
-            let s = lower.stored(rank_unchecked(child))?;
+            let index = rank_unchecked(child);
+            if !lower.over_floors() {
+                best = best.max(c - lower.get(index)?);
+                continue;
+            }
+            // A child resolved before (by a probe or another floor) costs no decoding.
+            let cache = self.resolved.get_or_init(ValueCache::new);
+            if let Some(v) = cache.get(m, index) {
+                best = best.max(c - v);
+                continue;
+            }
+            let s = lower.stored(index)?;
             if c - s <= best {
                 continue;
             }
-            let v = if lower.over_floors() { self.over_floor(lower, child, Some(s))? } else { s };
+            let v = self.over_floor(lower, child, Some(s))?;
+            cache.put(m, index, v);
             best = best.max(c - v);
         }
         Ok(best)
