@@ -399,9 +399,18 @@ impl Engine {
                 break;
             }
             self.tt.clear();
-            let nodes = report.nodes;
-            report = self.search_once(root, limits, control, on_info, start)?;
-            report.nodes += nodes;
+            let again = self.search_once(root, limits, control, on_info, start)?;
+            // Begun late (the values came near the deadline), the search again can end shallower
+            // than the first, as shallow as its first iteration (a line of one ply, which the
+            // page's test of the engine's line caught now and then): it replaces the first only
+            // when it proves the value or searched as deep.
+            if again.exact || again.depth >= report.depth {
+                let nodes = report.nodes;
+                report = Report { nodes: again.nodes + nodes, ..again };
+            } else {
+                report.nodes += again.nodes;
+                break;
+            }
         }
         Ok(report)
     }
