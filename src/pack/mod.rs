@@ -255,6 +255,16 @@ mod tests {
             let _ = decode_block(&model, &cx, 0, &bytes, 512.min(values.len()), true, &mut syms, usize::MAX);
             let mut ring = [0u8; RING];
             let _ = decode_block(&model, &cx, 0, &bytes, 300, false, &mut ring, RING - 1);
+            // The probes' decoder: garbage is an error or some symbols, never a panic; it and the
+            // generic decoder agree on what decodes.
+            let mut fast = vec![0u8; 512];
+            let whole = codec::decode_values(&model, n, 0, &bytes, 512, true, &mut ring, |i, s| fast[i] = s, |c| model.prefetch(c));
+            let generic = decode_block(&model, &cx, 0, &bytes, 512, true, &mut syms, usize::MAX);
+            assert_eq!(whole.is_ok(), generic.is_ok(), "{len} bytes");
+            if whole.is_ok() {
+                assert_eq!(fast, syms);
+            }
+            let _ = codec::decode_values(&model, n, 5, &bytes, 300, false, &mut ring, |_, _| {}, |_| {});
             // A model of the other kind never decodes: its shape is refused.
             let dcx = DtcContexts { n, base: 0, values: &values };
             assert!(decode_block(&model, &dcx, 0, &bytes, 300, false, &mut ring, RING - 1).is_err());
