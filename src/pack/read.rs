@@ -380,8 +380,33 @@ impl PackLayer {
         let n = self.header.stones;
         let (b, start, bytes, upto) = self.locate(index)?;
         let mut ring = [0u8; RING];
-        decode_values(&self.model, n, start, bytes, upto, false, &mut ring, |_, _| {}, |c| self.model.prefetch(c)).map_err(|_| self.bad_block(b))?;
+        self.decode_values_of(b, start, bytes, upto, false, &mut ring, |_, _| {})?;
         Ok((i32::from(ring[(upto - 1) & (RING - 1)]) - n as i32) as i8)
+    }
+
+    /// Decodes the first `len` values of block `b` (first position `start`, coded in `bytes`,
+    /// its group checked) with the probes' decoder, prefetching the rows it guesses; gives
+    /// `out(i, byte)` each value as a layer file's byte. With `whole`, `len` is the block's
+    /// length and its end is checked too.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the block when it does not decode.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn decode_values_of(
+        &self,
+        b: usize,
+        start: u64,
+        bytes: &[u8],
+        len: usize,
+        whole: bool,
+        ring: &mut [u8; RING],
+        mut out: impl FnMut(usize, u8),
+    ) -> Result<()> {
+        let n = self.header.stones as i32;
+        let value = |s: u8| ((i32::from(s) - n) as i8) as u8;
+        decode_values(&self.model, self.header.stones, start, bytes, len, whole, ring, |i, s| out(i, value(s)), |c| self.model.prefetch(c))
+            .map_err(|_| self.bad_block(b))
     }
 
     /// The values of positions `start..start + out.len()` into `out` (one byte each, as in a
@@ -405,22 +430,11 @@ impl PackLayer {
             let bstart = b as u64 * bu;
             let upto = (end.min(bstart + bu) - bstart) as usize;
             let (skip, dest) = ((at - bstart) as usize, &mut out[(at - start) as usize..]);
-            decode_values(
-                &self.model,
-                n,
-                bstart,
-                self.block_bytes(b)?,
-                upto,
-                false,
-                &mut ring,
-                |i, s| {
-                    if i >= skip {
-                        dest[i - skip] = ((i32::from(s) - n as i32) as i8) as u8;
-                    }
-                },
-                |c| self.model.prefetch(c),
-            )
-            .map_err(|_| self.bad_block(b))?;
+            self.decode_values_of(b, bstart, self.block_bytes(b)?, upto, false, &mut ring, |i, v| {
+                if i >= skip {
+                    dest[i - skip] = v;
+                }
+            })?;
             at = bstart + upto as u64;
         }
         Ok(())
@@ -488,7 +502,6 @@ impl PackLayer {
     /// # Errors
     /// [`Error::Corrupt`] naming the first damaged block.
     pub fn decode_stored(&self, out: &mut [u8]) -> Result<()> {
-        let n = self.header.stones;
         let bu = self.block_values as usize;
         if out.len() as u64 != self.header.entries {
             return Err(Error::Internal(format!("decode_stored: {} bytes for {} values", out.len(), self.header.entries)));
@@ -497,21 +510,8 @@ impl PackLayer {
         out.par_chunks_mut(bu * gb).enumerate().try_for_each(|(g, chunk)| {
             for (i, part) in chunk.chunks_mut(bu).enumerate() {
                 let b = g * gb + i;
-                let bytes = self.block_bytes(b)?;
-                let len = part.len();
                 let mut ring = [0u8; RING];
-                decode_values(
-                    &self.model,
-                    n,
-                    (b * bu) as u64,
-                    bytes,
-                    len,
-                    true,
-                    &mut ring,
-                    |i, s| part[i] = ((i32::from(s) - n as i32) as i8) as u8,
-                    |c| self.model.prefetch(c),
-                )
-                .map_err(|_| self.bad_block(b))?;
+                self.decode_values_of(b, (b * bu) as u64, self.block_bytes(b)?, part.len(), true, &mut ring, |i, v| part[i] = v)?;
             }
             Ok(())
         })
