@@ -201,7 +201,8 @@ fn main() {
                     bytes += if over_floors {
                         let child = |c: &oware::rules::Board| layers[oware::rules::stones(c) as usize].get(oware::index::rank(c)?);
                         let fl = floors(rules, l.stones(), &child).expect("floors");
-                        pack_floored(header, l.bytes(), &fl, options, &mut f, &path, l.path()).expect("pack").0.bytes
+                        let mut stored = vec![0u8; fl.len()];
+                        pack_floored(header, l.bytes(), &fl, &mut stored, options, &mut f, &path, l.path()).expect("pack").bytes
                     } else {
                         pack(header, l.bytes(), l.bytes(), options, &mut f, &path, l.path()).expect("pack").bytes
                     };

@@ -13,6 +13,10 @@ use std::time::SystemTime;
 
 use crate::error::{Damage, Error, FileKind, Result};
 
+/// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
+/// which the out-of-core builder (and `oware pack`) keep apart from `--max-memory`.
+pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;
+
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
 pub(crate) fn memory_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -51,7 +55,7 @@ pub(crate) fn anonymous_memory() -> Option<u64> {
 /// The peak of [`anonymous_memory`] while it lives, sampled every 20 ms by a thread of its own
 /// (Linux keeps no peak of it; `VmHWM` counts the pages of mapped files too). A peak shorter
 /// than the interval may be missed.
-pub(crate) struct AnonymousPeak {
+pub struct AnonymousPeak {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     peak: std::sync::Arc<std::sync::atomic::AtomicU64>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -59,7 +63,7 @@ pub(crate) struct AnonymousPeak {
 
 impl AnonymousPeak {
     /// Starts sampling (`None` where the figure is not available).
-    pub(crate) fn start() -> Option<AnonymousPeak> {
+    pub fn start() -> Option<AnonymousPeak> {
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
         let first = anonymous_memory()?;
         let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -80,7 +84,7 @@ impl AnonymousPeak {
     }
 
     /// The largest figure sampled so far (a last sample taken now included).
-    pub(crate) fn peak(&self) -> u64 {
+    pub fn peak(&self) -> u64 {
         use std::sync::atomic::Ordering::Relaxed;
         if let Some(now) = anonymous_memory() {
             self.peak.fetch_max(now, Relaxed);

@@ -687,15 +687,16 @@ impl Progress for RankObserver {
 
 /// Whether the build prints its phases' figures for benchmarks (`OWARE_TRACE=1`, or the older
 /// `OWARE_DTC_TRACE=1`): each layer's passes and seconds, the levels of a level-synchronous
-/// propagation, the depths' passes. The program's switch; the library reads no environment.
-fn tracing() -> bool {
+/// propagation, the depths' passes (and `pack`'s phases). The program's switch; the library
+/// reads no environment.
+pub(crate) fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("OWARE_TRACE").is_some() || std::env::var_os("OWARE_DTC_TRACE").is_some())
 }
 
 /// One line of those figures, to stderr as it is (`scripts/bench-levels` and `bench-cost` read
 /// them).
-fn trace(line: &str) {
+pub(crate) fn trace(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }

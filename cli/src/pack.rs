@@ -23,7 +23,7 @@ use indicatif::ProgressBar;
 use oware::builder::BuildLock;
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::pack::{floors, pack_dtc_over, pack_floored, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::pack::{fill_floors, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
 use oware::rules::{layers_needed, stones, Board};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
@@ -31,7 +31,7 @@ use oware::verify::manifest::{self, Entry};
 use oware::{Error, Result, Ruleset};
 use serde::Serialize;
 
-use crate::args::{reword, CopyArgs, DirArg, MaxStonesArg, ReportArgs, RulesArg};
+use crate::args::{parse_size, reword, CopyArgs, DirArg, MaxStonesArg, ReportArgs, RulesArg};
 use crate::errors::dir_option;
 use crate::output::{note, Stdout, SCHEMA_VERSION};
 use crate::{progress, signals};
@@ -54,6 +54,15 @@ pub(crate) struct PackArgs {
     /// blocks are larger by default.
     #[arg(long, value_name = "B", default_value_t = DTC_BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
     dtc_block_values: u32,
+    /// Memory packing may use, e.g. `3G`, `512M` (units as `build --max-memory`; default: what
+    /// the system reports available). A layer's floors and stored values (two bytes per
+    /// position) that do not fit wait in scratch files in `--work-dir` instead.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
+    max_memory: Option<u64>,
+    /// Directory for the scratch files of layers packed out of memory (default: `.work` in the
+    /// ruleset's directory of `--out`); they are removed when each layer is done.
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -107,6 +116,14 @@ struct LayerDoc {
     /// `pack`: the layer's depths to capture packed beside it, when built.
     #[serde(skip_serializing_if = "Option::is_none")]
     dtc: Option<DtcDoc>,
+    /// `pack`: where the layer's floors and stored values waited: `"memory"`, `"files"`
+    /// (scratch files, `--max-memory`), or `"none"` (every pack of the layer was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    buffers: Option<&'static str>,
+    /// `pack`: the peak of the process's anonymous memory while the layer was packed (its own
+    /// allocations, without the pages of mapped files), when the system reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peak_anonymous_bytes: Option<u64>,
 }
 
 /// A layer's depths to capture packed, in the `--json` documents.
@@ -195,6 +212,8 @@ impl Report {
             written: true,
             seconds: t.elapsed().as_secs_f64(),
             dtc: None,
+            buffers: None,
+            peak_anonymous_bytes: None,
         };
         self.layer(bar, doc)
     }
@@ -254,6 +273,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     let bar = bar(a.report.quiet.quiet, total);
     let mut report = Report::new("packed", rules, a.report.json.json);
     let mut entries = Vec::new();
+    let work_dir = a.work_dir.clone().unwrap_or_else(|| dst.layers_dir().join(".work"));
     // The layers below the one packed, opened once: the floors read them (layer n-1 is never
     // reached by a capture, and may be absent).
     let mut lower: Vec<Option<Layer>> = Vec::new();
@@ -279,38 +299,69 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
             _ => None,
         };
         let kept = existing.is_some();
-        let floors = floors(rules, n, &|child: &Board| child_value(&lower, &src, child)).inspect_err(|_| bar.finish_and_clear())?;
-        // What the values' pack stores: what its depths' pack reads as contexts.
-        let stored = if let Some(p) = existing {
-            let mut stored = vec![0u8; layer_size(n) as usize];
-            p.decode_stored(&mut stored)?;
-            stored
+        let dtc_src = if matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
+            None
         } else {
-            let file = AtomicFile::create(&target)?;
-            let mut w = BufWriter::with_capacity(1 << 20, file.file());
-            let (_, stored) =
-                pack_floored(&header, layer.bytes(), &floors, PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())?;
-            w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
-            file.commit()?;
-            stored
+            Some(dtc_source(&src, &dst, n, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?)
         };
+        let anonymous = AnonymousPeak::start();
+        let mut placed = "none";
+        // The floors and stored values, unless every pack of the layer is kept.
+        if !kept || dtc_src.as_ref().is_some_and(|d| !d.kept) {
+            let mut buffers = PackBuffers::place(n, a.max_memory, &work_dir).inspect_err(|_| bar.finish_and_clear())?;
+            placed = if buffers.in_files() { "files" } else { "memory" };
+            let (floors, stored) = buffers.split();
+            let lap = Lap::start(n);
+            fill_floors(rules, n, &|child: &Board| child_value(&lower, &src, child), floors).inspect_err(|_| bar.finish_and_clear())?;
+            lap.done("floors");
+            // What the values' pack stores: what its depths' pack reads as contexts.
+            if let Some(p) = existing {
+                p.decode_stored(stored).inspect_err(|_| bar.finish_and_clear())?;
+            } else {
+                let file = AtomicFile::create(&target)?;
+                let mut w = BufWriter::with_capacity(1 << 20, file.file());
+                pack_floored(&header, layer.bytes(), floors, stored, PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())
+                    .inspect_err(|_| bar.finish_and_clear())?;
+                w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
+                file.commit()?;
+            }
+            lap.done(if kept { "stored values decoded" } else { "values packed" });
+            if let Some(d) = dtc_src.as_ref().filter(|d| !d.kept) {
+                write_dtc_pack(d, &layer, stored, floors).inspect_err(|_| bar.finish_and_clear())?;
+                lap.done("depths packed");
+            }
+        }
         let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
         entries.push(Entry {
             sha256: manifest::sha256_file(&target, &Cancel).inspect_err(|_| bar.finish_and_clear())?,
             path: format!("{}/layer-{n:02}.owpk", rules.name()),
         });
         let mut dtc = None;
-        if !matches!(src.file_state::<DtcKind>(n), LayerState::Absent) {
-            let (entry, doc) = pack_dtc_layer(&src, &dst, &layer, (&stored, &floors), a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?;
+        if let Some(d) = dtc_src {
+            let (entry, doc) = dtc_report(&d, rules).inspect_err(|_| bar.finish_and_clear())?;
             entries.push(entry);
             dtc = Some(doc);
         }
         bar.inc(layer_size(n));
-        let doc =
-            LayerDoc { layer: n, positions: layer_size(n), path: target.display().to_string(), bytes, written: !kept, seconds: t.elapsed().as_secs_f64(), dtc };
+        let doc = LayerDoc {
+            layer: n,
+            positions: layer_size(n),
+            path: target.display().to_string(),
+            bytes,
+            written: !kept,
+            seconds: t.elapsed().as_secs_f64(),
+            dtc,
+            buffers: Some(placed),
+            peak_anonymous_bytes: anonymous.map(|a| a.peak()),
+        };
         report.layer(&bar, doc)?;
     }
     bar.finish_and_clear();
+    // The work directory goes when this run made it and left it empty (a directory of the
+    // user's, or with anything in it, stays).
+    if a.work_dir.is_none() {
+        let _ = std::fs::remove_dir(&work_dir);
+    }
     let m = manifest::update(&a.copy.out, &entries, &Cancel)?;
     if !a.report.quiet.quiet {
         for d in &m.dropped {
@@ -320,31 +371,77 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     report.finish(Some(m.path))
 }
 
-/// Packs layer `n`'s depths to capture from `src` (checked first: header, checksum, every depth
-/// against its value) into `dst` as `dtc-NN.owpk`, unless a pack of the same depths with the same
-/// block size is there already; returns the manifest's entry of the pack and its report.
-/// `layer`: the layer's values, which the depths' contexts read.
+/// The phases of packing a layer, traced with their seconds under `OWARE_TRACE=1`
+/// (`pack layer N floors: S s`, ...).
+struct Lap {
+    n: u32,
+    start: std::cell::Cell<Instant>,
+}
+
+impl Lap {
+    fn start(n: u32) -> Lap {
+        Lap { n, start: std::cell::Cell::new(Instant::now()) }
+    }
+
+    /// Traces the phase that ends now, and starts the next.
+    fn done(&self, what: &str) {
+        if crate::build::tracing() {
+            crate::build::trace(&format!("pack layer {} {what}: {:.3} s", self.n, self.start.get().elapsed().as_secs_f64()));
+        }
+        self.start.set(Instant::now());
+    }
+}
+
+/// A layer's depths to capture to pack: the source file (checked: header and checksum), where
+/// its pack goes, and whether a pack of the same depths with the same block size is there
+/// already (kept).
+struct DtcSource {
+    dtc: Layer<DtcKind>,
+    target: PathBuf,
+    block_values: u32,
+    kept: bool,
+}
+
+/// The depths to capture of layer `n` in `src`, to pack into `dst` with blocks of
+/// `block_values`.
 ///
 /// # Errors
-/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file, or a
-/// depth that contradicts its value; [`Error::Io`] when the pack cannot be written.
-fn pack_dtc_layer(src: &DatabaseDir, dst: &DatabaseDir, layer: &Layer, (stored, floors): (&[u8], &[i8]), block_values: u32) -> Result<(Entry, DtcDoc)> {
-    let n = layer.stones();
+/// [`Error::Corrupt`] / [`Error::RulesetMismatch`] for a damaged or foreign source file.
+fn dtc_source(src: &DatabaseDir, dst: &DatabaseDir, n: u32, block_values: u32) -> Result<DtcSource> {
     let dtc = src.open_layer::<DtcKind>(n, true)?;
     let header = dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
     let target = pack_path::<DtcKind>(dst.base(), dst.rules(), n);
     // Opened beside the values' pack over floors: a depths pack of another codec is refused.
     let kept = matches!(dst.open_table::<DtcKind>(n, true, ReadMode::Map), Ok(Table::Pack(p)) if p.header() == header && p.block_values() == block_values);
-    if !kept {
-        let file = AtomicFile::create(&target)?;
-        let mut w = BufWriter::with_capacity(1 << 20, file.file());
-        pack_dtc_over(header, dtc.bytes(), layer.bytes(), stored, floors, PackOptions { block_values }, &mut w, file.tmp_path(), dtc.path())?;
-        w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
-        file.commit()?;
-    }
-    let bytes = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?.len();
-    let doc = DtcDoc { path: target.display().to_string(), bytes, raw_bytes: dtc.bytes().len() as u64, written: !kept };
-    Ok((Entry { sha256: manifest::sha256_file(&target, &Cancel)?, path: format!("{}/dtc-{n:02}.owpk", src.rules().name()) }, doc))
+    Ok(DtcSource { dtc, target, block_values, kept })
+}
+
+/// Packs the depths of `d` (checked first: every depth against its value, `layer`'s, and those
+/// its value and floor decide against what they decide). `stored`: what the values' pack
+/// stores, which the depths' contexts read; `floors` (overwritten, [`pack_dtc_over`]).
+///
+/// # Errors
+/// [`Error::Corrupt`] for a depth that contradicts its value; [`Error::Io`] when the pack cannot
+/// be written.
+fn write_dtc_pack(d: &DtcSource, layer: &Layer, stored: &[u8], floors: &mut [i8]) -> Result<()> {
+    let header = d.dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
+    let file = AtomicFile::create(&d.target)?;
+    let mut w = BufWriter::with_capacity(1 << 20, file.file());
+    let options = PackOptions { block_values: d.block_values };
+    pack_dtc_over(header, d.dtc.bytes(), layer.bytes(), stored, floors, options, &mut w, file.tmp_path(), d.dtc.path())?;
+    w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
+    file.commit().map(drop)
+}
+
+/// The manifest's entry and the report of the depths' pack of `d` (written or kept).
+///
+/// # Errors
+/// [`Error::Io`] when the pack cannot be read.
+fn dtc_report(d: &DtcSource, rules: Ruleset) -> Result<(Entry, DtcDoc)> {
+    let n = d.dtc.stones();
+    let bytes = std::fs::metadata(&d.target).map_err(|e| Error::io(&d.target, e))?.len();
+    let doc = DtcDoc { path: d.target.display().to_string(), bytes, raw_bytes: d.dtc.bytes().len() as u64, written: !d.kept };
+    Ok((Entry { sha256: manifest::sha256_file(&d.target, &Cancel)?, path: format!("{}/dtc-{n:02}.owpk", rules.name()) }, doc))
 }
 
 /// The value of `child` (a capture's) in `lower`, the layers below its parent's opened from

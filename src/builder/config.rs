@@ -134,9 +134,7 @@ pub(crate) const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::fr
 /// Memory an out-of-core layer needs at least (below it, parts would be smaller than a chunk).
 pub(crate) const MIN_OUT_OF_CORE_MEMORY: u64 = 4 << 20;
 
-/// Resident memory of the process beyond its data structures (code, thread stacks, buffers),
-/// which the out-of-core builder keeps apart from `--max-memory`.
-pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;
+pub(crate) use crate::sys::FIXED_OVERHEAD;
 
 /// Positions spot-checked against their children before a new layer is renamed into place.
 pub(super) const SPOT_CHECKS: u64 = 20_000;

@@ -118,11 +118,26 @@ pub(crate) fn decided_depth(rules: Ruleset, board: &Board, value: i8, mut child_
 /// Those of `child_value` (the first met).
 pub fn floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync)) -> Result<Vec<i8>> {
     let mut out = vec![NO_FLOOR; crate::index::layer_size(n) as usize];
-    for_each_board(n, &mut out, |_, board, f| {
+    fill_floors(rules, n, child_value, &mut out)?;
+    Ok(out)
+}
+
+/// [`floors`] into `out` (one per position of layer `n`: anonymous memory, or a scratch file's,
+/// [`PackBuffers`](super::PackBuffers)).
+///
+/// Cost: as [`floors`], without the allocation.
+///
+/// # Errors
+/// Those of `child_value` (the first met); [`Error::Internal`](crate::Error::Internal) when
+/// `out` does not hold one entry per position.
+pub fn fill_floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync), out: &mut [i8]) -> Result<()> {
+    if out.len() as u64 != crate::index::layer_size(n) {
+        return Err(crate::Error::Internal(format!("floors of layer {n}: {} entries", out.len())));
+    }
+    for_each_board(n, out, |_, board, f| {
         *f = floor(rules, board, child_value)?;
         Ok(())
-    })?;
-    Ok(out)
+    })
 }
 
 /// Calls `f(index, board, entry)` for every position of layer `n` with its entry of `out` (one
@@ -151,7 +166,7 @@ mod tests {
     use super::*;
     use crate::error::{Damage, Error};
     use crate::index::{layer_size, unrank_unchecked};
-    use crate::pack::{pack_dtc_over, pack_floored, PackOptions};
+    use crate::pack::{pack_dtc_over, pack_floored, PackBuffers, PackOptions};
     use crate::probe::Database;
     use crate::storage::{pack_path, DatabaseDir, DtcKind, ReadMode, Table, ValuesKind};
     use crate::test_support as common;
@@ -165,11 +180,15 @@ mod tests {
         std::fs::create_dir_all(out.join(rules.name())).unwrap();
         for n in 0..=max {
             let layer = &lower[n as usize];
-            let fl = floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?)).unwrap();
+            // In scratch files for odd layers, in memory for even ones: both the same.
+            let work = tempfile::tempdir().unwrap();
+            let mut buffers = PackBuffers::new(n, (n % 2 == 1).then_some(work.path())).unwrap();
+            let (fl, stored) = buffers.split();
+            fill_floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?), fl).unwrap();
             let header = layer.header().unwrap().clone();
             let mut w = std::io::Cursor::new(Vec::new());
             let opts = PackOptions { block_values: 64 };
-            let (_, stored) = pack_floored(&header, layer.bytes(), &fl, opts, &mut w, "p".as_ref(), layer.path()).unwrap();
+            pack_floored(&header, layer.bytes(), fl, stored, opts, &mut w, "p".as_ref(), layer.path()).unwrap();
             std::fs::write(pack_path::<ValuesKind>(out, rules, n), w.get_ref()).unwrap();
             for (i, (&s, &v)) in stored.iter().zip(layer.bytes()).enumerate() {
                 // Never above the floor where it differs; the value where there is none.
@@ -178,7 +197,7 @@ mod tests {
             }
             if let Ok(dtc) = d.open_layer::<DtcKind>(n, true) {
                 let mut w = std::io::Cursor::new(Vec::new());
-                pack_dtc_over(dtc.header().unwrap(), dtc.bytes(), layer.bytes(), &stored, &fl, opts, &mut w, "p".as_ref(), dtc.path()).unwrap();
+                pack_dtc_over(dtc.header().unwrap(), dtc.bytes(), layer.bytes(), stored, fl, opts, &mut w, "p".as_ref(), dtc.path()).unwrap();
                 std::fs::write(pack_path::<DtcKind>(out, rules, n), w.get_ref()).unwrap();
             }
         }
@@ -268,7 +287,9 @@ mod tests {
         let at = (0..values.len()).find(|&i| fl[i] != NO_FLOOR && fl[i] > -6).unwrap();
         values[at] = (fl[at] - 1) as u8;
         let mut w = std::io::Cursor::new(Vec::new());
-        let e = pack_floored(lower[6].header().unwrap(), &values, &fl, PackOptions::default(), &mut w, "p".as_ref(), "layer-06.owdb".as_ref()).unwrap_err();
+        let mut stored = vec![0u8; values.len()];
+        let e = pack_floored(lower[6].header().unwrap(), &values, &fl, &mut stored, PackOptions::default(), &mut w, "p".as_ref(), "layer-06.owdb".as_ref())
+            .unwrap_err();
         assert!(matches!(&e, Error::Corrupt { damage: Damage::Inconsistent { .. }, .. }) && e.to_string().contains("layer-06.owdb"), "{e}");
         assert!(w.get_ref().is_empty(), "nothing written");
     }

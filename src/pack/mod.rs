@@ -33,7 +33,9 @@
 //! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
 //! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
 //! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codec 4 and 5) leaves to its readers |
+//! | `buffers` | where a layer's floors and stored values wait while it is packed: memory or scratch files ([`PackBuffers`]) |
 
+mod buffers;
 mod codec;
 mod floor;
 mod read;
@@ -41,8 +43,10 @@ mod write;
 
 pub(crate) use read::DtcPack;
 
+pub use crate::sys::AnonymousPeak;
+pub use buffers::PackBuffers;
 pub(crate) use floor::{decided_depth, Exit};
-pub use floor::{floor, floors, NO_FLOOR};
+pub use floor::{fill_floors, floor, floors, NO_FLOOR};
 pub use read::PackLayer;
 pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer};
 

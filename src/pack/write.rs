@@ -94,17 +94,17 @@ pub fn pack<W: Write + Seek>(
 /// (`floors`, one per position, [`floor`](super::floor); [`NO_FLOOR`](super::NO_FLOOR) where
 /// there is none) it stores the symbol its context makes cheapest among those not above the
 /// floor, and every reader takes the larger of the stored value and the floor (docs/FORMAT.md,
-/// "Values over their floors"). Returns what was written and the stored values (one byte per
-/// position, as in a layer file: what a pack of the layer's depths reads as contexts,
-/// [`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors.
+/// "Values over their floors"). Returns what was written, and leaves in `stored` (one byte per
+/// position, as in a layer file; anonymous memory or a scratch file's, [`PackBuffers`]) the
+/// values the pack stores: what a pack of the layer's depths reads as contexts
+/// ([`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors.
 ///
 /// The symbols stored are chosen with a first model (the values' own counts), then the model
 /// written is that of the stored symbols: every symbol coded has a frequency.
 ///
-/// Cost: one pass checking every value against its floor, three parallel passes over the
-/// values (counts of the values, counts of the stored symbols, coding); memory: the stored
-/// values (one byte per position), the models' counts per thread and the coded bytes of one
-/// batch of groups.
+/// Cost: one pass checking every value against its floor, four parallel passes over the
+/// values (counts of the values, the stored values chosen, their counts, coding); memory:
+/// `stored`, the models' counts per thread and the coded bytes of one batch of groups.
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming `src_path` when a value lies outside `-n..=n` or below its floor
@@ -115,15 +115,16 @@ pub fn pack_floored<W: Write + Seek>(
     header: &Header,
     values: &[u8],
     floors: &[i8],
+    stored: &mut [u8],
     options: PackOptions,
     out: &mut W,
     out_path: &Path,
     src_path: &Path,
-) -> Result<(PackedLayer, Vec<u8>)> {
+) -> Result<PackedLayer> {
     let n = header.stones;
     let size = layer_size(n);
-    if values.len() as u64 != size || header.entries != size || floors.len() as u64 != size {
-        return Err(Error::Internal(format!("layer {n}: {} values and {} floors, expected {size}", values.len(), floors.len())));
+    if values.len() as u64 != size || header.entries != size || floors.len() as u64 != size || stored.len() as u64 != size {
+        return Err(Error::Internal(format!("layer {n}: {} values, {} floors and {} stored, expected {size}", values.len(), floors.len(), stored.len())));
     }
     if header.encoding != VALUE_EXACT_I8 {
         return Err(Error::Usage(format!("{}: {} are never packed over floors", src_path.display(), Header::kind(header.encoding))));
@@ -145,9 +146,10 @@ pub fn pack_floored<W: Write + Seek>(
     let (k, x) = (cx.symbols(), cx.contexts());
     let (bu, gb) = (b as usize, group_blocks(b) as usize);
     let len = size as usize;
+    let offset = n as i32;
     let truth = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
         syms.clear();
-        syms.extend(values[start..end].iter().map(|&v| (i32::from(v as i8) + n as i32) as u8));
+        syms.extend(values[start..end].iter().map(|&v| (i32::from(v as i8) + offset) as u8));
         Ok(())
     };
     // The first model: the values' counts. `choice[ctx * k + t]` is the most frequent symbol
@@ -163,29 +165,29 @@ pub fn pack_floored<W: Write + Seek>(
             out[t] = if row[best] > 0 { best as u8 } else { t as u8 };
         }
     }
-    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
-        truth(start, end, syms)?;
+    // The stored values, block by block (a context reads the symbols stored before it in its
+    // block), kept for the passes that follow and for the depths' pack.
+    stored.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
+        let start = blk * bu;
+        truth(start, start + chunk.len(), syms).expect("never fails");
         let mut filled = syms.clone();
-        walk_contexts::<()>(n, start as u64, end - start, &mut filled, usize::MAX, |i, ctx| {
+        walk_contexts::<()>(n, start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| {
             let j = start + i;
             let f = floors[j];
-            Ok(if f == values[j] as i8 { choice[ctx * k + (i32::from(f) + n as i32) as usize] } else { syms[i] })
+            Ok(if f == values[j] as i8 { choice[ctx * k + (i32::from(f) + offset) as usize] } else { syms[i] })
         })
         .expect("never fails");
-        *syms = filled;
+        for (o, &s) in chunk.iter_mut().zip(&filled) {
+            *o = ((i32::from(s) - offset) as i8) as u8;
+        }
+    });
+    let stored: &[u8] = stored;
+    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        syms.clear();
+        syms.extend(stored[start..end].iter().map(|&v| (i32::from(v as i8) + offset) as u8));
         Ok(())
     };
-    let written = write_pack(header, CODEC_RANS_FLOOR, &cx, stored_syms, &[], size, options, out, out_path)?;
-    let mut stored = vec![0u8; len];
-    stored.par_chunks_mut(bu).enumerate().try_for_each_init(Vec::new, |syms, (blk, chunk)| -> Result<()> {
-        let start = blk * bu;
-        stored_syms(start, start + chunk.len(), syms)?;
-        for (o, &s) in chunk.iter_mut().zip(syms.iter()) {
-            *o = ((i32::from(s) - n as i32) as i8) as u8;
-        }
-        Ok(())
-    })?;
-    Ok((written, stored))
+    write_pack(header, CODEC_RANS_FLOOR, &cx, stored_syms, &[], size, options, out, out_path)
 }
 
 /// Writes a layer's depths to capture (`payload`, a dtc file's, of `header`) as a pack of codec
@@ -195,9 +197,11 @@ pub fn pack_floored<W: Write + Seek>(
 /// (value 0: none; a game over: 0; a value above 0 that a capture or an ending reaches: 1) the
 /// symbol stored is whatever its context codes cheapest (docs/FORMAT.md, "Depths over floors").
 /// Every depth is first checked against `values`, the layer's values, and those the value and
-/// floor decide against what they decide.
+/// floor decide against what they decide. `floors` is overwritten: the depths they decide are
+/// computed in its place (a byte per position spared; the caller is done with them).
 ///
-/// Cost: as [`pack`] for depths, and one more pass counting a first model.
+/// Cost: as [`pack`] for depths, one pass deciding depths and one more pass counting a first
+/// model; memory: as [`pack`].
 ///
 /// # Errors
 /// As [`pack`] for depths; [`Error::Corrupt`] ([`Damage::DtcInconsistent`]) naming `src_path`
@@ -208,7 +212,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
     payload: &[u8],
     values: &[u8],
     stored: &[u8],
-    floors: &[i8],
+    floors: &mut [i8],
     options: PackOptions,
     out: &mut W,
     out_path: &Path,
@@ -230,20 +234,23 @@ pub fn pack_dtc_over<W: Write + Seek>(
     // `decided_depth`), as a dtc byte; `OPEN` where the pack holds the depth.
     const OPEN: u8 = 254;
     let rules = header.rules;
-    let mut decided = vec![OPEN; size as usize];
-    super::floor::for_each_board(n, &mut decided, |j, board, d| {
+    // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
+    let decided: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(floors.as_mut_ptr().cast(), floors.len()) };
+    super::floor::for_each_board(n, decided, |j, board, d| {
         let v = values[j] as i8;
+        let floor = *d as i8;
         *d = if v == 0 {
             NONE
         } else if super::Exit::of(rules, board).ended.is_some() {
             0
-        } else if v > 0 && floors[j] == v {
+        } else if v > 0 && floor == v {
             1
         } else {
             OPEN
         };
         Ok(())
     })?;
+    let decided: &[u8] = decided;
     if let Some(j) = (0..size as usize).into_par_iter().find_first(|&j| decided[j] != OPEN && decided[j] != bytes[j]) {
         let board = crate::index::unrank_unchecked(n, j as u64);
         let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
@@ -266,6 +273,20 @@ pub fn pack_dtc_over<W: Write + Seek>(
         Ok(())
     };
     write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
+}
+
+/// Groups coded in parallel before they are written, in order.
+const BATCH: usize = 256;
+
+/// Bytes one batch of coded groups takes at most (a group is at most 65,535 bytes).
+pub(super) const BATCH_BYTES: u64 = BATCH as u64 * 65_536;
+
+/// Bytes of the larger table of counts of layer `n`'s two models (values and depths): eight
+/// per context and symbol.
+pub(super) fn count_table_bytes(n: u32) -> u64 {
+    let values = ValueContexts(n);
+    let depths = DtcContexts { n, base: 0, values: &[] };
+    8 * (values.contexts() * values.symbols()).max(depths.contexts() * depths.symbols()) as u64
 }
 
 /// [`Error::Usage`] for a block size outside `64..=16384`.
@@ -354,7 +375,6 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     let mut group_table: Vec<(u64, u64)> = Vec::with_capacity(groups);
     let mut block_table: Vec<u16> = Vec::with_capacity(blocks);
     let mut data_len = 0u64;
-    const BATCH: usize = 256;
     for batch_start in (0..groups).step_by(BATCH) {
         let batch_end = (batch_start + BATCH).min(groups);
         let batch: Vec<Result<(Vec<u8>, Vec<u16>)>> = (batch_start..batch_end)
@@ -432,8 +452,11 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
 }
 
 /// The counts of each symbol in each context of `cx` over the layer's `len` positions, as
-/// `to_syms` gives them block by block (blocks of `bu`, groups of `gb` blocks counted in
-/// parallel).
+/// `to_syms` gives them block by block (blocks of `bu`, in groups of `gb` blocks).
+///
+/// Cost: one parallel pass over the symbols, in two contiguous pieces per thread, each
+/// counting into its own table of `contexts * symbols` counts (8 bytes each: 14 MB for the
+/// depths of layer 24), so that a few tables are alive at once, however large the layer.
 ///
 /// # Errors
 /// Those of `to_syms`.
@@ -447,11 +470,12 @@ fn count_model<C: Contexts + Sync>(
     let (k, x) = (cx.symbols(), cx.contexts());
     let group_values = bu * gb;
     let groups_of_layer = len.div_ceil(group_values);
-    (0..groups_of_layer)
+    let pieces = (2 * rayon::current_num_threads()).clamp(1, groups_of_layer.max(1));
+    (0..pieces)
         .into_par_iter()
-        .try_fold(
-            || (vec![0u64; x * k], Vec::new(), Vec::new()),
-            |(mut counts, mut syms, mut scratch), g| -> Result<_> {
+        .map(|p| -> Result<Vec<u64>> {
+            let (mut counts, mut syms, mut scratch) = (vec![0u64; x * k], Vec::new(), Vec::new());
+            for g in groups_of_layer * p / pieces..groups_of_layer * (p + 1) / pieces {
                 let to = ((g + 1) * group_values).min(len);
                 for start in (g * group_values..to).step_by(bu) {
                     to_syms(start, (start + bu).min(to), &mut syms)?;
@@ -462,10 +486,9 @@ fn count_model<C: Contexts + Sync>(
                     })
                     .expect("never fails");
                 }
-                Ok((counts, syms, scratch))
-            },
-        )
-        .map(|r| r.map(|(counts, _, _)| counts))
+            }
+            Ok(counts)
+        })
         .try_reduce(
             || vec![0u64; x * k],
             |mut a, b| {

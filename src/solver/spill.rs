@@ -24,7 +24,7 @@ use crate::sys::{release_within, reserve_written};
 mod codec;
 
 /// Creates a new file (never following a link at its name), replacing an old one.
-fn create_file(path: &Path) -> Result<File> {
+pub(crate) fn create_file(path: &Path) -> Result<File> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => return Err(Error::io(path, std::io::Error::other("is a directory"))),
         Ok(_) => fs::remove_file(path).map_err(|e| Error::io(path, e))?,

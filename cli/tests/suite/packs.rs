@@ -96,6 +96,46 @@ fn repacking_keeps_identical_packs_and_the_manifest_lists_every_ruleset() {
     }
 }
 
+/// Issue 65, item 5: `--max-memory` below what a layer's floors and stored values need puts them
+/// in scratch files (in `--work-dir`, removed after each layer): the packs are byte for byte
+/// those packed in memory, and the report says where they waited. A rerun keeping every pack
+/// needs neither.
+#[test]
+fn packing_out_of_memory_writes_the_same_packs_and_leaves_no_scratch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (db, mem, files, work) = (tmp.path().join("db"), tmp.path().join("mem"), tmp.path().join("files"), tmp.path().join("work"));
+    build_dtc(&db, 10);
+    let json = |out: &Output| -> serde_json::Value { serde_json::from_str(&ok(out)).unwrap() };
+    let a = json(&oware(&["pack", "--dir", s(&db), "--out", s(&mem), "--block-values", "64", "--json"]));
+    // 2 bytes per position of layer 10 are about 0.7 MB: 64K leaves layers 8..10 out of memory.
+    let b = json(&oware(&["pack", "--dir", s(&db), "--out", s(&files), "--block-values", "64", "--max-memory", "64K", "--work-dir", s(&work), "--json"]));
+    for (doc, placed) in [(&a, "memory"), (&b, "files")] {
+        let l10 = &doc["layers"][10];
+        assert_eq!(l10["buffers"], placed, "{doc}");
+        assert!(l10["written"] == true && l10["dtc"]["written"] == true, "{doc}");
+    }
+    assert_eq!(a["layers"][2]["buffers"], "memory");
+    for n in 0..=10 {
+        for name in [format!("layer-{n:02}.owpk"), format!("dtc-{n:02}.owpk")] {
+            let x = std::fs::read(mem.join("awari").join(&name)).unwrap();
+            let y = std::fs::read(files.join("awari").join(&name)).unwrap();
+            assert!(x == y, "{name} differs");
+        }
+    }
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "scratch files left in the work directory");
+    assert!(!mem.join("awari").join(".work").exists() && !files.join("awari").join(".work").exists());
+    // A rerun keeps every pack and computes nothing for them.
+    let again = json(&oware(&["pack", "--dir", s(&db), "--out", s(&files), "--block-values", "64", "--max-memory", "64K", "--json"]));
+    assert!(again["layers"].as_array().unwrap().iter().all(|l| l["written"] == false && l["buffers"] == "none"), "{again}");
+    // A values pack kept but its depths' pack gone: the floors and stored values are computed
+    // again (the stored ones decoded from the pack), and the depths' pack comes back the same.
+    std::fs::remove_file(files.join("awari/dtc-09.owpk")).unwrap();
+    let c = json(&oware(&["pack", "--dir", s(&db), "--out", s(&files), "--block-values", "64", "--json"]));
+    assert!(c["layers"][9]["written"] == false && c["layers"][9]["dtc"]["written"] == true && c["layers"][9]["buffers"] == "memory", "{c}");
+    assert_eq!(std::fs::read(files.join("awari/dtc-09.owpk")).unwrap(), std::fs::read(mem.join("awari/dtc-09.owpk")).unwrap());
+    ok(&oware(&["verify", "--dir", s(&files), "-q"]));
+}
+
 #[test]
 fn a_damaged_block_is_named_and_never_read() {
     let tmp = tempfile::tempdir().unwrap();
