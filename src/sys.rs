@@ -52,9 +52,9 @@ pub(crate) fn anonymous_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// The peak of [`anonymous_memory`] while it lives, sampled every 20 ms by a thread of its own
-/// (Linux keeps no peak of it; `VmHWM` counts the pages of mapped files too). A peak shorter
-/// than the interval may be missed.
+/// The peak of this process's anonymous resident memory (`RssAnon`: its own allocations) while
+/// it lives, sampled every 20 ms by a thread of its own (Linux keeps no peak of it; `VmHWM`
+/// counts the pages of mapped files too). A peak shorter than the interval may be missed.
 pub struct AnonymousPeak {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     peak: std::sync::Arc<std::sync::atomic::AtomicU64>,

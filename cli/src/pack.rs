@@ -20,10 +20,10 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::ProgressBar;
-use oware::builder::BuildLock;
+use oware::builder::{floors_mode, layer_floors, BuildLock};
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::pack::{fill_floors, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::pack::{memory_limit, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
 use oware::rules::{layers_needed, stones, Board};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
@@ -56,7 +56,9 @@ pub(crate) struct PackArgs {
     dtc_block_values: u32,
     /// Memory packing may use, e.g. `3G`, `512M` (units as `build --max-memory`; default: what
     /// the system reports available). A layer's floors and stored values (two bytes per
-    /// position) that do not fit wait in scratch files in `--work-dir` instead.
+    /// position) that do not fit wait in scratch files in `--work-dir` instead, and the floors
+    /// are computed by the build's exits pass within what is left (in memory, streamed or out
+    /// of core, as the build would).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, allow_negative_numbers = true)]
     max_memory: Option<u64>,
     /// Directory for the scratch files of layers packed out of memory (default: `.work` in the
@@ -120,6 +122,10 @@ struct LayerDoc {
     /// (scratch files, `--max-memory`), or `"none"` (every pack of the layer was kept).
     #[serde(skip_serializing_if = "Option::is_none")]
     buffers: Option<&'static str>,
+    /// `pack`: how the floors' exits pass read the lower layers, as the build's modes:
+    /// `in_memory`, `streamed` or `out_of_core` (absent when every pack was kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    floors: Option<&'static str>,
     /// `pack`: the peak of the process's anonymous memory while the layer was packed (its own
     /// allocations, without the pages of mapped files), when the system reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,6 +161,13 @@ struct Cancel;
 impl oware::progress::Progress for Cancel {
     fn cancelled(&self) -> bool {
         signals::interrupted()
+    }
+    // The floors' exits pass traces its phases as the build's (`OWARE_TRACE=1`).
+    fn tracing(&self) -> bool {
+        crate::build::tracing()
+    }
+    fn trace(&self, line: &str) {
+        crate::build::trace(line);
     }
 }
 
@@ -213,6 +226,7 @@ impl Report {
             seconds: t.elapsed().as_secs_f64(),
             dtc: None,
             buffers: None,
+            floors: None,
             peak_anonymous_bytes: None,
         };
         self.layer(bar, doc)
@@ -274,6 +288,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     let mut report = Report::new("packed", rules, a.report.json.json);
     let mut entries = Vec::new();
     let work_dir = a.work_dir.clone().unwrap_or_else(|| dst.layers_dir().join(".work"));
+    let limit = memory_limit(a.max_memory);
     // The layers below the one packed, opened once: the floors read them (layer n-1 is never
     // reached by a capture, and may be absent).
     let mut lower: Vec<Option<Layer>> = Vec::new();
@@ -305,14 +320,20 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
             Some(dtc_source(&src, &dst, n, a.dtc_block_values).inspect_err(|_| bar.finish_and_clear())?)
         };
         let anonymous = AnonymousPeak::start();
-        let mut placed = "none";
+        let (mut placed, mut floors_read) = ("none", None);
         // The floors and stored values, unless every pack of the layer is kept.
         if !kept || dtc_src.as_ref().is_some_and(|d| !d.kept) {
-            let mut buffers = PackBuffers::place(n, a.max_memory, &work_dir).inspect_err(|_| bar.finish_and_clear())?;
+            let mut buffers = PackBuffers::place(n, limit, &work_dir).inspect_err(|_| bar.finish_and_clear())?;
             placed = if buffers.in_files() { "files" } else { "memory" };
-            let (floors, stored) = buffers.split();
+            // The floors by the build's exits pass, within what the buffers leave of the limit.
+            let mode = floors_mode(n, limit.map(|l| l.saturating_sub(buffers.anonymous_bytes())));
+            floors_read = Some(mode.name());
+            let (floors, stored, pages) = buffers.split();
             let lap = Lap::start(n);
-            fill_floors(rules, n, &|child: &Board| child_value(&lower, &src, child), floors).inspect_err(|_| bar.finish_and_clear())?;
+            // Out of core, the pass's own scratch files go to a directory of their own.
+            let floors_dir = work_dir.join(format!("floors-{n:02}"));
+            layer_floors(rules, n, &lower, mode, &floors_dir, floors, &|r| pages.release(r), &Cancel).inspect_err(|_| bar.finish_and_clear())?;
+            let _ = std::fs::remove_dir(&floors_dir);
             lap.done("floors");
             // What the values' pack stores: what its depths' pack reads as contexts.
             if let Some(p) = existing {
@@ -352,6 +373,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
             seconds: t.elapsed().as_secs_f64(),
             dtc,
             buffers: Some(placed),
+            floors: floors_read,
             peak_anonymous_bytes: anonymous.map(|a| a.peak()),
         };
         report.layer(&bar, doc)?;

@@ -29,11 +29,13 @@
 //! | `runs` | a layer's time over the runs that built it (stopped and resumed), kept beside its checkpoint |
 //! | `stats` | statistics of built layers (`layer-NN.json`, `bounds-NN.json`, `dtc-NN.json`) |
 //! | `lock` | the directory's lock for the length of a build |
+//! | `floors` | a layer's floors by the exits pass alone, in the mode the memory limit allows ([`layer_floors`], [`floors_mode`]), for `oware pack` |
 
 mod bounds;
 mod companion;
 mod config;
 mod dtc;
+mod floors;
 mod lock;
 #[cfg(test)]
 mod moves;
@@ -45,6 +47,7 @@ mod stats;
 pub use bounds::bounds_stats;
 pub use config::BuildConfig;
 pub use dtc::dtc_stats;
+pub use floors::{floors_mode, layer_floors};
 pub use lock::BuildLock;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;

@@ -328,6 +328,7 @@ fn build_layer(
             levels,
             exits_kept,
             depths,
+            exits_only: false,
         };
         let solved = if ranks > 1 {
             let (outbox_bytes, lookups, _) = share_buffers(len);

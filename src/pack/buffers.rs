@@ -30,6 +30,8 @@ pub struct PackBuffers {
     floors: Buf,
     stored: Buf,
     len: usize,
+    /// [`PackBuffers::working_memory`] of the layer.
+    working: u64,
 }
 
 impl PackBuffers {
@@ -85,18 +87,16 @@ impl PackBuffers {
         };
         let floors = make(FILES[0])?;
         let stored = make(FILES[1])?;
-        Ok(PackBuffers { floors, stored, len })
+        Ok(PackBuffers { floors, stored, len, working: Self::working_memory(n) })
     }
 
     /// Buffers for layer `n` placed by the build's rule for `--max-memory`: in memory when
-    /// [`memory_needed`](Self::memory_needed) fits within `max_memory` (when given; else what
-    /// the system reports available, less the process's own 64 MiB), else in scratch files in
-    /// `work_dir` (created if needed).
+    /// [`memory_needed`](Self::memory_needed) fits within `limit` ([`memory_limit`]; `None`: no
+    /// limit), else in scratch files in `work_dir` (created if needed).
     ///
     /// # Errors
     /// As [`new`](Self::new); [`Error::Io`] when `work_dir` cannot be created.
-    pub fn place(n: u32, max_memory: Option<u64>, work_dir: &Path) -> Result<PackBuffers> {
-        let limit = max_memory.or_else(|| crate::sys::memory_available().map(|m| m.saturating_sub(crate::sys::FIXED_OVERHEAD)));
+    pub fn place(n: u32, limit: Option<u64>, work_dir: &Path) -> Result<PackBuffers> {
         if limit.map_or(true, |l| Self::memory_needed(n) <= l) {
             return PackBuffers::new(n, None);
         }
@@ -104,19 +104,62 @@ impl PackBuffers {
         PackBuffers::new(n, Some(work_dir))
     }
 
+    /// Bytes of anonymous memory the buffers and the writer take at most: [`memory_needed`]
+    /// in memory, [`working_memory`](Self::working_memory) with the buffers in files.
+    ///
+    /// [`memory_needed`]: Self::memory_needed
+    pub fn anonymous_bytes(&self) -> u64 {
+        let n_working = self.working;
+        if self.in_files() {
+            n_working
+        } else {
+            2 * self.len as u64 + n_working
+        }
+    }
+
     /// Whether the buffers are scratch files.
     pub fn in_files(&self) -> bool {
         matches!(self.floors, Buf::File(..))
     }
 
-    /// The floors and the stored values, one per position each.
-    pub fn split(&mut self) -> (&mut [i8], &mut [u8]) {
+    /// The floors and the stored values, one per position each, and a handle that gives the
+    /// floors' pages back to the system while they are written (when they are a file's; in
+    /// memory it does nothing).
+    pub fn split(&mut self) -> (&mut [i8], &mut [u8], FloorPages<'_>) {
         let len = self.len;
+        let file = matches!(self.floors, Buf::File(..));
         let f = &mut self.floors.bytes()[..len];
+        let pages = FloorPages { ptr: f.as_ptr() as usize, len: if file { len } else { 0 }, _borrow: std::marker::PhantomData };
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
         let floors = unsafe { std::slice::from_raw_parts_mut(f.as_mut_ptr().cast::<i8>(), len) };
-        (floors, &mut self.stored.bytes()[..len])
+        (floors, &mut self.stored.bytes()[..len], pages)
     }
+}
+
+/// Gives back the pages of the floors' scratch file ([`PackBuffers::split`]).
+pub struct FloorPages<'a> {
+    ptr: usize,
+    /// Zero in memory: anonymous pages given back would lose what they hold.
+    len: usize,
+    _borrow: std::marker::PhantomData<&'a ()>,
+}
+
+impl FloorPages<'_> {
+    /// Gives the pages of floors `range` back to the system (they stay in the file; in memory,
+    /// nothing is done).
+    pub fn release(&self, range: std::ops::Range<u64>) {
+        if self.len > 0 {
+            // SAFETY: a shared mapping of our own scratch file, alive for the borrow: dropping
+            // its pages loses nothing.
+            unsafe { crate::sys::release_within(self.ptr as *const u8, self.len, range) };
+        }
+    }
+}
+
+/// The memory limit of `oware pack`: `max_memory` when given, else what the system reports
+/// available less the process's own 64 MiB (`None` when unknown: no limit).
+pub fn memory_limit(max_memory: Option<u64>) -> Option<u64> {
+    max_memory.or_else(|| crate::sys::memory_available().map(|m| m.saturating_sub(crate::sys::FIXED_OVERHEAD)))
 }
 
 impl Drop for PackBuffers {
@@ -140,16 +183,27 @@ mod tests {
         {
             let mut b = PackBuffers::new(n, Some(dir.path())).unwrap();
             assert!(b.in_files());
-            let (f, s) = b.split();
+            let (f, s, pages) = b.split();
             assert_eq!((f.len() as u64, s.len() as u64), (layer_size(n), layer_size(n)));
             assert!(f.iter().all(|&x| x == 0) && s.iter().all(|&x| x == 0));
             f[3] = -5;
             s[7] = 9;
+            // Pages given back stay in the file.
+            pages.release(0..layer_size(n));
+            assert_eq!((f[3], s[7]), (-5, 9));
             assert!(FILES.iter().all(|name| dir.path().join(name).is_file()));
         }
         assert!(FILES.iter().all(|name| !dir.path().join(name).exists()), "scratch files removed");
         let mut m = PackBuffers::new(n, None).unwrap();
         assert!(!m.in_files());
+        assert_eq!(m.anonymous_bytes(), PackBuffers::memory_needed(n));
+        {
+            // In memory, nothing is given back (anonymous pages would lose what they hold).
+            let (f, _, pages) = m.split();
+            f[5] = 3;
+            pages.release(0..layer_size(n));
+            assert_eq!(f[5], 3);
+        }
         // Placed by a limit: files below what memory needs (the work directory created), memory at it.
         let work = dir.path().join("w");
         assert!(PackBuffers::place(n, Some(PackBuffers::memory_needed(n) - 1), &work).unwrap().in_files());

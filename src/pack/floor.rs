@@ -118,26 +118,11 @@ pub(crate) fn decided_depth(rules: Ruleset, board: &Board, value: i8, mut child_
 /// Those of `child_value` (the first met).
 pub fn floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync)) -> Result<Vec<i8>> {
     let mut out = vec![NO_FLOOR; crate::index::layer_size(n) as usize];
-    fill_floors(rules, n, child_value, &mut out)?;
-    Ok(out)
-}
-
-/// [`floors`] into `out` (one per position of layer `n`: anonymous memory, or a scratch file's,
-/// [`PackBuffers`](super::PackBuffers)).
-///
-/// Cost: as [`floors`], without the allocation.
-///
-/// # Errors
-/// Those of `child_value` (the first met); [`Error::Internal`](crate::Error::Internal) when
-/// `out` does not hold one entry per position.
-pub fn fill_floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync), out: &mut [i8]) -> Result<()> {
-    if out.len() as u64 != crate::index::layer_size(n) {
-        return Err(crate::Error::Internal(format!("floors of layer {n}: {} entries", out.len())));
-    }
-    for_each_board(n, out, |_, board, f| {
+    for_each_board(n, &mut out, |_, board, f| {
         *f = floor(rules, board, child_value)?;
         Ok(())
-    })
+    })?;
+    Ok(out)
 }
 
 /// Calls `f(index, board, entry)` for every position of layer `n` with its entry of `out` (one
@@ -183,8 +168,8 @@ mod tests {
             // In scratch files for odd layers, in memory for even ones: both the same.
             let work = tempfile::tempdir().unwrap();
             let mut buffers = PackBuffers::new(n, (n % 2 == 1).then_some(work.path())).unwrap();
-            let (fl, stored) = buffers.split();
-            fill_floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?), fl).unwrap();
+            let (fl, stored, _) = buffers.split();
+            fl.copy_from_slice(&floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?)).unwrap());
             let header = layer.header().unwrap().clone();
             let mut w = std::io::Cursor::new(Vec::new());
             let opts = PackOptions { block_values: 64 };

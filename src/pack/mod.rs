@@ -44,9 +44,9 @@ mod write;
 pub(crate) use read::DtcPack;
 
 pub use crate::sys::AnonymousPeak;
-pub use buffers::PackBuffers;
+pub use buffers::{memory_limit, FloorPages, PackBuffers};
 pub(crate) use floor::{decided_depth, Exit};
-pub use floor::{fill_floors, floor, floors, NO_FLOOR};
+pub use floor::{floor, floors, NO_FLOOR};
 pub use read::PackLayer;
 pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer};
 

@@ -208,6 +208,14 @@ fn solve(rules: Ruleset, n: u32, lower: &[&[i8]], out: &mut [u8], progress: &dyn
     let mut clock = SaveClock::new(options.checkpoint_every);
     *s.lap_start.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
     s.exits_pass(&mut reached, resumed, &mut clock)?;
+    if options.exits_only {
+        drop(s);
+        drop(storage);
+        if let Some(f) = &state_file {
+            let _ = std::fs::remove_file(f);
+        }
+        return Ok(());
+    }
     let routes = s.routes()?;
     s.thresholds(&mut reached, resumed, &routes, &mut clock)?;
     s.final_pass()?;

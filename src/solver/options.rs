@@ -74,6 +74,11 @@ pub(crate) struct SolveOptions<'a> {
     /// then propagate level by level. Only a solve in memory, in one part, of one process, not
     /// resumed from a checkpoint, records them ([`FusedDepths::complete`] says whether it did).
     pub(crate) depths: Option<&'a FusedDepths>,
+    /// Stop after the exits pass: `out` then holds every position's best exit as an `i8` (its
+    /// floor, [`crate::pack::floor`]: the best value of a capture or a move that ends the game,
+    /// the value of a game over, `i8::MIN` for none) instead of its value. What `oware pack`
+    /// reads the lower layers with, within a memory limit (`builder::layer_floors`).
+    pub(crate) exits_only: bool,
 }
 
 /// What a rank needs besides [`SolveOptions`] for its share of a distributed solve.

@@ -97,9 +97,10 @@ fn repacking_keeps_identical_packs_and_the_manifest_lists_every_ruleset() {
 }
 
 /// Issue 65, item 5: `--max-memory` below what a layer's floors and stored values need puts them
-/// in scratch files (in `--work-dir`, removed after each layer): the packs are byte for byte
-/// those packed in memory, and the report says where they waited. A rerun keeping every pack
-/// needs neither.
+/// in scratch files (in `--work-dir`, removed after each layer), and the floors' exits pass
+/// reads the lower layers out of core: the packs are byte for byte those packed in memory, and
+/// the report says where the arrays waited and how the floors were read. A rerun keeping every
+/// pack needs neither.
 #[test]
 fn packing_out_of_memory_writes_the_same_packs_and_leaves_no_scratch() {
     let tmp = tempfile::tempdir().unwrap();
@@ -109,9 +110,11 @@ fn packing_out_of_memory_writes_the_same_packs_and_leaves_no_scratch() {
     let a = json(&oware(&["pack", "--dir", s(&db), "--out", s(&mem), "--block-values", "64", "--json"]));
     // 2 bytes per position of layer 10 are about 0.7 MB: 64K leaves layers 8..10 out of memory.
     let b = json(&oware(&["pack", "--dir", s(&db), "--out", s(&files), "--block-values", "64", "--max-memory", "64K", "--work-dir", s(&work), "--json"]));
-    for (doc, placed) in [(&a, "memory"), (&b, "files")] {
+    for (doc, placed, read) in [(&a, "memory", "in_memory"), (&b, "files", "out_of_core")] {
         let l10 = &doc["layers"][10];
         assert_eq!(l10["buffers"], placed, "{doc}");
+        // The floors' exits pass reads the lower layers as the build would within the limit.
+        assert_eq!(l10["floors"], read, "{doc}");
         assert!(l10["written"] == true && l10["dtc"]["written"] == true, "{doc}");
     }
     assert_eq!(a["layers"][2]["buffers"], "memory");
