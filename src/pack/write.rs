@@ -197,11 +197,13 @@ pub fn pack_floored<W: Write + Seek>(
 /// (value 0: none; a game over: 0; a value above 0 that a capture or an ending reaches: 1) the
 /// symbol stored is whatever its context codes cheapest (docs/FORMAT.md, "Depths over floors").
 /// Every depth is first checked against `values`, the layer's values, and those the value and
-/// floor decide against what they decide. `floors` is overwritten: the depths they decide are
-/// computed in its place (a byte per position spared; the caller is done with them).
+/// floor decide against what they decide. `floors` is overwritten: the depths they decide, then
+/// the symbols stored, are computed in its place (a byte per position spared; the caller is
+/// done with the floors).
 ///
-/// Cost: as [`pack`] for depths, one pass deciding depths and one more pass counting a first
-/// model; memory: as [`pack`].
+/// Cost: a pass deciding depths, four parallel passes over the depths (counts of the depths,
+/// the symbols stored chosen, their counts, coding) and the checks of [`pack`]; memory: as
+/// [`pack`].
 ///
 /// # Errors
 /// As [`pack`] for depths; [`Error::Corrupt`] ([`Damage::DtcInconsistent`]) naming `src_path`
@@ -250,7 +252,6 @@ pub fn pack_dtc_over<W: Write + Seek>(
         };
         Ok(())
     })?;
-    let decided: &[u8] = decided;
     if let Some(j) = (0..size as usize).into_par_iter().find_first(|&j| decided[j] != OPEN && decided[j] != bytes[j]) {
         let board = crate::index::unrank_unchecked(n, j as u64);
         let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
@@ -264,12 +265,20 @@ pub fn pack_dtc_over<W: Write + Seek>(
     // context other than the deep one (whose positions need records).
     let counts = count_model(&cx, &truth, size as usize, bu, gb)?;
     let choice: Vec<u8> = counts.chunks(k).map(|row| (0..k).filter(|&s| s != usize::from(DTC_DEEP)).max_by_key(|&s| (row[s], s)).unwrap_or(0) as u8).collect();
-    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
-        truth(start, end, syms)?;
+    // The symbols stored, block by block (a context reads the symbols before it in its block),
+    // in place of the decided depths: the two passes that follow read them there.
+    decided.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
+        let start = blk * bu;
+        truth(start, start + chunk.len(), syms).expect("never fails");
         let mut filled = syms.clone();
-        cx.walk::<()>(start as u64, end - start, &mut filled, usize::MAX, |i, ctx| Ok(if decided[start + i] != OPEN { choice[ctx] } else { syms[i] }))
+        cx.walk::<()>(start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| Ok(if chunk[i] != OPEN { choice[ctx] } else { syms[i] }))
             .expect("never fails");
-        *syms = filled;
+        chunk.copy_from_slice(&filled);
+    });
+    let symbols: &[u8] = decided;
+    let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
+        syms.clear();
+        syms.extend_from_slice(&symbols[start..end]);
         Ok(())
     };
     write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
