@@ -17,6 +17,23 @@ use crate::error::{Damage, Error, FileKind, Result};
 /// which the out-of-core builder (and `oware pack`) keep apart from `--max-memory`.
 pub(crate) const FIXED_OVERHEAD: u64 = 64 << 20;
 
+/// Creates the scratch directory `work` (and its parents) if needed.
+///
+/// # Errors
+/// [`Error::NotAFile`] when something other than a directory is there (a file, a FIFO, a link:
+/// never followed); [`Error::Io`] when it cannot be created.
+pub(crate) fn create_work_dir(work: &Path) -> Result<()> {
+    let made = std::fs::create_dir_all(work);
+    match std::fs::symlink_metadata(work) {
+        Ok(meta) if !meta.is_dir() => {
+            let found = crate::error::FileKind::of(meta.file_type());
+            Err(Error::NotAFile { path: work.into(), found, expected: FileKind::Directory })
+        }
+        Ok(_) => Ok(()),
+        Err(e) => Err(Error::io(work, made.err().unwrap_or(e))),
+    }
+}
+
 /// Memory the system reports available (`MemAvailable` of `/proc/meminfo`), if known.
 pub(crate) fn memory_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;

@@ -44,6 +44,7 @@ pub fn floors_mode(n: u32, limit: Option<u64>) -> Mode {
 ///
 /// # Errors
 /// [`Error::Internal`] when `out` or a lower layer has the wrong length (the caller opens them);
+/// [`Error::NotAFile`] when something other than a directory is at `work_dir` (out of core);
 /// [`Error::Io`] for the scratch files (a full disk included); [`Error::Interrupted`] when
 /// `progress` is cancelled.
 #[allow(clippy::too_many_arguments)]
@@ -80,7 +81,7 @@ pub fn layer_floors(
     };
     let limits = mode.out_of_core().copied();
     if limits.is_some() {
-        std::fs::create_dir_all(work_dir).map_err(|e| Error::io(work_dir, e))?;
+        crate::sys::create_work_dir(work_dir)?;
         // What an interrupted run left (its state, message buckets) is never read.
         crate::solver::spill::remove_stale(work_dir)?;
     }

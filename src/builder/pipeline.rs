@@ -452,13 +452,7 @@ fn publish(
 
 /// Creates a layer's work directory (and its parents), refusing anything but a directory there.
 fn create_work_dir(work: &Path) -> Result<()> {
-    std::fs::create_dir_all(work).map_err(|e| Error::io(work, e))?;
-    let meta = std::fs::symlink_metadata(work).map_err(|e| Error::io(work, e))?;
-    if !meta.is_dir() {
-        let found = crate::error::FileKind::of(meta.file_type());
-        return Err(Error::NotAFile { path: work.into(), found, expected: crate::error::FileKind::Directory });
-    }
-    Ok(())
+    crate::sys::create_work_dir(work)
 }
 
 /// Removes a finished layer's work directory (the solver has removed its files), and the shared

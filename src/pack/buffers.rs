@@ -95,12 +95,13 @@ impl PackBuffers {
     /// limit), else in scratch files in `work_dir` (created if needed).
     ///
     /// # Errors
-    /// As [`new`](Self::new); [`Error::Io`] when `work_dir` cannot be created.
+    /// As [`new`](Self::new); [`Error::NotAFile`] when something other than a directory is at
+    /// `work_dir`; [`Error::Io`] when it cannot be created.
     pub fn place(n: u32, limit: Option<u64>, work_dir: &Path) -> Result<PackBuffers> {
         if limit.map_or(true, |l| Self::memory_needed(n) <= l) {
             return PackBuffers::new(n, None);
         }
-        std::fs::create_dir_all(work_dir).map_err(|e| Error::io(work_dir, e))?;
+        crate::sys::create_work_dir(work_dir)?;
         PackBuffers::new(n, Some(work_dir))
     }
 

@@ -126,6 +126,13 @@ fn packing_out_of_memory_writes_the_same_packs_and_leaves_no_scratch() {
         }
     }
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "scratch files left in the work directory");
+    // A file in place of the work directory is named, and nothing is packed.
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, b"mine").unwrap();
+    let out = oware(&["pack", "--dir", s(&db), "--out", s(&tmp.path().join("none")), "--max-memory", "64K", "--work-dir", s(&file)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("a-file is a regular file, not a directory"), "{err}");
+    assert!(!tmp.path().join("none/awari/layer-00.owpk").exists() && std::fs::read(&file).unwrap() == b"mine");
     assert!(!mem.join("awari").join(".work").exists() && !files.join("awari").join(".work").exists());
     // A rerun keeps every pack and computes nothing for them.
     let again = json(&oware(&["pack", "--dir", s(&db), "--out", s(&files), "--block-values", "64", "--max-memory", "64K", "--json"]));
