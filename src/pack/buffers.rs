@@ -10,7 +10,8 @@ use crate::index::layer_size;
 /// The names of the scratch files, in the work directory given to [`PackBuffers::new`].
 const FILES: [&str; 2] = ["pack-floors.bin", "pack-stored.bin"];
 
-/// One array: anonymous memory, or a scratch file's mapping.
+/// One array: anonymous memory, or a scratch file's mapping (the file removed when it is
+/// dropped).
 enum Buf {
     Memory(memmap2::MmapMut),
     File(memmap2::MmapMut, PathBuf),
@@ -24,8 +25,18 @@ impl Buf {
     }
 }
 
+impl Drop for Buf {
+    fn drop(&mut self) {
+        // Unlinked while still mapped: the pages go with the mapping, right after.
+        if let Buf::File(_, path) = self {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
 /// A layer's floors and stored values while it is packed ([`super::pack_floored`],
-/// [`super::pack_dtc_over`]). The scratch files are removed when it is dropped.
+/// [`super::pack_dtc_over`]). The scratch files are removed when it is dropped (the first one
+/// too when the second cannot be made).
 pub struct PackBuffers {
     floors: Buf,
     stored: Buf,
@@ -110,11 +121,10 @@ impl PackBuffers {
     ///
     /// [`memory_needed`]: Self::memory_needed
     pub fn anonymous_bytes(&self) -> u64 {
-        let n_working = self.working;
         if self.in_files() {
-            n_working
+            self.working
         } else {
-            2 * self.len as u64 + n_working
+            2 * self.len as u64 + self.working
         }
     }
 
@@ -161,16 +171,6 @@ impl FloorPages<'_> {
 /// available less the process's own 64 MiB (`None` when unknown: no limit).
 pub fn memory_limit(max_memory: Option<u64>) -> Option<u64> {
     max_memory.or_else(|| crate::sys::memory_available().map(|m| m.saturating_sub(crate::sys::FIXED_OVERHEAD)))
-}
-
-impl Drop for PackBuffers {
-    fn drop(&mut self) {
-        for b in [&self.floors, &self.stored] {
-            if let Buf::File(_, path) = b {
-                let _ = std::fs::remove_file(path);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
