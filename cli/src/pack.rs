@@ -289,6 +289,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
     let mut entries = Vec::new();
     let work_dir = a.work_dir.clone().unwrap_or_else(|| dst.layers_dir().join(".work"));
     let limit = memory_limit(a.max_memory);
+    let mut warned = false;
     // The layers below the one packed, opened once: the floors read them (layer n-1 is never
     // reached by a capture, and may be absent).
     let mut lower: Vec<Option<Layer>> = Vec::new();
@@ -323,6 +324,17 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         let (mut placed, mut floors_read) = ("none", None);
         // The floors and stored values, unless every pack of the layer is kept.
         if !kept || dtc_src.as_ref().is_some_and(|d| !d.kept) {
+            let floor_of_limit = PackBuffers::working_memory(n) + (4 << 20);
+            if let Some(l) = limit.filter(|&l| l < floor_of_limit && !a.report.quiet.quiet && !warned) {
+                warned = true;
+                bar.suspend(|| {
+                    note(&format!(
+                        "layer {n}: the memory limit ({}) is below the least packing a layer takes ({}: its models' counts, a batch of coded blocks, the floors' smallest out-of-core state), which it takes anyway",
+                        oware::units::human_bytes(l),
+                        oware::units::human_bytes(floor_of_limit)
+                    ))
+                });
+            }
             let mut buffers = PackBuffers::place(n, limit, &work_dir).inspect_err(|_| bar.finish_and_clear())?;
             placed = if buffers.in_files() { "files" } else { "memory" };
             // The floors by the build's exits pass, within what the buffers leave of the limit.
