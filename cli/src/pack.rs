@@ -324,6 +324,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         let (mut placed, mut floors_read) = ("none", None);
         // The floors and stored values, unless every pack of the layer is kept.
         if !kept || dtc_src.as_ref().is_some_and(|d| !d.kept) {
+            // The writer's own memory, and the 4 MiB the build's out-of-core state takes at least.
             let floor_of_limit = PackBuffers::working_memory(n) + (4 << 20);
             if let Some(l) = limit.filter(|&l| l < floor_of_limit && !a.report.quiet.quiet && !warned) {
                 warned = true;
