@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use clap::Args;
 use indicatif::ProgressBar;
-use oware::builder::{floors_mode, layer_floors, BuildLock};
+use oware::builder::{floors_mode, layer_floors, least_pack_memory, BuildLock};
 use oware::error::Damage;
 use oware::index::layer_size;
 use oware::pack::{memory_limit, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
@@ -324,8 +324,7 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
         let (mut placed, mut floors_read) = ("none", None);
         // The floors and stored values, unless every pack of the layer is kept.
         if !kept || dtc_src.as_ref().is_some_and(|d| !d.kept) {
-            // The writer's own memory, and the 4 MiB the build's out-of-core state takes at least.
-            let floor_of_limit = PackBuffers::working_memory(n) + (4 << 20);
+            let floor_of_limit = least_pack_memory(n);
             if let Some(l) = limit.filter(|&l| l < floor_of_limit && !a.report.quiet.quiet && !warned) {
                 warned = true;
                 bar.suspend(|| {

@@ -31,6 +31,13 @@ pub fn floors_mode(n: u32, limit: Option<u64>) -> Mode {
     }
 }
 
+/// The least anonymous memory packing layer `n` takes, whatever the limit: the writer's own
+/// ([`crate::pack::PackBuffers::working_memory`]) and the smallest out-of-core state of the
+/// floors' exits pass.
+pub fn least_pack_memory(n: u32) -> u64 {
+    crate::pack::PackBuffers::working_memory(n) + MIN_OUT_OF_CORE_MEMORY
+}
+
 /// Fills `out` (one entry per position of layer `n`) with every position's floor
 /// ([`crate::pack::floor`]: the best of its captures and its moves that end the game, the value
 /// of a game over, [`crate::pack::NO_FLOOR`] for none), by the build's exits pass in `mode`
@@ -69,7 +76,7 @@ pub fn layer_floors(
     let values = values_of(lower);
     let mut lower_values: Vec<&[i8]> = (0..n).map(|m| values.get(m as usize).copied().unwrap_or(&[])).collect();
     // Layer n - 1 is never read (no capture takes one stone).
-    if let Some(l) = lower_values.last_mut().filter(|_| n > 0) {
+    if let Some(l) = lower_values.last_mut() {
         if l.len() as u64 != layer_size(n - 1) {
             *l = &[];
         }

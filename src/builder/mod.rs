@@ -47,7 +47,7 @@ mod stats;
 pub use bounds::bounds_stats;
 pub use config::BuildConfig;
 pub use dtc::dtc_stats;
-pub use floors::{floors_mode, layer_floors};
+pub use floors::{floors_mode, layer_floors, least_pack_memory};
 pub use lock::BuildLock;
 #[cfg(any(test, feature = "mpi"))]
 pub(crate) use pipeline::build_with;

@@ -274,7 +274,7 @@ fn build_layer(
     let checkpointed = lp.seconds_estimate > every.as_secs_f64() || cluster.any(left)?;
     let scratch = ranks > 1 || mode.out_of_core().is_some() || checkpointed;
     if scratch {
-        create_work_dir(&mine)?;
+        crate::sys::create_work_dir(&mine)?;
         for stale in crate::solver::spill::remove_stale(&mine)? {
             observer.message(&format!("removed {}, left by an interrupted build", stale.display()));
         }
@@ -448,11 +448,6 @@ fn publish(
     write_json(&dir.stats_path::<ValuesKind>(n), &stats)?;
     observer.layer_done(&stats, &LayerOutcome::Built { seconds, replaced });
     Ok(stats)
-}
-
-/// Creates a layer's work directory (and its parents), refusing anything but a directory there.
-fn create_work_dir(work: &Path) -> Result<()> {
-    crate::sys::create_work_dir(work)
 }
 
 /// Removes a finished layer's work directory (the solver has removed its files), and the shared

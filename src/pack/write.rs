@@ -165,22 +165,22 @@ pub fn pack_floored<W: Write + Seek>(
             out[t] = if row[best] > 0 { best as u8 } else { t as u8 };
         }
     }
-    // The stored values, block by block (a context reads the symbols stored before it in its
-    // block), kept for the passes that follow and for the depths' pack.
-    stored.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
-        let start = blk * bu;
-        truth(start, start + chunk.len(), syms).expect("never fails");
-        let mut filled = syms.clone();
-        walk_contexts::<()>(n, start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| {
-            let j = start + i;
+    // The stored values, kept for the passes that follow and for the depths' pack.
+    choose_stored(
+        &cx,
+        bu,
+        stored,
+        &truth,
+        |j, ctx, sym, _| {
             let f = floors[j];
-            Ok(if f == values[j] as i8 { choice[ctx * k + (i32::from(f) + offset) as usize] } else { syms[i] })
-        })
-        .expect("never fails");
-        for (o, &s) in chunk.iter_mut().zip(&filled) {
-            *o = ((i32::from(s) - offset) as i8) as u8;
-        }
-    });
+            if f == values[j] as i8 {
+                choice[ctx * k + (i32::from(f) + offset) as usize]
+            } else {
+                sym
+            }
+        },
+        |s| ((i32::from(s) - offset) as i8) as u8,
+    );
     let stored: &[u8] = stored;
     let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
         syms.clear();
@@ -265,16 +265,9 @@ pub fn pack_dtc_over<W: Write + Seek>(
     // context other than the deep one (whose positions need records).
     let counts = count_model(&cx, &truth, size as usize, bu, gb)?;
     let choice: Vec<u8> = counts.chunks(k).map(|row| (0..k).filter(|&s| s != usize::from(DTC_DEEP)).max_by_key(|&s| (row[s], s)).unwrap_or(0) as u8).collect();
-    // The symbols stored, block by block (a context reads the symbols before it in its block),
-    // in place of the decided depths: the two passes that follow read them there.
-    decided.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
-        let start = blk * bu;
-        truth(start, start + chunk.len(), syms).expect("never fails");
-        let mut filled = syms.clone();
-        cx.walk::<()>(start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| Ok(if chunk[i] != OPEN { choice[ctx] } else { syms[i] }))
-            .expect("never fails");
-        chunk.copy_from_slice(&filled);
-    });
+    // The symbols stored, in place of the decided depths: the two passes that follow read them
+    // there.
+    choose_stored(&cx, bu, decided, &truth, |_, ctx, sym, was| if was != OPEN { choice[ctx] } else { sym }, |s| s);
     let symbols: &[u8] = decided;
     let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
         syms.clear();
@@ -282,6 +275,31 @@ pub fn pack_dtc_over<W: Write + Seek>(
         Ok(())
     };
     write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
+}
+
+/// Chooses the symbols a pack stores, block by block, into `out` (one per position of the
+/// layer): `pick(j, ctx, sym, was)` gives position `j`'s from its context `ctx` (which reads the
+/// symbols chosen before it in its block), its true symbol `sym` (`truth`'s) and `was`, what
+/// `out[j]` held before; `out[j]` then holds `to_byte` of it.
+///
+/// Cost: one parallel pass walking the contexts.
+fn choose_stored<C: Contexts + Sync>(
+    cx: &C,
+    bu: usize,
+    out: &mut [u8],
+    truth: &(impl Fn(usize, usize, &mut Vec<u8>) -> Result<()> + Sync),
+    pick: impl Fn(usize, usize, u8, u8) -> u8 + Sync,
+    to_byte: impl Fn(u8) -> u8 + Sync,
+) {
+    out.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
+        let start = blk * bu;
+        truth(start, start + chunk.len(), syms).expect("the true symbols of a layer never fail");
+        let mut filled = syms.clone();
+        cx.walk::<()>(start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| Ok(pick(start + i, ctx, syms[i], chunk[i]))).expect("never fails");
+        for (o, &s) in chunk.iter_mut().zip(&filled) {
+            *o = to_byte(s);
+        }
+    });
 }
 
 /// Groups coded in parallel before they are written, in order.
