@@ -45,9 +45,10 @@ use crate::{progress, signals};
 pub(crate) struct PackArgs {
     #[command(flatten)]
     copy: CopyArgs,
-    /// Values per block, 64..=16384: a probe decodes half a block on average; larger blocks are
-    /// slightly smaller files and slower probes.
-    #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
+    /// Values per block, 16..=16384: a probe decodes half a block on average; larger blocks are
+    /// slightly smaller files and slower probes. Blocks of up to 128 values are range-coded
+    /// (codec 6), larger ones rANS-coded (codec 4).
+    #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(16..=16384))]
     block_values: u32,
     /// Depths per block of the packed depths to capture (`dtc-NN.owpk`), 64..=16384: depths
     /// are probed far less often than values (to choose among moves of equal value), so their

@@ -447,9 +447,21 @@ impl Model {
     }
 }
 
+/// The two entropy coders a block can be coded with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Coder {
+    /// Static rANS (codecs 2 to 5): states in `L..L << 8`, flushed in [`STATE_BYTES`] bytes at
+    /// the block's start.
+    Rans,
+    /// A 32-bit range coder with carries (codec 6): a block ends with the fewest bytes that
+    /// identify its final interval, and its trailing zero bytes are dropped (a decoder reads
+    /// zeros past a block's end), so a block costs about one byte beyond its symbols.
+    Range,
+}
+
 /// Codes one block (symbols `syms`, first index `start`, which must fit `cx`) with the encoder
-/// table `enc` and appends its bytes to `out`.
-pub(super) fn encode_block(cx: &impl Contexts, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
+/// table `enc` and `coder`, and appends its bytes to `out`.
+pub(super) fn encode_block(coder: Coder, cx: &impl Contexts, enc: &[(u16, u16)], start: u64, syms: &[u8], ctx: &mut Vec<u32>, out: &mut Vec<u8>) {
     let k = cx.symbols();
     ctx.clear();
     let mut s = syms.to_vec();
@@ -458,21 +470,227 @@ pub(super) fn encode_block(cx: &impl Contexts, enc: &[(u16, u16)], start: u64, s
         Ok(syms[i])
     })
     .expect("the encoder's closure never fails");
-    let mut x = L;
-    let mut rev = Vec::with_capacity(syms.len() / 2 + 8);
-    for i in (0..syms.len()).rev() {
+    let entry = |i: usize| {
         let (st, f) = enc[ctx[i] as usize * k + syms[i] as usize];
-        let (st, f) = (u32::from(st), u32::from(f));
-        let x_max = ((L >> M_BITS) << 8) * f;
-        while x >= x_max {
-            rev.push(x as u8);
-            x >>= 8;
+        (u32::from(st), u32::from(f))
+    };
+    match coder {
+        Coder::Rans => {
+            let mut x = L;
+            let mut rev = Vec::with_capacity(syms.len() / 2 + 8);
+            for i in (0..syms.len()).rev() {
+                let (st, f) = entry(i);
+                let x_max = ((L >> M_BITS) << 8) * f;
+                while x >= x_max {
+                    rev.push(x as u8);
+                    x >>= 8;
+                }
+                x = ((x / f) << M_BITS) + (x % f) + st;
+            }
+            rev.extend_from_slice(&x.to_le_bytes()[..STATE_BYTES]);
+            rev.reverse();
+            out.extend_from_slice(&rev);
         }
-        x = ((x / f) << M_BITS) + (x % f) + st;
+        Coder::Range => {
+            let base = out.len();
+            let mut e = RangeEncoder { low: 0, range: u32::MAX };
+            for i in 0..syms.len() {
+                let (st, f) = entry(i);
+                e.encode(st, f, out, base);
+            }
+            e.finish(out, base);
+        }
     }
-    rev.extend_from_slice(&x.to_le_bytes()[..STATE_BYTES]);
-    rev.reverse();
-    out.extend_from_slice(&rev);
+}
+
+/// The range coder's encoder: the interval `[low, low + range)` of the code value's last 32
+/// bits (a carry past them is added to the bytes already out).
+struct RangeEncoder {
+    low: u64,
+    range: u32,
+}
+
+/// A range below this shifts a byte out.
+const RANGE_TOP: u32 = 1 << 24;
+
+impl RangeEncoder {
+    /// Narrows the interval to the symbol of start `st` and frequency `f` (out of `M`).
+    fn encode(&mut self, st: u32, f: u32, out: &mut Vec<u8>, base: usize) {
+        let r = self.range >> M_BITS;
+        self.low += u64::from(r) * u64::from(st);
+        self.range = r * f;
+        self.carry(out, base);
+        while self.range < RANGE_TOP {
+            out.push((self.low >> 24) as u8);
+            self.low = (self.low << 8) & u64::from(u32::MAX);
+            self.range <<= 8;
+        }
+    }
+
+    /// Adds a carry out of `low`'s 32 bits to the bytes of the block (from `base`) already out.
+    /// (The code value of a block is below 1, so a carry never passes its first byte.)
+    fn carry(&mut self, out: &mut [u8], base: usize) {
+        if self.low >> 32 != 0 {
+            self.low &= u64::from(u32::MAX);
+            for b in out[base..].iter_mut().rev() {
+                *b = b.wrapping_add(1);
+                if *b != 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Ends the block: the value in the interval with the most trailing zero bytes, its
+    /// leading bytes out, and then the block's trailing zero bytes dropped.
+    fn finish(mut self, out: &mut Vec<u8>, base: usize) {
+        let end = self.low + u64::from(self.range);
+        for k in 0..=4u32 {
+            let unit = 1u64 << (32 - 8 * k);
+            let v = self.low.div_ceil(unit) * unit;
+            if v < end {
+                self.low = v;
+                self.carry(out, base);
+                for j in 0..k {
+                    out.push((self.low >> (24 - 8 * j)) as u8);
+                }
+                break;
+            }
+        }
+        while out.len() > base && out[out.len() - 1] == 0 {
+            out.pop();
+        }
+    }
+}
+
+/// A block's decoder: its coder's state and the bytes it has read.
+pub(super) trait BlockDecoder: Sized {
+    /// The decoder at the start of a block of `bytes`.
+    ///
+    /// # Errors
+    /// [`BadBlock`] when the bytes cannot start a block.
+    fn start(bytes: &[u8]) -> std::result::Result<Self, BadBlock>;
+    /// Decodes the next symbol with the row of context `ctx`.
+    ///
+    /// # Errors
+    /// [`BadBlock`] when the state leaves the coder's range (a damaged block).
+    fn next(&mut self, model: &Model, ctx: usize, bytes: &[u8]) -> std::result::Result<u8, BadBlock>;
+    /// Checks the end: no byte read past the block's end; with `whole` (every symbol of the
+    /// block decoded), that the block ends exactly there.
+    ///
+    /// # Errors
+    /// [`BadBlock`] otherwise.
+    fn finish(&self, bytes: &[u8], whole: bool) -> std::result::Result<(), BadBlock>;
+}
+
+/// The rANS decoder (codecs 2 to 5).
+pub(super) struct RansDecoder {
+    x: u32,
+    pos: usize,
+}
+
+impl BlockDecoder for RansDecoder {
+    #[inline(always)]
+    fn start(bytes: &[u8]) -> std::result::Result<Self, BadBlock> {
+        if bytes.len() < STATE_BYTES {
+            return Err(BadBlock);
+        }
+        let x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
+        if x < L {
+            return Err(BadBlock);
+        }
+        Ok(RansDecoder { x, pos: STATE_BYTES })
+    }
+
+    #[inline(always)]
+    fn next(&mut self, model: &Model, ctx: usize, bytes: &[u8]) -> std::result::Result<u8, BadBlock> {
+        let slot = self.x & (M - 1);
+        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
+        let x = freq * (self.x >> M_BITS) + slot - low;
+        // Renormalise without a branch: a state at least `L` before the step is at least 16
+        // after it (`x >> M_BITS >= 16`), so at most two bytes bring it back to `L`. Bytes past
+        // the block's end read as 0 (the end check refuses the block).
+        let pos = self.pos;
+        let b0 = u32::from(bytes.get(pos).copied().unwrap_or(0));
+        let b1 = u32::from(bytes.get(pos + 1).copied().unwrap_or(0));
+        let (one, two) = (x < L, x < L >> 8);
+        let x1 = (x << 8) | b0;
+        self.x = if two {
+            (x1 << 8) | b1
+        } else if one {
+            x1
+        } else {
+            x
+        };
+        self.pos = pos + usize::from(one) + usize::from(two);
+        if self.x < L {
+            return Err(BadBlock);
+        }
+        Ok(sym)
+    }
+
+    fn finish(&self, bytes: &[u8], whole: bool) -> std::result::Result<(), BadBlock> {
+        if self.pos > bytes.len() || (whole && (self.pos != bytes.len() || self.x != L)) {
+            return Err(BadBlock);
+        }
+        Ok(())
+    }
+}
+
+/// The range coder's decoder (codec 6): `code` is the code value less the interval's low end,
+/// below `range`.
+pub(super) struct RangeDecoder {
+    code: u32,
+    range: u32,
+    pos: usize,
+}
+
+impl BlockDecoder for RangeDecoder {
+    #[inline(always)]
+    fn start(bytes: &[u8]) -> std::result::Result<Self, BadBlock> {
+        let byte = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0));
+        Ok(RangeDecoder { code: byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3), range: u32::MAX, pos: 4 })
+    }
+
+    #[inline(always)]
+    fn next(&mut self, model: &Model, ctx: usize, bytes: &[u8]) -> std::result::Result<u8, BadBlock> {
+        let r = self.range >> M_BITS;
+        let slot = self.code / r;
+        if slot >= M {
+            return Err(BadBlock);
+        }
+        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
+        let code = self.code - r * low;
+        let range = r * freq;
+        if code >= range {
+            return Err(BadBlock);
+        }
+        // Renormalise without a branch: a range of at least `RANGE_TOP` before the step is at
+        // least `2^12` after it, so at most two bytes bring it back.
+        let pos = self.pos;
+        let b0 = u32::from(bytes.get(pos).copied().unwrap_or(0));
+        let b1 = u32::from(bytes.get(pos + 1).copied().unwrap_or(0));
+        let (one, two) = (range < RANGE_TOP, range < RANGE_TOP >> 8);
+        let (c1, r1) = (code << 8 | b0, range << 8);
+        (self.code, self.range) = if two {
+            (c1 << 8 | b1, r1 << 8)
+        } else if one {
+            (c1, r1)
+        } else {
+            (code, range)
+        };
+        self.pos = pos + usize::from(one) + usize::from(two);
+        Ok(sym)
+    }
+
+    fn finish(&self, bytes: &[u8], whole: bool) -> std::result::Result<(), BadBlock> {
+        // Every byte of a block is read by the time its last symbol is (the encoder ends it
+        // with at most the four bytes a decoder reads ahead), and its last byte is not 0.
+        if whole && (bytes.len() > self.pos || bytes.last() == Some(&0)) {
+            return Err(BadBlock);
+        }
+        Ok(())
+    }
 }
 
 /// The class of a neighbour's symbol `u` against the previous symbol `p`, at
@@ -548,7 +766,7 @@ impl Shape {
 /// [`BadBlock`] as [`decode_block`].
 #[allow(clippy::too_many_arguments)]
 #[inline]
-pub(super) fn decode_values(
+pub(super) fn decode_values<D: BlockDecoder>(
     model: &Model,
     n: u32,
     start: u64,
@@ -559,14 +777,10 @@ pub(super) fn decode_values(
     mut out: impl FnMut(usize, u8),
     mut ahead: impl FnMut(usize),
 ) -> std::result::Result<(), BadBlock> {
-    if bytes.len() < STATE_BYTES || !ValueContexts(n).fits(start, len) || model.symbols != symbols(n) || model.rows.len() != contexts(n) {
+    if !ValueContexts(n).fits(start, len) || model.symbols != symbols(n) || model.rows.len() != contexts(n) {
         return Err(BadBlock);
     }
-    let mut x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
-    let mut pos = STATE_BYTES;
-    if x < L {
-        return Err(BadBlock);
-    }
+    let mut d = D::start(bytes)?;
     let mut prev = classes(n) - 1;
     let mut b = if len > 0 { unrank_unchecked(n, start) } else { [0; crate::rules::PITS] };
     let mut shape = Shape::of(&b);
@@ -586,35 +800,12 @@ pub(super) fn decode_values(
                 ahead(shape.context(i + 1, prev, ring));
             }
         }
-        let slot = x & (M - 1);
-        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
-        x = freq * (x >> M_BITS) + slot - low;
-        // Renormalise without a branch: a state at least `L` before the step is at least 16
-        // after it (`x >> M_BITS >= 16`), so at most two bytes bring it back to `L`. Bytes past
-        // the block's end read as 0 (the end check below refuses the block).
-        let b0 = u32::from(bytes.get(pos).copied().unwrap_or(0));
-        let b1 = u32::from(bytes.get(pos + 1).copied().unwrap_or(0));
-        let (one, two) = (x < L, x < L >> 8);
-        let x1 = (x << 8) | b0;
-        x = if two {
-            (x1 << 8) | b1
-        } else if one {
-            x1
-        } else {
-            x
-        };
-        pos += usize::from(one) + usize::from(two);
-        if x < L {
-            return Err(BadBlock);
-        }
+        let sym = d.next(model, ctx, bytes)?;
         ring[i & (RING - 1)] = sym;
         out(i, sym);
         prev = usize::from(sym);
     }
-    if pos > bytes.len() || (whole && (pos != bytes.len() || x != L)) {
-        return Err(BadBlock);
-    }
-    Ok(())
+    d.finish(bytes, whole)
 }
 
 /// Why a block failed to decode (only a damaged file, or a bug, can cause it: the bytes passed
@@ -626,7 +817,7 @@ pub(super) struct BadBlock;
 /// [`Contexts::walk`]). With `whole`, also checks that the block ends where it must (all its
 /// bytes read, the final state the initial).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn decode_block(
+pub(super) fn decode_block<D: BlockDecoder>(
     model: &Model,
     cx: &impl Contexts,
     start: u64,
@@ -636,31 +827,12 @@ pub(super) fn decode_block(
     syms: &mut [u8],
     mask: usize,
 ) -> std::result::Result<(), BadBlock> {
-    if bytes.len() < STATE_BYTES || !cx.fits(start, len) || model.symbols != cx.symbols() || model.rows.len() != cx.contexts() {
+    if !cx.fits(start, len) || model.symbols != cx.symbols() || model.rows.len() != cx.contexts() {
         return Err(BadBlock);
     }
-    let mut x = bytes[..STATE_BYTES].iter().fold(0u32, |x, &b| (x << 8) | u32::from(b));
-    let mut pos = STATE_BYTES;
-    cx.walk(start, len, syms, mask, |_, ctx| {
-        let slot = x & (M - 1);
-        let (low, freq, sym) = model.find(ctx, slot).ok_or(BadBlock)?;
-        x = freq * (x >> M_BITS) + slot - low;
-        let mut steps = 0;
-        while x < L {
-            let byte = *bytes.get(pos).unwrap_or(&0);
-            x = (x << 8) | u32::from(byte);
-            pos += 1;
-            steps += 1;
-            if steps > 3 {
-                return Err(BadBlock);
-            }
-        }
-        Ok(sym)
-    })?;
-    if pos > bytes.len() || (whole && (pos != bytes.len() || x != L)) {
-        return Err(BadBlock);
-    }
-    Ok(())
+    let mut d = D::start(bytes)?;
+    cx.walk(start, len, syms, mask, |_, ctx| d.next(model, ctx, bytes))?;
+    d.finish(bytes, whole)
 }
 
 #[cfg(test)]
@@ -695,29 +867,42 @@ mod tests {
                 counts[c * k + usize::from(s)] += 1;
             }
             let model = Model::new(contexts(n), k, &Model::normalise(k, &counts)).unwrap();
-            let (mut ctx, mut bytes) = (Vec::new(), Vec::new());
-            encode_block(&ValueContexts(n), &model.encoder(), start, &syms, &mut ctx, &mut bytes);
-            let (mut decoded, mut guesses) = (vec![0u8; len], Vec::new());
-            let mut ring = [0u8; RING];
-            decode_values(&model, n, start, &bytes, len, true, &mut ring, |i, s| decoded[i] = s, |c| guesses.push(c)).unwrap();
-            assert_eq!(decoded, syms, "layer {n}");
-            assert_eq!(guesses.len(), len - 2, "one guess per position from the third");
-            let mut held = 0;
-            for i in 1..len - 1 {
-                if syms[i] == syms[i - 1] {
-                    assert_eq!(guesses[i - 1], reference[i + 1], "layer {n}, position {}", start + i as u64 + 1);
-                    held += 1;
-                }
-            }
-            assert!(held > len / 4, "layer {n}: {held} repeats");
-            // A prefix decodes to the same symbols; a block cut short or extended is refused.
-            let mut prefix = vec![0u8; 300.min(len)];
-            decode_values(&model, n, start, &bytes, prefix.len(), false, &mut ring, |i, s| prefix[i] = s, |_| {}).unwrap();
-            assert_eq!(prefix[..], syms[..prefix.len()]);
-            assert!(decode_values(&model, n, start, &bytes[..bytes.len() - 1], len, true, &mut ring, |_, _| {}, |_| {}).is_err());
-            let mut longer = bytes.clone();
-            longer.push(0);
-            assert!(decode_values(&model, n, start, &longer, len, true, &mut ring, |_, _| {}, |_| {}).is_err());
+            check_coder::<RansDecoder>(Coder::Rans, &model, n, start, &syms, &reference);
+            check_coder::<RangeDecoder>(Coder::Range, &model, n, start, &syms, &reference);
         }
+    }
+
+    /// One coder's round trip of a block (`syms` from `start`, contexts `reference`): the fast
+    /// decoder gives every symbol and its guesses hold; a prefix decodes alike; a block cut
+    /// short or extended by a zero byte is refused (or, cut short under the range coder, whose
+    /// blocks carry no end mark, decodes to other symbols).
+    fn check_coder<D: BlockDecoder>(coder: Coder, model: &Model, n: u32, start: u64, syms: &[u8], reference: &[usize]) {
+        let len = syms.len();
+        let (mut ctx, mut bytes) = (Vec::new(), Vec::new());
+        encode_block(coder, &ValueContexts(n), &model.encoder(), start, syms, &mut ctx, &mut bytes);
+        let (mut decoded, mut guesses) = (vec![0u8; len], Vec::new());
+        let mut ring = [0u8; RING];
+        decode_values::<D>(model, n, start, &bytes, len, true, &mut ring, |i, s| decoded[i] = s, |c| guesses.push(c)).unwrap();
+        assert_eq!(decoded, syms, "{coder:?}, layer {n}");
+        let mut generic = vec![0u8; len];
+        decode_block::<D>(model, &ValueContexts(n), start, &bytes, len, true, &mut generic, usize::MAX).unwrap();
+        assert_eq!(generic, syms, "{coder:?}, layer {n}");
+        assert_eq!(guesses.len(), len - 2, "one guess per position from the third");
+        let mut held = 0;
+        for i in 1..len - 1 {
+            if syms[i] == syms[i - 1] {
+                assert_eq!(guesses[i - 1], reference[i + 1], "layer {n}, position {}", start + i as u64 + 1);
+                held += 1;
+            }
+        }
+        assert!(held > len / 4, "layer {n}: {held} repeats");
+        let mut prefix = vec![0u8; 300.min(len)];
+        decode_values::<D>(model, n, start, &bytes, prefix.len(), false, &mut ring, |i, s| prefix[i] = s, |_| {}).unwrap();
+        assert_eq!(prefix[..], syms[..prefix.len()]);
+        let cut = decode_values::<D>(model, n, start, &bytes[..bytes.len() - 1], len, true, &mut ring, |i, s| decoded[i] = s, |_| {});
+        assert!(cut.is_err() || (coder == Coder::Range && decoded != syms), "{coder:?}, layer {n}: a block cut short");
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_values::<D>(model, n, start, &longer, len, true, &mut ring, |_, _| {}, |_| {}).is_err(), "{coder:?}, layer {n}: a block extended");
     }
 }

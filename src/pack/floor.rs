@@ -156,9 +156,9 @@ mod tests {
     use crate::storage::{pack_path, DatabaseDir, DtcKind, ReadMode, Table, ValuesKind};
     use crate::test_support as common;
 
-    /// Packs layers `0..=max` of `src` (values and depths) over floors into `out`, and returns
-    /// how many positions store something other than their value.
-    fn pack_all(src: &std::path::Path, rules: Ruleset, max: u32, out: &std::path::Path) -> u64 {
+    /// Packs layers `0..=max` of `src` (values, in blocks of `block`, and depths) over floors
+    /// into `out`, and returns how many positions store something other than their value.
+    fn pack_all(src: &std::path::Path, rules: Ruleset, max: u32, out: &std::path::Path, block: u32) -> u64 {
         let d = DatabaseDir::native(src, rules).unwrap();
         let lower: Vec<_> = (0..=max).map(|n| d.open_layer::<ValuesKind>(n, true).unwrap()).collect();
         let mut differ = 0;
@@ -172,7 +172,7 @@ mod tests {
             fl.copy_from_slice(&floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?)).unwrap());
             let header = layer.header().unwrap().clone();
             let mut w = std::io::Cursor::new(Vec::new());
-            let opts = PackOptions { block_values: 64 };
+            let opts = PackOptions { block_values: block };
             pack_floored(&header, layer.bytes(), fl, stored, opts, &mut w, "p".as_ref(), layer.path()).unwrap();
             std::fs::write(pack_path::<ValuesKind>(out, rules, n), w.get_ref()).unwrap();
             for (i, (&s, &v)) in stored.iter().zip(layer.bytes()).enumerate() {
@@ -182,7 +182,18 @@ mod tests {
             }
             if let Ok(dtc) = d.open_layer::<DtcKind>(n, true) {
                 let mut w = std::io::Cursor::new(Vec::new());
-                pack_dtc_over(dtc.header().unwrap(), dtc.bytes(), layer.bytes(), stored, fl, opts, &mut w, "p".as_ref(), dtc.path()).unwrap();
+                pack_dtc_over(
+                    dtc.header().unwrap(),
+                    dtc.bytes(),
+                    layer.bytes(),
+                    stored,
+                    fl,
+                    PackOptions { block_values: 64 },
+                    &mut w,
+                    "p".as_ref(),
+                    dtc.path(),
+                )
+                .unwrap();
                 std::fs::write(pack_path::<DtcKind>(out, rules, n), w.get_ref()).unwrap();
             }
         }
@@ -194,11 +205,12 @@ mod tests {
     /// and the packs do store something else at some positions (what makes them smaller).
     #[test]
     fn packs_over_floors_give_every_value_on_every_ruleset() {
-        for rules in Ruleset::ALL {
+        // Range-coded blocks (codec 6: the default, and small ones) and rANS blocks (codec 4).
+        for (rules, block) in Ruleset::ALL.into_iter().flat_map(|r| [(r, 64), (r, 16), (r, 256)]) {
             let max = 9;
             let src = common::with_dtc(rules, max);
             let out = tempfile::tempdir().unwrap();
-            let differ = pack_all(src.path(), rules, max, out.path());
+            let differ = pack_all(src.path(), rules, max, out.path(), block);
             assert!(differ > 1000, "{rules}: only {differ} positions store something else");
             let native = Database::open(src.path(), rules).unwrap();
             let packed = Database::open(out.path(), rules).unwrap();
@@ -233,30 +245,33 @@ mod tests {
         let max = 6;
         let src = common::with_dtc(rules, max);
         let out = tempfile::tempdir().unwrap();
-        pack_all(src.path(), rules, max, out.path());
-        let native = Database::open(src.path(), rules).unwrap();
-        let path = pack_path::<ValuesKind>(out.path(), rules, max);
-        let good = std::fs::read(&path).unwrap();
-        let mut caught = 0;
-        for at in (0..good.len()).step_by(97).chain((0..264).step_by(5)) {
-            let mut bad = good.clone();
-            bad[at] ^= 0x21;
-            std::fs::write(&path, &bad).unwrap();
-            for verify in [false, true] {
-                let packed = Database::open(out.path(), rules).unwrap().verify_checksums(verify);
-                for i in (0..layer_size(max)).step_by(29) {
-                    let p = crate::Position::new(unrank_unchecked(max, i)).unwrap();
-                    match packed.value(&p) {
-                        Ok(v) => assert_eq!(v, native.value(&p).unwrap(), "flip at byte {at}, position {i}"),
-                        Err(e) => {
-                            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
-                            caught += 1;
+        // Range-coded blocks (codec 6) and rANS blocks (codec 4).
+        for block in [64, 256] {
+            pack_all(src.path(), rules, max, out.path(), block);
+            let native = Database::open(src.path(), rules).unwrap();
+            let path = pack_path::<ValuesKind>(out.path(), rules, max);
+            let good = std::fs::read(&path).unwrap();
+            let mut caught = 0;
+            for at in (0..good.len()).step_by(97).chain((0..264).step_by(5)) {
+                let mut bad = good.clone();
+                bad[at] ^= 0x21;
+                std::fs::write(&path, &bad).unwrap();
+                for verify in [false, true] {
+                    let packed = Database::open(out.path(), rules).unwrap().verify_checksums(verify);
+                    for i in (0..layer_size(max)).step_by(29) {
+                        let p = crate::Position::new(unrank_unchecked(max, i)).unwrap();
+                        match packed.value(&p) {
+                            Ok(v) => assert_eq!(v, native.value(&p).unwrap(), "flip at byte {at}, position {i}"),
+                            Err(e) => {
+                                assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+                                caught += 1;
+                            }
                         }
                     }
                 }
             }
+            assert!(caught > 0, "blocks of {block}");
         }
-        assert!(caught > 0);
     }
 
     /// A value below its floor (a layer that contradicts the smaller ones) is never packed.

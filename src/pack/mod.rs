@@ -1,9 +1,9 @@
 //! Packs: layers compressed for shipping and probed in place (`docs/FORMAT.md`, "Pack files").
 //!
-//! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 30 % of the
-//! bytes (codec 4, values over their floors: see [`floor`]; 40 % in codec 2) and keeps random
+//! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 31 % of the
+//! bytes (codec 6, values over their floors: see [`floor`]; 40 % in codec 2) and keeps random
 //! access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
-//! layer. The coder is a static range-ANS (rANS) coder whose probabilities depend on neighbours
+//! layer. The coder is a static range coder (codec 6; rANS in codecs 2 to 5) whose probabilities depend on neighbours
 //! already decoded, so it exploits what a general-purpose compressor cannot see: the value of the
 //! previous position in index order, how the values of two positions one stone away differ from
 //! it (a stone moved from pit 2 to pit 0, and from pit 3 to pit 2: both a short, computable
@@ -21,7 +21,7 @@
 //!
 //! Cost of a probe: one `unrank` (about 50 ns), then on average `BLOCK_VALUES / 2` decoding steps
 //! (a walker step, a context, a short scan of the context's 32-byte row and a renormalisation,
-//! about 40 ns each, most of it waiting for the row: see `Model`).
+//! about 15 ns each, most of it waiting for the row: see `Model`).
 //!
 //! A layer's depths to capture are packed the same way (`dtc-NN.owpk`, [`pack`],
 //! `DtcPack`), with their own alphabet and contexts that also read the positions' values
@@ -73,13 +73,51 @@ pub(crate) const CODEC_RANS_FLOOR: u32 = 4;
 /// Codec 5: codec 3's coder and contexts for depths to capture, the contexts reading the
 /// values a pack of codec 4 stores rather than the layer's values.
 pub(crate) const CODEC_RANS_DTC_STORED: u32 = 5;
+/// Codec 6: codec 4's stored values and contexts, each block coded with a range coder instead
+/// of rANS (a block ends with about one byte instead of a 3-byte state) and the block table
+/// holding one byte per block (its length) instead of two (its offset): blocks of 64 values
+/// cost less than codec 4's of 128, and a probe decodes a quarter as many values as with
+/// codec 4's default of 256 (docs/FORMAT.md, "Range-coded blocks").
+pub(crate) const CODEC_RANGE_FLOOR: u32 = 6;
+
+/// Whether `codec` stores values over their floors (codec 4 or 6).
+pub(crate) fn is_floor_codec(codec: u32) -> bool {
+    codec == CODEC_RANS_FLOOR || codec == CODEC_RANGE_FLOOR
+}
+
+/// The coder of `codec`'s blocks.
+fn coder_of(codec: u32) -> codec::Coder {
+    if codec == CODEC_RANGE_FLOOR {
+        codec::Coder::Range
+    } else {
+        codec::Coder::Rans
+    }
+}
+
+/// The values per block a pack of `codec` may have: range-coded blocks are at most 128 values
+/// (their length, at most 12 bits a value and 4 bytes of end, fits a byte).
+pub(crate) fn block_range(codec: u32) -> std::ops::RangeInclusive<u32> {
+    if codec == CODEC_RANGE_FLOOR {
+        RANGE_BLOCK_MIN..=RANGE_BLOCK_MAX
+    } else {
+        64..=16384
+    }
+}
+
+/// The fewest values per block of a range-coded pack (codec 6).
+pub const RANGE_BLOCK_MIN: u32 = 16;
+/// The most values per block of a range-coded pack (codec 6).
+pub const RANGE_BLOCK_MAX: u32 = 128;
 
 /// Whether `codec` is one of depths to capture (with a table of deep depths).
 pub(crate) fn is_dtc_codec(codec: u32) -> bool {
     codec == CODEC_RANS_DTC || codec == CODEC_RANS_DTC_STORED
 }
 /// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
-pub const BLOCK_VALUES: u32 = 256;
+/// Blocks of up to [`RANGE_BLOCK_MAX`] values are range-coded (codec 6); at 64 a pack takes
+/// 31.1 % of awari 0..20's bytes and a probe decodes 32 values on average, against 30.0 % and
+/// 128 with codec 4's rANS blocks of 256.
+pub const BLOCK_VALUES: u32 = 64;
 /// Depths per block of a depths pack: larger than [`BLOCK_VALUES`] since depths are probed far
 /// less often than values; measured on awari's layers 0..16 the packed depths take 34.5 % of
 /// the files with blocks of 512, 35.4 % with 256 (each block costs its 3-byte state and a
@@ -236,6 +274,13 @@ mod tests {
 
     #[test]
     fn decoder_survives_garbage() {
+        garbage::<codec::RansDecoder>();
+        garbage::<codec::RangeDecoder>();
+    }
+
+    /// Random bytes through one coder's decoders: an error or some symbols, never a panic; the
+    /// probes' decoder and the generic one agree on what decodes.
+    fn garbage<D: codec::BlockDecoder>() {
         let n = 8;
         let values = layer_values(n, 3);
         let freq = {
@@ -256,22 +301,22 @@ mod tests {
                 })
                 .collect();
             let mut syms = vec![0u8; 512];
-            let _ = decode_block(&model, &cx, 0, &bytes, 512.min(values.len()), true, &mut syms, usize::MAX);
+            let _ = decode_block::<D>(&model, &cx, 0, &bytes, 512.min(values.len()), true, &mut syms, usize::MAX);
             let mut ring = [0u8; RING];
-            let _ = decode_block(&model, &cx, 0, &bytes, 300, false, &mut ring, RING - 1);
+            let _ = decode_block::<D>(&model, &cx, 0, &bytes, 300, false, &mut ring, RING - 1);
             // The probes' decoder: garbage is an error or some symbols, never a panic; it and the
             // generic decoder agree on what decodes.
             let mut fast = vec![0u8; 512];
-            let whole = codec::decode_values(&model, n, 0, &bytes, 512, true, &mut ring, |i, s| fast[i] = s, |c| model.prefetch(c));
-            let generic = decode_block(&model, &cx, 0, &bytes, 512, true, &mut syms, usize::MAX);
+            let whole = codec::decode_values::<D>(&model, n, 0, &bytes, 512, true, &mut ring, |i, s| fast[i] = s, |c| model.prefetch(c));
+            let generic = decode_block::<D>(&model, &cx, 0, &bytes, 512, true, &mut syms, usize::MAX);
             assert_eq!(whole.is_ok(), generic.is_ok(), "{len} bytes");
             if whole.is_ok() {
                 assert_eq!(fast, syms);
             }
-            let _ = codec::decode_values(&model, n, 5, &bytes, 300, false, &mut ring, |_, _| {}, |_| {});
+            let _ = codec::decode_values::<D>(&model, n, 5, &bytes, 300, false, &mut ring, |_, _| {}, |_| {});
             // A model of the other kind never decodes: its shape is refused.
             let dcx = DtcContexts { n, base: 0, values: &values };
-            assert!(decode_block(&model, &dcx, 0, &bytes, 300, false, &mut ring, RING - 1).is_err());
+            assert!(decode_block::<D>(&model, &dcx, 0, &bytes, 300, false, &mut ring, RING - 1).is_err());
         }
     }
 

@@ -88,11 +88,11 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, dtc: bool) -> Re
         return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
     }
     let found_codec = get_u32(bytes, OFF_CODEC);
-    if !matches!(found_codec, CODEC_RANS_NEIGHBOURS | CODEC_RANS_DTC | CODEC_RANS_FLOOR | CODEC_RANS_DTC_STORED) {
+    if !matches!(found_codec, CODEC_RANS_NEIGHBOURS | CODEC_RANS_DTC | CODEC_RANS_FLOOR | CODEC_RANS_DTC_STORED | CODEC_RANGE_FLOOR) {
         return Err(field("pack codec", codec.into(), found_codec.into()));
     }
     let block_values = get_u32(bytes, OFF_BLOCK);
-    if !(64..=16384).contains(&block_values) {
+    if !block_range(found_codec).contains(&block_values) {
         return Err(field("pack block values", BLOCK_VALUES.into(), block_values.into()));
     }
     let group = get_u32(bytes, OFF_GROUP);
@@ -211,8 +211,11 @@ impl PackLayer {
         let blocks = header.entries.div_ceil(bu);
         let gb = group_blocks(f.block_values) as usize;
         let groups = blocks.div_ceil(gb as u64);
-        if f.table.1 != groups * 16 + 8 + blocks * 2 {
-            return Err(damaged(path, format!("block table is {} bytes, expected {}", f.table.1, groups * 16 + 8 + blocks * 2)));
+        // The table's last part: a 2-byte offset within its group per block (rANS), or a
+        // 1-byte length (range-coded blocks), read here as offsets.
+        let per_block = if coder_of(codec) == Coder::Range { 1 } else { 2 };
+        if f.table.1 != groups * 16 + 8 + blocks * per_block {
+            return Err(damaged(path, format!("block table is {} bytes, expected {}", f.table.1, groups * 16 + 8 + blocks * per_block)));
         }
         let mut gt = Vec::with_capacity(groups as usize);
         for g in 0..groups as usize {
@@ -220,9 +223,28 @@ impl PackLayer {
         }
         let data_len = get_u64(table, groups as usize * 16);
         let bt_off = groups as usize * 16 + 8;
-        let bt: Vec<u16> = (0..blocks as usize).map(|i| u16::from_le_bytes([table[bt_off + 2 * i], table[bt_off + 2 * i + 1]])).collect();
+        let mut ok = true;
+        let bt: Vec<u16> = if per_block == 2 {
+            (0..blocks as usize).map(|i| u16::from_le_bytes([table[bt_off + 2 * i], table[bt_off + 2 * i + 1]])).collect()
+        } else {
+            let mut at = 0u32;
+            (0..blocks as usize)
+                .map(|i| {
+                    if i % gb == 0 {
+                        at = 0;
+                    }
+                    let o = at;
+                    at += u32::from(table[bt_off + i]);
+                    // A group of range-coded blocks is at most 64 blocks of 255 bytes.
+                    ok &= at <= 65535;
+                    o as u16
+                })
+                .collect()
+        };
+        let least = if per_block == 2 { STATE_BYTES as u64 } else { 0 };
         // Offsets: groups increasing from 0, inside the data; blocks increasing from 0 within
-        // their group, each at least the bytes of a state.
+        // their group, each at least the bytes of a state (rANS); range-coded blocks' lengths
+        // add up to their group's.
         if data_len != f.data.1 {
             return Err(damaged(path, "block table's data length disagrees with the header".into()));
         }
@@ -231,10 +253,13 @@ impl PackLayer {
             let end = if g + 1 < groups as usize { gt[g + 1].0 } else { data_len };
             let first = g * gb;
             let last = (first + gb).min(blocks as usize);
-            let mut ok = start <= end && end - start <= 65535 && (g > 0 || start == 0) && bt[first] == 0;
+            ok &= start <= end && end - start <= 65535 && (g > 0 || start == 0) && bt[first] == 0;
             for b in first..last {
                 let bend = if b + 1 < last { u64::from(bt[b + 1]) } else { end - start };
-                ok &= u64::from(bt[b]) + STATE_BYTES as u64 <= bend;
+                ok &= u64::from(bt[b]) + least <= bend;
+                if per_block == 1 && b + 1 == last {
+                    ok &= u64::from(bt[b]) + u64::from(table[bt_off + b]) == end.wrapping_sub(start);
+                }
             }
             if !ok {
                 return Err(damaged(path, format!("block table entry of group {g} is out of order")));
@@ -289,7 +314,7 @@ impl PackLayer {
     /// larger of the value stored and its floor ([`floor`](super::floor)), so only a reader
     /// with the smaller layers at hand (a [`Database`](crate::probe::Database)) knows it.
     pub fn over_floors(&self) -> bool {
-        self.codec == CODEC_RANS_FLOOR
+        is_floor_codec(self.codec)
     }
 
     /// Values per block.
@@ -405,8 +430,12 @@ impl PackLayer {
     ) -> Result<()> {
         let n = self.header.stones as i32;
         let value = |s: u8| ((i32::from(s) - n) as i8) as u8;
-        decode_values(&self.model, self.header.stones, start, bytes, len, whole, ring, |i, s| out(i, value(s)), |c| self.model.prefetch(c))
-            .map_err(|_| self.bad_block(b))
+        let (model, n) = (&self.model, self.header.stones);
+        match coder_of(self.codec) {
+            Coder::Rans => decode_values::<RansDecoder>(model, n, start, bytes, len, whole, ring, |i, s| out(i, value(s)), |c| model.prefetch(c)),
+            Coder::Range => decode_values::<RangeDecoder>(model, n, start, bytes, len, whole, ring, |i, s| out(i, value(s)), |c| model.prefetch(c)),
+        }
+        .map_err(|_| self.bad_block(b))
     }
 
     /// The values of positions `start..start + out.len()` into `out` (one byte each, as in a
@@ -602,7 +631,7 @@ impl DtcPack {
         values(start, &mut vals)?;
         let mut ring = [0u8; RING];
         let cx = DtcContexts { n, base: start, values: &vals };
-        decode_block(&p.model, &cx, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| p.bad_block(b))?;
+        decode_block::<RansDecoder>(&p.model, &cx, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| p.bad_block(b))?;
         match ring[(upto - 1) & (RING - 1)] {
             DTC_NONE => Ok(None),
             DTC_DEEP => self.deep(index).map(Some),
@@ -646,7 +675,8 @@ impl DtcPack {
                 for (i, part) in chunk.chunks_mut(bu).enumerate() {
                     let b = g * gb + i;
                     let start = b * bu;
-                    decode_block(&p.model, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX).map_err(|_| p.bad_block(b))?;
+                    decode_block::<RansDecoder>(&p.model, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX)
+                        .map_err(|_| p.bad_block(b))?;
                     for (j, s) in part.iter_mut().enumerate() {
                         let b = match *s {
                             DTC_NONE => crate::dtc::NONE,

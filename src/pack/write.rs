@@ -130,7 +130,7 @@ pub fn pack_floored<W: Write + Seek>(
         return Err(Error::Usage(format!("{}: {} are never packed over floors", src_path.display(), Header::kind(header.encoding))));
     }
     let b = options.block_values;
-    check_block(b)?;
+    check_block_floored(b)?;
     // Every value within its range and not below its floor, before anything is written.
     let bad = values.par_iter().zip(floors).position_first(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
     if let Some(i) = bad {
@@ -187,7 +187,8 @@ pub fn pack_floored<W: Write + Seek>(
         syms.extend(stored[start..end].iter().map(|&v| (i32::from(v as i8) + offset) as u8));
         Ok(())
     };
-    write_pack(header, CODEC_RANS_FLOOR, &cx, stored_syms, &[], size, options, out, out_path)
+    let codec = if b <= RANGE_BLOCK_MAX { CODEC_RANGE_FLOOR } else { CODEC_RANS_FLOOR };
+    write_pack(header, codec, &cx, stored_syms, &[], size, options, out, out_path)
 }
 
 /// Writes a layer's depths to capture (`payload`, a dtc file's, of `header`) as a pack of codec
@@ -302,6 +303,15 @@ fn choose_stored<C: Contexts + Sync>(
     });
 }
 
+/// [`Error::Usage`] for a block size of a pack over floors outside `16..=16384` (range-coded
+/// up to [`RANGE_BLOCK_MAX`], rANS above).
+fn check_block_floored(b: u32) -> Result<()> {
+    if !(RANGE_BLOCK_MIN..=16384).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside {RANGE_BLOCK_MIN}..=16384")));
+    }
+    Ok(())
+}
+
 /// Groups coded in parallel before they are written, in order.
 const BATCH: usize = 256;
 
@@ -377,7 +387,10 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
 ) -> Result<PackedLayer> {
     let n = header.stones;
     let b = options.block_values;
-    check_block(b)?;
+    if !block_range(codec).contains(&b) {
+        return Err(Error::Usage(format!("pack block size {b} is outside {:?} for codec {codec}", block_range(codec))));
+    }
+    let coder = coder_of(codec);
     let len = header.entries as usize;
     let (k, x) = (cx.symbols(), cx.contexts());
     let bu = b as usize;
@@ -416,7 +429,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
                     let end = (start + bu).min(to);
                     offsets.push(bytes.len() as u16);
                     to_syms(start, end, &mut syms)?;
-                    encode_block(cx, &enc, start as u64, &syms, &mut ctx, &mut bytes);
+                    encode_block(coder, cx, &enc, start as u64, &syms, &mut ctx, &mut bytes);
                 }
                 if bytes.len() > 65535 {
                     return Err(Error::Internal(format!("pack group {g} of layer {n} is {} bytes", bytes.len())));
@@ -438,8 +451,20 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
         table.extend_from_slice(&sum.to_le_bytes());
     }
     table.extend_from_slice(&data_len.to_le_bytes());
-    for &o in &block_table {
-        table.extend_from_slice(&o.to_le_bytes());
+    match coder {
+        // Each block's offset within its group.
+        Coder::Rans => table.extend(block_table.iter().flat_map(|o| o.to_le_bytes())),
+        // Each block's length: the next block's offset (or the group's end) less its own.
+        Coder::Range => {
+            for (g, offsets) in block_table.chunks(gb).enumerate() {
+                let group_len = group_table.get(g + 1).map_or(data_len, |x| x.0) - group_table[g].0;
+                for (i, &o) in offsets.iter().enumerate() {
+                    let next = offsets.get(i + 1).map_or(group_len, |&e| u64::from(e));
+                    let len = next - u64::from(o);
+                    table.push(u8::try_from(len).map_err(|_| Error::Internal(format!("range-coded block of {len} bytes in group {g} of layer {n}")))?);
+                }
+            }
+        }
     }
     out.write_all(&table).map_err(io)?;
     out.write_all(extra).map_err(io)?;
