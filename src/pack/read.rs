@@ -35,7 +35,15 @@ pub struct PackLayer {
     data_off: usize,
     groups: Vec<(u64, u64)>,
     data_len: u64,
+    /// Each block's offset within its group (rANS packs); empty for range-coded packs, whose
+    /// blocks are found from their lengths in the mapped table (`lengths`).
     blocks: Vec<u16>,
+    /// Range-coded packs (codec 6): where the table's block lengths start in the map (one byte
+    /// per block, read in place, so an open pack holds 16 bytes of table per group of 64 blocks
+    /// instead of 2 bytes per block).
+    lengths: usize,
+    /// Blocks in the layer.
+    block_count: usize,
     group_blocks: usize,
     verified: Vec<AtomicU64>,
     /// Depths packs: the depths too deep for a symbol, by index (checked increasing at open);
@@ -211,8 +219,8 @@ impl PackLayer {
         let blocks = header.entries.div_ceil(bu);
         let gb = group_blocks(f.block_values) as usize;
         let groups = blocks.div_ceil(gb as u64);
-        // The table's last part: a 2-byte offset within its group per block (rANS), or a
-        // 1-byte length (range-coded blocks), read here as offsets.
+        // The table's last part: a 2-byte offset within its group per block (rANS, kept in
+        // memory), or a 1-byte length (range-coded blocks, read in place).
         let per_block = if coder_of(codec) == Coder::Range { 1 } else { 2 };
         if f.table.1 != groups * 16 + 8 + blocks * per_block {
             return Err(damaged(path, format!("block table is {} bytes, expected {}", f.table.1, groups * 16 + 8 + blocks * per_block)));
@@ -223,28 +231,24 @@ impl PackLayer {
         }
         let data_len = get_u64(table, groups as usize * 16);
         let bt_off = groups as usize * 16 + 8;
-        let mut ok = true;
+        let lens = &table[bt_off..];
         let bt: Vec<u16> = if per_block == 2 {
             (0..blocks as usize).map(|i| u16::from_le_bytes([table[bt_off + 2 * i], table[bt_off + 2 * i + 1]])).collect()
         } else {
-            let mut at = 0u32;
-            (0..blocks as usize)
-                .map(|i| {
-                    if i % gb == 0 {
-                        at = 0;
-                    }
-                    let o = at;
-                    at += u32::from(table[bt_off + i]);
-                    // A group of range-coded blocks is at most 64 blocks of 255 bytes.
-                    ok &= at <= 65535;
-                    o as u16
-                })
-                .collect()
+            Vec::new()
+        };
+        // The offset of block `b` within its group, from the table.
+        let offset = |b: usize| -> u64 {
+            if per_block == 2 {
+                u64::from(bt[b])
+            } else {
+                lens[b - b % gb..b].iter().map(|&l| u64::from(l)).sum()
+            }
         };
         let least = if per_block == 2 { STATE_BYTES as u64 } else { 0 };
         // Offsets: groups increasing from 0, inside the data; blocks increasing from 0 within
         // their group, each at least the bytes of a state (rANS); range-coded blocks' lengths
-        // add up to their group's.
+        // add up to their group's bytes.
         if data_len != f.data.1 {
             return Err(damaged(path, "block table's data length disagrees with the header".into()));
         }
@@ -253,13 +257,15 @@ impl PackLayer {
             let end = if g + 1 < groups as usize { gt[g + 1].0 } else { data_len };
             let first = g * gb;
             let last = (first + gb).min(blocks as usize);
-            ok &= start <= end && end - start <= 65535 && (g > 0 || start == 0) && bt[first] == 0;
-            for b in first..last {
-                let bend = if b + 1 < last { u64::from(bt[b + 1]) } else { end - start };
-                ok &= u64::from(bt[b]) + least <= bend;
-                if per_block == 1 && b + 1 == last {
-                    ok &= u64::from(bt[b]) + u64::from(table[bt_off + b]) == end.wrapping_sub(start);
+            let mut ok = start <= end && end - start <= 65535 && (g > 0 || start == 0);
+            if per_block == 2 {
+                ok &= bt[first] == 0;
+                for b in first..last {
+                    let bend = if b + 1 < last { offset(b + 1) } else { end - start };
+                    ok &= offset(b) + least <= bend;
                 }
+            } else {
+                ok &= offset(last - 1) + u64::from(lens[last - 1]) == end.wrapping_sub(start);
             }
             if !ok {
                 return Err(damaged(path, format!("block table entry of group {g} is out of order")));
@@ -279,6 +285,8 @@ impl PackLayer {
             groups: gt,
             data_len,
             blocks: bt,
+            lengths: f.table.0 as usize + bt_off,
+            block_count: blocks as usize,
             group_blocks: gb,
             verified,
             deep,
@@ -352,7 +360,7 @@ impl PackLayer {
         let computed = checksum(self.group_bytes(g));
         if computed != self.groups[g].1 {
             let first = g * self.group_blocks;
-            let last = (first + self.group_blocks).min(self.blocks.len()) - 1;
+            let last = (first + self.group_blocks).min(self.block_count) - 1;
             return Err(damaged(
                 &self.path,
                 format!("checksum mismatch in blocks {first}..={last} (group {g}; stored {:016x}, computed {computed:016x})", self.groups[g].1),
@@ -384,8 +392,16 @@ impl PackLayer {
         let g = b / self.group_blocks;
         self.check_group(g)?;
         let group = self.group_bytes(g);
+        if self.blocks.is_empty() {
+            // Range-coded: the block's offset is the sum of the lengths before it in its group.
+            let lens = &self.map[self.lengths + g * self.group_blocks..=self.lengths + b];
+            let (before, len) = lens.split_at(lens.len() - 1);
+            let start = before.iter().map(|&l| usize::from(l)).sum::<usize>();
+            // The lengths were checked at open; a file changed since reads as damaged here.
+            return group.get(start..start + usize::from(len[0])).ok_or_else(|| self.bad_block(b));
+        }
         let start = self.blocks[b] as usize;
-        let last_of_group = (b + 1) % self.group_blocks == 0 || b + 1 == self.blocks.len();
+        let last_of_group = (b + 1) % self.group_blocks == 0 || b + 1 == self.block_count;
         let end = if last_of_group { group.len() } else { self.blocks[b + 1] as usize };
         Ok(&group[start..end])
     }
