@@ -1,6 +1,7 @@
 //! Packs: size against raw and probe speed, side by side with the native files, for several
 //! block sizes (the trade-off behind `oware::pack::BLOCK_VALUES`), each in codec 2 (every value as
-//! it is) and codec 4 (values over their floors, what `oware pack` writes).
+//! it is, rANS; blocks of 64 values or more) and over floors (what `oware pack` writes: codec 6,
+//! range-coded, for blocks of up to 128 values; codec 4, rANS, above).
 //!
 //! ```text
 //! cargo bench --bench pack [-- MAX [RULES...]]      (defaults: 24 awari abapa)
@@ -159,7 +160,7 @@ fn main() {
     let base = PathBuf::from(std::env::var_os("OWARE_BENCH_DIR").unwrap_or_else(|| "databases".into()));
     let blocks: Vec<u32> = match std::env::var("OWARE_BENCH_BLOCKS") {
         Ok(list) => list.split(',').map(|b| b.trim().parse().expect("OWARE_BENCH_BLOCKS: block sizes like 192,256")).collect(),
-        Err(_) => vec![256, 512, 1024, 2048],
+        Err(_) => vec![32, 64, 128, 256, 512],
     };
     let pos = positions(max, PROBES);
     println!("pack bench: layers 0..={max} of {}, {PROBES} random probes on one thread", base.display());
@@ -187,6 +188,9 @@ fn main() {
         for &block in &blocks {
             // Codec 2 (every value as it is) and codec 4 (values over their floors) side by side.
             for over_floors in [false, true] {
+                if !over_floors && block < 64 {
+                    continue;
+                }
                 let tmp = tempfile::tempdir().expect("tmp");
                 let dst = DatabaseDir::new(Format::Native, tmp.path(), rules).expect("dir");
                 dst.create().expect("create");
@@ -212,7 +216,11 @@ fn main() {
                 let secs = t.elapsed().as_secs_f64();
                 let (cold, warm, sum) = probe(tmp.path(), rules, &files, &pos);
                 assert_eq!(sum, want, "pack values differ from native");
-                let name = format!("{} {block}", if over_floors { "over floors," } else { "rANS pack," });
+                let name = match (over_floors, block <= oware::pack::RANGE_BLOCK_MAX) {
+                    (false, _) => format!("rANS pack, {block}"),
+                    (true, true) => format!("range, floors, {block}"),
+                    (true, false) => format!("rANS, floors, {block}"),
+                };
                 println!("{name:<22} {bytes:>12} {:>6.1}% {secs:>9.1} {cold:>13.0} {warm:>13.0}", 100.0 * bytes as f64 / raw as f64);
             }
         }

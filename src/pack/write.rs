@@ -16,7 +16,10 @@ use super::*;
 /// How to pack: block size (values per block) and groups; the defaults are the measured choice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PackOptions {
-    /// Values per block (a probe decodes half of one on average). 64..=16384.
+    /// Values per block (a probe decodes half of one on average): 16..=16384 for a pack over
+    /// floors ([`pack_floored`]: range-coded blocks, codec 6, up to
+    /// [`RANGE_BLOCK_MAX`](super::RANGE_BLOCK_MAX); rANS, codec 4, above), 64..=16384 for the
+    /// others (rANS).
     pub block_values: u32,
 }
 
@@ -90,7 +93,8 @@ pub fn pack<W: Write + Seek>(
 }
 
 /// Writes a layer's values (`values`, one byte per position, of the layer of `header`) as a pack
-/// of codec 4 to `out` (empty, at its start): at every position whose value equals its floor
+/// over floors to `out` (empty, at its start; codec 6, range-coded, for blocks of up to
+/// [`RANGE_BLOCK_MAX`](super::RANGE_BLOCK_MAX) values, else codec 4): at every position whose value equals its floor
 /// (`floors`, one per position, [`floor`](super::floor); [`NO_FLOOR`](super::NO_FLOOR) where
 /// there is none) it stores the symbol its context makes cheapest among those not above the
 /// floor, and every reader takes the larger of the stored value and the floor (docs/FORMAT.md,
@@ -109,7 +113,7 @@ pub fn pack<W: Write + Seek>(
 /// # Errors
 /// [`Error::Corrupt`] naming `src_path` when a value lies outside `-n..=n` or below its floor
 /// (the layer, or a smaller one, is wrong); [`Error::Io`] when writing fails; [`Error::Usage`]
-/// for a block size outside `64..=16384` or a header that is not a values file's.
+/// for a block size outside `16..=16384` or a header that is not a values file's.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_floored<W: Write + Seek>(
     header: &Header,
