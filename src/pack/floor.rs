@@ -6,7 +6,7 @@
 //! moves that end the game; a position with no legal move has its ending value as floor, and one
 //! whose moves all stay in the layer has none ([`NO_FLOOR`]). A position's value is the best of
 //! all its moves, so it is never below its floor; where it equals it (the value is reached by a
-//! capture or an ending), a reader that knows the floor knows the value. A pack of codec 4
+//! capture or an ending), a reader that knows the floor knows the value. A pack of codec 4 or 6
 //! stores at such a position whatever codes cheapest, as long as it is not above the floor, and
 //! every reader takes `max(stored, floor)`:
 //!

@@ -32,7 +32,7 @@
 //! | `codec` | the contexts (of values, of depths), the model and the rANS coding of one block |
 //! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
 //! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
-//! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codec 4 and 5) leaves to its readers |
+//! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codecs 4, 5 and 6) leaves to its readers |
 //! | `buffers` | where a layer's floors and stored values wait while it is packed: memory or scratch files ([`PackBuffers`]) |
 
 mod buffers;
@@ -71,7 +71,7 @@ pub(crate) const CODEC_RANS_DTC: u32 = 3;
 /// "Values over their floors").
 pub(crate) const CODEC_RANS_FLOOR: u32 = 4;
 /// Codec 5: codec 3's coder and contexts for depths to capture, the contexts reading the
-/// values a pack of codec 4 stores rather than the layer's values.
+/// values a pack of codec 4 or 6 stores rather than the layer's values.
 pub(crate) const CODEC_RANS_DTC_STORED: u32 = 5;
 /// Codec 6: codec 4's stored values and contexts, each block coded with a range coder instead
 /// of rANS (a block ends with about one byte instead of a 3-byte state) and the block table

@@ -318,7 +318,7 @@ impl PackLayer {
         self.file
     }
 
-    /// Whether the pack stores values over their floors (codec 4): a position's value is the
+    /// Whether the pack stores values over their floors (codec 4 or 6): a position's value is the
     /// larger of the value stored and its floor ([`floor`](super::floor)), so only a reader
     /// with the smaller layers at hand (a [`Database`](crate::probe::Database)) knows it.
     pub fn over_floors(&self) -> bool {

@@ -94,11 +94,11 @@ pub fn pack<W: Write + Seek>(
 
 /// Writes a layer's values (`values`, one byte per position, of the layer of `header`) as a pack
 /// over floors to `out` (empty, at its start; codec 6, range-coded, for blocks of up to
-/// [`RANGE_BLOCK_MAX`](super::RANGE_BLOCK_MAX) values, else codec 4): at every position whose value equals its floor
-/// (`floors`, one per position, [`floor`](super::floor); [`NO_FLOOR`](super::NO_FLOOR) where
-/// there is none) it stores the symbol its context makes cheapest among those not above the
-/// floor, and every reader takes the larger of the stored value and the floor (docs/FORMAT.md,
-/// "Values over their floors"). Returns what was written, and leaves in `stored` (one byte per
+/// [`RANGE_BLOCK_MAX`](super::RANGE_BLOCK_MAX) values, else codec 4): at every position whose
+/// value equals its floor (`floors`, one per position, [`floor`](super::floor);
+/// [`NO_FLOOR`](super::NO_FLOOR) where there is none) it stores the symbol its context makes
+/// cheapest among those not above the floor, and every reader takes the larger of the stored
+/// value and the floor (docs/FORMAT.md, "Values over their floors"). Returns what was written, and leaves in `stored` (one byte per
 /// position, as in a layer file; anonymous memory or a scratch file's, [`PackBuffers`]) the
 /// values the pack stores: what a pack of the layer's depths reads as contexts
 /// ([`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors.
