@@ -50,10 +50,11 @@ pub(crate) struct PackArgs {
     /// (codec 6), larger ones rANS-coded (codec 4).
     #[arg(long, value_name = "B", default_value_t = BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(16..=16384))]
     block_values: u32,
-    /// Depths per block of the packed depths to capture (`dtc-NN.owpk`), 64..=16384: depths
-    /// are probed far less often than values (to choose among moves of equal value), so their
-    /// blocks are larger by default.
-    #[arg(long, value_name = "B", default_value_t = DTC_BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(64..=16384))]
+    /// Depths per block of the packed depths to capture (`dtc-NN.owpk`), 16..=16384: depths
+    /// are probed less often than values (to choose among moves of equal value), so their
+    /// blocks are larger by default. Blocks of up to 128 depths are range-coded (codec 7),
+    /// larger ones rANS-coded (codec 5).
+    #[arg(long, value_name = "B", default_value_t = DTC_BLOCK_VALUES, value_parser = clap::value_parser!(u32).range(16..=16384))]
     dtc_block_values: u32,
     /// Memory packing may use, e.g. `3G`, `512M` (units as `build --max-memory`; default: what
     /// the system reports available). A layer's floors and stored values (two bytes per

@@ -182,13 +182,16 @@ mod tests {
             }
             if let Ok(dtc) = d.open_layer::<DtcKind>(n, true) {
                 let mut w = std::io::Cursor::new(Vec::new());
+                // Range-coded depths (codec 7) beside range-coded values, rANS (codec 5) beside
+                // rANS.
+                let depth_block = if block <= crate::pack::RANGE_BLOCK_MAX { 64 } else { 512 };
                 pack_dtc_over(
                     dtc.header().unwrap(),
                     dtc.bytes(),
                     layer.bytes(),
                     stored,
                     fl,
-                    PackOptions { block_values: 64 },
+                    PackOptions { block_values: depth_block },
                     &mut w,
                     "p".as_ref(),
                     dtc.path(),
@@ -271,6 +274,29 @@ mod tests {
                 }
             }
             assert!(caught > 0, "blocks of {block}");
+            std::fs::write(&path, &good).unwrap();
+            // The depths' pack beside it (codec 7 beside codec 6, codec 5 beside codec 4).
+            let native_depths = DatabaseDir::native(src.path(), rules).unwrap().open_layer::<DtcKind>(max, true).unwrap();
+            let dpath = pack_path::<DtcKind>(out.path(), rules, max);
+            let dgood = std::fs::read(&dpath).unwrap();
+            let mut caught = 0;
+            for at in (0..dgood.len()).step_by(89).chain((0..264).step_by(7)) {
+                let mut bad = dgood.clone();
+                bad[at] ^= 0x21;
+                std::fs::write(&dpath, &bad).unwrap();
+                let packed = Database::open(out.path(), rules).unwrap();
+                for i in (0..layer_size(max)).step_by(31) {
+                    let p = crate::Position::new(unrank_unchecked(max, i)).unwrap();
+                    match packed.dtc(&p) {
+                        Ok(d) => assert_eq!(d, native_depths.get(i).unwrap(), "depths, blocks of {block}: flip at byte {at}, position {i}"),
+                        Err(e) => {
+                            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+                            caught += 1;
+                        }
+                    }
+                }
+            }
+            assert!(caught > 0, "depths, blocks of {block}");
         }
     }
 

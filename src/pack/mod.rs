@@ -79,6 +79,9 @@ pub(crate) const CODEC_RANS_DTC_STORED: u32 = 5;
 /// cost less than codec 4's of 128, and a probe decodes a quarter as many values as with
 /// codec 4's default of 256 (docs/FORMAT.md, "Range-coded blocks").
 pub(crate) const CODEC_RANGE_FLOOR: u32 = 6;
+/// Codec 7: codec 5's symbols, contexts and model (depths over floors, beside a values pack
+/// over floors), each block range-coded as in codec 6.
+pub(crate) const CODEC_RANGE_DTC_STORED: u32 = 7;
 
 /// Whether `codec` stores values over their floors (codec 4 or 6).
 pub(crate) fn is_floor_codec(codec: u32) -> bool {
@@ -87,17 +90,17 @@ pub(crate) fn is_floor_codec(codec: u32) -> bool {
 
 /// The coder of `codec`'s blocks.
 fn coder_of(codec: u32) -> codec::Coder {
-    if codec == CODEC_RANGE_FLOOR {
+    if codec == CODEC_RANGE_FLOOR || codec == CODEC_RANGE_DTC_STORED {
         codec::Coder::Range
     } else {
         codec::Coder::Rans
     }
 }
 
-/// The values per block a pack of `codec` may have: range-coded blocks are at most 128 values
-/// (their length, at most 12 bits a value and 4 bytes of end, fits a byte).
+/// The values per block a pack of `codec` may have: range-coded blocks (codecs 6 and 7) are at
+/// most 128 values (their length, at most 12 bits a value and 5 bytes, fits a byte).
 pub(crate) fn block_range(codec: u32) -> std::ops::RangeInclusive<u32> {
-    if codec == CODEC_RANGE_FLOOR {
+    if coder_of(codec) == codec::Coder::Range {
         RANGE_BLOCK_MIN..=RANGE_BLOCK_MAX
     } else {
         64..=16384
@@ -111,18 +114,25 @@ pub const RANGE_BLOCK_MAX: u32 = 128;
 
 /// Whether `codec` is one of depths to capture (with a table of deep depths).
 pub(crate) fn is_dtc_codec(codec: u32) -> bool {
-    codec == CODEC_RANS_DTC || codec == CODEC_RANS_DTC_STORED
+    matches!(codec, CODEC_RANS_DTC | CODEC_RANS_DTC_STORED | CODEC_RANGE_DTC_STORED)
+}
+
+/// Whether `codec` is one of depths whose contexts read the values a pack over floors stores
+/// (codec 5 or 7).
+pub(crate) fn is_dtc_stored_codec(codec: u32) -> bool {
+    codec == CODEC_RANS_DTC_STORED || codec == CODEC_RANGE_DTC_STORED
 }
 /// Values per block: the unit a probe decodes (see the trade-off table in docs/performance.md).
 /// Blocks of up to [`RANGE_BLOCK_MAX`] values are range-coded (codec 6); at 64 a pack takes
 /// 31.1 % of awari 0..20's bytes and a probe decodes 32 values on average, against 30.0 % and
 /// 128 with codec 4's rANS blocks of 256.
 pub const BLOCK_VALUES: u32 = 64;
-/// Depths per block of a depths pack: larger than [`BLOCK_VALUES`] since depths are probed far
-/// less often than values; measured on awari's layers 0..16 the packed depths take 34.5 % of
-/// the files with blocks of 512, 35.4 % with 256 (each block costs its 3-byte state and a
-/// 2-byte table entry).
-pub const DTC_BLOCK_VALUES: u32 = 512;
+/// Depths per block of a depths pack: larger than [`BLOCK_VALUES`] since depths are probed less
+/// often than values. Up to [`RANGE_BLOCK_MAX`] the blocks are range-coded (codec 7): on awari's
+/// layers 0..20 the packed depths take 31.8 % of the dtc files with blocks of 128 (33.1 % with
+/// 64), against 31.5 % in codec 5's rANS blocks of 512, whose probes decode four times as many
+/// depths (and the values of four times as many positions).
+pub const DTC_BLOCK_VALUES: u32 = 128;
 /// Most blocks per group (the unit of checksums and of the table's 64-bit offsets; blocks within
 /// a group have 16-bit offsets, so a group is never more than 64 KiB: see [`group_blocks`]).
 pub(crate) const GROUP_BLOCKS: u32 = 64;

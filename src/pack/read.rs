@@ -96,7 +96,7 @@ fn decode_pack_header(bytes: &[u8], path: &Path, file_len: u64, dtc: bool) -> Re
         return Err(field("pack header length", PACK_HEADER_LEN as u64, hl.into()));
     }
     let found_codec = get_u32(bytes, OFF_CODEC);
-    if !matches!(found_codec, CODEC_RANS_NEIGHBOURS | CODEC_RANS_DTC | CODEC_RANS_FLOOR | CODEC_RANS_DTC_STORED | CODEC_RANGE_FLOOR) {
+    if !matches!(found_codec, CODEC_RANS_NEIGHBOURS | CODEC_RANS_DTC | CODEC_RANS_FLOOR | CODEC_RANS_DTC_STORED | CODEC_RANGE_FLOOR | CODEC_RANGE_DTC_STORED) {
         return Err(field("pack codec", codec.into(), found_codec.into()));
     }
     let block_values = get_u32(bytes, OFF_BLOCK);
@@ -485,6 +485,19 @@ impl PackLayer {
         Ok(())
     }
 
+    /// [`decode_block`] of block `b` with the pack's coder.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the block when it does not decode.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_generic(&self, b: usize, cx: &impl Contexts, start: u64, bytes: &[u8], len: usize, whole: bool, syms: &mut [u8], mask: usize) -> Result<()> {
+        match coder_of(self.codec) {
+            Coder::Rans => decode_block::<RansDecoder>(&self.model, cx, start, bytes, len, whole, syms, mask),
+            Coder::Range => decode_block::<RangeDecoder>(&self.model, cx, start, bytes, len, whole, syms, mask),
+        }
+        .map_err(|_| self.bad_block(b))
+    }
+
     #[cold]
     fn bad_block(&self, b: usize) -> Error {
         damaged(&self.path, format!("block {b} does not decode"))
@@ -594,7 +607,7 @@ impl DtcPack {
     /// Whether its contexts read the values the layer's pack over floors stores (codec 5), not
     /// the layer's values (codec 3).
     pub(crate) fn reads_stored(&self) -> bool {
-        self.0.codec == CODEC_RANS_DTC_STORED
+        is_dtc_stored_codec(self.0.codec)
     }
 
     /// The pack file.
@@ -647,7 +660,7 @@ impl DtcPack {
         values(start, &mut vals)?;
         let mut ring = [0u8; RING];
         let cx = DtcContexts { n, base: start, values: &vals };
-        decode_block::<RansDecoder>(&p.model, &cx, start, bytes, upto, false, &mut ring, RING - 1).map_err(|_| p.bad_block(b))?;
+        p.decode_generic(b, &cx, start, bytes, upto, false, &mut ring, RING - 1)?;
         match ring[(upto - 1) & (RING - 1)] {
             DTC_NONE => Ok(None),
             DTC_DEEP => self.deep(index).map(Some),
@@ -691,8 +704,7 @@ impl DtcPack {
                 for (i, part) in chunk.chunks_mut(bu).enumerate() {
                     let b = g * gb + i;
                     let start = b * bu;
-                    decode_block::<RansDecoder>(&p.model, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX)
-                        .map_err(|_| p.bad_block(b))?;
+                    p.decode_generic(b, &cx, start as u64, p.block_bytes(b)?, part.len(), true, part, usize::MAX)?;
                     for (j, s) in part.iter_mut().enumerate() {
                         let b = match *s {
                             DTC_NONE => crate::dtc::NONE,

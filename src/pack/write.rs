@@ -134,7 +134,7 @@ pub fn pack_floored<W: Write + Seek>(
         return Err(Error::Usage(format!("{}: {} are never packed over floors", src_path.display(), Header::kind(header.encoding))));
     }
     let b = options.block_values;
-    check_block_floored(b)?;
+    check_block(b)?;
     // Every value within its range and not below its floor, before anything is written.
     let bad = values.par_iter().zip(floors).position_first(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
     if let Some(i) = bad {
@@ -279,7 +279,8 @@ pub fn pack_dtc_over<W: Write + Seek>(
         syms.extend_from_slice(&symbols[start..end]);
         Ok(())
     };
-    write_pack(header, CODEC_RANS_DTC_STORED, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
+    let codec = if b <= RANGE_BLOCK_MAX { CODEC_RANGE_DTC_STORED } else { CODEC_RANS_DTC_STORED };
+    write_pack(header, codec, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
 }
 
 /// Chooses the symbols a pack stores, block by block, into `out` (one per position of the
@@ -309,7 +310,7 @@ fn choose_stored<C: Contexts + Sync>(
 
 /// [`Error::Usage`] for a block size of a pack over floors outside `16..=16384` (range-coded
 /// up to [`RANGE_BLOCK_MAX`], rANS above).
-fn check_block_floored(b: u32) -> Result<()> {
+fn check_block(b: u32) -> Result<()> {
     if !(RANGE_BLOCK_MIN..=16384).contains(&b) {
         return Err(Error::Usage(format!("pack block size {b} is outside {RANGE_BLOCK_MIN}..=16384")));
     }
@@ -328,14 +329,6 @@ pub(super) fn count_table_bytes(n: u32) -> u64 {
     let values = ValueContexts(n);
     let depths = DtcContexts { n, base: 0, values: &[] };
     8 * (values.contexts() * values.symbols()).max(depths.contexts() * depths.symbols()) as u64
-}
-
-/// [`Error::Usage`] for a block size outside `64..=16384`.
-fn check_block(b: u32) -> Result<()> {
-    if !(64..=16384).contains(&b) {
-        return Err(Error::Usage(format!("pack block size {b} is outside 64..=16384")));
-    }
-    Ok(())
 }
 
 /// The symbols of a dtc payload's bytes (`bytes`, one per position) block by block.
