@@ -186,7 +186,8 @@ fn main() {
             println!("{name:<22} {z:>12} {:>6.1}% {:>9.1} {:>13} {:>13}", 100.0 * z as f64 / raw as f64, t.elapsed().as_secs_f64(), "-", "-");
         }
         for &block in &blocks {
-            // Codec 2 (every value as it is) and codec 4 (values over their floors) side by side.
+            // Codec 2 (every value as it is) and values over their floors (codec 6 or 4) side by
+            // side.
             for over_floors in [false, true] {
                 if !over_floors && block < 64 {
                     continue;

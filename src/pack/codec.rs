@@ -1,5 +1,6 @@
 //! The coding of one block: contexts from neighbours already decoded, the model (one
-//! frequency row per context) and static rANS.
+//! frequency row per context) and a static entropy coder: rANS (codecs 2 to 5) or a range coder
+//! (codecs 6 and 7), behind [`BlockDecoder`].
 //!
 //! Two kinds of packs share the coder and differ in their [`Contexts`]: the values of a layer
 //! ([`ValueContexts`]) and its depths to capture ([`DtcContexts`], whose contexts also read
@@ -453,7 +454,7 @@ pub(super) enum Coder {
     /// Static rANS (codecs 2 to 5): states in `L..L << 8`, flushed in [`STATE_BYTES`] bytes at
     /// the block's start.
     Rans,
-    /// A 32-bit range coder with carries (codec 6): a block ends with the fewest bytes that
+    /// A 32-bit range coder with carries (codecs 6 and 7): a block ends with the fewest bytes that
     /// identify its final interval, and its trailing zero bytes are dropped (a decoder reads
     /// zeros past a block's end), so a block costs about one byte beyond its symbols.
     Range,
@@ -637,7 +638,7 @@ impl BlockDecoder for RansDecoder {
     }
 }
 
-/// The range coder's decoder (codec 6): `code` is the code value less the interval's low end,
+/// The range coder's decoder (codecs 6 and 7): `code` is the code value less the interval's low end,
 /// below `range`.
 pub(super) struct RangeDecoder {
     code: u32,

@@ -208,7 +208,8 @@ mod tests {
     /// and the packs do store something else at some positions (what makes them smaller).
     #[test]
     fn packs_over_floors_give_every_value_on_every_ruleset() {
-        // Range-coded blocks (codec 6: the default, and small ones) and rANS blocks (codec 4).
+        // Range-coded blocks (codec 6: the default, and small ones; depths in codec 7) and rANS
+        // blocks (codec 4; depths in codec 5).
         for (rules, block) in Ruleset::ALL.into_iter().flat_map(|r| [(r, 64), (r, 16), (r, 256)]) {
             let max = 9;
             let src = common::with_dtc(rules, max);

@@ -2,12 +2,12 @@
 //!
 //! A pack file (`layer-NN.owpk`) holds the same values as a native layer in about 31 % of the
 //! bytes (codec 6, values over their floors: see [`floor`]; 40 % in codec 2) and keeps random
-//! access: a probe decodes one block of [`BLOCK_VALUES`] values, not the
-//! layer. The coder is a static range coder (codec 6; rANS in codecs 2 to 5) whose probabilities depend on neighbours
-//! already decoded, so it exploits what a general-purpose compressor cannot see: the value of the
-//! previous position in index order, how the values of two positions one stone away differ from
-//! it (a stone moved from pit 2 to pit 0, and from pit 3 to pit 2: both a short, computable
-//! distance back in the index), and whether pits 0 and 1 hold stones. Each layer's model (one
+//! access: a probe decodes one block of [`BLOCK_VALUES`] values, not the layer. The coder is a
+//! static range coder (codecs 6 and 7; rANS in codecs 2 to 5) whose probabilities depend on
+//! neighbours already decoded, so it exploits what a general-purpose compressor cannot see: the
+//! value of the previous position in index order, how the values of two positions one stone
+//! away differ from it (a stone moved from pit 2 to pit 0, and from pit 3 to pit 2: both a short,
+//! computable distance back in the index), and whether pits 0 and 1 hold stones. Each layer's model (one
 //! frequency row per context, quantised to 2^12) is stored in the file.
 //!
 //! Layout: a 256-byte header (the pack fields, then the native layer header verbatim, whose
@@ -29,10 +29,10 @@
 //!
 //! | module | what it is |
 //! |---|---|
-//! | `codec` | the contexts (of values, of depths), the model and the rANS coding of one block |
+//! | `codec` | the contexts (of values, of depths), the model and the coding of one block (range coder or rANS) |
 //! | `write` | packing a layer's values or its depths ([`pack`], told by the header) |
 //! | `read` | an open pack, probed in place ([`PackLayer`], `DtcPack`) |
-//! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codecs 4, 5 and 6) leaves to its readers |
+//! | `floor` | the floor of a position ([`floor`], [`floors`]), what a pack over floors (codecs 4 to 7) leaves to its readers |
 //! | `buffers` | where a layer's floors and stored values wait while it is packed: memory or scratch files ([`PackBuffers`]) |
 
 mod buffers;
@@ -107,9 +107,9 @@ pub(crate) fn block_range(codec: u32) -> std::ops::RangeInclusive<u32> {
     }
 }
 
-/// The fewest values per block of a range-coded pack (codec 6).
+/// The fewest values (or depths) per block of a range-coded pack (codecs 6 and 7).
 pub const RANGE_BLOCK_MIN: u32 = 16;
-/// The most values per block of a range-coded pack (codec 6).
+/// The most values (or depths) per block of a range-coded pack (codecs 6 and 7).
 pub const RANGE_BLOCK_MAX: u32 = 128;
 
 /// Whether `codec` is one of depths to capture (with a table of deep depths).
