@@ -618,3 +618,49 @@ fn damaged_packs_and_bounds_never_give_a_wrong_answer() {
     std::fs::write(&path, &original).unwrap();
     oware::storage::DatabaseDir::native(&bounds_dir, abapa).unwrap().open_layer::<BoundsKind>(8, true).unwrap();
 }
+
+/// The codec (bytes 16..20 of a pack) of `path`.
+fn codec_of(path: &Path) -> u32 {
+    let b = std::fs::read(path).unwrap();
+    u32::from_le_bytes([b[16], b[17], b[18], b[19]])
+}
+
+/// Issue 65: `oware pack` writes range-coded blocks by default (values in codec 6, blocks of 64;
+/// depths in codec 7, blocks of 128) and rANS for blocks above 128 (codec 4 and 5), the same
+/// values and depths either way; blocks outside 16..16384 are a usage error.
+#[test]
+fn the_default_packs_are_range_coded_and_larger_blocks_rans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    build_dtc(&db, 8);
+    let native = Database::open(&db, Ruleset::Awari).unwrap();
+    for (args, values, depths) in [
+        (vec![], (6, 64), (7, 128)),
+        (vec!["--block-values", "256", "--dtc-block-values", "512"], (4, 256), (5, 512)),
+        (vec!["--block-values", "16", "--dtc-block-values", "129"], (6, 16), (5, 129)),
+    ] {
+        let packs = tmp.path().join(format!("packs-{}", values.1));
+        let mut all = vec!["pack", "--dir", s(&db), "--out", s(&packs), "-q"];
+        all.extend(args);
+        ok(&oware(&all));
+        let v = pack_path::<ValuesKind>(&packs, Ruleset::Awari, 8);
+        let d = v.with_file_name("dtc-08.owpk");
+        assert_eq!(codec_of(&v), values.0, "{all:?}");
+        assert_eq!(codec_of(&d), depths.0, "{all:?}");
+        let block = |p: &Path| {
+            let b = std::fs::read(p).unwrap();
+            u32::from_le_bytes([b[20], b[21], b[22], b[23]])
+        };
+        assert_eq!((block(&v), block(&d)), (values.1, depths.1), "{all:?}");
+        let packed = Database::open(&packs, Ruleset::Awari).unwrap();
+        for i in 0..layer_size(8) {
+            let p = Position::new(unrank_unchecked(8, i)).unwrap();
+            assert_eq!(packed.value(&p).unwrap(), native.value(&p).unwrap(), "{all:?}: position {i}");
+            assert_eq!(packed.dtc(&p).unwrap(), native.dtc(&p).unwrap(), "{all:?}: depth of position {i}");
+        }
+    }
+    for bad in ["15", "16385"] {
+        let out = oware(&["pack", "--dir", s(&db), "--out", s(&tmp.path().join("bad")), "--block-values", bad, "-q"]);
+        assert_eq!(out.status.code(), Some(2), "--block-values {bad}");
+    }
+}
