@@ -254,50 +254,62 @@ mod tests {
             pack_all(src.path(), rules, max, out.path(), block);
             let native = Database::open(src.path(), rules).unwrap();
             let path = pack_path::<ValuesKind>(out.path(), rules, max);
-            let good = std::fs::read(&path).unwrap();
-            let mut caught = 0;
-            for at in (0..good.len()).step_by(97).chain((0..264).step_by(5)) {
-                let mut bad = good.clone();
-                bad[at] ^= 0x21;
-                std::fs::write(&path, &bad).unwrap();
+            let caught = each_flip(&path, 97, 5, |at| {
+                let mut caught = 0;
                 for verify in [false, true] {
                     let packed = Database::open(out.path(), rules).unwrap().verify_checksums(verify);
                     for i in (0..layer_size(max)).step_by(29) {
                         let p = crate::Position::new(unrank_unchecked(max, i)).unwrap();
-                        match packed.value(&p) {
-                            Ok(v) => assert_eq!(v, native.value(&p).unwrap(), "flip at byte {at}, position {i}"),
-                            Err(e) => {
-                                assert!(matches!(e, Error::Corrupt { .. }), "{e}");
-                                caught += 1;
-                            }
-                        }
+                        caught += right_or_caught(packed.value(&p), native.value(&p).unwrap(), &format!("flip at byte {at}, position {i}"));
                     }
                 }
-            }
+                caught
+            });
             assert!(caught > 0, "blocks of {block}");
-            std::fs::write(&path, &good).unwrap();
             // The depths' pack beside it (codec 7 beside codec 6, codec 5 beside codec 4).
             let native_depths = DatabaseDir::native(src.path(), rules).unwrap().open_layer::<DtcKind>(max, true).unwrap();
-            let dpath = pack_path::<DtcKind>(out.path(), rules, max);
-            let dgood = std::fs::read(&dpath).unwrap();
-            let mut caught = 0;
-            for at in (0..dgood.len()).step_by(89).chain((0..264).step_by(7)) {
-                let mut bad = dgood.clone();
-                bad[at] ^= 0x21;
-                std::fs::write(&dpath, &bad).unwrap();
+            let caught = each_flip(&pack_path::<DtcKind>(out.path(), rules, max), 89, 7, |at| {
                 let packed = Database::open(out.path(), rules).unwrap();
+                let mut caught = 0;
                 for i in (0..layer_size(max)).step_by(31) {
                     let p = crate::Position::new(unrank_unchecked(max, i)).unwrap();
-                    match packed.dtc(&p) {
-                        Ok(d) => assert_eq!(d, native_depths.get(i).unwrap(), "depths, blocks of {block}: flip at byte {at}, position {i}"),
-                        Err(e) => {
-                            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
-                            caught += 1;
-                        }
-                    }
+                    let what = format!("depths, blocks of {block}: flip at byte {at}, position {i}");
+                    caught += right_or_caught(packed.dtc(&p), native_depths.get(i).unwrap(), &what);
                 }
-            }
+                caught
+            });
             assert!(caught > 0, "depths, blocks of {block}");
+        }
+    }
+
+    /// Flips one byte of the file at `path` at a time (every `step`-th, and every `head_step`-th
+    /// of the first 264: the headers), each time adding up what `probe(at)` counts as caught;
+    /// then puts the file back.
+    fn each_flip(path: &std::path::Path, step: usize, head_step: usize, mut probe: impl FnMut(usize) -> usize) -> usize {
+        let good = std::fs::read(path).unwrap();
+        let mut caught = 0;
+        for at in (0..good.len()).step_by(step).chain((0..264).step_by(head_step)) {
+            let mut bad = good.clone();
+            bad[at] ^= 0x21;
+            std::fs::write(path, &bad).unwrap();
+            caught += probe(at);
+        }
+        std::fs::write(path, &good).unwrap();
+        caught
+    }
+
+    /// 1 when `got` is an error naming damage, 0 when it is `want`; anything else fails the
+    /// test (`what` says where).
+    fn right_or_caught<T: PartialEq + std::fmt::Debug>(got: crate::Result<T>, want: T, what: &str) -> usize {
+        match got {
+            Ok(v) => {
+                assert_eq!(v, want, "{what}");
+                0
+            }
+            Err(e) => {
+                assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+                1
+            }
         }
     }
 
