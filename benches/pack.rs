@@ -207,7 +207,7 @@ fn main() {
                         let child = |c: &oware::rules::Board| layers[oware::rules::stones(c) as usize].get(oware::index::rank(c)?);
                         let fl = floors(rules, l.stones(), &child).expect("floors");
                         let mut stored = vec![0u8; fl.len()];
-                        pack_floored(header, l.bytes(), &fl, &mut stored, options, &mut f, &path, l.path()).expect("pack").bytes
+                        pack_floored(header, l.bytes(), &fl, &mut stored, options, &|_| {}, &mut f, &path, l.path()).expect("pack").bytes
                     } else {
                         pack(header, l.bytes(), l.bytes(), options, &mut f, &path, l.path()).expect("pack").bytes
                     };

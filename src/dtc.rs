@@ -224,6 +224,15 @@ pub(crate) struct Tally {
 /// The first fault found ([`BadDtc::ContradictsValue`], [`BadDtc::BadRecord`],
 /// [`BadDtc::NoRecord`]).
 pub(crate) fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc> {
+    tally_released(values, payload, &|_| {})
+}
+
+/// As [`tally`], calling `done(range)` after each chunk of the pass over the positions with the
+/// positions it covered (to give their pages back: `oware pack` within a memory limit).
+///
+/// # Errors
+/// As [`tally`].
+pub(crate) fn tally_released(values: &[i8], payload: &DtcPayload, done: &(dyn Fn(std::ops::Range<u64>) + Sync)) -> Result<Tally, BadDtc> {
     const CHUNK: usize = 1 << 20;
     let bytes = payload.bytes();
     let parts: Vec<Result<(Vec<u64>, u64), BadDtc>> = bytes
@@ -245,6 +254,7 @@ pub(crate) fn tally(values: &[i8], payload: &DtcPayload) -> Result<Tally, BadDtc
                     (d, _) => hist[d as usize] += 1,
                 }
             }
+            done((c * CHUNK) as u64..(c * CHUNK + b.len()) as u64);
             Ok((hist, escaped))
         })
         .collect();

@@ -15,6 +15,7 @@
 //! checked (header, payload checksum, pack blocks) before anything is written from it.
 
 use std::io::BufWriter;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -23,7 +24,7 @@ use indicatif::ProgressBar;
 use oware::builder::{floors_mode, layer_floors, least_pack_memory, BuildLock};
 use oware::error::Damage;
 use oware::index::layer_size;
-use oware::pack::{memory_limit, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, BLOCK_VALUES, DTC_BLOCK_VALUES};
+use oware::pack::{memory_limit, pack_dtc_over, pack_floored, AnonymousPeak, PackBuffers, PackOptions, ScratchPages, BLOCK_VALUES, DTC_BLOCK_VALUES};
 use oware::rules::{layers_needed, stones, Board};
 use oware::storage::{pack_path, AtomicFile, DatabaseDir, DtcKind, Format, Layer, LayerState, PackedTable, ReadMode, Table, ValuesKind};
 use oware::units::group_digits;
@@ -352,17 +353,32 @@ pub(crate) fn run_pack(a: PackArgs) -> Result<()> {
             // What the values' pack stores: what its depths' pack reads as contexts.
             if let Some(p) = existing {
                 p.decode_stored(stored).inspect_err(|_| bar.finish_and_clear())?;
+                pages.release(0..layer_size(n));
             } else {
                 let file = AtomicFile::create(&target)?;
                 let mut w = BufWriter::with_capacity(1 << 20, file.file());
-                pack_floored(&header, layer.bytes(), floors, stored, PackOptions { block_values: a.block_values }, &mut w, file.tmp_path(), layer.path())
-                    .inspect_err(|_| bar.finish_and_clear())?;
+                let release = |r: Range<u64>| {
+                    layer.release(r.clone());
+                    pages.release(r);
+                };
+                pack_floored(
+                    &header,
+                    layer.bytes(),
+                    floors,
+                    stored,
+                    PackOptions { block_values: a.block_values },
+                    &release,
+                    &mut w,
+                    file.tmp_path(),
+                    layer.path(),
+                )
+                .inspect_err(|_| bar.finish_and_clear())?;
                 w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
                 file.commit()?;
             }
             lap.done(if kept { "stored values decoded" } else { "values packed" });
             if let Some(d) = dtc_src.as_ref().filter(|d| !d.kept) {
-                write_dtc_pack(d, &layer, stored, floors).inspect_err(|_| bar.finish_and_clear())?;
+                write_dtc_pack(d, &layer, stored, floors, &pages).inspect_err(|_| bar.finish_and_clear())?;
                 lap.done("depths packed");
             }
         }
@@ -459,12 +475,19 @@ fn dtc_source(src: &DatabaseDir, dst: &DatabaseDir, n: u32, block_values: u32) -
 /// # Errors
 /// [`Error::Corrupt`] for a depth that contradicts its value; [`Error::Io`] when the pack cannot
 /// be written.
-fn write_dtc_pack(d: &DtcSource, layer: &Layer, stored: &[u8], floors: &mut [i8]) -> Result<()> {
+fn write_dtc_pack(d: &DtcSource, layer: &Layer, stored: &[u8], floors: &mut [i8], pages: &ScratchPages<'_>) -> Result<()> {
     let header = d.dtc.header().ok_or_else(|| Error::Internal("native depths without header".into()))?;
     let file = AtomicFile::create(&d.target)?;
     let mut w = BufWriter::with_capacity(1 << 20, file.file());
     let options = PackOptions { block_values: d.block_values };
-    pack_dtc_over(header, d.dtc.bytes(), layer.bytes(), stored, floors, options, &mut w, file.tmp_path(), d.dtc.path())?;
+    // Every pass gives back the pages behind it: the layer's values and depths, the scratch
+    // files.
+    let release = |r: Range<u64>| {
+        layer.release(r.clone());
+        d.dtc.release(r.clone());
+        pages.release(r);
+    };
+    pack_dtc_over(header, d.dtc.bytes(), layer.bytes(), stored, floors, options, &release, &mut w, file.tmp_path(), d.dtc.path())?;
     w.into_inner().map_err(|e| Error::io(file.tmp_path(), e.into_error()))?;
     file.commit().map(drop)
 }

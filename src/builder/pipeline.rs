@@ -323,6 +323,8 @@ fn build_layer(
             note: Some(&note),
             work: Some(&model),
             release_lower: Some(&release_lower),
+            // The best exits parked in the output are read again by the propagation.
+            release_out: None,
             stream_lower: matches!(mode, Mode::Streamed { .. }),
             list_bytes: mode.list_bytes(),
             levels,

@@ -134,35 +134,40 @@ impl PackBuffers {
     }
 
     /// The floors and the stored values, one per position each, and a handle that gives the
-    /// floors' pages back to the system while they are written (when they are a file's; in
+    /// pages of both back to the system while they are worked on (when they are files'; in
     /// memory it does nothing).
-    pub fn split(&mut self) -> (&mut [i8], &mut [u8], FloorPages<'_>) {
+    pub fn split(&mut self) -> (&mut [i8], &mut [u8], ScratchPages<'_>) {
         let len = self.len;
-        let file = matches!(self.floors, Buf::File(..));
+        let file = self.in_files();
         let f = &mut self.floors.bytes()[..len];
-        let pages = FloorPages { ptr: f.as_ptr() as usize, len: if file { len } else { 0 }, _borrow: std::marker::PhantomData };
+        let s = &mut self.stored.bytes()[..len];
+        let pages = ScratchPages { ptrs: [f.as_ptr() as usize, s.as_ptr() as usize], len: if file { len } else { 0 }, _borrow: std::marker::PhantomData };
         // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
         let floors = unsafe { std::slice::from_raw_parts_mut(f.as_mut_ptr().cast::<i8>(), len) };
-        (floors, &mut self.stored.bytes()[..len], pages)
+        (floors, s, pages)
     }
 }
 
-/// Gives back the pages of the floors' scratch file ([`PackBuffers::split`]).
-pub struct FloorPages<'a> {
-    ptr: usize,
+/// Gives back the pages of the scratch files, floors and stored values ([`PackBuffers::split`]).
+pub struct ScratchPages<'a> {
+    ptrs: [usize; 2],
     /// Zero in memory: anonymous pages given back would lose what they hold.
     len: usize,
     _borrow: std::marker::PhantomData<&'a ()>,
 }
 
-impl FloorPages<'_> {
-    /// Gives the pages of floors `range` back to the system (they stay in the file; in memory,
-    /// nothing is done).
+impl ScratchPages<'_> {
+    /// Gives the pages of positions `range` of both arrays back to the system (they stay in the
+    /// files, dirty ones written back first by the system; in memory, nothing is done).
+    ///
+    /// Cost: two `madvise` calls.
     pub fn release(&self, range: std::ops::Range<u64>) {
         if self.len > 0 {
-            // SAFETY: a shared mapping of our own scratch file, alive for the borrow: dropping
-            // its pages loses nothing.
-            unsafe { crate::sys::release_within(self.ptr as *const u8, self.len, range) };
+            for ptr in self.ptrs {
+                // SAFETY: a shared mapping of our own scratch file, alive for the borrow:
+                // dropping its pages loses nothing.
+                unsafe { crate::sys::release_within(ptr as *const u8, self.len, range.clone()) };
+            }
         }
     }
 }
@@ -187,11 +192,10 @@ mod tests {
             let (f, s, pages) = b.split();
             assert_eq!((f.len() as u64, s.len() as u64), (layer_size(n), layer_size(n)));
             assert!(f.iter().all(|&x| x == 0) && s.iter().all(|&x| x == 0));
-            f[3] = -5;
-            s[7] = 9;
+            (f[3], s[7], f[8192], s[8193]) = (-5, 9, 6, 7);
             // Pages given back stay in the file.
             pages.release(0..layer_size(n));
-            assert_eq!((f[3], s[7]), (-5, 9));
+            assert_eq!((f[3], s[7], f[8192], s[8193]), (-5, 9, 6, 7));
             assert!(FILES.iter().all(|name| dir.path().join(name).is_file()));
         }
         assert!(FILES.iter().all(|name| !dir.path().join(name).exists()), "scratch files removed");
@@ -200,10 +204,10 @@ mod tests {
         assert_eq!(m.anonymous_bytes(), PackBuffers::memory_needed(n));
         {
             // In memory, nothing is given back (anonymous pages would lose what they hold).
-            let (f, _, pages) = m.split();
-            f[5] = 3;
+            let (f, s, pages) = m.split();
+            (f[5], s[4096]) = (3, 4);
             pages.release(0..layer_size(n));
-            assert_eq!(f[5], 3);
+            assert_eq!((f[5], s[4096]), (3, 4));
         }
         // Placed by a limit: files below what memory needs (the work directory created), memory at it.
         let work = dir.path().join("w");

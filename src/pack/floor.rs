@@ -118,7 +118,7 @@ pub(crate) fn decided_depth(rules: Ruleset, board: &Board, value: i8, mut child_
 /// Those of `child_value` (the first met).
 pub fn floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8> + Sync)) -> Result<Vec<i8>> {
     let mut out = vec![NO_FLOOR; crate::index::layer_size(n) as usize];
-    for_each_board(n, &mut out, |_, board, f| {
+    for_each_board(n, &mut out, &|_| {}, |_, board, f| {
         *f = floor(rules, board, child_value)?;
         Ok(())
     })?;
@@ -127,11 +127,17 @@ pub fn floors(rules: Ruleset, n: u32, child_value: &(dyn Fn(&Board) -> Result<i8
 
 /// Calls `f(index, board, entry)` for every position of layer `n` with its entry of `out` (one
 /// per position, in index order), in parallel over chunks of the layer, each walked in index
-/// order from one `unrank`.
+/// order from one `unrank`; `done(range)` after each chunk, with the positions it covered (to
+/// give their pages back, [`crate::pack::pack_dtc_over`]).
 ///
 /// # Errors
 /// The first error of `f` met.
-pub(crate) fn for_each_board<T: Send>(n: u32, out: &mut [T], f: impl Fn(usize, &Board, &mut T) -> Result<()> + Sync) -> Result<()> {
+pub(crate) fn for_each_board<T: Send>(
+    n: u32,
+    out: &mut [T],
+    done: &(dyn Fn(std::ops::Range<u64>) + Sync),
+    f: impl Fn(usize, &Board, &mut T) -> Result<()> + Sync,
+) -> Result<()> {
     use rayon::prelude::*;
     const CHUNK: usize = 1 << 16;
     out.par_chunks_mut(CHUNK).enumerate().try_for_each(|(c, chunk)| -> Result<()> {
@@ -142,6 +148,7 @@ pub(crate) fn for_each_board<T: Send>(n: u32, out: &mut [T], f: impl Fn(usize, &
             }
             f(c * CHUNK + i, &b, e)?;
         }
+        done((c * CHUNK) as u64..(c * CHUNK + chunk.len()) as u64);
         Ok(())
     })
 }
@@ -165,22 +172,42 @@ mod tests {
         std::fs::create_dir_all(out.join(rules.name())).unwrap();
         for n in 0..=max {
             let layer = &lower[n as usize];
-            // In scratch files for odd layers, in memory for even ones: both the same.
+            // In scratch files for odd layers, every page given back behind each pass (the
+            // layer's, its depths', the scratch files'); in memory for even ones: both the same.
             let work = tempfile::tempdir().unwrap();
-            let mut buffers = PackBuffers::new(n, (n % 2 == 1).then_some(work.path())).unwrap();
-            let (fl, stored, _) = buffers.split();
+            let files = n % 2 == 1;
+            let dtc = d.open_layer::<DtcKind>(n, true).ok();
+            let mut buffers = PackBuffers::new(n, files.then_some(work.path())).unwrap();
+            let (fl, stored, pages) = buffers.split();
+            // How many times each position's pages were given back: once by every pass.
+            let given_back = std::sync::Mutex::new(vec![0u8; layer_size(n) as usize]);
+            let release = |r: std::ops::Range<u64>| {
+                assert!(r.start <= r.end && r.end <= layer_size(n), "layer {n}: {r:?}");
+                given_back.lock().unwrap()[r.start as usize..r.end as usize].iter_mut().for_each(|c| *c += 1);
+                if files {
+                    layer.release(r.clone());
+                    dtc.iter().for_each(|d| d.release(r.clone()));
+                    pages.release(r);
+                }
+            };
+            let passes = |want: u8, what: &str| {
+                let g = given_back.lock().unwrap();
+                assert!(g.iter().all(|&c| c == want), "layer {n}, {what}: {:?} passes", g.iter().find(|&&c| c != want));
+            };
             fl.copy_from_slice(&floors(rules, n, &|c: &Board| lower[crate::rules::stones(c) as usize].get(crate::index::rank(c)?)).unwrap());
             let header = layer.header().unwrap().clone();
             let mut w = std::io::Cursor::new(Vec::new());
             let opts = PackOptions { block_values: block };
-            pack_floored(&header, layer.bytes(), fl, stored, opts, &mut w, "p".as_ref(), layer.path()).unwrap();
+            pack_floored(&header, layer.bytes(), fl, stored, opts, &release, &mut w, "p".as_ref(), layer.path()).unwrap();
+            // The check, two counts, the choice and the coding.
+            passes(5, "values");
             std::fs::write(pack_path::<ValuesKind>(out, rules, n), w.get_ref()).unwrap();
             for (i, (&s, &v)) in stored.iter().zip(layer.bytes()).enumerate() {
                 // Never above the floor where it differs; the value where there is none.
                 assert!(s == v || (s as i8) < v as i8 && fl[i] == v as i8, "layer {n} position {i}");
                 differ += u64::from(s != v);
             }
-            if let Ok(dtc) = d.open_layer::<DtcKind>(n, true) {
+            if let Some(dtc) = &dtc {
                 let mut w = std::io::Cursor::new(Vec::new());
                 // Range-coded depths (codec 7) beside range-coded values, rANS (codec 5) beside
                 // rANS.
@@ -192,11 +219,15 @@ mod tests {
                     stored,
                     fl,
                     PackOptions { block_values: depth_block },
+                    &release,
                     &mut w,
                     "p".as_ref(),
                     dtc.path(),
                 )
                 .unwrap();
+                // The depths' tally, the deep ones found, the depths decided, their check, two
+                // counts, the choice and the coding.
+                passes(5 + 8, "depths");
                 std::fs::write(pack_path::<DtcKind>(out, rules, n), w.get_ref()).unwrap();
             }
         }
@@ -327,8 +358,18 @@ mod tests {
         values[at] = (fl[at] - 1) as u8;
         let mut w = std::io::Cursor::new(Vec::new());
         let mut stored = vec![0u8; values.len()];
-        let e = pack_floored(lower[6].header().unwrap(), &values, &fl, &mut stored, PackOptions::default(), &mut w, "p".as_ref(), "layer-06.owdb".as_ref())
-            .unwrap_err();
+        let e = pack_floored(
+            lower[6].header().unwrap(),
+            &values,
+            &fl,
+            &mut stored,
+            PackOptions::default(),
+            &|_| {},
+            &mut w,
+            "p".as_ref(),
+            "layer-06.owdb".as_ref(),
+        )
+        .unwrap_err();
         assert!(matches!(&e, Error::Corrupt { damage: Damage::Inconsistent { .. }, .. }) && e.to_string().contains("layer-06.owdb"), "{e}");
         assert!(w.get_ref().is_empty(), "nothing written");
     }

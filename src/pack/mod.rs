@@ -44,11 +44,11 @@ mod write;
 pub(crate) use read::DtcPack;
 
 pub use crate::sys::AnonymousPeak;
-pub use buffers::{memory_limit, FloorPages, PackBuffers};
+pub use buffers::{memory_limit, PackBuffers, ScratchPages};
 pub(crate) use floor::{decided_depth, Exit};
 pub use floor::{floor, floors, NO_FLOOR};
 pub use read::PackLayer;
-pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer};
+pub use write::{pack, pack_dtc_over, pack_floored, PackOptions, PackedLayer, Release};
 
 /// Magic bytes at the start of every pack file.
 pub(crate) const PACK_MAGIC: [u8; 8] = *b"OWAREPK\x1a";

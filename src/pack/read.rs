@@ -535,7 +535,7 @@ impl PackLayer {
         self.decode_stored(out)?;
         if self.over_floors() {
             let rules = self.header.rules;
-            super::floor::for_each_board(self.header.stones, out, |_, board, v| {
+            super::floor::for_each_board(self.header.stones, out, &|_| {}, |_, board, v| {
                 *v = (*v as i8).max(super::floor(rules, board, child_value)?) as u8;
                 Ok(())
             })?;

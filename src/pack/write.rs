@@ -1,6 +1,7 @@
 //! Packing a layer: the model counted, the blocks coded in parallel, the table and header last.
 
 use std::io::{Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -27,6 +28,31 @@ impl Default for PackOptions {
     fn default() -> PackOptions {
         PackOptions { block_values: BLOCK_VALUES }
     }
+}
+
+/// What the writers over floors call behind each of their passes ([`pack_floored`],
+/// [`pack_dtc_over`]): gives back the pages of positions `range` of the mapped arrays they read
+/// and write (the layer's values and depths, the scratch files of [`PackBuffers`]), so that
+/// each pass keeps resident only the few spans of positions it works on, however large the
+/// layer. `&|_| {}` where nothing is mapped, or nothing need be given back.
+///
+/// [`PackBuffers`]: super::PackBuffers
+pub type Release<'a> = &'a (dyn Fn(Range<u64>) + Sync);
+
+/// Positions a pass handles before it gives their pages back ([`Release`]): with two spans
+/// per thread in flight, each array keeps about 16 MiB resident on two cores.
+const SPAN: usize = 1 << 22;
+
+/// The span of a pass over `len` positions in blocks of `bu`: whole blocks, [`SPAN`] or less,
+/// and small enough that a small layer still has four spans per thread.
+fn span_of(len: usize, bu: usize) -> usize {
+    let threads = rayon::current_num_threads();
+    (len / (4 * threads)).clamp(bu, SPAN.max(bu)) / bu * bu
+}
+
+/// The positions `c * span..` of span `c` of a layer of `len`.
+fn span_range(c: usize, span: usize, len: usize) -> Range<u64> {
+    (c * span) as u64..((c + 1) * span).min(len) as u64
 }
 
 /// What [`pack`] wrote.
@@ -81,12 +107,12 @@ pub fn pack<W: Write + Seek>(
                 }
                 Ok(())
             };
-            write_pack(header, CODEC_RANS_NEIGHBOURS, &ValueContexts(n), to_syms, &[], size, options, out, out_path)
+            write_pack(header, CODEC_RANS_NEIGHBOURS, &ValueContexts(n), to_syms, &[], size, options, &|_| {}, out, out_path)
         }
         DTC_U8_ESCAPED => {
-            let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
+            let (dtc, deep) = depths_to_pack(n, payload, values, src_path, &|_| {})?;
             let cx = DtcContexts { n, base: 0, values };
-            write_pack(header, CODEC_RANS_DTC, &cx, depth_syms(dtc.bytes()), &deep, payload.len() as u64, options, out, out_path)
+            write_pack(header, CODEC_RANS_DTC, &cx, depth_syms(dtc.bytes()), &deep, payload.len() as u64, options, &|_| {}, out, out_path)
         }
         e => Err(Error::Usage(format!("{}: {} are never packed", src_path.display(), Header::kind(e)))),
     }
@@ -101,14 +127,16 @@ pub fn pack<W: Write + Seek>(
 /// value and the floor (docs/FORMAT.md, "Values over their floors"). Returns what was written, and leaves in `stored` (one byte per
 /// position, as in a layer file; anonymous memory or a scratch file's, [`PackBuffers`]) the
 /// values the pack stores: what a pack of the layer's depths reads as contexts
-/// ([`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors.
+/// ([`pack_dtc_over`]). `out_path` names the pack, `src_path` the layer packed, in errors;
+/// `release` gives back the pages of each span of positions every pass is done with.
 ///
 /// The symbols stored are chosen with a first model (the values' own counts), then the model
 /// written is that of the stored symbols: every symbol coded has a frequency.
 ///
 /// Cost: one pass checking every value against its floor, four parallel passes over the
 /// values (counts of the values, the stored values chosen, their counts, coding); memory:
-/// `stored`, the models' counts per thread and the coded bytes of one batch of groups.
+/// `stored`, the models' counts per thread and the coded bytes of one batch of groups, and of
+/// the mapped arrays a few spans of 4 Mi positions per thread ([`Release`]).
 ///
 /// # Errors
 /// [`Error::Corrupt`] naming `src_path` when a value lies outside `-n..=n` or below its floor
@@ -121,6 +149,7 @@ pub fn pack_floored<W: Write + Seek>(
     floors: &[i8],
     stored: &mut [u8],
     options: PackOptions,
+    release: Release<'_>,
     out: &mut W,
     out_path: &Path,
     src_path: &Path,
@@ -136,7 +165,12 @@ pub fn pack_floored<W: Write + Seek>(
     let b = options.block_values;
     check_block(b)?;
     // Every value within its range and not below its floor, before anything is written.
-    let bad = values.par_iter().zip(floors).position_first(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
+    let span = span_of(size as usize, b as usize);
+    let bad = values.par_chunks(span).zip(floors.par_chunks(span)).enumerate().find_map_first(|(c, (v, f))| {
+        let bad = v.iter().zip(f).position(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
+        release(span_range(c, span, size as usize));
+        bad.map(|i| c * span + i)
+    });
     if let Some(i) = bad {
         let v = values[i] as i8;
         let damage = if u32::from(v.unsigned_abs()) > n {
@@ -158,7 +192,7 @@ pub fn pack_floored<W: Write + Seek>(
     };
     // The first model: the values' counts. `choice[ctx * k + t]` is the most frequent symbol
     // of context `ctx` not above `t` (the greater on a tie; `t` itself when none was seen).
-    let counts = count_model(&cx, &truth, len, bu, gb)?;
+    let counts = count_model(&cx, &truth, len, bu, gb, release)?;
     let mut choice = vec![0u8; x * k];
     for (row, out) in counts.chunks(k).zip(choice.chunks_mut(k)) {
         let mut best = 0usize;
@@ -174,6 +208,7 @@ pub fn pack_floored<W: Write + Seek>(
         &cx,
         bu,
         stored,
+        release,
         &truth,
         |j, ctx, sym, _| {
             let f = floors[j];
@@ -192,7 +227,7 @@ pub fn pack_floored<W: Write + Seek>(
         Ok(())
     };
     let codec = if b <= RANGE_BLOCK_MAX { CODEC_RANGE_FLOOR } else { CODEC_RANS_FLOOR };
-    write_pack(header, codec, &cx, stored_syms, &[], size, options, out, out_path)
+    write_pack(header, codec, &cx, stored_syms, &[], size, options, release, out, out_path)
 }
 
 /// Writes a layer's depths to capture (`payload`, a dtc file's, of `header`) as a pack of codec
@@ -204,11 +239,12 @@ pub fn pack_floored<W: Write + Seek>(
 /// Every depth is first checked against `values`, the layer's values, and those the value and
 /// floor decide against what they decide. `floors` is overwritten: the depths they decide, then
 /// the symbols stored, are computed in its place (a byte per position spared; the caller is
-/// done with the floors).
+/// done with the floors). `release` gives back the pages of each span of positions every pass
+/// is done with (of `payload`, `values`, `stored` and `floors` where mapped).
 ///
 /// Cost: a pass deciding depths, four parallel passes over the depths (counts of the depths,
 /// the symbols stored chosen, their counts, coding) and the checks of [`pack`]; memory: as
-/// [`pack`].
+/// [`pack`], and of the mapped arrays a few spans per thread ([`Release`]).
 ///
 /// # Errors
 /// As [`pack`] for depths; [`Error::Corrupt`] ([`Damage::DtcInconsistent`]) naming `src_path`
@@ -221,6 +257,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
     stored: &[u8],
     floors: &mut [i8],
     options: PackOptions,
+    release: Release<'_>,
     out: &mut W,
     out_path: &Path,
     src_path: &Path,
@@ -235,7 +272,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
     }
     let b = options.block_values;
     check_block(b)?;
-    let (dtc, deep) = depths_to_pack(n, payload, values, src_path)?;
+    let (dtc, deep) = depths_to_pack(n, payload, values, src_path, release)?;
     let bytes = dtc.bytes();
     // The depth the value and floor decide, where they do (as a reader decides it:
     // `decided_depth`), as a dtc byte; `OPEN` where the pack holds the depth.
@@ -243,7 +280,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
     let rules = header.rules;
     // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
     let decided: &mut [u8] = unsafe { std::slice::from_raw_parts_mut(floors.as_mut_ptr().cast(), floors.len()) };
-    super::floor::for_each_board(n, decided, |j, board, d| {
+    super::floor::for_each_board(n, decided, release, |j, board, d| {
         let v = values[j] as i8;
         let floor = *d as i8;
         *d = if v == 0 {
@@ -257,7 +294,13 @@ pub fn pack_dtc_over<W: Write + Seek>(
         };
         Ok(())
     })?;
-    if let Some(j) = (0..size as usize).into_par_iter().find_first(|&j| decided[j] != OPEN && decided[j] != bytes[j]) {
+    let span = span_of(size as usize, b as usize);
+    let wrong = decided.par_chunks(span).zip(bytes.par_chunks(span)).enumerate().find_map_first(|(c, (d, t))| {
+        let wrong = d.iter().zip(t).position(|(&d, &t)| d != OPEN && d != t);
+        release(span_range(c, span, size as usize));
+        wrong.map(|i| c * span + i)
+    });
+    if let Some(j) = wrong {
         let board = crate::index::unrank_unchecked(n, j as u64);
         let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
         return Err(Error::corrupt(src_path, Damage::DtcInconsistent { board, stored: dtc.get(j as u64).ok().flatten(), derived }));
@@ -268,11 +311,11 @@ pub fn pack_dtc_over<W: Write + Seek>(
     let truth = depth_syms(bytes);
     // The first model: the depths' own counts; `choice[ctx]` is the most frequent symbol of the
     // context other than the deep one (whose positions need records).
-    let counts = count_model(&cx, &truth, size as usize, bu, gb)?;
+    let counts = count_model(&cx, &truth, size as usize, bu, gb, release)?;
     let choice: Vec<u8> = counts.chunks(k).map(|row| (0..k).filter(|&s| s != usize::from(DTC_DEEP)).max_by_key(|&s| (row[s], s)).unwrap_or(0) as u8).collect();
     // The symbols stored, in place of the decided depths: the two passes that follow read them
     // there.
-    choose_stored(&cx, bu, decided, &truth, |_, ctx, sym, was| if was != OPEN { choice[ctx] } else { sym }, |s| s);
+    choose_stored(&cx, bu, decided, release, &truth, |_, ctx, sym, was| if was != OPEN { choice[ctx] } else { sym }, |s| s);
     let symbols: &[u8] = decided;
     let stored_syms = |start: usize, end: usize, syms: &mut Vec<u8>| -> Result<()> {
         syms.clear();
@@ -280,31 +323,38 @@ pub fn pack_dtc_over<W: Write + Seek>(
         Ok(())
     };
     let codec = if b <= RANGE_BLOCK_MAX { CODEC_RANGE_DTC_STORED } else { CODEC_RANS_DTC_STORED };
-    write_pack(header, codec, &cx, stored_syms, &deep, payload.len() as u64, options, out, out_path)
+    write_pack(header, codec, &cx, stored_syms, &deep, payload.len() as u64, options, release, out, out_path)
 }
 
 /// Chooses the symbols a pack stores, block by block, into `out` (one per position of the
 /// layer): `pick(j, ctx, sym, was)` gives position `j`'s from its context `ctx` (which reads the
 /// symbols chosen before it in its block), its true symbol `sym` (`truth`'s) and `was`, what
-/// `out[j]` held before; `out[j]` then holds `to_byte` of it.
+/// `out[j]` held before; `out[j]` then holds `to_byte` of it. `release` gets each span of
+/// positions done.
 ///
 /// Cost: one parallel pass walking the contexts.
 fn choose_stored<C: Contexts + Sync>(
     cx: &C,
     bu: usize,
     out: &mut [u8],
+    release: Release<'_>,
     truth: &(impl Fn(usize, usize, &mut Vec<u8>) -> Result<()> + Sync),
     pick: impl Fn(usize, usize, u8, u8) -> u8 + Sync,
     to_byte: impl Fn(u8) -> u8 + Sync,
 ) {
-    out.par_chunks_mut(bu).enumerate().for_each_init(Vec::new, |syms, (blk, chunk)| {
-        let start = blk * bu;
-        truth(start, start + chunk.len(), syms).expect("the true symbols of a layer never fail");
-        let mut filled = syms.clone();
-        cx.walk::<()>(start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| Ok(pick(start + i, ctx, syms[i], chunk[i]))).expect("never fails");
-        for (o, &s) in chunk.iter_mut().zip(&filled) {
-            *o = to_byte(s);
+    let len = out.len();
+    let span = span_of(len, bu);
+    out.par_chunks_mut(span).enumerate().for_each_init(Vec::new, |syms, (c, part)| {
+        for (blk, chunk) in part.chunks_mut(bu).enumerate() {
+            let start = c * span + blk * bu;
+            truth(start, start + chunk.len(), syms).expect("the true symbols of a layer never fail");
+            let mut filled = syms.clone();
+            cx.walk::<()>(start as u64, chunk.len(), &mut filled, usize::MAX, |i, ctx| Ok(pick(start + i, ctx, syms[i], chunk[i]))).expect("never fails");
+            for (o, &s) in chunk.iter_mut().zip(&filled) {
+                *o = to_byte(s);
+            }
         }
+        release(span_range(c, span, len));
     });
 }
 
@@ -351,14 +401,24 @@ fn depth_syms(bytes: &[u8]) -> impl Fn(usize, usize, &mut Vec<u8>) -> Result<()>
 /// # Errors
 /// [`Error::Corrupt`] naming `dtc_path` when the payload does not split or a depth contradicts
 /// its value.
-fn depths_to_pack<'a>(n: u32, payload: &'a [u8], values: &[u8], dtc_path: &Path) -> Result<(DtcPayload<'a>, Vec<u8>)> {
+fn depths_to_pack<'a>(n: u32, payload: &'a [u8], values: &[u8], dtc_path: &Path, release: Release<'_>) -> Result<(DtcPayload<'a>, Vec<u8>)> {
     let bad = |e: crate::dtc::BadDtc| Error::corrupt(dtc_path, Damage::BadDtc { what: e.to_string() });
     let dtc = DtcPayload::new(n, payload).map_err(bad)?;
     // SAFETY: i8 and u8 have the same size and alignment, and every bit pattern is valid.
     let signed: &[i8] = unsafe { std::slice::from_raw_parts(values.as_ptr().cast(), values.len()) };
-    crate::dtc::tally(signed, &dtc).map_err(bad)?;
+    crate::dtc::tally_released(signed, &dtc, release).map_err(bad)?;
     let bytes = dtc.bytes();
-    let deep_at: Vec<u64> = bytes.par_iter().enumerate().filter(|&(_, &b)| b != NONE && u16::from(b) > DTC_DIRECT_MAX).map(|(i, _)| i as u64).collect();
+    let span = span_of(bytes.len(), 1);
+    let deep_at: Vec<u64> = bytes
+        .par_chunks(span)
+        .enumerate()
+        .flat_map_iter(|(c, part)| {
+            let deep: Vec<u64> =
+                part.iter().enumerate().filter(|&(_, &b)| b != NONE && u16::from(b) > DTC_DIRECT_MAX).map(|(i, _)| (c * span + i) as u64).collect();
+            release(span_range(c, span, bytes.len()));
+            deep
+        })
+        .collect();
     let mut deep = Vec::with_capacity(deep_at.len() * 8);
     for &i in &deep_at {
         let d = dtc.get(i).map_err(bad)?.expect("a deep position has a depth");
@@ -369,7 +429,8 @@ fn depths_to_pack<'a>(n: u32, payload: &'a [u8], values: &[u8], dtc_path: &Path)
 
 /// Writes a pack of `header.entries` symbols (`to_syms(start, end, out)` gives those of
 /// positions `start..end`) coded in contexts `cx`, then `extra` (the depths packs' table of deep
-/// depths; empty for values), to `out`. `raw`: the bytes of the payload packed.
+/// depths; empty for values), to `out`. `raw`: the bytes of the payload packed; `release` gets
+/// the positions of each span of both passes done.
 #[allow(clippy::too_many_arguments)]
 fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     header: &Header,
@@ -379,6 +440,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     extra: &[u8],
     raw: u64,
     options: PackOptions,
+    release: Release<'_>,
     out: &mut W,
     out_path: &Path,
 ) -> Result<PackedLayer> {
@@ -394,7 +456,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
     let gb = group_blocks(b) as usize;
     let group_values = bu * gb;
     // Pass 1: the model (counts of each symbol in each context, per thread, then summed).
-    let counts = count_model(cx, &to_syms, len, bu, gb)?;
+    let counts = count_model(cx, &to_syms, len, bu, gb, release)?;
     let freq = Model::normalise(k, &counts);
     let model = Model::new(x, k, &freq).ok_or_else(|| Error::Internal("pack model does not normalise".into()))?;
     let enc = model.encoder();
@@ -441,6 +503,7 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
             data_len += bytes.len() as u64;
             out.write_all(&bytes).map_err(io)?;
         }
+        release((batch_start * group_values) as u64..(batch_end * group_values).min(len) as u64);
     }
     let mut table = Vec::with_capacity(groups * 16 + 8 + blocks * 2);
     for &(off, sum) in &group_table {
@@ -501,7 +564,8 @@ fn write_pack<W: Write + Seek, C: Contexts + Sync>(
 }
 
 /// The counts of each symbol in each context of `cx` over the layer's `len` positions, as
-/// `to_syms` gives them block by block (blocks of `bu`, in groups of `gb` blocks).
+/// `to_syms` gives them block by block (blocks of `bu`, in groups of `gb` blocks). `release`
+/// gets the positions of each span done (a piece walks its groups in order).
 ///
 /// Cost: one parallel pass over the symbols, in two contiguous pieces per thread, each
 /// counting into its own table of `contexts * symbols` counts (8 bytes each: 14 MB for the
@@ -515,6 +579,7 @@ fn count_model<C: Contexts + Sync>(
     len: usize,
     bu: usize,
     gb: usize,
+    release: Release<'_>,
 ) -> Result<Vec<u64>> {
     let (k, x) = (cx.symbols(), cx.contexts());
     let group_values = bu * gb;
@@ -524,7 +589,9 @@ fn count_model<C: Contexts + Sync>(
         .into_par_iter()
         .map(|p| -> Result<Vec<u64>> {
             let (mut counts, mut syms, mut scratch) = (vec![0u64; x * k], Vec::new(), Vec::new());
-            for g in groups_of_layer * p / pieces..groups_of_layer * (p + 1) / pieces {
+            let groups = groups_of_layer * p / pieces..groups_of_layer * (p + 1) / pieces;
+            let (mut done, end) = (groups.start * group_values, (groups.end * group_values).min(len));
+            for g in groups {
                 let to = ((g + 1) * group_values).min(len);
                 for start in (g * group_values..to).step_by(bu) {
                     to_syms(start, (start + bu).min(to), &mut syms)?;
@@ -535,6 +602,13 @@ fn count_model<C: Contexts + Sync>(
                     })
                     .expect("never fails");
                 }
+                if to - done >= SPAN {
+                    release(done as u64..to as u64);
+                    done = to;
+                }
+            }
+            if done < end {
+                release(done as u64..end as u64);
             }
             Ok(counts)
         })

@@ -400,7 +400,7 @@ impl Solve<'_> {
             let pass = match (self.share, self.ooc) {
                 (Some(share), _) if self.ranks > 1 => ExitsPass::Exchanged { share, release_lower: self.ooc.map(|o| o.release_lower) },
                 (_, Some(o)) => ExitsPass::Swept(o),
-                _ if options.stream_lower => ExitsPass::Streamed { release_lower: options.release_lower },
+                _ if options.stream_lower => ExitsPass::Streamed { release_lower: options.release_lower, release_out: options.release_out },
                 _ => ExitsPass::Direct { release_lower: options.release_lower },
             };
             let release_both = self.release_both();

@@ -30,8 +30,9 @@ pub(super) enum ExitsPass<'a> {
     Swept(&'a OutOfCore<'a>),
     /// One process with the cells in memory, the lower layers streamed in index order and none
     /// resident ([`super::streamed`]): the captures by the rows they sow, then the rest in index
-    /// order. `release_lower` gives back the pages read.
-    Streamed { release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
+    /// order. `release_lower` gives back the pages read, `release_out` those of the output
+    /// behind the pass in index order.
+    Streamed { release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)>, release_out: Option<&'a (dyn Fn(Range<u64>) + Sync)> },
     /// A rank of a distributed solve: the lookups sent to the ranks owning the children, served
     /// there in sorted order and answered (`release_lower` out of core).
     Exchanged { share: &'a Share<'a>, release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)> },
@@ -81,7 +82,7 @@ impl ExitsPass<'_> {
                     }
                 }
             }
-            ExitsPass::Streamed { release_lower } => super::streamed::exits_streamed(p, *release_lower),
+            ExitsPass::Streamed { release_lower, release_out } => super::streamed::exits_streamed(p, *release_lower, *release_out),
             ExitsPass::Exchanged { share, release_lower } => exits_shared(p, share, *release_lower)?,
         }
         Ok(())

@@ -55,6 +55,10 @@ pub(crate) struct SolveOptions<'a> {
     /// In memory: gives back the pages of bytes `range` of lower layer `m` (a file mapping)
     /// once they are copied into the solver's own memory (`None`: the pages stay mapped).
     pub(crate) release_lower: Option<&'a (dyn Fn(u32, Range<u64>) + Sync)>,
+    /// With [`stream_lower`](Self::stream_lower): gives back the pages of bytes `range` of the
+    /// output (a file mapping) behind the streamed exits pass (`None`: they stay mapped; the
+    /// floors of `oware pack` give them back, an exits-only pass writing nothing after).
+    pub(crate) release_out: Option<&'a (dyn Fn(Range<u64>) + Sync)>,
     /// In memory, one process: read the lower layers in order, none resident, in the exits pass
     /// (the streamed exits pass; the pass then takes no checkpoint of its own); else copy the
     /// ones a capture reaches into memory first when they fit (the direct exits pass).

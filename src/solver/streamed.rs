@@ -222,8 +222,9 @@ fn rows_with(k: u8, mut f: impl FnMut(&[u8; 5])) -> u64 {
 
 /// The exits pass of `p` (one process, the whole layer) with the lower layers streamed: the
 /// captures by sown row into the cells, then the rest in index order. `release_lower` gives
-/// back the pages of the lower layers behind the runs being read.
-pub(super) fn exits_streamed(p: &Pass, release_lower: Option<&(dyn Fn(u32, Range<u64>) + Sync)>) {
+/// back the pages of the lower layers behind the runs being read, `release_out` those of the
+/// output behind the rest.
+pub(super) fn exits_streamed(p: &Pass, release_lower: Option<&(dyn Fn(u32, Range<u64>) + Sync)>, release_out: Option<&(dyn Fn(Range<u64>) + Sync)>) {
     debug_assert_eq!(p.own.start, 0, "one process solves the whole layer");
     let half = (p.own.end - p.own.start) * EXIT_UNITS / 2;
     let started = std::time::Instant::now();
@@ -232,7 +233,7 @@ pub(super) fn exits_streamed(p: &Pass, release_lower: Option<&(dyn Fn(u32, Range
         return;
     }
     let captured = started.elapsed();
-    finish_in_order(p.rules, p.n, p.cells, p.exits, 0..p.own.end - p.own.start, p.progress);
+    finish_in_order(p.rules, p.n, p.cells, p.exits, 0..p.own.end - p.own.start, p.progress, release_out);
     if p.progress.tracing() {
         let rest = started.elapsed() - captured;
         p.progress.trace(&format!(
@@ -316,8 +317,17 @@ fn captures_by_row(
 
 /// The rest of the exits pass over `range`, in index order: each position's moves that end the
 /// game and its best capture exit (in its cell) make its best exit, parked in `out`; its cell
-/// becomes open with its count of same-layer moves and its ended mark.
-pub(super) fn finish_in_order(rules: Ruleset, n: u32, cells: &[Cell], out: &[BestExit], range: Range<u64>, progress: &dyn Progress) {
+/// becomes open with its count of same-layer moves and its ended mark. `release_out` gets each
+/// chunk of `out` written.
+pub(super) fn finish_in_order(
+    rules: Ruleset,
+    n: u32,
+    cells: &[Cell],
+    out: &[BestExit],
+    range: Range<u64>,
+    progress: &dyn Progress,
+    release_out: Option<&(dyn Fn(Range<u64>) + Sync)>,
+) {
     split(range, CHUNK).par_iter().for_each(|r| {
         if progress.cancelled() {
             return;
@@ -329,6 +339,9 @@ pub(super) fn finish_in_order(rules: Ruleset, n: u32, cells: &[Cell], out: &[Bes
             let captured = capture_exit(cells[k].load(Relaxed));
             out[k].store(best.max(captured), Relaxed);
             cells[k].store(open(pending, ended), Relaxed);
+        }
+        if let Some(release) = release_out {
+            release(r.clone());
         }
         progress.advance((r.end - r.start) * EXIT_UNITS / 2);
     });
