@@ -24,6 +24,10 @@
 //! 256) and prints their share of the dtc files' bytes, zstd-19's on 4 KiB blocks, and warm
 //! `Database::dtc` probes per second from the native files and from the packs
 //! ([`DTC_PROBES`] random positions).
+//!
+//! The row "floors alone, native" gives the floors of the same positions per second, warm, with
+//! their capturing children read from the native files: the work a probe of any pack over floors
+//! does besides decoding its own value, whatever the pack's layout.
 
 #[path = "../tests/common/splitmix.rs"]
 mod splitmix;
@@ -85,6 +89,22 @@ fn probe(dir: &Path, rules: Ruleset, files: &[PathBuf], pos: &[Position]) -> (f6
     let warm = pos.len() as f64 / t.elapsed().as_secs_f64();
     assert_eq!(sum, sum2);
     (cold, warm, sum)
+}
+
+/// Warm floors per second (after one pass): each position's floor (`oware::pack::floor`: a move
+/// generation, and its capturing children's values) from the native files, what any pack over
+/// floors pays on top of its own decoding, whatever its layout.
+fn floors_native(dir: &Path, rules: Ruleset, pos: &[Position]) -> f64 {
+    let db = Database::open(dir, rules).expect("open").verify_checksums(false);
+    let pass = || {
+        pos.iter()
+            .map(|p| i64::from(oware::pack::floor(rules, p.board(), |c| db.value(&Position::new(*c).expect("a child"))).expect("floor").max(-100)))
+            .sum::<i64>()
+    };
+    let sum = pass();
+    let t = Instant::now();
+    assert_eq!(pass(), sum);
+    pos.len() as f64 / t.elapsed().as_secs_f64()
 }
 
 /// Warm `Database::dtc` probes per second (after one pass), and a checksum of the depths.
@@ -179,6 +199,8 @@ fn main() {
         let (cold, warm, want) = probe(&base, rules, &native_files, &pos);
         println!("{:<22} {:>12} {:>7} {:>9} {:>13} {:>13}", "variant", "bytes", "of raw", "pack s", "cold probe/s", "warm probe/s");
         println!("{:<22} {:>12} {:>6.1}% {:>9} {:>13.0} {:>13.0}", "native (uncompressed)", raw + 4096 * u64::from(max + 1), 100.0, "-", cold, warm);
+        let floors_per_s = floors_native(&base, rules, &pos);
+        println!("{:<22} {:>12} {:>7} {:>9} {:>13} {:>13.0}", "floors alone, native", "-", "-", "-", "-", floors_per_s);
         for level in [3, 19] {
             let t = Instant::now();
             let z: u64 = layers.iter().map(|l| zstd_blocks(l.bytes(), level)).sum();
