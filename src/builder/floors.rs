@@ -44,7 +44,7 @@ pub fn least_pack_memory(n: u32) -> u64 {
 /// ([`floors_mode`]). `lower[m]` holds the values of every layer a capture from `n` reaches
 /// (`0..=n - 2`); out of core, the scratch files go to `work_dir` (created if needed, emptied
 /// of them after) and `release_out(range)` gives back the pages of `out`'s `range` (a file
-/// mapping) as each part is done. `progress` may cancel, and traces the pass.
+/// mapping) as each part is done; streamed, behind the pass in index order. `progress` may cancel, and traces the pass.
 ///
 /// Cost: the build's exits pass (a move generation per position, a lookup per capture), in
 /// `mode`'s memory besides `out`.
