@@ -604,8 +604,8 @@ impl DtcPack {
         self.0.header.stones
     }
 
-    /// Whether its contexts read the values the layer's pack over floors stores (codec 5), not
-    /// the layer's values (codec 3).
+    /// Whether its contexts read the values the layer's pack over floors stores (codec 5 or 7),
+    /// not the layer's values (codec 3).
     pub(crate) fn reads_stored(&self) -> bool {
         is_dtc_stored_codec(self.0.codec)
     }

@@ -55,6 +55,17 @@ fn span_range(c: usize, span: usize, len: usize) -> Range<u64> {
     (c * span) as u64..((c + 1) * span).min(len) as u64
 }
 
+/// The first position `j` where `bad(a[j], b[j])` holds (`a` and `b` one entry per position of
+/// a layer), checked span by span in parallel, each span's pages given back (`release`) once it
+/// is checked.
+fn first_bad<A: Sync, B: Sync>(a: &[A], b: &[B], span: usize, release: Release<'_>, bad: impl Fn(&A, &B) -> bool + Sync) -> Option<usize> {
+    a.par_chunks(span).zip(b.par_chunks(span)).enumerate().find_map_first(|(c, (x, y))| {
+        let found = x.iter().zip(y).position(|(x, y)| bad(x, y));
+        release(span_range(c, span, a.len()));
+        found.map(|i| c * span + i)
+    })
+}
+
 /// What [`pack`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackedLayer {
@@ -166,11 +177,7 @@ pub fn pack_floored<W: Write + Seek>(
     check_block(b)?;
     // Every value within its range and not below its floor, before anything is written.
     let span = span_of(size as usize, b as usize);
-    let bad = values.par_chunks(span).zip(floors.par_chunks(span)).enumerate().find_map_first(|(c, (v, f))| {
-        let bad = v.iter().zip(f).position(|(&v, &f)| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
-        release(span_range(c, span, size as usize));
-        bad.map(|i| c * span + i)
-    });
+    let bad = first_bad(values, floors, span, release, |&v, &f| u32::from((v as i8).unsigned_abs()) > n || (v as i8) < f);
     if let Some(i) = bad {
         let v = values[i] as i8;
         let damage = if u32::from(v.unsigned_abs()) > n {
@@ -294,13 +301,7 @@ pub fn pack_dtc_over<W: Write + Seek>(
         };
         Ok(())
     })?;
-    let span = span_of(size as usize, b as usize);
-    let wrong = decided.par_chunks(span).zip(bytes.par_chunks(span)).enumerate().find_map_first(|(c, (d, t))| {
-        let wrong = d.iter().zip(t).position(|(&d, &t)| d != OPEN && d != t);
-        release(span_range(c, span, size as usize));
-        wrong.map(|i| c * span + i)
-    });
-    if let Some(j) = wrong {
+    if let Some(j) = first_bad(decided, bytes, span_of(size as usize, b as usize), release, |&d, &t| d != OPEN && d != t) {
         let board = crate::index::unrank_unchecked(n, j as u64);
         let derived = (decided[j] != NONE).then_some(u16::from(decided[j]));
         return Err(Error::corrupt(src_path, Damage::DtcInconsistent { board, stored: dtc.get(j as u64).ok().flatten(), derived }));
